@@ -1,0 +1,21 @@
+"""Shared fixtures: where ../shared/data is, and a skip with a clear message when it is absent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """../shared/data beside the clone (CI has it; a user's fresh clone may not)."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(
+            f"needs the project's shared input data at {SHARED_DATA} "
+            "(present in CI; absent in a plain clone)"
+        )
+    return SHARED_DATA
