@@ -1,0 +1,500 @@
+"""The informer's cache: a thread-safe keyed store with maintained secondary indices.
+
+client-go counterpart: tools/cache/thread_safe_store.go, index.go, store.go (section B of
+spec/client-go-rules.md).
+
+``ThreadSafeStore`` is keyed by caller-supplied keys; ``Indexer`` wraps it with a key
+function (default: tombstone-aware A2 keys) and is what informers and listers use. Indices
+are maintained on every write as ``index name -> value -> set of keys``, so ``by_index`` and
+``index_keys`` cost O(result), never a scan of the store.
+
+Returned objects are the stored instances: treat them as read-only (B5) — mutating one
+silently corrupts the indices.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from enum import StrEnum
+from typing import Any, Generic, NamedTuple, TypeAlias, TypeVar
+
+from .keys import (
+    NoMetadataError,
+    ObjectKeyError,
+    deletion_handling_meta_namespace_key,
+    object_namespace,
+    object_resource_version,
+)
+
+__all__ = [
+    "NAMESPACE_INDEX",
+    "IndexFunc",
+    "IndexFuncError",
+    "IndexerConflictError",
+    "Indexer",
+    "Indexers",
+    "KeyFunc",
+    "ThreadSafeStore",
+    "Transaction",
+    "TransactionError",
+    "TransactionType",
+    "index_func_to_key_func_adapter",
+    "meta_namespace_index_func",
+]
+
+T = TypeVar("T")
+
+IndexFunc: TypeAlias = Callable[[T], list[str]]
+"""Computes the index values of an object (several values are allowed)."""
+Indexers: TypeAlias = Mapping[str, IndexFunc[Any]]
+"""Index name -> index function."""
+KeyFunc: TypeAlias = Callable[[Any], str]
+
+NAMESPACE_INDEX = "namespace"
+"""The canonical name of the namespace index (A9)."""
+
+_ABSENT: Any = object()
+
+
+def meta_namespace_index_func(obj: object) -> list[str]:
+    """``[namespace]``; ``[""]`` for cluster-scoped objects (A9).
+
+    An object without metadata raises NoMetadataError (Go returns ``[""]`` plus the error,
+    which a store write turns into a panic, B4).
+    """
+    return [object_namespace(obj)]
+
+
+def index_func_to_key_func_adapter(index_func: IndexFunc[Any]) -> KeyFunc:
+    """Use a single-valued index function as a key function (A9)."""
+
+    def key_func(obj: object) -> str:
+        values = index_func(obj)
+        if len(values) > 1:
+            raise ValueError(f"too many keys: {values!r}")
+        if not values:
+            raise ValueError("unexpected empty indexKeys")
+        return values[0]
+
+    return key_func
+
+
+class IndexFuncError(RuntimeError):
+    """An index function failed during a write (B4): a programming error in the indexer.
+
+    Raised after the item map was already updated, so the indices may now be inconsistent
+    with the items; fix the index function rather than catching this.
+    """
+
+
+class IndexerConflictError(ValueError):
+    """``add_indexers`` named an index that already exists (B12); nothing was added."""
+
+
+class TransactionType(StrEnum):
+    ADD = "Add"
+    UPDATE = "Update"
+    DELETE = "Delete"
+
+
+class Transaction(NamedTuple):
+    """One write of a batch ``Indexer.transaction`` (B16)."""
+
+    type: TransactionType
+    object: Any
+
+
+class TransactionError(Exception):
+    """Some writes of a batch failed (B16); ``successful_indices`` are input positions."""
+
+    def __init__(
+        self, successful_indices: list[int], total: int, errors: list[BaseException]
+    ) -> None:
+        self.successful_indices = successful_indices
+        self.total = total
+        self.errors = errors
+        failed = total - len(successful_indices)
+        super().__init__(
+            f"failed to execute ({failed}/{total}) transactions failed due to: "
+            f"[{', '.join(str(e) for e in errors)}]"
+        )
+
+
+def _unknown_index(name: str) -> KeyError:
+    return KeyError(f"Index with name {name} does not exist")
+
+
+class ThreadSafeStore(Generic[T]):
+    """A key -> object map with secondary indices, guarded by one re-entrant lock.
+
+    ``track_resource_version`` enables B15 bookkeeping (``last_store_sync_resource_version``),
+    which only the v0.36 atomic FIFO mode uses; it is off by default to keep writes cheap.
+    """
+
+    __slots__ = ("_indexers", "_indices", "_items", "_lock", "_rv", "_track_rv")
+
+    def __init__(
+        self, indexers: Indexers | None = None, *, track_resource_version: bool = False
+    ) -> None:
+        self._lock = threading.RLock()
+        self._items: dict[str, T] = {}
+        self._indexers: dict[str, IndexFunc[Any]] = dict(indexers or {})
+        self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+        self._track_rv = track_resource_version
+        self._rv = ""
+
+    # -- writes ----------------------------------------------------------------------
+
+    def add(self, key: str, obj: T) -> None:
+        """Insert or replace the object under ``key`` (B1: add and update are one upsert)."""
+        with self._lock:
+            old = self._items.get(key, _ABSENT)
+            self._items[key] = obj
+            if self._indexers:
+                self._update_indices(key, old, obj)
+            if self._track_rv:
+                self._note_rv(obj)
+
+    update = add
+
+    def delete(self, key: str, obj: Any = _ABSENT) -> None:
+        """Remove ``key``; an absent key is a silent no-op (B2).
+
+        ``obj`` (the deleted object as the caller saw it) only feeds B15 tracking.
+        """
+        with self._lock:
+            old = self._items.pop(key, _ABSENT)
+            if old is not _ABSENT and self._indexers:
+                self._update_indices(key, old, _ABSENT)
+            if self._track_rv and obj is not _ABSENT:
+                self._note_rv(obj)
+
+    def replace(self, items: Mapping[str, T], resource_version: str = "") -> None:
+        """Swap the whole contents atomically and rebuild every index (B7)."""
+        new_items = dict(items)
+        with self._lock:
+            indexers = tuple(self._indexers.items())
+        # Index the new contents without holding the lock: readers keep the old contents
+        # until the swap below.
+        new_indices: dict[str, dict[str, set[str]]] = {}
+        for name, fn in indexers:
+            new_indices[name] = self._build_index(name, fn, new_items)
+        with self._lock:
+            # Indexers may have been added while we built; index those under the lock.
+            for name, fn in self._indexers.items():
+                if name not in new_indices:
+                    new_indices[name] = self._build_index(name, fn, new_items)
+            self._items = new_items
+            self._indices = new_indices
+            if self._track_rv:
+                self._rv = resource_version
+
+    def bookmark(self, resource_version: str) -> None:
+        """Record a bookmark's resourceVersion (B15)."""
+        with self._lock:
+            if self._track_rv:
+                self._rv = resource_version
+
+    def resync(self) -> None:
+        """A store has nothing to resync (B13)."""
+
+    # -- reads -----------------------------------------------------------------------
+
+    def get(self, key: str) -> T | None:
+        """The stored object (not a copy) or None; never fails (B5)."""
+        return self._items.get(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def list(self) -> builtins.list[T]:
+        """A snapshot of all objects, in unspecified order (B6)."""
+        with self._lock:
+            return list(self._items.values())
+
+    def list_keys(self) -> builtins.list[str]:
+        """A snapshot of all keys, in unspecified order (B6)."""
+        with self._lock:
+            return list(self._items)
+
+    def snapshot(self) -> dict[str, T]:
+        """A shallow copy of key -> object, taken under one lock acquisition."""
+        with self._lock:
+            return self._items.copy()
+
+    def last_store_sync_resource_version(self) -> str:
+        """B15: last-writer-wins resourceVersion; ``""`` unless tracking is enabled."""
+        return self._rv
+
+    # -- indices ---------------------------------------------------------------------
+
+    def get_indexers(self) -> dict[str, IndexFunc[Any]]:
+        with self._lock:
+            return dict(self._indexers)
+
+    def add_indexers(self, indexers: Indexers) -> None:
+        """Register new indexers and index every existing item for them only (B12)."""
+        with self._lock:
+            conflicts = sorted(set(indexers) & set(self._indexers))
+            if conflicts:
+                raise IndexerConflictError(f"indexer conflict: {conflicts}")
+            for name, fn in indexers.items():
+                self._indexers[name] = fn
+                self._indices[name] = self._build_index(name, fn, self._items)
+
+    def index(self, index_name: str, obj: Any) -> builtins.list[T]:
+        """Stored objects sharing any index value with ``obj``, de-duplicated (B8)."""
+        with self._lock:
+            fn = self._indexers.get(index_name)
+            if fn is None:
+                raise _unknown_index(index_name)
+            values = fn(obj)
+            index = self._indices[index_name]
+            items = self._items
+            if len(values) == 1:
+                return [items[k] for k in index.get(values[0], ())]
+            keys: set[str] = set()
+            for value in values:
+                keys.update(index.get(value, ()))
+            return [items[k] for k in keys]
+
+    def index_keys(self, index_name: str, value: str) -> builtins.list[str]:
+        """Keys under ``value`` in the index, sorted ascending (B9)."""
+        with self._lock:
+            index = self._indices.get(index_name)
+            if index is None:
+                raise _unknown_index(index_name)
+            return sorted(index.get(value, ()))
+
+    def by_index(self, index_name: str, value: str) -> builtins.list[T]:
+        """Objects under ``value`` in the index, unordered; empty when none (B10)."""
+        with self._lock:
+            index = self._indices.get(index_name)
+            if index is None:
+                raise _unknown_index(index_name)
+            keys = index.get(value)
+            if not keys:
+                return []
+            items = self._items
+            return [items[k] for k in keys]
+
+    def list_index_func_values(self, index_name: str) -> builtins.list[str]:
+        """Values with at least one key; an unknown index gives ``[]``, not an error (B11)."""
+        with self._lock:
+            index = self._indices.get(index_name)
+            return list(index) if index is not None else []
+
+    # -- internals -------------------------------------------------------------------
+
+    def _note_rv(self, obj: Any) -> None:
+        # B15: unchanged when the object has no metadata (e.g. a tombstone).
+        try:
+            self._rv = object_resource_version(obj)
+        except NoMetadataError:
+            pass
+
+    @staticmethod
+    def _values(name: str, fn: IndexFunc[Any], key: str, obj: Any) -> builtins.list[str]:
+        try:
+            return fn(obj)
+        except Exception as e:
+            raise IndexFuncError(
+                f'unable to calculate an index entry for key "{key}" on index "{name}": {e}'
+            ) from e
+
+    @classmethod
+    def _build_index(
+        cls, name: str, fn: IndexFunc[Any], items: Mapping[str, Any]
+    ) -> dict[str, set[str]]:
+        index: dict[str, set[str]] = {}
+        for key, obj in items.items():
+            for value in cls._values(name, fn, key, obj):
+                keys = index.get(value)
+                if keys is None:
+                    index[value] = {key}
+                else:
+                    keys.add(key)
+        return index
+
+    def _update_indices(self, key: str, old: Any, new: Any) -> None:
+        """B3: move ``key`` from the old object's index values to the new object's."""
+        values = self._values
+        for name, fn in self._indexers.items():
+            old_values = values(name, fn, key, old) if old is not _ABSENT else ()
+            new_values = values(name, fn, key, new) if new is not _ABSENT else ()
+            if len(old_values) == 1 and len(new_values) == 1 and old_values[0] == new_values[0]:
+                continue
+            index = self._indices[name]
+            for value in old_values:
+                keys = index.get(value)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:  # an empty value is dropped (kubernetes/kubernetes#84959)
+                        del index[value]
+            for value in new_values:
+                keys = index.get(value)
+                if keys is None:
+                    index[value] = {key}
+                else:
+                    keys.add(key)
+
+
+class Indexer(Generic[T]):
+    """A keyed, indexed, thread-safe object cache (client-go's ``cache.Indexer``).
+
+    ``key_func`` defaults to tombstone-aware ``deletion_handling_meta_namespace_key`` (A2);
+    ``transformer`` (B14) rewrites objects on add/update/replace, after their key was
+    computed from the untransformed object. An unknown index name raises KeyError.
+    """
+
+    __slots__ = ("_key_func", "_store", "_transformer")
+
+    def __init__(
+        self,
+        key_func: KeyFunc = deletion_handling_meta_namespace_key,
+        indexers: Indexers | None = None,
+        *,
+        transformer: Callable[[Any], Any] | None = None,
+        track_resource_version: bool = False,
+    ) -> None:
+        self._key_func = key_func
+        self._transformer = transformer
+        self._store: ThreadSafeStore[T] = ThreadSafeStore(
+            indexers, track_resource_version=track_resource_version
+        )
+
+    @property
+    def key_func(self) -> KeyFunc:
+        return self._key_func
+
+    def key_of(self, obj: Any) -> str:
+        """The store key of ``obj``; a failing key function raises ObjectKeyError (A8)."""
+        try:
+            return self._key_func(obj)
+        except Exception as e:
+            raise ObjectKeyError(obj, e) from e
+
+    def _transform(self, obj: Any) -> Any:
+        try:
+            return self._transformer(obj)  # type: ignore[misc]
+        except Exception as e:
+            raise ValueError(f"transforming: {e}") from e
+
+    # -- writes ----------------------------------------------------------------------
+
+    def add(self, obj: T) -> None:
+        key = self.key_of(obj)
+        if self._transformer is not None:
+            obj = self._transform(obj)
+        self._store.add(key, obj)
+
+    def update(self, obj: T) -> None:
+        key = self.key_of(obj)
+        if self._transformer is not None:
+            obj = self._transform(obj)
+        self._store.add(key, obj)
+
+    def delete(self, obj: Any) -> None:
+        """Remove the object's key (a tombstone's own key); absent keys are ignored (B2)."""
+        self._store.delete(self.key_of(obj), obj)
+
+    def delete_by_key(self, key: str) -> None:
+        self._store.delete(key)
+
+    def replace(self, objs: Iterable[T], resource_version: str = "") -> None:
+        """Replace the contents (B7): every key is computed (and every object transformed)
+        first, so a failure leaves the store unchanged; later duplicates win."""
+        key_of = self.key_of
+        if self._transformer is None:
+            items = {key_of(obj): obj for obj in objs}
+        else:
+            items = {}
+            for obj in objs:
+                key = key_of(obj)
+                items[key] = self._transform(obj)
+        self._store.replace(items, resource_version)
+
+    def transaction(self, *txns: Transaction) -> None:
+        """Apply a batch of writes under one lock acquisition, in order (B16).
+
+        Entries whose key cannot be computed (or whose transform fails) are skipped; the
+        others are applied. If any was skipped, TransactionError lists the successful ones.
+        """
+        successful: builtins.list[int] = []
+        errors: builtins.list[BaseException] = []
+        store = self._store
+        with store._lock:
+            for i, (kind, obj) in enumerate(txns):
+                try:
+                    key = self.key_of(obj)
+                    if kind is TransactionType.DELETE:
+                        store.delete(key, obj)
+                    else:
+                        if self._transformer is not None:
+                            obj = self._transform(obj)
+                        store.add(key, obj)
+                except (ObjectKeyError, ValueError) as e:
+                    errors.append(e)
+                    continue
+                successful.append(i)
+        if errors:
+            raise TransactionError(successful, len(txns), errors)
+
+    def bookmark(self, resource_version: str) -> None:
+        self._store.bookmark(resource_version)
+
+    def resync(self) -> None:
+        """No-op (B13)."""
+
+    # -- reads -----------------------------------------------------------------------
+
+    def get(self, obj: Any) -> T | None:
+        """The stored object with ``obj``'s key; fails only if the key function does (B5)."""
+        return self._store.get(self.key_of(obj))
+
+    def get_by_key(self, key: str) -> T | None:
+        return self._store.get(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._store
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def list(self) -> builtins.list[T]:
+        return self._store.list()
+
+    def list_keys(self) -> builtins.list[str]:
+        return self._store.list_keys()
+
+    def snapshot(self) -> dict[str, T]:
+        """A shallow copy of key -> object taken under one lock acquisition."""
+        return self._store.snapshot()
+
+    def last_store_sync_resource_version(self) -> str:
+        return self._store.last_store_sync_resource_version()
+
+    # -- indices ---------------------------------------------------------------------
+
+    def get_indexers(self) -> dict[str, IndexFunc[Any]]:
+        return self._store.get_indexers()
+
+    def add_indexers(self, indexers: Indexers) -> None:
+        self._store.add_indexers(indexers)
+
+    def index(self, index_name: str, obj: Any) -> builtins.list[T]:
+        return self._store.index(index_name, obj)
+
+    def index_keys(self, index_name: str, value: str) -> builtins.list[str]:
+        return self._store.index_keys(index_name, value)
+
+    def by_index(self, index_name: str, value: str) -> builtins.list[T]:
+        return self._store.by_index(index_name, value)
+
+    def list_index_func_values(self, index_name: str) -> builtins.list[str]:
+        return self._store.list_index_func_values(index_name)
