@@ -1,0 +1,253 @@
+"""Listers: read-only, typed views over an informer's indexer.
+
+client-go counterparts: listers/generic_helpers.go (the typed listers the generated code
+builds on, rule H9) and tools/cache/listers.go (`GenericLister`, rule H10).
+
+A lister never talks to the API server: `list` and `get` answer from the local cache, so they
+are cheap but only as fresh as the informer. Objects returned are the cached objects
+themselves: treat them as read-only.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+from collections.abc import Iterable
+from typing import Any, Generic, Protocol, TypeVar
+
+from kubeinformers.runtime.errors import ApiStatusError
+from kubeinformers.runtime.keys import object_labels, object_namespace
+from kubeinformers.runtime.labels import Selector, to_selector
+from kubeinformers.runtime.resource import APIResource, GroupVersionResource
+from kubeinformers.runtime.store import NAMESPACE_INDEX
+
+__all__ = [
+    "NAMESPACE_INDEX",
+    "GenericLister",
+    "GenericNamespaceLister",
+    "IndexerReader",
+    "Lister",
+    "NamespaceLister",
+    "NotFoundError",
+    "filter_by_selector",
+]
+
+T = TypeVar("T")
+
+logger = logging.getLogger("kubeinformers.listers")
+
+
+class IndexerReader(Protocol[T]):
+    """What a lister needs of an indexer (store.Indexer satisfies it)."""
+
+    def get_by_key(self, key: str, /) -> T | None: ...
+
+    def list(self) -> list[T]: ...
+
+    def by_index(self, index_name: str, value: str, /) -> builtins.list[T]: ...
+
+
+class NotFoundError(ApiStatusError):
+    """The object is not in the informer's cache: an API NotFound (404) error, as client-go's.
+
+    The message starts exactly as the API server's (`pod "web" not found`,
+    `deployment.apps "web" not found`; H9) and adds the namespace when there is one.
+    `details` is `{"group", "kind": <resource>, "name"}` as in apimachinery `NewNotFound`.
+    """
+
+    def __init__(self, group: str, resource: str, name: str, namespace: str = "") -> None:
+        qualified = f"{resource}.{group}" if group else resource
+        message = f'{qualified} "{name}" not found'
+        if namespace:
+            message += f' in namespace "{namespace}"'
+        super().__init__(
+            404,
+            "NotFound",
+            message,
+            details={"group": group, "kind": resource, "name": name},
+        )
+        self.group = group
+        self.resource = resource
+        self.name = name
+        self.namespace = namespace
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.group, self.resource, self.name, self.namespace))
+
+
+def filter_by_selector(objects: Iterable[T], selector: Selector) -> list[T]:
+    """The objects whose labels match; everything() returns all without reading labels (H9)."""
+    if selector.matches_nothing:
+        return []
+    if selector.empty():
+        return objects if isinstance(objects, list) else list(objects)
+    matches = selector.matches
+    return [obj for obj in objects if matches(object_labels(obj))]
+
+
+_warned_missing_index: set[int] = set()
+
+
+def _list_namespace(indexer: IndexerReader[T], namespace: str, selector: Selector) -> list[T]:
+    """Objects of one namespace from the namespace index, or a filtered scan if it is missing.
+
+    H9: a missing index is not an error; client-go logs a warning and scans. We warn once per
+    indexer (a hot loop would otherwise flood the log).
+    """
+    if selector.matches_nothing:
+        return []
+    try:
+        objects = indexer.by_index(NAMESPACE_INDEX, namespace)
+    except KeyError:
+        if id(indexer) not in _warned_missing_index:
+            _warned_missing_index.add(id(indexer))
+            logger.warning(
+                "the indexer has no %r index: listing namespace %r scans every object; "
+                "add indexers={NAMESPACE_INDEX: meta_namespace_index_func} to the informer",
+                NAMESPACE_INDEX,
+                namespace,
+            )
+        objects = [obj for obj in indexer.list() if object_namespace(obj) == namespace]
+    return filter_by_selector(objects, selector)
+
+
+class NamespaceLister(Generic[T]):
+    """The objects of one namespace of a namespaced resource (`PodNamespaceLister`, H9).
+
+    With namespace "" it covers all namespaces, and `get` looks up the bare name (H9).
+    """
+
+    __slots__ = ("_indexer", "_namespace", "_resource")
+
+    def __init__(self, indexer: IndexerReader[T], resource: APIResource, namespace: str) -> None:
+        self._indexer = indexer
+        self._resource = resource
+        self._namespace = namespace
+
+    @property
+    def namespace(self) -> str:
+        return self._namespace
+
+    def list(self, selector: str | Selector | None = None) -> list[T]:
+        """Objects in this namespace whose labels match `selector` (order unspecified)."""
+        sel = to_selector(selector)
+        if not self._namespace:
+            return filter_by_selector(self._indexer.list(), sel)
+        return _list_namespace(self._indexer, self._namespace, sel)
+
+    def get(self, name: str) -> T:
+        """The cached object `namespace/name`; NotFoundError (404) when it is not cached."""
+        key = f"{self._namespace}/{name}" if self._namespace else name
+        obj = self._indexer.get_by_key(key)
+        if obj is None:
+            raise NotFoundError(
+                self._resource.group, self._resource.singular_name, name, self._namespace
+            )
+        return obj
+
+
+class Lister(Generic[T]):
+    """A typed lister over an informer's indexer (the base of every generated lister, H9).
+
+    `list(selector)` covers all namespaces. Namespaced resources are read per namespace through
+    `by_namespace(ns)` (generated listers name it after the kind: `PodLister.pods(ns)`);
+    cluster-scoped ones directly with `get(name)`.
+    """
+
+    __slots__ = ("_indexer", "_resource")
+
+    def __init__(self, indexer: IndexerReader[T], resource: APIResource) -> None:
+        self._indexer = indexer
+        self._resource = resource
+
+    @property
+    def resource(self) -> APIResource:
+        return self._resource
+
+    @property
+    def indexer(self) -> IndexerReader[T]:
+        return self._indexer
+
+    def list(self, selector: str | Selector | None = None) -> list[T]:
+        """All cached objects whose labels match `selector` (order unspecified)."""
+        return filter_by_selector(self._indexer.list(), to_selector(selector))
+
+    def by_namespace(self, namespace: str) -> NamespaceLister[T]:
+        """A lister for one namespace of a namespaced resource ("" = all namespaces)."""
+        if not self._resource.namespaced:
+            raise TypeError(
+                f"{self._resource.gvr.group_resource()} is cluster-scoped: "
+                "use the lister's get(name) and list() directly"
+            )
+        return NamespaceLister(self._indexer, self._resource, namespace)
+
+    def get(self, name: str) -> T:
+        """A cluster-scoped object by name; NotFoundError (404) when it is not cached."""
+        if self._resource.namespaced:
+            raise TypeError(
+                f"{self._resource.gvr.group_resource()} is namespaced: "
+                f"use by_namespace(namespace).get({name!r})"
+            )
+        obj = self._indexer.get_by_key(name)
+        if obj is None:
+            raise NotFoundError(self._resource.group, self._resource.singular_name, name)
+        return obj
+
+
+def _group_resource(resource: APIResource | GroupVersionResource) -> tuple[str, str]:
+    if isinstance(resource, APIResource):
+        return resource.group, resource.resource
+    return resource.group, resource.resource
+
+
+class GenericNamespaceLister(Generic[T]):
+    """`cache.GenericNamespaceLister` (H10): `get` always looks up `namespace + "/" + name`."""
+
+    __slots__ = ("_group", "_indexer", "_namespace", "_resource")
+
+    def __init__(
+        self, indexer: IndexerReader[T], group: str, resource: str, namespace: str
+    ) -> None:
+        self._indexer = indexer
+        self._group = group
+        self._resource = resource
+        self._namespace = namespace
+
+    def list(self, selector: str | Selector | None = None) -> list[T]:
+        sel = to_selector(selector)
+        if not self._namespace:
+            return filter_by_selector(self._indexer.list(), sel)
+        return _list_namespace(self._indexer, self._namespace, sel)
+
+    def get(self, name: str) -> T:
+        obj = self._indexer.get_by_key(f"{self._namespace}/{name}")
+        if obj is None:
+            raise NotFoundError(self._group, self._resource, name, self._namespace)
+        return obj
+
+
+class GenericLister(Generic[T]):
+    """`cache.NewGenericLister(indexer, groupResource)` (H10), used by `for_resource` and the
+    dynamic and metadata informers. Not-found messages use the plural resource
+    (`deployments.apps "x" not found`)."""
+
+    __slots__ = ("_group", "_indexer", "_resource")
+
+    def __init__(
+        self, indexer: IndexerReader[T], resource: APIResource | GroupVersionResource
+    ) -> None:
+        self._indexer = indexer
+        self._group, self._resource = _group_resource(resource)
+
+    def list(self, selector: str | Selector | None = None) -> list[T]:
+        return filter_by_selector(self._indexer.list(), to_selector(selector))
+
+    def get(self, name: str) -> T:
+        """Looks up key `name` (a cluster-scoped object, H10)."""
+        obj = self._indexer.get_by_key(name)
+        if obj is None:
+            raise NotFoundError(self._group, self._resource, name)
+        return obj
+
+    def by_namespace(self, namespace: str) -> GenericNamespaceLister[T]:
+        return GenericNamespaceLister(self._indexer, self._group, self._resource, namespace)
