@@ -1,0 +1,1 @@
+"""`make bench`: kubeinformers against the official client and the raw floors, in one run."""
