@@ -1,0 +1,320 @@
+"""The Controller helper (controller_runner.py) over a minimal fake informer."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+from collections import Counter
+from typing import Any, cast
+
+import pytest
+
+from kubeinformers.runtime.controller_runner import Controller
+from kubeinformers.runtime.handlers import ResourceEventHandler
+from kubeinformers.runtime.keys import DeletedFinalStateUnknown
+from kubeinformers.runtime.workqueue import ItemExponentialFailureRateLimiter
+
+TIMEOUT = 10.0
+
+Obj = dict[str, Any]
+
+
+def cm(name: str, namespace: str = "default", rv: str = "1") -> Obj:
+    return {"metadata": {"name": name, "namespace": namespace, "resourceVersion": rv}}
+
+
+class FakeRegistration:
+    def __init__(self, informer: FakeInformer) -> None:
+        self.informer = informer
+
+    def has_synced(self) -> bool:
+        return self.informer.synced.is_set()
+
+
+class FakeInformer:
+    """add_event_handler/has_synced and hooks to fire notifications, nothing else."""
+
+    def __init__(self) -> None:
+        self.handlers: list[ResourceEventHandler[Obj]] = []
+        self.synced = threading.Event()
+
+    def add_event_handler(self, handler: ResourceEventHandler[Obj]) -> FakeRegistration:
+        self.handlers.append(handler)
+        return FakeRegistration(self)
+
+    def has_synced(self) -> bool:
+        return self.synced.is_set()
+
+    def add(self, obj: Obj) -> None:
+        for h in self.handlers:
+            h.on_add(obj, False)
+
+    def update(self, old: Obj, new: Obj) -> None:
+        for h in self.handlers:
+            h.on_update(old, new)
+
+    def delete(self, obj: Obj | DeletedFinalStateUnknown[Obj]) -> None:
+        for h in self.handlers:
+            h.on_delete(obj)
+
+
+class Running:
+    """A controller's run() on a thread, stopped and joined by the test."""
+
+    def __init__(self, controller: Controller[str]) -> None:
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=controller.run, args=(self.stop,), daemon=True)
+        self.thread.start()
+
+    def shutdown(self) -> None:
+        self.stop.set()
+        self.thread.join(TIMEOUT)
+        assert not self.thread.is_alive(), "run() did not return after stop"
+
+
+def test_keys_of_adds_updates_deletes_and_tombstones_are_reconciled() -> None:
+    informer = FakeInformer()
+    seen: list[str] = []
+    all_seen = threading.Event()
+
+    def reconcile(key: str) -> None:
+        seen.append(key)
+        if len(seen) == 4:
+            all_seen.set()
+
+    controller: Controller[str] = Controller("keys", reconcile)
+    controller.watch(informer)
+    informer.synced.set()
+    running = Running(controller)
+    informer.add(cm("a"))
+    informer.update(cm("b", rv="1"), cm("b", rv="2"))
+    informer.delete(cm("cluster-scoped", namespace=""))
+    informer.delete(DeletedFinalStateUnknown("ns1/gone", None))
+    assert all_seen.wait(TIMEOUT)
+    running.shutdown()
+    assert sorted(seen) == ["cluster-scoped", "default/a", "default/b", "ns1/gone"]
+
+
+def test_workers_start_only_after_caches_synced() -> None:
+    informer = FakeInformer()
+    other = FakeInformer()
+    called = threading.Event()
+    controller: Controller[str] = Controller("sync", lambda key: called.set())
+    controller.watch(informer)
+    controller.wait_for(other)
+    running = Running(controller)
+    informer.add(cm("a"))
+    informer.synced.set()
+    assert not called.wait(0.3)  # the other cache has not synced yet
+    other.synced.set()
+    assert called.wait(TIMEOUT)
+    running.shutdown()
+
+
+def test_stop_before_sync_returns_without_workers() -> None:
+    informer = FakeInformer()
+    calls: list[str] = []
+    controller: Controller[str] = Controller("never", calls.append)
+    controller.watch(informer)
+    informer.add(cm("a"))
+    running = Running(controller)
+    running.shutdown()
+    assert calls == []
+    assert controller.queue.shutting_down()
+
+
+def test_failure_is_logged_with_key_and_retried_with_growing_delays_then_forgotten(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """I8/I9 through the controller: three failures, delays 20, 40, 80 ms, then success."""
+    informer = FakeInformer()
+    attempts: list[float] = []
+    succeeded = threading.Event()
+
+    def reconcile(key: str) -> None:
+        attempts.append(time.monotonic())
+        if len(attempts) <= 3:
+            raise RuntimeError("flaky backend")
+        succeeded.set()
+
+    controller: Controller[str] = Controller(
+        "retry", reconcile, rate_limiter=ItemExponentialFailureRateLimiter(0.02, 10.0)
+    )
+    controller.watch(informer)
+    informer.synced.set()
+    with caplog.at_level(logging.WARNING, logger="kubeinformers.controller_runner"):
+        running = Running(controller)
+        informer.add(cm("flaky"))
+        assert succeeded.wait(TIMEOUT)
+        running.shutdown()
+    gaps = [b - a for a, b in itertools.pairwise(attempts)]
+    assert len(attempts) == 4
+    assert gaps[0] >= 0.02 and gaps[1] >= 0.04 and gaps[2] >= 0.08
+    assert controller.queue.num_requeues("default/flaky") == 0  # success forgot it
+    failures = [r for r in caplog.records if "default/flaky" in r.getMessage()]
+    assert len(failures) == 3
+    assert "flaky backend" in failures[0].getMessage()
+
+
+def test_max_retries_drops_the_key_after_that_many_retries() -> None:
+    informer = FakeInformer()
+    attempts: Counter[str] = Counter()
+    done = threading.Event()
+
+    def reconcile(key: str) -> None:
+        attempts[key] += 1
+        if key == "default/sentinel":
+            done.set()
+            return
+        raise ValueError("always fails")
+
+    controller: Controller[str] = Controller(
+        "drop",
+        reconcile,
+        rate_limiter=ItemExponentialFailureRateLimiter(0.001, 0.01),
+        max_retries=2,
+    )
+    controller.watch(informer)
+    informer.synced.set()
+    running = Running(controller)
+    informer.add(cm("bad"))
+    deadline = time.monotonic() + TIMEOUT
+    while attempts["default/bad"] < 3 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    informer.add(cm("sentinel"))
+    assert done.wait(TIMEOUT)
+    # no further retry is pending: nothing waits in the delaying queue
+    assert controller.queue.waiting() == 0 and len(controller.queue) == 0
+    running.shutdown()
+    assert attempts["default/bad"] == 3  # first try + 2 retries
+    assert controller.queue.num_requeues("default/bad") == 0
+
+
+def test_reconcile_returning_seconds_rechecks_the_key_later() -> None:
+    informer = FakeInformer()
+    calls: list[float] = []
+    twice = threading.Event()
+
+    def reconcile(key: str) -> float | None:
+        calls.append(time.monotonic())
+        if len(calls) == 2:
+            twice.set()
+            return None
+        return 0.05
+
+    controller: Controller[str] = Controller("periodic", reconcile)
+    controller.watch(informer)
+    informer.synced.set()
+    running = Running(controller)
+    informer.add(cm("a"))
+    assert twice.wait(TIMEOUT)
+    running.shutdown()
+    assert calls[1] - calls[0] >= 0.05
+
+
+def test_shutdown_drains_in_flight_reconciles() -> None:
+    informer = FakeInformer()
+    entered = threading.Event()
+    release = threading.Event()
+    finished: list[str] = []
+
+    def reconcile(key: str) -> None:
+        entered.set()
+        release.wait(TIMEOUT)
+        finished.append(key)
+
+    controller: Controller[str] = Controller("drain", reconcile)
+    controller.watch(informer)
+    informer.synced.set()
+    running = Running(controller)
+    informer.add(cm("slow"))
+    assert entered.wait(TIMEOUT)
+    running.stop.set()
+    running.thread.join(0.1)
+    assert running.thread.is_alive()  # waiting for the in-flight reconcile
+    release.set()
+    running.shutdown()
+    assert finished == ["default/slow"]
+
+
+def test_a_key_is_never_reconciled_concurrently_with_itself() -> None:
+    informer = FakeInformer()
+    active: set[str] = set()
+    lock = threading.Lock()
+    overlaps: list[str] = []
+    last_seen_rv: dict[str, int] = {}
+    latest_rv: dict[str, int] = {}
+
+    def reconcile(key: str) -> None:
+        with lock:
+            if key in active:
+                overlaps.append(key)
+            active.add(key)
+            last_seen_rv[key] = latest_rv[key]
+        time.sleep(0.0005)
+        with lock:
+            active.discard(key)
+
+    controller: Controller[str] = Controller("overlap", reconcile, workers=8)
+    controller.watch(informer)
+    informer.synced.set()
+    running = Running(controller)
+    for rv in range(1, 21):
+        for i in range(50):
+            key = f"default/o{i}"
+            with lock:
+                latest_rv[key] = rv
+            informer.update(cm(f"o{i}", rv=str(rv - 1)), cm(f"o{i}", rv=str(rv)))
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        with lock:
+            if last_seen_rv == latest_rv and not active and len(controller.queue) == 0:
+                break
+        time.sleep(0.01)
+    running.shutdown()
+    assert overlaps == []
+    assert last_seen_rv == {f"default/o{i}": 20 for i in range(50)}
+
+
+def test_key_func_and_predicate() -> None:
+    informer = FakeInformer()
+    seen: list[str] = []
+    got = threading.Event()
+
+    def reconcile(key: str) -> None:
+        seen.append(key)
+        got.set()
+
+    def owner_key(obj: Obj | DeletedFinalStateUnknown[Obj]) -> str:
+        assert not isinstance(obj, DeletedFinalStateUnknown)
+        return "owner-of-" + str(obj["metadata"]["name"])
+
+    def only_b(obj: Obj | DeletedFinalStateUnknown[Obj]) -> bool:
+        return not isinstance(obj, DeletedFinalStateUnknown) and obj["metadata"]["name"] == "b"
+
+    controller: Controller[str] = Controller("owner", reconcile)
+    controller.watch(informer, owner_key, predicate=only_b)
+    informer.synced.set()
+    informer.add(cm("a"))
+    informer.add(cm("b"))
+    running = Running(controller)
+    assert got.wait(TIMEOUT)
+    running.shutdown()
+    assert seen == ["owner-of-b"]
+
+
+def test_bad_object_is_logged_not_enqueued(caplog: pytest.LogCaptureFixture) -> None:
+    informer = FakeInformer()
+    controller: Controller[str] = Controller("bad", lambda key: None)
+    controller.watch(informer)
+    with caplog.at_level(logging.ERROR, logger="kubeinformers.controller_runner"):
+        informer.add(cast(Obj, object()))  # no metadata at all
+    assert len(controller.queue) == 0
+    assert any("cannot compute a key" in r.getMessage() for r in caplog.records)
+
+
+def test_workers_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="workers"):
+        Controller[str]("zero", lambda key: None, workers=0)
