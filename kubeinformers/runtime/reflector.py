@@ -1,0 +1,864 @@
+"""The Reflector: keeps a store in step with the server by list (or watch-list), then watch.
+
+Section D of spec/client-go-rules.md, rule for rule (client-go: tools/cache/reflector.go):
+the run loop with backoff (D3/D4), the paged initial list at resourceVersion "0" and the
+relist rules (D6-D9), the watch with bookmarks and a random timeout (D10-D14), the resync
+timer (D15), the default watch error handler (D16) and the streaming watch-list (D17-D20).
+
+Threads: `run()` runs on the caller's thread. One helper thread per `run()` waits for the stop
+event and stops the current watch so `run()` returns promptly; one more runs the resync timer
+while a watch is open when `resync_period > 0`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any, Generic, Protocol, TypeVar
+
+from kubeinformers.runtime.backoff import Backoff
+from kubeinformers.runtime.errors import (
+    ApiStatusError,
+    is_expired,
+    is_too_large_resource_version,
+    is_too_many_requests,
+)
+from kubeinformers.runtime.keys import (
+    deletion_handling_meta_namespace_key,
+    object_annotations,
+    object_resource_version,
+    object_uid,
+)
+from kubeinformers.runtime.listwatch import (
+    INITIAL_EVENTS_END_ANNOTATION,
+    ListerWatcher,
+    ListOptions,
+    ObjectList,
+    Status,
+    Watch,
+    watch_list_semantics_unsupported,
+)
+
+T = TypeVar("T")
+
+logger = logging.getLogger("kubeinformers.reflector")
+
+MIN_WATCH_TIMEOUT = 300.0  # D2/D10: 5 minutes; the maximum is twice the minimum
+DEFAULT_PAGE_SIZE = 500  # D7: tools/pager default
+INTERNAL_ERROR_RESET_PERIOD = 60.0  # D14: the internal-error window restarts after 1 min quiet
+VERY_SHORT_WATCH = 1.0  # D14
+WATCH_LIST_WARNING_PERIOD = 10.0  # D20
+WATCH_LIST_GATE_ENV = "KUBE_FEATURE_WatchListClient"
+CONSISTENCY_DETECTOR_ENV = "KUBE_WATCHLIST_INCONSISTENCY_DETECTOR"
+_RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class ReflectorStore(Protocol):
+    """What the reflector writes to: the DeltaFIFO (or RealFIFO, or any store)."""
+
+    def add(self, obj: Any) -> None: ...
+    def update(self, obj: Any) -> None: ...
+    def delete(self, obj: Any) -> None: ...
+    def replace(self, objs: list[Any], resource_version: str) -> None: ...
+    def resync(self) -> None: ...
+
+
+class VeryShortWatchError(Exception):
+    """A watch closed within a second without delivering anything (D14): treated as a failure."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"very short watch: {name}: Unexpected watch close - watch lasted less than a second "
+            "and no items received"
+        )
+        self.name = name
+
+
+class WatchListInconsistencyError(AssertionError):
+    """The data-consistency detector found the watch-list result differs from a LIST (D20)."""
+
+
+class _StopRequested(Exception):
+    """Internal: the stop event was set while a watch was running."""
+
+
+def error_from_status(status: Status, *, retry_after: float | None = None) -> ApiStatusError:
+    """An ApiStatusError carrying a Status (the object of a watch ERROR event, or a failure body)."""
+    details = status.details.model_dump(by_alias=True, exclude_none=True) if status.details else {}
+    if retry_after is None and status.details is not None:
+        seconds = status.details.retry_after_seconds
+        retry_after = float(seconds) if seconds else None
+    return ApiStatusError(
+        status.code or 0,
+        status.reason or "",
+        status.message or "",
+        details=details,
+        retry_after=retry_after,
+    )
+
+
+def is_internal_error(err: BaseException) -> bool:
+    return isinstance(err, ApiStatusError) and (err.code == 500 or err.reason == "InternalError")
+
+
+def is_connection_refused(err: BaseException) -> bool:
+    """Whether `err` (or anything it wraps) is a refused connection: the server is down (D11)."""
+    seen: set[int] = set()
+    cur: BaseException | None = err
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, ConnectionRefusedError):
+            return True
+        reason = getattr(cur, "reason", None)  # urllib3 MaxRetryError / NewConnectionError
+        if isinstance(reason, BaseException) and id(reason) not in seen:
+            if is_connection_refused(reason):
+                return True
+        if "connection refused" in str(cur).lower() and not isinstance(cur, ApiStatusError):
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def is_watch_error_retriable(err: BaseException) -> bool:
+    """Connection refused or 429: back off and re-watch without relisting (D11)."""
+    return is_connection_refused(err) or is_too_many_requests(err)
+
+
+def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -> None:
+    """D16: expired/gone are routine, a clean EOF is silent, everything else is an error.
+
+    401/403 get their own wording: nothing will change until the credentials or RBAC do.
+    """
+    name = reflector.name
+    if is_expired(err):
+        logger.debug("%s: watch of %s closed: %s", name, reflector.type_description, err)
+    elif isinstance(err, EOFError):
+        return
+    elif isinstance(err, ApiStatusError) and err.code in (401, 403):
+        logger.error(
+            "%s: access to %s denied (HTTP %d %s): %s; retrying with backoff",
+            name,
+            reflector.type_description,
+            err.code,
+            err.reason or ("Unauthorized" if err.code == 401 else "Forbidden"),
+            err.message,
+        )
+    else:
+        logger.error("%s: Failed to watch %s: %s", name, reflector.type_description, err)
+
+
+def _watch_list_gate_enabled() -> bool:
+    """The WatchListClient gate (0.2): on unless KUBE_FEATURE_WatchListClient says false."""
+    value = os.environ.get(WATCH_LIST_GATE_ENV)
+    if value is None or value.strip() == "":
+        return True
+    return value.strip().lower() not in ("false", "0", "no", "off")
+
+
+def _env_true(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("true", "1", "t", "yes")
+
+
+def _caller_name() -> str:
+    """D1: the first caller `file:line` outside kubeinformers/runtime."""
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if os.path.dirname(os.path.abspath(filename)) != _RUNTIME_DIR:
+            return f"{os.path.basename(filename)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "reflector"
+
+
+class _RetryWithDeadline:
+    """D14: retry internal errors for `max_duration` seconds from the first one.
+
+    The window restarts when the previous internal error is at least `reset_period` old.
+    (client-go: tools/cache/retry_with_deadline.go)
+    """
+
+    def __init__(
+        self, max_duration: float, reset_period: float, clock: Callable[[], float]
+    ) -> None:
+        self._max = max_duration
+        self._reset_period = reset_period
+        self._clock = clock
+        self._first: float | None = None
+        self._last: float | None = None
+
+    def after(self, err: BaseException | None) -> None:
+        if err is None or not is_internal_error(err):
+            return
+        now = self._clock()
+        if self._last is not None and now - self._last >= self._reset_period:
+            self._first = self._last = None
+        if self._first is None:
+            self._first = now
+        self._last = now
+
+    def should_retry(self) -> bool:
+        if self._max <= 0:
+            return False
+        if self._first is not None and self._clock() - self._first <= self._max:
+            return True
+        self._first = self._last = None
+        return False
+
+
+class _TempStore:
+    """The watch-list's temporary store (D19): keyed like a store (A2), transformed like the FIFO."""
+
+    __slots__ = ("_items", "_transform")
+
+    def __init__(self, transform: Callable[[Any], Any] | None) -> None:
+        self._items: dict[str, Any] = {}
+        self._transform = transform
+
+    def add(self, obj: Any) -> None:
+        if self._transform is not None:
+            obj = self._transform(obj)
+        self._items[deletion_handling_meta_namespace_key(obj)] = obj
+
+    update = add
+
+    def delete(self, obj: Any) -> None:
+        if self._transform is not None:
+            obj = self._transform(obj)
+        self._items.pop(deletion_handling_meta_namespace_key(obj), None)
+
+    def list(self) -> list[Any]:
+        return list(self._items.values())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class _Stream(Generic[T]):
+    """An open watch and its one event iterator (a watch-list hands both on to the watch loop)."""
+
+    __slots__ = ("events", "watch")
+
+    def __init__(self, watch: Watch[T]) -> None:
+        self.watch = watch
+        self.events: Iterator[Any] = iter(watch)
+
+
+class Reflector(Generic[T]):
+    """Lists and watches one resource through a ListerWatcher, writing every change to `store`."""
+
+    def __init__(
+        self,
+        lister_watcher: ListerWatcher[T],
+        expected_type: type | None,
+        store: Any,
+        resync_period: float = 0,
+        *,
+        name: str | None = None,
+        should_resync: Callable[[], bool] | None = None,
+        watch_error_handler: Callable[[Reflector[Any], BaseException], None] | None = None,
+        use_watch_list: bool | None = None,
+        page_size: int | None = None,
+        type_description: str | None = None,
+        min_watch_timeout: float | None = None,
+        max_internal_error_retry_duration: float = 0.0,
+        backoff: Backoff | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wait: Callable[[threading.Event, float], bool] | None = None,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self.lister_watcher = lister_watcher
+        self.expected_type = expected_type
+        self.store = store
+        self.resync_period = resync_period
+        self.should_resync = should_resync
+        self.name = name or _caller_name()
+        # D1: the given description, "<unspecified>" without a type, else the type's name.
+        self.type_description = type_description or (
+            f"{expected_type.__module__}.{expected_type.__qualname__}"
+            if expected_type is not None
+            else "<unspecified>"
+        )
+        self.watch_error_handler = watch_error_handler or default_watch_error_handler
+        # D17: decided once, at construction.
+        enabled = _watch_list_gate_enabled() if use_watch_list is None else use_watch_list
+        self.use_watch_list = enabled and not watch_list_semantics_unsupported(lister_watcher)
+        self.page_size = page_size or 0
+        # D2: only a minimum above 5 minutes is honoured.
+        self.min_watch_timeout = (
+            min_watch_timeout
+            if min_watch_timeout is not None and min_watch_timeout > MIN_WATCH_TIMEOUT
+            else MIN_WATCH_TIMEOUT
+        )
+        self.max_internal_error_retry_duration = max_internal_error_retry_duration
+        self._clock = clock
+        self._rand = rand
+        self._backoff = backoff or Backoff(clock=clock, rand=rand)
+        self._wait: Callable[[threading.Event, float], bool] = wait or (
+            lambda event, seconds: event.wait(seconds)
+        )
+        self._lock = threading.Lock()
+        self._last_sync_rv = ""
+        self._rv_unavailable = False
+        self._paginated_result = False
+        self._current_watch: Watch[T] | None = None
+        self._resync_error: BaseException | None = None
+        # A transport that can report undecodable objects hands them to the error handler.
+        setter = getattr(lister_watcher, "set_decode_error_handler", None)
+        if callable(setter):
+            setter(self._report_decode_error)
+
+    # ----------------------------------------------------------------------------- state
+
+    def last_sync_resource_version(self) -> str:
+        """D21: the RV of the last list, watch-list or event processed; not synced with the store."""
+        return self._last_sync_rv
+
+    def _set_last_sync_rv(self, rv: str) -> None:
+        self._last_sync_rv = rv
+
+    def _relist_resource_version(self) -> str:
+        """D6: "" after an unavailable RV, "0" before anything was seen, else the last RV."""
+        with self._lock:
+            if self._rv_unavailable:
+                return ""
+            return self._last_sync_rv or "0"
+
+    def _rewatch_resource_version(self) -> str:
+        """D18: "" after an unavailable RV, else the last RV (initially "", not "0")."""
+        with self._lock:
+            return "" if self._rv_unavailable else self._last_sync_rv
+
+    def _report_decode_error(self, err: BaseException) -> None:
+        self._call_error_handler(err)
+
+    def _call_error_handler(self, err: BaseException) -> None:
+        try:
+            self.watch_error_handler(self, err)
+        except Exception:
+            logger.exception("%s: the watch error handler raised", self.name)
+
+    def _watch_timeout(self) -> int:
+        """D10: integer seconds in [min, 2*min)."""
+        return int(self.min_watch_timeout * (self._rand() + 1.0))
+
+    def _backoff_wait(self, stop: threading.Event, err: BaseException | None = None) -> bool:
+        """Wait one backoff delay (D4), at least the server's Retry-After; True if stopped."""
+        delay = self._backoff.next_delay()
+        retry_after = getattr(err, "retry_after", None)
+        if isinstance(retry_after, (int, float)) and retry_after > delay:
+            delay = float(retry_after)
+        self._wait(stop, delay)
+        return stop.is_set()
+
+    # ----------------------------------------------------------------------------- run loop
+
+    def run(self, stop: threading.Event) -> None:
+        """D3: list-and-watch until `stop` is set, with a backoff delay between attempts."""
+        logger.debug("%s: starting reflector for %s", self.name, self.type_description)
+        threading.Thread(
+            target=self._stop_current_watch_on,
+            args=(stop,),
+            name=f"reflector-stop:{self.name}",
+            daemon=True,
+        ).start()
+        while not stop.is_set():
+            err: BaseException | None = None
+            try:
+                self.list_and_watch(stop)
+            except Exception as e:
+                err = e
+                self._call_error_handler(e)
+            if stop.is_set():
+                break
+            self._backoff_wait(stop, err)
+        logger.debug("%s: stopping reflector for %s", self.name, self.type_description)
+
+    def _stop_current_watch_on(self, stop: threading.Event) -> None:
+        stop.wait()
+        with self._lock:
+            w = self._current_watch
+        if w is not None:
+            w.stop()
+
+    def _open_watch(self, options: ListOptions, stop: threading.Event) -> _Stream[T] | None:
+        """Start a watch and register it so `stop` can end it; None if stop was already set."""
+        w = self.lister_watcher.watch(options)
+        with self._lock:
+            self._current_watch = w
+        if stop.is_set():
+            w.stop()
+            return None
+        return _Stream(w)
+
+    def _close_watch(self, stream: _Stream[T]) -> None:
+        w = stream.watch
+        with self._lock:
+            if self._current_watch is w:
+                self._current_watch = None
+        w.stop()
+
+    def list_and_watch(self, stop: threading.Event) -> None:
+        """D5: watch-list (or LIST on its failure), then watch with the resync timer.
+
+        Raises only when the LIST fails, the store's replace fails, or a watch request fails
+        with a non-retriable error.
+        """
+        w: _Stream[T] | None = None
+        try:
+            fallback = not self.use_watch_list
+            if self.use_watch_list:
+                try:
+                    w = self._watch_list(stop)
+                except Exception as e:
+                    logger.warning(
+                        "%s: the watch-list request for %s ended with an error, falling back to "
+                        "LIST/WATCH: %s",
+                        self.name,
+                        self.type_description,
+                        e,
+                    )
+                    fallback = True
+                    w = None
+                else:
+                    if w is None:  # stop requested
+                        return
+            if fallback:
+                self._list(stop)
+            logger.debug("%s: caches populated for %s", self.name, self.type_description)
+            self._watch_with_resync(w, stop)
+            w = None
+        finally:
+            if w is not None:
+                self._close_watch(w)
+
+    # ----------------------------------------------------------------------------- list
+
+    def _list(self, stop: threading.Event) -> None:
+        """D6-D9: paged LIST at the relist RV, one immediate retry at "" on 410/too-large."""
+        rv = self._relist_resource_version()
+        options = ListOptions(resource_version=rv)
+        # D7: choose the page size once per attempt; the D8 retry reuses it.
+        if self.page_size:
+            page_size = self.page_size
+        elif self._paginated_result:
+            page_size = DEFAULT_PAGE_SIZE
+        elif rv not in ("", "0"):
+            page_size = 0  # let the watch cache serve it
+        else:
+            page_size = DEFAULT_PAGE_SIZE
+        try:
+            try:
+                result, paginated = self._paged_list(options, page_size)
+            except Exception as e:
+                if not (is_expired(e) or is_too_large_resource_version(e)):
+                    raise
+                with self._lock:
+                    self._rv_unavailable = True
+                logger.debug(
+                    '%s: list at RV %r unavailable (%s); relisting at ""', self.name, rv, e
+                )
+                result, paginated = self._paged_list(
+                    ListOptions(resource_version=self._relist_resource_version()), page_size
+                )
+        except Exception as e:
+            logger.warning("%s: failed to list %s: %s", self.name, self.type_description, e)
+            raise _wrap_list_error(self.type_description, e) from e
+        if rv == "0" and paginated:
+            self._paginated_result = True  # D7: sticky
+        with self._lock:
+            self._rv_unavailable = False
+        try:
+            self.store.replace(result.items, result.resource_version)
+        except Exception as e:
+            raise RuntimeError(f"unable to sync list result: {e}") from e
+        self._set_last_sync_rv(result.resource_version)
+
+    def _paged_list(self, options: ListOptions, page_size: int) -> tuple[ObjectList[T], bool]:
+        """tools/pager: follow continue tokens; the merged list has the first page's RV (D7).
+
+        An Expired error on a continuation page falls back to one unpaged list at the
+        originally requested RV (D8).
+        """
+        if not options.limit:
+            options = options.copy(limit=page_size or None)
+        requested_rv = options.resource_version
+        requested_match = options.resource_version_match
+        merged: ObjectList[T] | None = None
+        paginated = False
+        while True:
+            try:
+                page = self.lister_watcher.list(options)
+            except ApiStatusError as e:
+                if e.reason != "Expired" or not options.continue_:
+                    raise
+                full = self.lister_watcher.list(
+                    options.copy(
+                        limit=None,
+                        continue_=None,
+                        resource_version=requested_rv,
+                        resource_version_match=requested_match,
+                    )
+                )
+                return full, paginated
+            if not page.continue_ and merged is None:
+                return page, paginated
+            if merged is None:
+                merged = ObjectList(items=list(page.items), resource_version=page.resource_version)
+            else:
+                merged.items.extend(page.items)
+            if not page.continue_:
+                return merged, paginated
+            options = options.copy(
+                continue_=page.continue_, resource_version=None, resource_version_match=None
+            )
+            paginated = True
+
+    # ----------------------------------------------------------------------------- watch
+
+    def _watch_with_resync(self, w: _Stream[T] | None, stop: threading.Event) -> None:
+        cancel = threading.Event()
+        self._resync_error = None
+        if self.resync_period > 0:
+            threading.Thread(
+                target=self._resync_loop,
+                args=(cancel,),
+                name=f"reflector-resync:{self.name}",
+                daemon=True,
+            ).start()
+        try:
+            self._watch(w, stop)
+        finally:
+            cancel.set()
+
+    def _resync_loop(self, cancel: threading.Event) -> None:
+        """D15: every period ask should_resync (None = yes) and resync; an error ends the watch."""
+        while not cancel.wait(self.resync_period):
+            if self.should_resync is None or self.should_resync():
+                logger.debug("%s: forcing resync of %s", self.name, self.type_description)
+                try:
+                    self.store.resync()
+                except Exception as e:
+                    self._resync_error = e
+                    with self._lock:
+                        w = self._current_watch
+                    if w is not None:
+                        w.stop()
+                    return
+
+    def _watch(self, w: _Stream[T] | None, stop: threading.Event) -> None:
+        """D10-D14: watch from the last RV; re-watch on a clean close; return to relist otherwise."""
+        retry = _RetryWithDeadline(
+            self.max_internal_error_retry_duration, INTERNAL_ERROR_RESET_PERIOD, self._clock
+        )
+        watch_rv = (
+            self._last_sync_rv
+        )  # a watch handed over by watch-list is past its initial events
+        try:
+            while True:
+                if stop.is_set():
+                    return
+                start = self._clock()
+                if w is None:
+                    watch_rv = self._last_sync_rv
+                    options = ListOptions(
+                        resource_version=watch_rv,
+                        timeout_seconds=self._watch_timeout(),
+                        allow_watch_bookmarks=True,
+                    )
+                    try:
+                        w = self._open_watch(options, stop)
+                    except Exception as e:
+                        if is_watch_error_retriable(e):
+                            logger.debug("%s: watch failed, backing off: %s", self.name, e)
+                            if self._backoff_wait(stop, e):
+                                return
+                            continue
+                        raise
+                    if w is None:
+                        return
+                err: BaseException | None = None
+                try:
+                    self._handle_watch(
+                        start,
+                        w.events,
+                        self.store,
+                        self._set_last_sync_rv,
+                        stop,
+                        started_at_rv=watch_rv,
+                    )
+                except Exception as e:
+                    err = e
+                finally:
+                    self._close_watch(w)
+                    w = None
+                retry.after(err)
+                if err is None:
+                    continue  # D14: clean close -> re-watch at once, no relist
+                if isinstance(err, _StopRequested):
+                    return
+                if is_expired(err):
+                    # Relist at the last RV (not ""): D8 handles a second 410.
+                    logger.debug(
+                        "%s: watch of %s closed: %s", self.name, self.type_description, err
+                    )
+                elif is_too_many_requests(err):
+                    logger.info("%s: watch returned 429, backing off", self.name)
+                    if self._backoff_wait(stop, err):
+                        return
+                    continue
+                elif is_internal_error(err) and retry.should_retry():
+                    logger.info("%s: retrying watch after internal error: %s", self.name, err)
+                    continue
+                else:
+                    logger.warning(
+                        "%s: watch of %s ended with error: %s",
+                        self.name,
+                        self.type_description,
+                        err,
+                    )
+                return
+        finally:
+            if w is not None:
+                self._close_watch(w)
+
+    def _handle_watch(
+        self,
+        start: float,
+        events: Iterator[Any],
+        store: Any,
+        set_rv: Callable[[str], None],
+        stop: threading.Event,
+        *,
+        exit_on_initial_events_end: bool = False,
+        started_at_rv: str | None = None,
+    ) -> bool:
+        """D12-D14: apply events to `store`; True when the initial-events-end bookmark arrived.
+
+        Raises the ERROR event's Status, VeryShortWatchError, a resync error, or _StopRequested.
+        """
+        name = self.name
+        expected_type = self.expected_type
+        add, update, delete = store.add, store.update, store.delete
+        bookmark_fn = getattr(store, "bookmark", None)
+        update_rv_fn = getattr(store, "update_resource_version", None)
+        # D13: a watch from "" or "0" may replay synthetic ADDEDs out of RV order.
+        record_rv = started_at_rv not in ("", "0")
+        event_count = 0
+        initial_events_end = False
+        warn_at = self._clock() + WATCH_LIST_WARNING_PERIOD if exit_on_initial_events_end else None
+        for event in events:
+            if stop.is_set():
+                raise _StopRequested
+            etype = event.type
+            obj = event.object
+            if etype == "ERROR":
+                raise (
+                    error_from_status(obj)
+                    if isinstance(obj, Status)
+                    else ApiStatusError(
+                        0, "", f"{name}: watch ERROR event with a non-Status object: {obj!r}"
+                    )
+                )
+            if expected_type is not None and type(obj) is not expected_type:
+                logger.error(
+                    "%s: expected type %s, but watch event object had type %s",
+                    name,
+                    self.type_description,
+                    type(obj).__qualname__,
+                )
+                continue
+            try:
+                rv = object_resource_version(obj)
+            except Exception:
+                logger.error("%s: unable to understand watch event %s %r", name, etype, obj)
+                continue
+            try:
+                if etype == "ADDED":
+                    add(obj)
+                elif etype == "MODIFIED":
+                    update(obj)
+                elif etype == "DELETED":
+                    delete(obj)
+                elif etype == "BOOKMARK":
+                    if object_annotations(obj).get(INITIAL_EVENTS_END_ANNOTATION) == "true":
+                        initial_events_end = True
+                    if bookmark_fn is not None:
+                        bookmark_fn(rv)
+                else:
+                    logger.error("%s: unable to understand watch event type %r", name, etype)
+            except Exception as e:
+                logger.error("%s: unable to apply %s event to the store: %s", name, etype, e)
+            if not record_rv and etype != "ADDED":
+                record_rv = True
+            if record_rv:
+                set_rv(rv)
+                if update_rv_fn is not None:
+                    update_rv_fn(rv)
+            event_count += 1
+            if exit_on_initial_events_end:
+                if initial_events_end:
+                    logger.debug(
+                        "%s: initial events of %s ended after %d events",
+                        name,
+                        self.type_description,
+                        event_count,
+                    )
+                    return True
+                now = self._clock()
+                if warn_at is not None and now >= warn_at:
+                    logger.warning(
+                        "%s: awaiting the initial-events-end bookmark of %s (%d events so far)",
+                        name,
+                        self.type_description,
+                        event_count,
+                    )
+                    warn_at = now + WATCH_LIST_WARNING_PERIOD
+        if stop.is_set():
+            raise _StopRequested
+        if self._resync_error is not None:
+            raise self._resync_error
+        if self._clock() - start < VERY_SHORT_WATCH and event_count == 0:
+            raise VeryShortWatchError(name)
+        logger.debug(
+            "%s: watch of %s closed after %d events", name, self.type_description, event_count
+        )
+        return initial_events_end
+
+    # ----------------------------------------------------------------------------- watch-list
+
+    def _watch_list(self, stop: threading.Event) -> _Stream[T] | None:
+        """D18-D20: stream the initial state; returns the still-open watch, None if stopped."""
+
+        def retriable_with_side_effects(err: BaseException) -> bool:
+            if is_watch_error_retriable(err):
+                logger.info("%s: watch-list failed, backing off: %s", self.name, err)
+                self._backoff_wait(stop, err)
+                return True
+            if is_expired(err) or is_too_large_resource_version(err):
+                with self._lock:
+                    self._rv_unavailable = True
+                return True
+            return False
+
+        transform = getattr(self.store, "transformer", None)
+        transform = transform if callable(transform) else None
+        rv_holder = [""]
+
+        def set_rv(rv: str) -> None:
+            rv_holder[0] = rv
+
+        while True:
+            if stop.is_set():
+                return None
+            rv_holder[0] = ""
+            last_known_rv = self._rewatch_resource_version()
+            temp = _TempStore(transform)
+            options = ListOptions(
+                resource_version=last_known_rv,
+                resource_version_match="NotOlderThan",
+                allow_watch_bookmarks=True,
+                send_initial_events=True,
+                timeout_seconds=self._watch_timeout(),
+            )
+            start = self._clock()
+            try:
+                w = self._open_watch(options, stop)
+            except Exception as e:
+                if retriable_with_side_effects(e):
+                    continue
+                raise
+            if w is None:
+                return None
+            try:
+                done = self._handle_watch(
+                    start,
+                    w.events,
+                    temp,
+                    set_rv,
+                    stop,
+                    exit_on_initial_events_end=True,
+                    started_at_rv=last_known_rv,
+                )
+            except _StopRequested:
+                self._close_watch(w)
+                return None
+            except Exception as e:
+                self._close_watch(w)
+                if retriable_with_side_effects(e):
+                    continue
+                raise
+            if done:
+                break
+            self._close_watch(w)  # closed before the bookmark: ask again
+        resource_version = rv_holder[0]
+        with self._lock:
+            self._rv_unavailable = False
+        try:
+            if _env_true(CONSISTENCY_DETECTOR_ENV):
+                self._check_watch_list_consistency(resource_version, temp.list(), transform, stop)
+            self.store.replace(temp.list(), resource_version)
+        except BaseException:
+            self._close_watch(w)
+            raise
+        self._set_last_sync_rv(resource_version)
+        return w
+
+    def _check_watch_list_consistency(
+        self,
+        resource_version: str,
+        streamed: list[Any],
+        transform: Callable[[Any], Any] | None,
+        stop: threading.Event,
+    ) -> None:
+        """D20: LIST at exactly `resource_version` and compare with the streamed objects."""
+        if resource_version in ("", "0"):
+            return
+        options = ListOptions(resource_version=resource_version, resource_version_match="Exact")
+        while True:
+            try:
+                listed, _ = self._paged_list(options, DEFAULT_PAGE_SIZE)
+                break
+            except Exception as e:
+                logger.warning("%s: consistency check list failed, retrying: %s", self.name, e)
+                if self._wait(stop, 1.0) or stop.is_set():
+                    return
+        items = [transform(i) for i in listed.items] if transform else list(listed.items)
+        a = sorted(streamed, key=object_uid)
+        b = sorted(items, key=object_uid)
+        if a != b:
+            raise WatchListInconsistencyError(
+                f"{self.name}: the watch-list result of {self.type_description} at RV "
+                f"{resource_version} differs from a LIST at the same RV "
+                f"({len(a)} streamed, {len(b)} listed)"
+            )
+
+
+def _wrap_list_error(type_description: str, err: BaseException) -> BaseException:
+    """D9's wording, keeping an ApiStatusError an ApiStatusError (callers test its code)."""
+    message = f"failed to list {type_description}: {err}"
+    if isinstance(err, ApiStatusError):
+        return ApiStatusError(
+            err.code, err.reason, message, details=err.details, retry_after=err.retry_after
+        )
+    return RuntimeError(message)
+
+
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "MIN_WATCH_TIMEOUT",
+    "Reflector",
+    "ReflectorStore",
+    "VeryShortWatchError",
+    "WatchListInconsistencyError",
+    "default_watch_error_handler",
+    "error_from_status",
+    "is_connection_refused",
+    "is_internal_error",
+    "is_watch_error_retriable",
+]

@@ -1,0 +1,1085 @@
+"""Reflector rules D1-D21 (spec/client-go-rules.md section D) against scripted ListerWatchers.
+
+No test waits for real backoff: the clock and the backoff wait are injected. A script that runs
+out of watches sets the stop event, so `run()` returns on the test's own thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from kubeinformers.runtime.backoff import Backoff
+from kubeinformers.runtime.errors import ApiStatusError
+from kubeinformers.runtime.listwatch import (
+    INITIAL_EVENTS_END_ANNOTATION,
+    ListOptions,
+    ObjectList,
+    Status,
+    WatchEvent,
+)
+from kubeinformers.runtime.model import StatusCause, StatusDetails
+from kubeinformers.runtime.reflector import (
+    Reflector,
+    VeryShortWatchError,
+    WatchListInconsistencyError,
+    default_watch_error_handler,
+)
+
+# ---------------------------------------------------------------------------------- helpers
+
+
+def obj(name: str, rv: str, ns: str = "default", **extra: Any) -> dict[str, Any]:
+    md: dict[str, Any] = {"name": name, "namespace": ns, "resourceVersion": rv}
+    md.update(extra)
+    return {"metadata": md}
+
+
+def bookmark(rv: str, end: bool | str = False) -> WatchEvent[Any]:
+    md: dict[str, Any] = {"resourceVersion": rv}
+    if end is not False:
+        md["annotations"] = {INITIAL_EVENTS_END_ANNOTATION: "true" if end is True else end}
+    return WatchEvent("BOOKMARK", {"metadata": md})
+
+
+def ev(type_: Any, o: Any) -> WatchEvent[Any]:
+    return WatchEvent(type_, o)
+
+
+def status_error(code: int, reason: str, message: str = "", **details: Any) -> ApiStatusError:
+    return ApiStatusError(code, reason, message or reason, details=details or None)
+
+
+def error_event(code: int, reason: str, message: str = "") -> WatchEvent[Any]:
+    return WatchEvent("ERROR", Status(code=code, reason=reason, message=message or reason))
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class ScriptedWatch:
+    """Yields its events, advancing the fake clock by `duration` before closing.
+
+    With `block=True` it stays open after its events until stopped (like a live stream).
+    """
+
+    def __init__(
+        self,
+        events: list[WatchEvent[Any]] | None = None,
+        *,
+        duration: float = 5.0,
+        block: bool = False,
+        clock: FakeClock | None = None,
+    ) -> None:
+        self.events = events or []
+        self.duration = duration
+        self.block = block
+        self.clock = clock
+        self.stopped = threading.Event()
+        self.delivered = threading.Event()
+
+    def __iter__(self) -> Iterator[WatchEvent[Any]]:
+        for e in self.events:
+            if self.stopped.is_set():
+                return
+            yield e
+        self.delivered.set()
+        if self.block:
+            self.stopped.wait(10)
+        if self.clock is not None:
+            self.clock.now += self.duration
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
+Step = Any  # ObjectList | Exception | ScriptedWatch | Callable
+
+
+class ScriptedLW:
+    """Answers list/watch calls from scripts; when the watch script runs out it sets `stop`."""
+
+    def __init__(
+        self,
+        stop: threading.Event,
+        lists: list[Step] | None = None,
+        watches: list[Step] | None = None,
+        *,
+        clock: FakeClock | None = None,
+        watch_list_unsupported: bool = False,
+    ) -> None:
+        self.stop_event = stop
+        self.lists = list(lists or [])
+        self.watches = list(watches or [])
+        self.clock = clock
+        self.list_calls: list[ListOptions] = []
+        self.watch_calls: list[ListOptions] = []
+        self.log: list[str] = []
+        self.unsupported = watch_list_unsupported
+
+    def is_watch_list_semantics_unsupported(self) -> bool:
+        return self.unsupported
+
+    def list(self, options: ListOptions) -> ObjectList[Any]:
+        self.list_calls.append(options.copy())
+        self.log.append("list")
+        if not self.lists:
+            self.stop_event.set()
+            raise RuntimeError("list script exhausted")
+        step = self.lists.pop(0)
+        if isinstance(step, BaseException):
+            raise step
+        assert isinstance(step, ObjectList)
+        return step
+
+    def watch(self, options: ListOptions) -> ScriptedWatch:
+        self.watch_calls.append(options.copy())
+        self.log.append("watch")
+        if not self.watches:
+            self.stop_event.set()
+            return ScriptedWatch([])
+        step = self.watches.pop(0)
+        if isinstance(step, BaseException):
+            raise step
+        if callable(step) and not isinstance(step, ScriptedWatch):
+            step = step()
+        if step.clock is None:
+            step.clock = self.clock
+        return step  # type: ignore[no-any-return]
+
+
+class RecordingStore:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+        self.items: dict[str, Any] = {}
+        self.resyncs = 0
+        self.transformer: Callable[[Any], Any] | None = None
+
+    @staticmethod
+    def key(o: Any) -> str:
+        return f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}"
+
+    def add(self, o: Any) -> None:
+        self.calls.append(("add", o))
+        self.items[self.key(o)] = o
+
+    def update(self, o: Any) -> None:
+        self.calls.append(("update", o))
+        self.items[self.key(o)] = o
+
+    def delete(self, o: Any) -> None:
+        self.calls.append(("delete", o))
+        self.items.pop(self.key(o), None)
+
+    def replace(self, objs: list[Any], rv: str) -> None:
+        self.calls.append(("replace", (list(objs), rv)))
+        self.items = {self.key(o): o for o in objs}
+
+    def resync(self) -> None:
+        self.resyncs += 1
+        self.calls.append(("resync", None))
+
+
+class Harness:
+    """A reflector over a ScriptedLW with a fake clock and recorded backoff waits."""
+
+    def __init__(
+        self,
+        lists: list[Step] | None = None,
+        watches: list[Step] | None = None,
+        *,
+        store: Any = None,
+        errors: list[BaseException] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.stop = threading.Event()
+        self.clock = FakeClock()
+        self.waits: list[float] = []
+        unsupported = kwargs.pop("watch_list_unsupported", False)
+        self.lw = ScriptedLW(
+            self.stop, lists, watches, clock=self.clock, watch_list_unsupported=unsupported
+        )
+        self.store = store if store is not None else RecordingStore()
+        self.errors: list[BaseException] = errors if errors is not None else []
+        kwargs.setdefault("use_watch_list", False)
+        kwargs.setdefault("rand", lambda: 0.0)
+        self.reflector: Reflector[Any] = Reflector(
+            self.lw,
+            dict,
+            self.store,
+            name="test",
+            watch_error_handler=lambda r, e: self.errors.append(e),
+            clock=self.clock,
+            wait=self._wait,
+            **kwargs,
+        )
+
+    def _wait(self, event: threading.Event, seconds: float) -> bool:
+        self.waits.append(seconds)
+        return event.is_set()
+
+    def run(self) -> Harness:
+        self.reflector.run(self.stop)
+        return self
+
+    def list_rvs(self) -> list[tuple[str | None, int | None, str | None]]:
+        return [(o.resource_version, o.limit, o.continue_) for o in self.lw.list_calls]
+
+
+def page(rv: str, *items: Any, cont: str | None = None) -> ObjectList[Any]:
+    return ObjectList(items=list(items), resource_version=rv, continue_=cont)
+
+
+# ---------------------------------------------------------------------------------- D1, D2
+
+
+def test_d1_name_defaults_to_caller_file_and_line() -> None:
+    stop = threading.Event()
+    r: Reflector[Any] = Reflector(ScriptedLW(stop), None, RecordingStore())
+    assert r.name.startswith("test_reflector.py:")
+
+
+def test_d1_type_description_unspecified_given_or_type_name() -> None:
+    stop = threading.Event()
+    assert Reflector(ScriptedLW(stop), None, RecordingStore()).type_description == "<unspecified>"
+    assert Reflector(ScriptedLW(stop), dict, RecordingStore()).type_description == "builtins.dict"
+    r: Reflector[Any] = Reflector(ScriptedLW(stop), dict, RecordingStore(), type_description="pods")
+    assert r.type_description == "pods"
+
+
+def test_d2_min_watch_timeout_below_five_minutes_is_ignored() -> None:
+    h = Harness([page("1")], [ScriptedWatch()], min_watch_timeout=60, rand=lambda: 0.999)
+    h.run()
+    assert h.lw.watch_calls[0].timeout_seconds == 599
+
+
+def test_d2_min_watch_timeout_above_five_minutes_is_honoured() -> None:
+    h = Harness([page("1")], [ScriptedWatch()], min_watch_timeout=1000, rand=lambda: 0.5)
+    h.run()
+    assert h.lw.watch_calls[0].timeout_seconds == 1500
+
+
+# ---------------------------------------------------------------------------------- D3, D4
+
+
+def test_d3_run_loop_reports_errors_and_backs_off_between_attempts() -> None:
+    boom = status_error(500, "InternalError", "etcd down")
+    h = Harness([boom, boom, page("7")], [ScriptedWatch()])
+    h.run()
+    assert len(h.lw.list_calls) == 3
+    assert [type(e) for e in h.errors] == [ApiStatusError, ApiStatusError]
+    assert "failed to list builtins.dict" in str(h.errors[0])
+    assert h.errors[0].code == 500  # type: ignore[attr-defined]
+    # one backoff delay after each failed attempt: 0.8 then 1.6 (jitter 0 here)
+    assert h.waits[:2] == [0.8, 1.6]
+
+
+def test_d3_watch_error_handler_that_raises_does_not_stop_the_loop(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    h = Harness([status_error(500, "InternalError"), page("1")], [ScriptedWatch()])
+
+    def bad(r: Reflector[Any], e: BaseException) -> None:
+        raise ValueError("handler bug")
+
+    h.reflector.watch_error_handler = bad
+    h.run()
+    assert len(h.lw.list_calls) == 2
+    assert "watch error handler raised" in caplog.text
+
+
+def test_d4_backoff_sequence_doubles_to_the_30s_cap() -> None:
+    clock = FakeClock()
+    b = Backoff(clock=clock, rand=lambda: 0.0)
+    assert [b.next_delay() for _ in range(9)] == [0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30, 30, 30]
+
+
+def test_d4_backoff_jitter_adds_up_to_one_times_the_base() -> None:
+    b = Backoff(clock=FakeClock(), rand=lambda: 0.999)
+    delays = [b.next_delay() for _ in range(8)]
+    bases = [0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30, 30]
+    for d, base in zip(delays, bases, strict=True):
+        assert base <= d < 2 * base
+
+
+def test_d4_backoff_resets_only_after_two_minutes_since_last_reset() -> None:
+    clock = FakeClock()
+    b = Backoff(clock=clock, rand=lambda: 0.0)
+    assert [b.next_delay() for _ in range(3)] == [0.8, 1.6, 3.2]
+    clock.now += 119
+    assert b.next_delay() == 6.4  # not yet 2 minutes since construction
+    clock.now += 2
+    assert b.next_delay() == 0.8  # > 2 min since the last reset: back to the first step
+    assert b.next_delay() == 1.6
+    clock.now += 100
+    assert b.next_delay() == 3.2  # 100 s after the reset, still climbing
+
+
+# ---------------------------------------------------------------------------------- D5-D9
+
+
+def test_d5_list_failure_is_returned_from_list_and_watch() -> None:
+    h = Harness([status_error(403, "Forbidden", "nope")], [])
+    with pytest.raises(ApiStatusError) as info:
+        h.reflector.list_and_watch(h.stop)
+    assert info.value.code == 403
+    assert info.value.message.startswith("failed to list builtins.dict: ")
+    assert h.lw.watch_calls == []
+
+
+def test_d5_non_retriable_watch_request_error_is_returned() -> None:
+    h = Harness([page("5")], [status_error(401, "Unauthorized")])
+    with pytest.raises(ApiStatusError) as info:
+        h.reflector.list_and_watch(h.stop)
+    assert info.value.code == 401
+
+
+def test_d5_store_replace_failure_is_returned() -> None:
+    class BadStore(RecordingStore):
+        def replace(self, objs: list[Any], rv: str) -> None:
+            raise ValueError("disk full")
+
+    h = Harness([page("5")], [], store=BadStore())
+    with pytest.raises(RuntimeError, match="unable to sync list result"):
+        h.reflector.list_and_watch(h.stop)
+
+
+def test_d6_d7_initial_list_rv0_limit500_then_relist_at_last_rv_unpaged() -> None:
+    h = Harness(
+        [page("10", obj("a", "10")), page("20", obj("a", "20"))],
+        [ScriptedWatch([ev("MODIFIED", obj("a", "15"))], duration=0.1), ScriptedWatch()],
+    )
+    # first watch closes with an event after 0.1 s (not very short: one event) -> re-watch;
+    # make the second one "very short" so the reflector relists.
+    h.lw.watches[1] = ScriptedWatch([], duration=0.1)
+    h.run()
+    assert h.list_rvs()[:2] == [("0", 500, None), ("15", None, None)]
+    assert all(o.resource_version_match is None for o in h.lw.list_calls)
+
+
+def test_d7_pager_follows_continue_tokens_and_keeps_first_page_rv() -> None:
+    h = Harness(
+        [
+            page("100", obj("a", "1"), cont="c1"),
+            page("101", obj("b", "2"), cont="c2"),
+            page("102", obj("c", "3")),
+        ],
+        [],
+    )
+    h.run()
+    assert h.list_rvs() == [("0", 500, None), (None, 500, "c1"), (None, 500, "c2")]
+    kind, (items, rv) = h.store.calls[0]
+    assert kind == "replace" and rv == "100"
+    assert [o["metadata"]["name"] for o in items] == ["a", "b", "c"]
+    assert h.reflector.last_sync_resource_version() == "100"
+
+
+def test_d7_paginated_rv0_list_makes_later_relists_paged() -> None:
+    h = Harness(
+        [page("10", obj("a", "1"), cont="c"), page("11", obj("b", "2")), page("30")],
+        [ScriptedWatch([], duration=0.1)],  # very short: relist
+    )
+    h.run()
+    assert h.list_rvs() == [("0", 500, None), (None, 500, "c"), ("10", 500, None)]
+
+
+def test_d7_server_ignoring_limit_returns_one_page() -> None:
+    h = Harness([page("10", *[obj(f"o{i}", "1") for i in range(700)])], [])
+    h.run()
+    assert len(h.store.items) == 700
+    assert h.list_rvs() == [("0", 500, None)]
+
+
+def test_d7_page_size_option_overrides_the_default() -> None:
+    h = Harness([page("10")], [], page_size=50)
+    h.run()
+    assert h.list_rvs() == [("0", 50, None)]
+
+
+def test_d8_expired_list_retries_immediately_with_empty_rv() -> None:
+    h = Harness(
+        [page("10"), status_error(410, "Expired", "too old"), page("50", obj("x", "50"))],
+        [ScriptedWatch([], duration=0.1)],
+    )
+    h.run()
+    # relist at "10" unpaged fails with 410 -> immediate retry at "" with the same page size (0)
+    assert h.list_rvs() == [("0", 500, None), ("10", None, None), ("", None, None)]
+    assert h.waits == [0.8]  # only the backoff after the very short watch; none before retry
+    assert h.reflector.last_sync_resource_version() == "50"
+    assert h.reflector._rewatch_resource_version() == "50"  # flag cleared by the success
+
+
+def test_d8_gone_reason_also_counts_as_expired() -> None:
+    h = Harness([status_error(410, "Gone"), page("3")], [])
+    h.run()
+    assert h.list_rvs() == [("0", 500, None), ("", 500, None)]
+
+
+@pytest.mark.parametrize(
+    "err",
+    [
+        status_error(
+            504,
+            "Timeout",
+            "x",
+            causes=[{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+        ),
+        status_error(504, "Timeout", "Too large resource version: 100, current: 5"),
+    ],
+)
+def test_d8_too_large_resource_version_retries_with_empty_rv(err: ApiStatusError) -> None:
+    h = Harness([err, page("3")], [])
+    h.run()
+    assert h.list_rvs() == [("0", 500, None), ("", 500, None)]
+
+
+def test_d8_second_expired_fails_the_list_and_keeps_flag_for_next_attempt() -> None:
+    h = Harness(
+        [page("10"), status_error(410, "Expired"), status_error(410, "Expired"), page("60")],
+        [ScriptedWatch([], duration=0.1)],
+    )
+    h.run()
+    # next ListAndWatch starts while the flag is set: RV "" with limit 500
+    assert h.list_rvs() == [
+        ("0", 500, None),
+        ("10", None, None),
+        ("", None, None),
+        ("", 500, None),
+    ]
+    assert len(h.errors) == 1 and h.errors[0].code == 410  # type: ignore[attr-defined]
+
+
+def test_d8_expired_continuation_page_falls_back_to_full_list_at_requested_rv() -> None:
+    h = Harness(
+        [
+            page("10", obj("a", "1"), cont="c"),
+            status_error(410, "Expired"),
+            page("12", obj("a", "1"), obj("b", "2")),
+        ],
+        [],
+    )
+    h.run()
+    assert h.list_rvs() == [("0", 500, None), (None, 500, "c"), ("0", None, None)]
+    assert h.store.calls[0] == ("replace", ([obj("a", "1"), obj("b", "2")], "12"))
+
+
+def test_d9_replace_with_list_rv_sets_last_sync_rv() -> None:
+    h = Harness([page("42", obj("a", "40"), obj("b", "41"))], [])
+    h.run()
+    assert h.store.calls[0] == ("replace", ([obj("a", "40"), obj("b", "41")], "42"))
+    assert h.reflector.last_sync_resource_version() == "42"
+
+
+# ---------------------------------------------------------------------------------- D10-D14
+
+
+def test_d10_watch_options_after_list() -> None:
+    h = Harness([page("42")], [ScriptedWatch()], rand=lambda: 0.25)
+    h.run()
+    w = h.lw.watch_calls[0]
+    assert w.resource_version == "42"
+    assert w.allow_watch_bookmarks is True
+    assert w.timeout_seconds == 375
+    assert w.resource_version_match is None and w.send_initial_events is None
+    assert w.label_selector is None and w.limit is None
+
+
+def test_d10_watch_timeout_in_300_600() -> None:
+    import random
+
+    rng = random.Random(4)
+    h = Harness([page("1")], [ScriptedWatch(duration=5) for _ in range(50)], rand=rng.random)
+    h.run()
+    timeouts = [c.timeout_seconds for c in h.lw.watch_calls]
+    assert all(t is not None and 300 <= t < 600 for t in timeouts)
+    assert len(set(timeouts)) > 10
+
+
+def test_d11_429_on_watch_request_backs_off_without_relist() -> None:
+    """TestNoRelistOnTooManyRequests: 4x 429 then success -> 1 list, 5 watch calls."""
+    tmr = ApiStatusError(429, "TooManyRequests", "slow down", retry_after=None)
+    h = Harness([page("1")], [tmr, tmr, tmr, tmr, ScriptedWatch()])
+    h.run()
+    assert len(h.lw.list_calls) == 1
+    assert len(h.lw.watch_calls) == 6  # 5 scripted + the one that ends the script
+    assert h.waits[:4] == [0.8, 1.6, 3.2, 6.4]
+    assert h.errors == []
+
+
+def test_d11_retry_after_is_honoured_when_longer_than_backoff() -> None:
+    tmr = ApiStatusError(429, "TooManyRequests", "slow down", retry_after=7)
+    h = Harness([page("1")], [tmr, ScriptedWatch()])
+    h.run()
+    assert h.waits[0] == 7
+
+
+def test_d11_connection_refused_on_watch_backs_off_without_relist() -> None:
+    h = Harness([page("1")], [ConnectionRefusedError(111, "Connection refused"), ScriptedWatch()])
+    h.run()
+    assert len(h.lw.list_calls) == 1
+    assert h.errors == []
+
+
+def test_d11_other_watch_request_error_goes_to_handler_and_relists() -> None:
+    h = Harness([page("1"), page("2")], [status_error(403, "Forbidden"), ScriptedWatch()])
+    h.run()
+    assert len(h.lw.list_calls) == 2
+    assert [e.code for e in h.errors] == [403]  # type: ignore[attr-defined]
+
+
+def test_d12_events_applied_to_store_and_rv_of_last_event_recorded() -> None:
+    class RVStore(RecordingStore):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rvs: list[str] = []
+
+        def update_resource_version(self, rv: str) -> None:
+            self.rvs.append(rv)
+
+    store = RVStore()
+    h = Harness(
+        [page("10")],
+        [
+            ScriptedWatch(
+                [
+                    ev("ADDED", obj("a", "11")),
+                    ev("MODIFIED", obj("a", "13")),
+                    ev("DELETED", obj("a", "12")),  # RV of the last event, not the max
+                ]
+            )
+        ],
+        store=store,
+    )
+    h.run()
+    assert [c[0] for c in store.calls] == ["replace", "add", "update", "delete"]
+    assert h.reflector.last_sync_resource_version() == "12"
+    assert store.rvs == ["11", "13", "12"]
+    # the re-watch after the clean close starts from the last event's RV
+    assert h.lw.watch_calls[1].resource_version == "12"
+
+
+def test_d12_bookmark_only_advances_rv_and_is_forwarded_to_bookmark_store() -> None:
+    class BookmarkStore(RecordingStore):
+        def bookmark(self, rv: str) -> None:
+            self.calls.append(("bookmark", rv))
+
+    store = BookmarkStore()
+    h = Harness([page("10")], [ScriptedWatch([bookmark("20")])], store=store)
+    h.run()
+    assert store.calls[1:] == [("bookmark", "20")]
+    assert h.reflector.last_sync_resource_version() == "20"
+
+
+def test_d12_wrong_type_and_no_metadata_objects_are_skipped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class Other:
+        pass
+
+    h = Harness(
+        [page("10")],
+        [ScriptedWatch([ev("ADDED", Other()), ev("ADDED", obj("a", "11"))])],
+    )
+    h.run()
+    assert [c[0] for c in h.store.calls] == ["replace", "add"]
+    assert "expected type" in caplog.text
+    assert h.reflector.last_sync_resource_version() == "11"
+    # without an expected type, an object with no metadata at all is skipped too
+    h2 = Harness([page("10")], [ScriptedWatch([ev("ADDED", Other()), ev("ADDED", obj("b", "12"))])])
+    h2.reflector.expected_type = None
+    h2.run()
+    assert [c[0] for c in h2.store.calls] == ["replace", "add"]
+    assert "unable to understand watch event" in caplog.text
+
+
+def test_d12_store_errors_are_logged_not_fatal(caplog: pytest.LogCaptureFixture) -> None:
+    class Flaky(RecordingStore):
+        def add(self, o: Any) -> None:
+            raise KeyError("bad key")
+
+    h = Harness(
+        [page("1")],
+        [ScriptedWatch([ev("ADDED", obj("a", "2")), ev("MODIFIED", obj("a", "3"))])],
+        store=Flaky(),
+    )
+    h.run()
+    assert "unable to apply ADDED event" in caplog.text
+    assert h.reflector.last_sync_resource_version() == "3"
+
+
+def test_d12_error_event_ends_watch_with_its_status() -> None:
+    h = Harness([page("1"), page("2")], [ScriptedWatch([error_event(400, "BadRequest", "bad")])])
+    h.run()
+    assert len(h.lw.list_calls) == 2  # other ERROR -> return nil -> backoff -> relist
+    assert h.waits == [0.8]
+    assert h.errors == []  # the watch path logs it; ListAndWatch returned nil
+
+
+def test_d13_rv_recorded_only_after_first_non_added_event_when_watch_starts_at_empty() -> None:
+    seen: list[str] = []
+
+    class Peek(RecordingStore):
+        def add(self, o: Any) -> None:
+            super().add(o)
+            seen.append(h.reflector.last_sync_resource_version())
+
+        def update(self, o: Any) -> None:
+            super().update(o)
+            seen.append(h.reflector.last_sync_resource_version())
+
+    h = Harness(
+        [page("")],  # a list without RV: the watch starts at ""
+        [
+            ScriptedWatch(
+                [
+                    ev("ADDED", obj("a", "5")),
+                    ev("ADDED", obj("b", "3")),
+                    ev("MODIFIED", obj("a", "7")),
+                    ev("ADDED", obj("c", "8")),
+                ]
+            )
+        ],
+        store=Peek(),
+    )
+    h.run()
+    assert h.lw.watch_calls[0].resource_version == ""
+    # the RV is set after each event is applied; before the first MODIFIED nothing is recorded
+    assert seen == ["", "", "", "7"]
+    assert h.reflector.last_sync_resource_version() == "8"
+
+
+def test_d14_very_short_watch_is_an_error_and_relists(caplog: pytest.LogCaptureFixture) -> None:
+    h = Harness([page("1"), page("2")], [ScriptedWatch([], duration=0.5)])
+    with caplog.at_level(logging.WARNING):
+        h.run()
+    assert len(h.lw.list_calls) == 2
+    assert "very short watch: test: Unexpected watch close" in caplog.text
+
+
+def test_d14_very_short_watch_error_text() -> None:
+    assert str(VeryShortWatchError("r")) == (
+        "very short watch: r: Unexpected watch close - watch lasted less than a second "
+        "and no items received"
+    )
+
+
+def test_d14_clean_close_rewatches_immediately_without_relist() -> None:
+    h = Harness(
+        [page("1")],
+        [
+            ScriptedWatch([ev("ADDED", obj("a", "2"))], duration=0.2),  # short but had an event
+            ScriptedWatch([], duration=2.0),  # long, empty
+            ScriptedWatch([ev("MODIFIED", obj("a", "3"))]),
+        ],
+    )
+    h.run()
+    assert len(h.lw.list_calls) == 1
+    assert [c.resource_version for c in h.lw.watch_calls] == ["1", "2", "2", "3"]
+    assert h.waits == []
+
+
+def test_d14_expired_error_event_relists_at_last_rv() -> None:
+    h = Harness(
+        [page("10"), page("30")],
+        [ScriptedWatch([ev("ADDED", obj("a", "11")), error_event(410, "Expired", "too old")])],
+    )
+    h.run()
+    assert h.list_rvs() == [("0", 500, None), ("11", None, None)]
+    assert h.waits == [0.8]
+
+
+def test_d14_429_error_event_backs_off_then_rewatches() -> None:
+    h = Harness(
+        [page("10")], [ScriptedWatch([error_event(429, "TooManyRequests")]), ScriptedWatch()]
+    )
+    h.run()
+    assert len(h.lw.list_calls) == 1
+    assert h.waits == [0.8]
+    assert [c.resource_version for c in h.lw.watch_calls] == ["10", "10", "10"]
+
+
+def test_d14_internal_error_not_retried_by_default() -> None:
+    h = Harness([page("1"), page("2")], [ScriptedWatch([error_event(500, "InternalError")])])
+    h.run()
+    assert len(h.lw.list_calls) == 2
+
+
+def test_d14_internal_error_retried_within_max_duration() -> None:
+    """TestRetryInternalError: 30 s window, one error per second -> 31 immediate re-watches."""
+    clock_holder: list[FakeClock] = []
+
+    def failing() -> ScriptedWatch:
+        clock_holder[0].now += 1.0
+        return ScriptedWatch([error_event(500, "InternalError")], duration=0)
+
+    h = Harness([page("1"), page("2")], [failing] * 40, max_internal_error_retry_duration=30)
+    clock_holder.append(h.clock)
+    h.run()
+    first_relist = h.lw.log.index("list", 1)
+    assert h.lw.log[1:first_relist] == ["watch"] * 32  # the first watch + 31 retries
+    assert h.waits == [0.8]  # no backoff between the retries, one before the relist
+
+
+def test_d14_stop_ends_a_running_watch_promptly() -> None:
+    stop = threading.Event()
+    live = ScriptedWatch([ev("ADDED", obj("a", "2"))], block=True)
+    lw = ScriptedLW(stop, [page("1")], [live])
+    store = RecordingStore()
+    r: Reflector[Any] = Reflector(lw, dict, store, use_watch_list=False)
+    t = threading.Thread(target=r.run, args=(stop,))
+    t.start()
+    assert live.delivered.wait(5)
+    t0 = time.monotonic()
+    stop.set()
+    t.join(5)
+    assert not t.is_alive()
+    assert time.monotonic() - t0 < 1.0
+    assert live.stopped.is_set()
+
+
+def test_d14_stop_during_backoff_returns_promptly() -> None:
+    stop = threading.Event()
+    lw = ScriptedLW(stop, [status_error(500, "InternalError")] * 3, [])
+    r: Reflector[Any] = Reflector(
+        lw,
+        dict,
+        RecordingStore(),
+        use_watch_list=False,
+        watch_error_handler=lambda r, e: None,
+        backoff=Backoff(initial=60, rand=lambda: 0.0),
+    )
+    t = threading.Thread(target=r.run, args=(stop,))
+    t.start()
+    deadline = time.monotonic() + 5
+    while not lw.list_calls and time.monotonic() < deadline:
+        stop.wait(0.01)
+    t0 = time.monotonic()
+    stop.set()
+    t.join(5)
+    assert not t.is_alive() and time.monotonic() - t0 < 1.0
+
+
+# ---------------------------------------------------------------------------------- D15, D16
+
+
+def test_d15_resync_timer_calls_store_resync_when_should_resync() -> None:
+    stop = threading.Event()
+    store = RecordingStore()
+    resynced = threading.Event()
+
+    class CountingStore(RecordingStore):
+        def resync(self) -> None:
+            super().resync()
+            if self.resyncs >= 3:
+                resynced.set()
+
+    store = CountingStore()
+    live = ScriptedWatch([], block=True)
+    lw = ScriptedLW(stop, [page("1")], [live])
+    r: Reflector[Any] = Reflector(lw, dict, store, resync_period=0.01, use_watch_list=False)
+    t = threading.Thread(target=r.run, args=(stop,))
+    t.start()
+    assert resynced.wait(5)
+    stop.set()
+    t.join(5)
+    assert store.resyncs >= 3
+
+
+def test_d15_should_resync_false_skips_resync() -> None:
+    stop = threading.Event()
+    asked = threading.Event()
+    calls: list[int] = []
+
+    def should() -> bool:
+        calls.append(1)
+        if len(calls) >= 3:
+            asked.set()
+        return False
+
+    store = RecordingStore()
+    live = ScriptedWatch([], block=True)
+    lw = ScriptedLW(stop, [page("1")], [live])
+    r: Reflector[Any] = Reflector(
+        lw, dict, store, resync_period=0.01, should_resync=should, use_watch_list=False
+    )
+    t = threading.Thread(target=r.run, args=(stop,))
+    t.start()
+    assert asked.wait(5)
+    stop.set()
+    t.join(5)
+    assert store.resyncs == 0
+
+
+def test_d15_resync_error_ends_watch_and_relists() -> None:
+    stop = threading.Event()
+    relisted = threading.Event()
+
+    class BadResync(RecordingStore):
+        def resync(self) -> None:
+            raise RuntimeError("resync failed")
+
+        def replace(self, objs: list[Any], rv: str) -> None:
+            super().replace(objs, rv)
+            if rv == "2":
+                relisted.set()
+                stop.set()
+
+    live = ScriptedWatch([ev("ADDED", obj("a", "5"))], block=True)
+    lw = ScriptedLW(stop, [page("1"), page("2")], [live])
+    r: Reflector[Any] = Reflector(
+        lw,
+        dict,
+        BadResync(),
+        resync_period=0.01,
+        use_watch_list=False,
+        backoff=Backoff(initial=0.001, rand=lambda: 0.0),
+    )
+    t = threading.Thread(target=r.run, args=(stop,))
+    t.start()
+    assert relisted.wait(5)
+    t.join(5)
+    assert lw.list_calls[1].resource_version == "5"
+
+
+def test_d16_default_handler_levels(caplog: pytest.LogCaptureFixture) -> None:
+    stop = threading.Event()
+    r: Reflector[Any] = Reflector(
+        ScriptedLW(stop), dict, RecordingStore(), name="pods-informer", type_description="pods"
+    )
+    with caplog.at_level(logging.DEBUG, logger="kubeinformers.reflector"):
+        default_watch_error_handler(r, status_error(410, "Expired", "too old"))
+        default_watch_error_handler(r, EOFError())
+        default_watch_error_handler(
+            r, status_error(403, "Forbidden", "pods is forbidden at https://x")
+        )
+        default_watch_error_handler(r, RuntimeError("boom"))
+    levels = [(rec.levelname, rec.getMessage()) for rec in caplog.records]
+    assert levels[0][0] == "DEBUG" and "too old" in levels[0][1]
+    assert len(levels) == 3  # EOF is silent
+    assert levels[1][0] == "ERROR" and "access to pods denied (HTTP 403 Forbidden)" in levels[1][1]
+    assert levels[2][0] == "ERROR" and "Failed to watch pods: boom" in levels[2][1]
+
+
+# ---------------------------------------------------------------------------------- D17-D21
+
+
+def test_d17_watch_list_on_by_default_and_switchable(monkeypatch: pytest.MonkeyPatch) -> None:
+    stop = threading.Event()
+    monkeypatch.delenv("KUBE_FEATURE_WatchListClient", raising=False)
+    assert Reflector(ScriptedLW(stop), None, RecordingStore()).use_watch_list is True
+    assert (
+        Reflector(ScriptedLW(stop), None, RecordingStore(), use_watch_list=False).use_watch_list
+        is False
+    )
+    unsupported = ScriptedLW(stop, watch_list_unsupported=True)
+    assert (
+        Reflector(unsupported, None, RecordingStore(), use_watch_list=True).use_watch_list is False
+    )
+    monkeypatch.setenv("KUBE_FEATURE_WatchListClient", "false")
+    assert Reflector(ScriptedLW(stop), None, RecordingStore()).use_watch_list is False
+    monkeypatch.setenv("KUBE_FEATURE_WatchListClient", "true")
+    assert Reflector(ScriptedLW(stop), None, RecordingStore()).use_watch_list is True
+
+
+def wl_stream(*events: WatchEvent[Any], block: bool = False) -> ScriptedWatch:
+    return ScriptedWatch(list(events), block=block)
+
+
+def test_d18_watch_list_request_options_and_no_list() -> None:
+    h = Harness(
+        [],
+        [wl_stream(ev("ADDED", obj("a", "5")), bookmark("9", end=True))],
+        use_watch_list=True,
+        rand=lambda: 0.5,
+    )
+    h.run()
+    o = h.lw.watch_calls[0]
+    assert o.resource_version == ""
+    assert o.send_initial_events is True
+    assert o.resource_version_match == "NotOlderThan"
+    assert o.allow_watch_bookmarks is True
+    assert o.timeout_seconds == 450
+    assert h.lw.list_calls == []
+
+
+def test_d19_watch_list_replaces_store_at_bookmark_and_keeps_the_stream() -> None:
+    stream = wl_stream(
+        ev("ADDED", obj("a", "5")),
+        ev("ADDED", obj("b", "3")),
+        ev("MODIFIED", obj("a", "6")),
+        ev("ADDED", obj("c", "7")),
+        ev("DELETED", obj("b", "8")),
+        bookmark("9", end="false"),  # not the end marker
+        bookmark("10", end=True),
+        ev("ADDED", obj("d", "11")),  # after the initial state: same stream, into the real store
+    )
+    h = Harness([], [stream], use_watch_list=True)
+    h.run()
+    kind, (items, rv) = h.store.calls[0]
+    assert kind == "replace" and rv == "10"
+    assert sorted(o["metadata"]["name"] for o in items) == ["a", "c"]
+    assert h.store.calls[1] == ("add", obj("d", "11"))
+    assert len(h.lw.watch_calls) == 2  # the watch-list stream, then a re-watch after its close
+    assert h.lw.watch_calls[1].resource_version == "11"
+    assert h.lw.watch_calls[1].send_initial_events is None
+
+
+def test_d19_watch_list_uses_the_store_transformer() -> None:
+    store = RecordingStore()
+    seen: list[str] = []
+
+    def transform(o: Any) -> Any:
+        seen.append(o["metadata"]["name"])
+        return {"metadata": o["metadata"], "transformed": True}
+
+    store.transformer = transform
+    h = Harness(
+        [],
+        [wl_stream(ev("ADDED", obj("a", "5")), bookmark("9", end=True))],
+        store=store,
+        use_watch_list=True,
+    )
+    h.run()
+    _, (items, _) = store.calls[0]
+    assert items[0]["transformed"] is True
+    assert seen == ["a"]
+
+
+def test_d20_watch_list_stream_closed_before_bookmark_asks_again() -> None:
+    h = Harness(
+        [],
+        [
+            wl_stream(ev("ADDED", obj("a", "5"))),  # closes without the bookmark
+            wl_stream(ev("ADDED", obj("b", "6")), bookmark("9", end=True)),
+        ],
+        use_watch_list=True,
+    )
+    h.run()
+    _, (items, rv) = h.store.calls[0]
+    assert [o["metadata"]["name"] for o in items] == ["b"]  # fresh temp store each attempt
+    assert rv == "9"
+    assert h.lw.list_calls == []
+    assert [c.send_initial_events for c in h.lw.watch_calls[:2]] == [True, True]
+
+
+def test_d20_watch_list_429_backs_off_and_retries() -> None:
+    h = Harness(
+        [],
+        [ApiStatusError(429, "TooManyRequests", "x"), wl_stream(bookmark("9", end=True))],
+        use_watch_list=True,
+    )
+    h.run()
+    assert h.waits[0] == 0.8
+    assert h.lw.list_calls == []
+    assert h.store.calls[0] == ("replace", ([], "9"))
+
+
+def test_d20_watch_list_expired_retries_immediately_with_empty_rv() -> None:
+    h = Harness(
+        [],
+        [
+            wl_stream(bookmark("9", end=True)),  # first sync
+            wl_stream(error_event(410, "Expired")),  # watch ends: relist via watch-list at "9"
+            error_event_to_raise(),  # watch-list at "9" fails with 410 -> flag
+            wl_stream(bookmark("20", end=True)),
+        ],
+        use_watch_list=True,
+    )
+    h.run()
+    rvs = [(c.resource_version, c.send_initial_events) for c in h.lw.watch_calls]
+    assert rvs[:4] == [("", True), ("9", None), ("9", True), ("", True)]
+    assert h.reflector.last_sync_resource_version() == "20"
+
+
+def error_event_to_raise() -> ApiStatusError:
+    return ApiStatusError(410, "Expired", "too old resource version")
+
+
+def test_d20_watch_list_unsupported_by_server_falls_back_to_list() -> None:
+    h = Harness(
+        [page("7", obj("a", "7"))],
+        [ApiStatusError(422, "Invalid", "sendInitialEvents is forbidden"), ScriptedWatch()],
+        use_watch_list=True,
+    )
+    h.run()
+    assert h.list_rvs() == [("0", 500, None)]
+    assert h.store.calls[0] == ("replace", ([obj("a", "7")], "7"))
+    assert h.lw.watch_calls[1].send_initial_events is None
+
+
+def test_d20_very_short_watch_list_falls_back_to_list() -> None:
+    h = Harness(
+        [page("7")], [ScriptedWatch([], duration=0.1), ScriptedWatch()], use_watch_list=True
+    )
+    h.run()
+    assert h.list_rvs() == [("0", 500, None)]
+
+
+def test_d20_consistency_detector_passes_and_detects(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KUBE_WATCHLIST_INCONSISTENCY_DETECTOR", "true")
+    a = obj("a", "5", uid="u1")
+    h = Harness(
+        [page("9", a)], [wl_stream(ev("ADDED", a), bookmark("9", end=True))], use_watch_list=True
+    )
+    h.run()
+    assert h.lw.list_calls[0].resource_version == "9"
+    assert h.lw.list_calls[0].resource_version_match == "Exact"
+    assert h.store.calls[0] == ("replace", ([a], "9"))
+
+    bad = Harness(
+        [page("9")], [wl_stream(ev("ADDED", a), bookmark("9", end=True))], use_watch_list=True
+    )
+    # the watch-list fails the check -> falls back to LIST (script has no more lists: error)
+    with pytest.raises(Exception):  # noqa: B017
+        bad.reflector._watch_list(bad.stop)
+    assert isinstance(WatchListInconsistencyError("x"), AssertionError)
+
+
+def test_d21_last_sync_rv_tracks_list_and_events() -> None:
+    h = Harness([page("3")], [ScriptedWatch([ev("ADDED", obj("a", "4")), bookmark("6")])])
+    assert h.reflector.last_sync_resource_version() == ""
+    h.run()
+    assert h.reflector.last_sync_resource_version() == "6"
+
+
+def test_decode_errors_from_transport_reach_the_watch_error_handler() -> None:
+    stop = threading.Event()
+
+    class LWWithDecode(ScriptedLW):
+        handler: Callable[[BaseException], None] | None = None
+
+        def set_decode_error_handler(self, fn: Callable[[BaseException], None]) -> None:
+            self.handler = fn
+
+    lw = LWWithDecode(stop)
+    errors: list[BaseException] = []
+    Reflector(lw, None, RecordingStore(), watch_error_handler=lambda r, e: errors.append(e))
+    assert lw.handler is not None
+    lw.handler(ValueError("bad object"))
+    assert [str(e) for e in errors] == ["bad object"]
+
+
+def test_status_cause_model_roundtrip_for_too_large() -> None:
+    # ERROR events with a too-large cause are classified like list errors (D8/D20)
+    from kubeinformers.runtime.reflector import error_from_status
+
+    st = Status(
+        code=504,
+        reason="Timeout",
+        message="x",
+        details=StatusDetails(causes=[StatusCause(reason="ResourceVersionTooLarge")]),
+    )
+    err = error_from_status(st)
+    from kubeinformers.runtime.errors import is_too_large_resource_version
+
+    assert is_too_large_resource_version(err)
