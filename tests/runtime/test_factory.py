@@ -1,0 +1,358 @@
+"""SharedInformerFactory (rules H2-H6) over in-memory FakeListerWatchers."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import types
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from pydantic import Field
+
+from kubeinformers.runtime import factory as factory_module
+from kubeinformers.runtime.errors import ApiStatusError
+from kubeinformers.runtime.factory import (
+    GenericInformer,
+    NoInformerFoundError,
+    SharedInformerFactory,
+)
+from kubeinformers.runtime.informer import SharedIndexInformer
+from kubeinformers.runtime.listers import GenericLister, NotFoundError
+from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.resource import APIResource, GroupVersionResource
+from kubeinformers.runtime.store import NAMESPACE_INDEX, meta_namespace_index_func
+from kubeinformers.runtime.transforms import strip_managed_fields
+from kubeinformers.testing.fake import FakeListerWatcher
+
+PODS = GroupVersionResource("", "v1", "pods")
+DEPLOYMENTS = GroupVersionResource("apps", "v1", "deployments")
+WIDGETS = GroupVersionResource("demo.kubeinformers.io", "v1", "widgets")
+
+Obj = dict[str, Any]
+
+
+def obj(ns: str, name: str, **labels: str) -> Obj:
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "labels": labels,
+            "managedFields": [{"manager": "test"}],
+        }
+    }
+
+
+class Recorder:
+    """A new_informer function that records the resync periods it was called with."""
+
+    def __init__(self, lister_watcher: FakeListerWatcher[Obj]) -> None:
+        self.lister_watcher = lister_watcher
+        self.calls: list[float] = []
+
+    def __call__(self, resync: float) -> SharedIndexInformer[Obj]:
+        self.calls.append(resync)
+        return SharedIndexInformer(
+            self.lister_watcher, dict, resync, {NAMESPACE_INDEX: meta_namespace_index_func}
+        )
+
+
+@pytest.fixture
+def factory() -> Iterator[SharedInformerFactory]:
+    f = SharedInformerFactory(None, resync_period=30.0)
+    yield f
+    f.shutdown(timeout=10)
+
+
+def test_h2_one_informer_per_gvr_first_creator_wins(factory: SharedInformerFactory) -> None:
+    first = Recorder(FakeListerWatcher([obj("a", "x")]))
+    second = Recorder(FakeListerWatcher())
+    informer = factory.informer_for(PODS, first)
+    assert factory.informer_for(PODS, second) is informer
+    assert first.calls == [30.0]
+    assert second.calls == []
+    other = factory.informer_for(DEPLOYMENTS, second)
+    assert other is not informer
+    assert set(factory.informers()) == {PODS, DEPLOYMENTS}
+
+
+def test_h2_custom_resync_per_gvr() -> None:
+    f = SharedInformerFactory(None, 30.0, custom_resync={PODS: 5.0})
+    pods, deployments = Recorder(FakeListerWatcher()), Recorder(FakeListerWatcher())
+    f.informer_for(PODS, pods)
+    f.informer_for(DEPLOYMENTS, deployments)
+    assert pods.calls == [5.0]
+    assert deployments.calls == [30.0]
+    assert f.resync_period_for(PODS) == 5.0
+
+
+def test_h2_factory_transform_is_installed_on_new_informers() -> None:
+    with SharedInformerFactory(None, transform=strip_managed_fields) as f:
+        informer = f.informer_for(PODS, Recorder(FakeListerWatcher([obj("a", "x")])))
+        f.start()
+        assert f.wait_for_cache_sync(timeout=10) == {PODS: True}
+        cached = informer.get_indexer().get_by_key("a/x")
+        assert cached is not None
+        assert "managedFields" not in cached["metadata"]
+
+
+def test_h3_start_runs_each_informer_once_and_is_idempotent(
+    factory: SharedInformerFactory,
+) -> None:
+    lw = FakeListerWatcher([obj("a", "x")])
+    informer = factory.informer_for(PODS, Recorder(lw))
+    factory.start()
+    factory.start()
+    assert factory.started() == [PODS]
+    assert factory.wait_for_cache_sync(timeout=10) == {PODS: True}
+    assert len(lw.list_calls) >= 1
+    assert informer.get_indexer().list_keys() == ["a/x"]
+    # A second run of the same informer would have logged and returned; one thread only.
+    names = [t.name for t in threading.enumerate() if t.name == "informer-pods"]
+    assert names == ["informer-pods"]
+
+
+def test_h3_h5_informers_requested_after_start_need_another_start(
+    factory: SharedInformerFactory,
+) -> None:
+    factory.informer_for(PODS, Recorder(FakeListerWatcher([obj("a", "x")])))
+    factory.start()
+    late = factory.informer_for(DEPLOYMENTS, Recorder(FakeListerWatcher([obj("a", "d")])))
+    # H5: only started informers are waited for and reported.
+    assert factory.wait_for_cache_sync(timeout=10) == {PODS: True}
+    assert not late.has_synced()
+    factory.start()
+    assert factory.wait_for_cache_sync(timeout=10) == {PODS: True, DEPLOYMENTS: True}
+
+
+def test_h3_start_is_a_no_op_after_shutdown() -> None:
+    f = SharedInformerFactory(None)
+    f.shutdown()
+    informer = f.informer_for(PODS, Recorder(FakeListerWatcher([obj("a", "x")])))
+    f.start()
+    assert f.started() == []
+    assert f.wait_for_cache_sync(timeout=0.2) == {}
+    assert not informer.has_synced()
+
+
+def test_h4_shutdown_stops_and_joins_every_informer_thread() -> None:
+    f = SharedInformerFactory(None)
+    informers = [
+        f.informer_for(gvr, Recorder(FakeListerWatcher([obj("a", gvr.resource)])))
+        for gvr in (PODS, DEPLOYMENTS, WIDGETS)
+    ]
+    f.start()
+    assert all(f.wait_for_cache_sync(timeout=10).values())
+    f.shutdown()
+    assert all(informer.is_stopped() for informer in informers)
+    assert not [t for t in threading.enumerate() if t.name.startswith("informer-")]
+    f.shutdown()  # repeated: fine
+
+
+def test_h4_concurrent_shutdowns_all_return() -> None:
+    f = SharedInformerFactory(None)
+    f.informer_for(PODS, Recorder(FakeListerWatcher([obj("a", "x")])))
+    f.start()
+    assert f.wait_for_cache_sync(timeout=10) == {PODS: True}
+    done = threading.Barrier(4)
+    errors: list[BaseException] = []
+
+    def stop() -> None:
+        try:
+            f.shutdown(timeout=10)
+            done.wait(timeout=10)
+        except BaseException as err:  # pragma: no cover - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=stop) for _ in range(3)]
+    for t in threads:
+        t.start()
+    done.wait(timeout=10)
+    for t in threads:
+        t.join(10)
+    assert not errors
+    assert f.is_shut_down
+
+
+def test_h5_wait_for_cache_sync_times_out_with_false_for_unsynced(
+    factory: SharedInformerFactory,
+) -> None:
+    failing = FakeListerWatcher([obj("a", "x")])
+    failing.fail_next_list(ApiStatusError(500, "InternalError", "boom"), times=10_000)
+    factory.informer_for(PODS, Recorder(failing))
+    factory.informer_for(DEPLOYMENTS, Recorder(FakeListerWatcher([obj("a", "d")])))
+    factory.start()
+    assert factory.wait_for_cache_sync(timeout=0.5) == {PODS: False, DEPLOYMENTS: True}
+
+
+def test_h5_wait_for_cache_sync_returns_when_the_factory_shuts_down() -> None:
+    f = SharedInformerFactory(None)
+    failing = FakeListerWatcher([obj("a", "x")])
+    failing.fail_next_list(ApiStatusError(500, "InternalError", "boom"), times=10_000)
+    f.informer_for(PODS, Recorder(failing))
+    f.start()
+    result: dict[GroupVersionResource, bool] = {}
+    waiter = threading.Thread(target=lambda: result.update(f.wait_for_cache_sync()))
+    waiter.start()
+    f.shutdown(timeout=10)
+    waiter.join(10)
+    assert not waiter.is_alive()
+    assert result == {PODS: False}
+
+
+def test_wait_for_cache_sync_async_and_coroutine_handlers_in_order() -> None:
+    lw = FakeListerWatcher([obj("a", f"p{i}") for i in range(20)])
+
+    async def main() -> list[str]:
+        seen: list[str] = []
+        all_seen = asyncio.Event()
+
+        async def on_add(o: Obj, is_in_initial_list: bool) -> None:
+            await asyncio.sleep(0)
+            seen.append(o["metadata"]["name"])
+            if len(seen) == 20:
+                all_seen.set()
+
+        with SharedInformerFactory(None) as f:
+            informer = f.informer_for(PODS, Recorder(lw))
+            informer.add_event_handler(on_add=on_add, loop=asyncio.get_running_loop())
+            f.start()
+            assert await f.wait_for_cache_sync_async(timeout=10) == {PODS: True}
+            await asyncio.wait_for(all_seen.wait(), timeout=10)
+            # Shut down off the loop: the listener's coroutines need the loop to finish.
+            await asyncio.to_thread(f.shutdown, 10)
+        return seen
+
+    seen = asyncio.run(main())
+    assert sorted(seen) == sorted(f"p{i}" for i in range(20))
+    assert len(seen) == 20
+
+
+def test_wait_for_cache_sync_async_times_out() -> None:
+    failing = FakeListerWatcher([obj("a", "x")])
+    failing.fail_next_list(ApiStatusError(500, "InternalError", "boom"), times=10_000)
+
+    async def main() -> dict[GroupVersionResource, bool]:
+        f = SharedInformerFactory(None)
+        f.informer_for(PODS, Recorder(failing))
+        f.start()
+        try:
+            return await f.wait_for_cache_sync_async(timeout=0.3)
+        finally:
+            await asyncio.to_thread(f.shutdown, 10)
+
+    assert asyncio.run(main()) == {PODS: False}
+
+
+def test_context_manager_shuts_down() -> None:
+    with SharedInformerFactory(None) as f:
+        informer = f.informer_for(PODS, Recorder(FakeListerWatcher([obj("a", "x")])))
+        f.start()
+        assert f.wait_for_cache_sync(timeout=10) == {PODS: True}
+    assert f.is_shut_down
+    assert informer.is_stopped()
+
+
+def test_negative_resync_is_rejected() -> None:
+    with pytest.raises(ValueError, match="resync_period"):
+        SharedInformerFactory(None, -1)
+
+
+# --- H6: for_resource ---------------------------------------------------------------------
+
+
+def test_h6_unknown_resource_raises_no_informer_found(factory: SharedInformerFactory) -> None:
+    gvr = GroupVersionResource("nope.example.com", "v1", "things")
+    with pytest.raises(NoInformerFoundError, match=r"^no informer found for nope\.example\.com/v1"):
+        factory.for_resource(gvr)
+    with pytest.raises(LookupError):
+        factory.for_resource(gvr)
+
+
+def test_h6_for_resource_shares_the_informer_and_has_a_generic_lister(
+    factory: SharedInformerFactory,
+) -> None:
+    informer = factory.informer_for(
+        DEPLOYMENTS, Recorder(FakeListerWatcher([obj("prod", "web", app="web")]))
+    )
+    generic = factory.for_resource(DEPLOYMENTS)
+    assert isinstance(generic, GenericInformer)
+    assert generic.informer() is informer
+    assert generic.gvr == DEPLOYMENTS
+    factory.start()
+    assert factory.wait_for_cache_sync(timeout=10) == {DEPLOYMENTS: True}
+    lister = generic.lister()
+    assert isinstance(lister, GenericLister)
+    assert [o["metadata"]["name"] for o in lister.by_namespace("prod").list("app=web")] == ["web"]
+    with pytest.raises(NotFoundError, match=r'^deployments\.apps "db" not found'):
+        lister.by_namespace("prod").get("db")
+
+
+class WidgetMeta(KubeModel):
+    name: str | None = None
+    namespace: str | None = None
+    resource_version: str | None = Field(default=None, alias="resourceVersion")
+
+
+class Widget(KubeModel):
+    metadata: WidgetMeta | None = None
+
+
+def _fake_typed(
+    sources: dict[GroupVersionResource, FakeListerWatcher[Any]],
+    calls: list[tuple[APIResource, type[Any]]],
+) -> Callable[..., SharedIndexInformer[Any]]:
+    def new_typed_informer(
+        resource: APIResource, model: type[Any], resync: float
+    ) -> SharedIndexInformer[Any]:
+        calls.append((resource, model))
+        return SharedIndexInformer(
+            sources[resource.gvr], None, resync, {NAMESPACE_INDEX: meta_namespace_index_func}
+        )
+
+    return new_typed_informer
+
+
+def test_h6_for_resource_of_a_registered_model(
+    factory: SharedInformerFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    resource = APIResource("demo.kubeinformers.io", "v1", "widgets", "Widget", namespaced=True)
+    calls: list[tuple[APIResource, type[Any]]] = []
+    sources = {WIDGETS: FakeListerWatcher([Widget.model_validate(obj("ns", "w1"))])}
+    monkeypatch.setattr(factory, "new_typed_informer", _fake_typed(sources, calls))
+    factory.register_model(resource, Widget)
+    generic = factory.for_resource(WIDGETS)
+    assert calls == [(resource, Widget)]
+    assert factory.for_resource(WIDGETS).informer() is generic.informer()
+    assert calls == [(resource, Widget)]
+
+
+def test_h6_for_resource_through_the_generated_registry(
+    factory: SharedInformerFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pods = APIResource("", "v1", "pods", "Pod", namespaced=True, singular="pod")
+    bindings = APIResource(
+        "", "v1", "bindings", "Binding", namespaced=True, verbs=frozenset({"create"})
+    )
+    registry = types.ModuleType("kubeinformers.generated.registry")
+    registry.RESOURCES = (pods, bindings)  # type: ignore[attr-defined]
+    registry.MODELS = {  # type: ignore[attr-defined]
+        pods.gvr: f"{__name__}:Widget",
+        bindings.gvr: f"{__name__}:Widget",
+        GroupVersionResource("", "v1", "ghosts"): f"{__name__}:Ghost",
+    }
+    monkeypatch.setitem(sys.modules, "kubeinformers.generated.registry", registry)
+    monkeypatch.setattr(factory_module, "_registry_cache", None)
+    calls: list[tuple[APIResource, type[Any]]] = []
+    sources = {PODS: FakeListerWatcher([Widget.model_validate(obj("ns", "p"))])}
+    monkeypatch.setattr(factory, "new_typed_informer", _fake_typed(sources, calls))
+
+    generic = factory.for_resource(PODS)
+    assert calls == [(pods, Widget)]
+    assert factory.informers()[PODS] is generic.informer()
+    with pytest.raises(NoInformerFoundError, match="does not support list and watch"):
+        factory.for_resource(bindings.gvr)
+    with pytest.raises(NoInformerFoundError, match="no informer found for v1, Resource=ghosts"):
+        factory.for_resource(GroupVersionResource("", "v1", "ghosts"))
