@@ -157,7 +157,7 @@ class FakeListerWatcher(Generic[T]):
 
     # -- writes -------------------------------------------------------------------------------
 
-    def _write(self, type_: WatchEventType, obj: T) -> T:
+    def _write(self, type_: WatchEventType, obj: T, notify: bool) -> T:
         key = meta_namespace_key(obj)
         with self._lock:
             if type_ == "ADDED" and key in self._objects:
@@ -170,23 +170,28 @@ class FakeListerWatcher(Generic[T]):
                 del self._objects[key]
             else:
                 self._objects[key] = stored
-            event: WatchEvent[T] = WatchEvent(type_, stored)
-            self._history.append((self._rv, event))
-            for w in self._watches:
-                w._push(event)
+            if notify:
+                event: WatchEvent[T] = WatchEvent(type_, stored)
+                self._history.append((self._rv, event))
+                for w in self._watches:
+                    w._push(event)
         return stored
 
-    def add(self, obj: T) -> T:
-        """Store a copy of a new object at the next resourceVersion; watches get ADDED."""
-        return self._write("ADDED", obj)
+    def add(self, obj: T, *, notify: bool = True) -> T:
+        """Store a copy of a new object at the next resourceVersion; watches get ADDED.
 
-    def modify(self, obj: T) -> T:
+        With `notify=False` (also on `modify`/`delete`) the change is made but its event is
+        lost: no watch ever sees it, only a relist does.
+        """
+        return self._write("ADDED", obj, notify)
+
+    def modify(self, obj: T, *, notify: bool = True) -> T:
         """Replace a stored object; watches get MODIFIED."""
-        return self._write("MODIFIED", obj)
+        return self._write("MODIFIED", obj, notify)
 
-    def delete(self, obj: T) -> T:
+    def delete(self, obj: T, *, notify: bool = True) -> T:
         """Remove an object; watches get DELETED with its final state at a new resourceVersion."""
-        return self._write("DELETED", obj)
+        return self._write("DELETED", obj, notify)
 
     def get(self, key: str) -> T | None:
         with self._lock:
