@@ -1,0 +1,199 @@
+"""Lazy models read exactly like eagerly validated ones, and cost only their identity up front."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+import threading
+
+import pytest
+from pydantic import Field
+
+from kubeinformers.runtime import keys
+from kubeinformers.runtime.lazy import InvalidObjectError, LazyModelBuilder, is_lazy, materialize
+from kubeinformers.runtime.model import KubeModel
+
+
+class ObjectMeta(KubeModel):
+    name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = Field(default=None, alias="resourceVersion")
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    generation: int | None = None
+
+
+class Container(KubeModel):
+    name: str
+    image: str | None = None
+    ports: list[int] | None = None
+
+
+class PodSpec(KubeModel):
+    containers: list[Container]
+    node_name: str | None = Field(default=None, alias="nodeName")
+
+
+class Pod(KubeModel):
+    api_version: str | None = Field(default=None, alias="apiVersion")
+    kind: str | None = None
+    metadata: ObjectMeta | None = None
+    spec: PodSpec | None = None
+
+
+class NoMeta(KubeModel):
+    value: int
+
+
+def pod_json(name: str = "web-1", **extra: object) -> bytes:
+    body: dict[str, object] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "uid": "u-1",
+            "resourceVersion": "42",
+            "labels": {"app": "web"},
+            "annotations": {"a": "b"},
+            "generation": 3,
+            "futureField": {"x": 1},
+        },
+        "spec": {"containers": [{"name": "app", "image": "nginx", "ports": [80]}]},
+        "surprise": [1, 2, 3],
+    }
+    body.update(extra)
+    return json.dumps(body).encode()
+
+
+def test_identity_is_read_without_building_the_model() -> None:
+    pod = LazyModelBuilder(Pod).build(pod_json())
+    assert isinstance(pod, Pod)
+    assert pod.metadata is not None
+    assert (pod.metadata.name, pod.metadata.namespace) == ("web-1", "default")
+    assert pod.metadata.resource_version == "42"
+    assert pod.metadata.labels == {"app": "web"}
+    assert keys.meta_namespace_key(pod) == "default/web-1"
+    assert keys.object_resource_version(pod) == "42"
+    assert keys.object_uid(pod) == "u-1"
+    assert is_lazy(pod) and is_lazy(pod.metadata)
+
+
+def test_first_access_to_another_field_builds_the_model_in_place() -> None:
+    raw = pod_json()
+    pod = LazyModelBuilder(Pod).build(raw)
+    assert pod.spec is not None and pod.spec.containers[0].image == "nginx"
+    assert type(pod) is Pod and not is_lazy(pod)
+    assert pod == Pod.model_validate_json(raw)
+
+
+def test_metadata_builds_alone_for_fields_beyond_identity() -> None:
+    pod = LazyModelBuilder(Pod).build(pod_json())
+    assert pod.metadata is not None
+    assert pod.metadata.annotations == {"a": "b"}
+    assert type(pod.metadata) is ObjectMeta
+    assert is_lazy(pod)  # the pod itself is still lazy
+    assert pod.metadata.generation == 3
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda p: p.model_dump(),
+        lambda p: p.model_dump_json(),
+        lambda p: repr(p),
+        lambda p: copy.deepcopy(p).model_dump(),
+        lambda p: pickle.loads(pickle.dumps(p)).model_dump(),
+        lambda p: dict(p),
+        lambda p: p.model_extra,
+        lambda p: p.model_fields_set,
+    ],
+    ids=["dump", "dump_json", "repr", "deepcopy", "pickle", "iter", "extra", "fields_set"],
+)
+def test_every_read_matches_the_eager_model(read: object) -> None:
+    raw = pod_json()
+    lazy = LazyModelBuilder(Pod).build(raw)
+    eager = Pod.model_validate_json(raw)
+    assert read(lazy) == read(eager)  # type: ignore[operator]
+
+
+def test_unknown_fields_are_kept() -> None:
+    pod = LazyModelBuilder(Pod).build(pod_json())
+    dumped = json.loads(pod.model_dump_json(exclude_none=True))
+    assert dumped["surprise"] == [1, 2, 3]
+    assert dumped["metadata"]["futureField"] == {"x": 1}
+
+
+def test_equality_between_two_lazy_objects() -> None:
+    builder = LazyModelBuilder(Pod)
+    assert builder.build(pod_json()) == builder.build(pod_json())
+    assert builder.build(pod_json("a")) != builder.build(pod_json("b"))
+
+
+def test_setting_a_field_builds_first_then_sets() -> None:
+    pod = LazyModelBuilder(Pod).build(pod_json())
+    pod.kind = "Changed"
+    assert type(pod) is Pod
+    assert pod.kind == "Changed" and pod.spec is not None
+
+
+def test_invalid_object_raises_naming_object_model_and_field_path_and_reports_once() -> None:
+    reported: list[InvalidObjectError] = []
+    builder = LazyModelBuilder(Pod, on_invalid=reported.append)
+    raw = pod_json(spec={"containers": [{"name": "app", "ports": ["eighty"]}]})
+    pod = builder.build(raw)
+    assert keys.meta_namespace_key(pod) == "default/web-1"  # identity still readable
+    with pytest.raises(InvalidObjectError) as first:
+        _ = pod.spec
+    message = str(first.value)
+    assert "'default/web-1'" in message and "spec.containers.0.ports.0" in message
+    assert "Pod" in message
+    with pytest.raises(InvalidObjectError) as second:
+        _ = pod.spec
+    assert second.value is first.value
+    assert reported == [first.value]
+
+
+def test_model_without_identity_metadata_is_validated_eagerly() -> None:
+    builder = LazyModelBuilder(NoMeta)
+    assert not builder.supported
+    obj = builder.build(b'{"value": 3}')
+    assert type(obj) is NoMeta and obj.value == 3
+
+
+def test_materialize_builds_now() -> None:
+    pod = materialize(LazyModelBuilder(Pod).build(pod_json()))
+    assert type(pod) is Pod
+
+
+def test_cluster_scoped_object_has_no_namespace() -> None:
+    raw = json.dumps({"metadata": {"name": "node-1", "resourceVersion": "7"}}).encode()
+    node = LazyModelBuilder(Pod).build(raw)
+    assert node.metadata is not None and node.metadata.namespace is None
+    assert keys.meta_namespace_key(node) == "node-1"
+
+
+def test_concurrent_first_reads_all_see_the_built_model() -> None:
+    builder = LazyModelBuilder(Pod)
+    pods = [builder.build(pod_json(f"p{i}")) for i in range(200)]
+    start = threading.Event()
+    failures: list[BaseException] = []
+
+    def reader() -> None:
+        start.wait(5)
+        try:
+            for pod in pods:
+                assert pod.spec is not None and pod.spec.containers[0].name == "app"
+        except BaseException as exc:  # collected and asserted below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=reader) for _ in range(8)]
+    for t in threads:
+        t.start()
+    start.set()
+    for t in threads:
+        t.join(10)
+    assert not failures
+    assert all(type(p) is Pod for p in pods)
