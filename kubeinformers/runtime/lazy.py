@@ -26,8 +26,12 @@ from typing import Any, TypeVar
 import msgspec
 from pydantic import BaseModel, ValidationError
 
+from kubeinformers.runtime.listwatch import ObjectList, WatchEvent, WatchEventType
+from kubeinformers.runtime.model import Status
+
 __all__ = [
     "InvalidObjectError",
+    "LazyDecoder",
     "LazyModelBuilder",
     "is_lazy",
     "materialize",
@@ -282,3 +286,90 @@ class LazyModelBuilder(typing.Generic[M]):
 
     def _eager(self, raw: bytes) -> M:
         return self.model.model_validate_json(raw)
+
+
+# ------------------------------------------------------------------------------- wire
+
+
+class _ListMeta(msgspec.Struct):
+    resourceVersion: str = ""
+    # `continue` is a Python keyword: msgspec renames the attribute, not the JSON name.
+    continue_: str | None = msgspec.field(default=None, name="continue")
+    remainingItemCount: int | None = None
+
+
+class _ListBody(msgspec.Struct):
+    kind: str | None = None
+    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
+    items: list[msgspec.Raw] | None = None
+
+
+class _EventBody(msgspec.Struct):
+    type: str
+    object: msgspec.Raw = _NULL
+
+
+_decode_list_body = msgspec.json.Decoder(_ListBody).decode
+_decode_event_body = msgspec.json.Decoder(_EventBody).decode
+
+
+class LazyDecoder(typing.Generic[M]):
+    """The transport's decoder for lazy models: split bodies into items, decode identities.
+
+    A list page is split into raw items without building any object; each item becomes a
+    lazy model. ERROR events decode into a Status. Anything the lazy path cannot handle (a
+    model without identity metadata) goes through the eager `fallback` decoder.
+    """
+
+    def __init__(
+        self,
+        model: type[M],
+        *,
+        on_invalid: Callable[[InvalidObjectError], None] | None = None,
+        describe: str = "",
+    ) -> None:
+        from kubeinformers.runtime.wire import JsonDecoder  # the eager path, for fallbacks
+
+        self.model = model
+        self.what = describe or model.__name__
+        self.builder = LazyModelBuilder(model, on_invalid=on_invalid)
+        self.fallback: JsonDecoder[M] = JsonDecoder(model, describe=self.what)
+
+    def decode_list(self, data: bytes) -> ObjectList[M]:
+        if not self.builder.supported:
+            return self.fallback.decode_list(data)
+        try:
+            body = _decode_list_body(data)
+        except msgspec.DecodeError as exc:
+            raise ValueError(f"cannot decode a list page of {self.what}: {exc}") from exc
+        if body.kind == "Table":  # D9: a server-side rendering, not a list of objects
+            raise ValueError(f"cannot list {self.what}: the server answered with a Table")
+        build = self.builder.build
+        return ObjectList(
+            items=[build(raw) for raw in body.items or ()],
+            resource_version=body.metadata.resourceVersion,
+            continue_=body.metadata.continue_ or None,
+            remaining_item_count=body.metadata.remainingItemCount,
+        )
+
+    def decode_list_skipping(self, data: bytes) -> tuple[ObjectList[M], list[Exception]]:
+        page, bad = self.fallback.decode_list_skipping(data)
+        return page, list(bad)
+
+    def decode_event(self, line: bytes) -> WatchEvent[M]:
+        if not self.builder.supported:
+            return self.fallback.decode_event(line)
+        try:
+            event = _decode_event_body(line)
+        except msgspec.DecodeError as exc:
+            raise ValueError(f"cannot decode a watch event of {self.what}: {exc}") from exc
+        if event.type == "ERROR":
+            return WatchEvent("ERROR", Status.model_validate_json(bytes(event.object)))
+        if event.type not in _OBJECT_EVENTS:
+            raise ValueError(f"unknown watch event type {event.type!r} for {self.what}")
+        return WatchEvent(
+            typing.cast(WatchEventType, event.type), self.builder.build(bytes(event.object))
+        )
+
+
+_OBJECT_EVENTS = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})

@@ -11,8 +11,14 @@ import pytest
 from pydantic import Field
 
 from kubeinformers.runtime import keys
-from kubeinformers.runtime.lazy import InvalidObjectError, LazyModelBuilder, is_lazy, materialize
-from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.lazy import (
+    InvalidObjectError,
+    LazyDecoder,
+    LazyModelBuilder,
+    is_lazy,
+    materialize,
+)
+from kubeinformers.runtime.model import KubeModel, Status
 
 
 class ObjectMeta(KubeModel):
@@ -197,3 +203,45 @@ def test_concurrent_first_reads_all_see_the_built_model() -> None:
         t.join(10)
     assert not failures
     assert all(type(p) is Pod for p in pods)
+
+
+def list_body(*items: bytes, rv: str = "100", cont: str | None = None) -> bytes:
+    meta = {"resourceVersion": rv} | ({"continue": cont} if cont else {})
+    head = json.dumps({"kind": "PodList", "apiVersion": "v1", "metadata": meta})[:-1]
+    return (head + ',"items":[' + ",".join(i.decode() for i in items) + "]}").encode()
+
+
+def test_decoder_splits_a_list_page_into_lazy_items() -> None:
+    page = LazyDecoder(Pod).decode_list(list_body(pod_json("a"), pod_json("b"), cont="tok"))
+    assert page.resource_version == "100" and page.continue_ == "tok"
+    assert [keys.object_name(p) for p in page.items] == ["a", "b"]
+    assert all(is_lazy(p) for p in page.items)
+    assert page.items[0] == Pod.model_validate_json(pod_json("a"))
+
+
+def test_decoder_rejects_a_table_d9() -> None:
+    with pytest.raises(ValueError, match="Table"):
+        LazyDecoder(Pod).decode_list(b'{"kind":"Table","metadata":{},"rows":[]}')
+
+
+def test_decoder_events_error_becomes_status_and_bookmark_keeps_resource_version() -> None:
+    decoder = LazyDecoder(Pod)
+    added = decoder.decode_event(b'{"type":"ADDED","object":' + pod_json("x") + b"}")
+    assert added.type == "ADDED" and keys.object_name(added.object) == "x"
+    error = decoder.decode_event(
+        b'{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old"}}'
+    )
+    assert isinstance(error.object, Status) and error.object.code == 410
+    bookmark = decoder.decode_event(
+        b'{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"77",'
+        b'"annotations":{"k8s.io/initial-events-end":"true"}}}}'
+    )
+    assert keys.object_resource_version(bookmark.object) == "77"
+    assert keys.object_annotations(bookmark.object) == {"k8s.io/initial-events-end": "true"}
+
+
+def test_decoder_falls_back_to_eager_for_models_without_identity() -> None:
+    page = LazyDecoder(NoMeta).decode_list(
+        b'{"metadata":{"resourceVersion":"1"},"items":[{"value":1}]}'
+    )
+    assert [type(i) for i in page.items] == [NoMeta]
