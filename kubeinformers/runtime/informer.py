@@ -83,6 +83,11 @@ class ResourceEventHandlerRegistration(Generic[T]):
     def has_synced(self) -> bool:
         return self._listener.has_synced()
 
+    @property
+    def resync_period(self) -> float:
+        """The effective resync period of this handler (F5, F6); 0 = never resynced."""
+        return self._listener.resync_period
+
     def __repr__(self) -> str:
         return f"ResourceEventHandlerRegistration({self._informer.name}, {self.handler!r})"
 
@@ -210,6 +215,11 @@ class SharedIndexInformer(Generic[T]):
         """The first list has been fully popped and processed into the cache (F3)."""
         controller = self._controller
         return controller is not None and controller.has_synced()
+
+    @property
+    def resync_check_period(self) -> float:
+        """How often the reflector asks whether any handler is due for a resync (F5)."""
+        return self._resync_check_period
 
     def is_stopped(self) -> bool:
         """True once `run` has returned (F14)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -90,3 +91,39 @@ class Recorder:
     def snapshot(self) -> list[tuple[Any, ...]]:
         with self.lock:
             return list(self.events)
+
+
+class Runner:
+    """Runs something taking a stop Event on a named thread; `stop()` joins it."""
+
+    def __init__(self, target: Callable[[threading.Event], None], name: str = "ctl-run") -> None:
+        self.stop_event = threading.Event()
+        self.error: BaseException | None = None
+        self.ended = threading.Event()
+
+        def main() -> None:
+            try:
+                target(self.stop_event)
+            except BaseException as e:
+                self.error = e
+            finally:
+                self.ended.set()
+
+        self.thread = threading.Thread(target=main, name=name)
+        self.thread.start()
+
+    def stop(self, timeout: float = WAIT) -> None:
+        self.stop_event.set()
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "run() did not return after stop"
+
+
+def wait_for(cond: Callable[[], bool], timeout: float = WAIT) -> bool:
+    """Poll a condition that has no Event of its own, with a deadline (never a bare sleep)."""
+    tick = threading.Event()
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        tick.wait(0.005)
+    return True

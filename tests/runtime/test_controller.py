@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -28,7 +27,7 @@ from kubeinformers.runtime.keys import (
 )
 from kubeinformers.runtime.store import Indexer
 from kubeinformers.testing import FakeListerWatcher
-from tests.runtime._informer_support import WAIT, Pod, Recorder, describe, pod
+from tests.runtime._informer_support import WAIT, Pod, Recorder, Runner, describe, pod, wait_for
 
 
 def new_store(*objs: Pod) -> Indexer[Pod]:
@@ -36,31 +35,6 @@ def new_store(*objs: Pod) -> Indexer[Pod]:
     for o in objs:
         store.add(o)
     return store
-
-
-class Runner:
-    """Runs something taking a stop Event on a named thread; `stop()` joins it."""
-
-    def __init__(self, target: Callable[[threading.Event], None], name: str = "ctl-run") -> None:
-        self.stop_event = threading.Event()
-        self.error: BaseException | None = None
-        self.ended = threading.Event()
-
-        def main() -> None:
-            try:
-                target(self.stop_event)
-            except BaseException as e:
-                self.error = e
-            finally:
-                self.ended.set()
-
-        self.thread = threading.Thread(target=main, name=name)
-        self.thread.start()
-
-    def stop(self, timeout: float = WAIT) -> None:
-        self.stop_event.set()
-        self.thread.join(timeout)
-        assert not self.thread.is_alive(), "run() did not return after stop"
 
 
 @pytest.fixture
@@ -296,20 +270,9 @@ def test_e5_handler_that_raises_is_logged_with_key_and_store_still_updated(
         assert called.wait(WAIT)
         fake.add(pod("b", ns="ns1"))
         # the next add is processed: the informer went on
-        assert _wait_for(lambda: store.get_by_key("ns1/b") is not None)
+        assert wait_for(lambda: store.get_by_key("ns1/b") is not None)
     assert store.get_by_key("ns1/a") is not None
     assert any("ns1/a" in r.getMessage() for r in caplog.records)
-
-
-def _wait_for(cond: Callable[[], bool], timeout: float = WAIT) -> bool:
-    """Poll a condition that has no Event of its own, with a deadline (never a bare sleep)."""
-    tick = threading.Event()
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            return False
-        tick.wait(0.005)
-    return True
 
 
 def test_e3_l31_watch_reset_relist_delivers_update_and_add_not_initial(
@@ -366,9 +329,9 @@ def test_e5_l33_transforming_informer_sees_only_transformed_objects(
         transform=transform,
     )
     runners.append(Runner(ctl.run))
-    assert _wait_for(lambda: len(seen) == 1)
+    assert wait_for(lambda: len(seen) == 1)
     fake.modify(pod("p", value=3))
-    assert _wait_for(lambda: len(seen) == 2)
+    assert wait_for(lambda: len(seen) == 2)
     assert [o.value for o in store.list()] == [300]
     fake.delete(pod("p", value=4))
     assert done.wait(WAIT)
