@@ -1,0 +1,348 @@
+"""Leader election (client-go tools/leaderelection behaviour): over an in-memory Lease API,
+and two candidates against LocalApiServer at the end."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from kubernetes.client import V1Lease
+from kubernetes.client.exceptions import ApiException
+
+from kubeinformers.runtime.leaderelection import (
+    LeaderCallbacks,
+    LeaderElectionConfig,
+    LeaderElectionRecord,
+    LeaderElector,
+    LeaseLock,
+    LockNotFoundError,
+)
+
+TIMEOUT = 10.0
+NS, NAME = "kube-system", "test-lock"
+
+
+def lease(body: dict[str, Any]) -> V1Lease:
+    model = V1Lease.from_dict(body)
+    assert model is not None
+    return model
+
+
+class LeaseStore:
+    """The server side: one namespace of Leases with resourceVersion conflicts."""
+
+    def __init__(self) -> None:
+        self.leases: dict[tuple[str, str], dict[str, Any]] = {}
+        self.rv = 0
+        self.lock = threading.Lock()
+
+    def _bump(self, body: dict[str, Any]) -> V1Lease:
+        self.rv += 1
+        body = {**body, "metadata": {**body["metadata"], "resourceVersion": str(self.rv)}}
+        key = (body["metadata"]["namespace"], body["metadata"]["name"])
+        self.leases[key] = body
+        return lease(body)
+
+    def spec(self) -> dict[str, Any]:
+        with self.lock:
+            return dict(self.leases[(NS, NAME)]["spec"])
+
+
+class FakeLeaseApi:
+    """CoordinationV1Api's three Lease calls for one candidate; ``fail`` cuts it off."""
+
+    def __init__(self, store: LeaseStore) -> None:
+        self.store = store
+        self.fail = False
+        self.calls: Counter[str] = Counter()
+
+    def _check(self, call: str) -> None:
+        self.calls[call] += 1
+        if self.fail:
+            raise ApiException(status=503, reason="Service Unavailable")
+
+    def read_namespaced_lease(self, name: str, namespace: str, **kwargs: Any) -> V1Lease:
+        self._check("read")
+        with self.store.lock:
+            body = self.store.leases.get((namespace, name))
+            if body is None:
+                raise ApiException(status=404, reason="Not Found")
+            return lease(body)
+
+    def create_namespaced_lease(self, namespace: str, body: Any, **kwargs: Any) -> V1Lease:
+        self._check("create")
+        with self.store.lock:
+            if (namespace, body["metadata"]["name"]) in self.store.leases:
+                raise ApiException(status=409, reason="AlreadyExists")
+            return self.store._bump(body)
+
+    def replace_namespaced_lease(
+        self, name: str, namespace: str, body: Any, **kwargs: Any
+    ) -> V1Lease:
+        self._check("replace")
+        with self.store.lock:
+            current = self.store.leases.get((namespace, name))
+            if current is None:
+                raise ApiException(status=404, reason="Not Found")
+            if body["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]:
+                raise ApiException(status=409, reason="Conflict")
+            return self.store._bump(body)
+
+
+class Candidate:
+    """One elector on its own thread, recording its callbacks."""
+
+    def __init__(
+        self,
+        store: LeaseStore,
+        identity: str,
+        *,
+        lease_duration: float = 1.0,
+        renew_deadline: float = 0.5,
+        retry_period: float = 0.1,
+        release_on_cancel: bool = False,
+    ) -> None:
+        self.api = FakeLeaseApi(store)
+        self.identity = identity
+        self.started = threading.Event()
+        self.stopped = threading.Event()
+        self.lead_stop: threading.Event | None = None
+        self.new_leaders: list[str] = []
+        self.new_leader_seen = threading.Condition()
+        self.elector = LeaderElector(
+            LeaderElectionConfig(
+                LeaseLock(self.api, NS, NAME, identity),
+                LeaderCallbacks(
+                    on_started_leading=self._on_started,
+                    on_stopped_leading=self.stopped.set,
+                    on_new_leader=self._on_new_leader,
+                ),
+                lease_duration=lease_duration,
+                renew_deadline=renew_deadline,
+                retry_period=retry_period,
+                release_on_cancel=release_on_cancel,
+                name=identity,
+            )
+        )
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.elector.run, args=(self.stop,), daemon=True)
+
+    def _on_started(self, stop: threading.Event) -> None:
+        self.lead_stop = stop
+        self.started.set()
+
+    def _on_new_leader(self, identity: str) -> None:
+        with self.new_leader_seen:
+            self.new_leaders.append(identity)
+            self.new_leader_seen.notify_all()
+
+    def wait_new_leader(self, identity: str) -> bool:
+        with self.new_leader_seen:
+            return self.new_leader_seen.wait_for(lambda: identity in self.new_leaders, TIMEOUT)
+
+    def start(self) -> Candidate:
+        self.thread.start()
+        return self
+
+    def shutdown(self) -> None:
+        self.stop.set()
+        self.thread.join(TIMEOUT)
+        assert not self.thread.is_alive()
+
+
+def first_leader(a: Candidate, b: Candidate) -> tuple[Candidate, Candidate]:
+    deadline = time.monotonic() + TIMEOUT
+    while not (a.started.is_set() or b.started.is_set()):
+        assert time.monotonic() < deadline, "nobody became leader"
+        a.started.wait(0.01)
+    return (a, b) if a.started.is_set() else (b, a)
+
+
+def test_exactly_one_candidate_leads_and_both_learn_who() -> None:
+    store = LeaseStore()
+    a, b = Candidate(store, "a").start(), Candidate(store, "b").start()
+    leader, follower = first_leader(a, b)
+    assert not follower.started.wait(1.5)  # a full lease later: still only one leader
+    assert leader.elector.is_leader() and not follower.elector.is_leader()
+    assert follower.wait_new_leader(leader.identity)
+    assert follower.elector.get_leader() == leader.identity
+    spec = store.spec()
+    assert spec["holderIdentity"] == leader.identity
+    assert spec["leaseDurationSeconds"] == 1
+    assert spec["leaseTransitions"] == 0  # created by the first leader
+    a.shutdown()
+    b.shutdown()
+
+
+def test_leader_that_cannot_renew_stops_and_the_other_takes_over() -> None:
+    store = LeaseStore()
+    a, b = Candidate(store, "a").start(), Candidate(store, "b").start()
+    leader, follower = first_leader(a, b)
+    leader.api.fail = True  # partitioned from the API server
+    assert leader.stopped.wait(TIMEOUT)  # renew deadline (0.5 s) exceeded
+    assert leader.lead_stop is not None and leader.lead_stop.is_set()
+    leader.thread.join(TIMEOUT)
+    assert not leader.thread.is_alive()
+    assert follower.started.wait(TIMEOUT)
+    assert follower.wait_new_leader(follower.identity)
+    spec = store.spec()
+    assert spec["holderIdentity"] == follower.identity
+    assert spec["leaseTransitions"] == 1
+    follower.shutdown()
+
+
+def test_release_on_cancel_gives_the_lease_up_at_once() -> None:
+    store = LeaseStore()
+    a = Candidate(store, "a", lease_duration=5.0, renew_deadline=2.0, release_on_cancel=True)
+    a.start()
+    assert a.started.wait(TIMEOUT)
+    b = Candidate(store, "b", lease_duration=5.0, renew_deadline=2.0).start()
+    assert b.wait_new_leader("a")
+    a.shutdown()
+    assert a.stopped.is_set()
+    spec = store.spec()
+    assert spec["holderIdentity"] == "" and spec["leaseDurationSeconds"] == 1
+    # b takes over well before a's 5 s lease would have expired
+    assert b.started.wait(3.0)
+    b.shutdown()
+
+
+def test_leader_renews_on_the_fast_path_without_reading() -> None:
+    store = LeaseStore()
+    a = Candidate(store, "a", retry_period=0.05).start()
+    assert a.started.wait(TIMEOUT)
+    reads_after_start = a.api.calls["read"]
+    first = store.spec()
+    deadline = time.monotonic() + TIMEOUT
+    while a.api.calls["replace"] < 5 and time.monotonic() < deadline:
+        a.stopped.wait(0.02)
+    assert a.api.calls["replace"] >= 5
+    assert a.api.calls["read"] == reads_after_start  # optimistic updates succeeded
+    assert store.spec()["renewTime"] > first["renewTime"]
+    assert store.spec()["acquireTime"] == first["acquireTime"]  # kept on renewals
+    a.shutdown()
+
+
+def test_stopped_leading_is_called_even_without_ever_leading() -> None:
+    store = LeaseStore()
+    a = Candidate(store, "a").start()
+    assert a.started.wait(TIMEOUT)
+    b = Candidate(store, "b").start()
+    assert b.wait_new_leader("a")
+    b.shutdown()
+    assert b.stopped.is_set() and not b.started.is_set()
+    a.shutdown()
+
+
+class ManualClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def elector_with_clock(store: LeaseStore, identity: str, clock: ManualClock) -> LeaderElector:
+    return LeaderElector(
+        LeaderElectionConfig(
+            LeaseLock(FakeLeaseApi(store), NS, NAME, identity),
+            LeaderCallbacks(lambda stop: None, lambda: None),
+            clock=clock,
+        )
+    )
+
+
+def test_lease_expiry_is_measured_from_when_the_record_last_changed_locally() -> None:
+    """Default timings (15/10/2 s) with a manual clock: no real waiting."""
+    store = LeaseStore()
+    clock = ManualClock()
+    a = elector_with_clock(store, "a", clock)
+    b = elector_with_clock(store, "b", clock)
+    assert a.try_acquire_or_renew()
+    assert store.spec()["leaseDurationSeconds"] == 15
+    assert not b.try_acquire_or_renew()  # held, fresh
+    clock.now += 14.9
+    assert not b.try_acquire_or_renew()  # b first saw the record at t=100
+    assert a.try_acquire_or_renew()  # a renews: the record changes
+    clock.now += 14.9
+    assert not b.try_acquire_or_renew()  # b saw the change at t=114.9
+    clock.now += 15.0
+    assert b.try_acquire_or_renew()  # unchanged for a full lease: taken over
+    assert b.is_leader() and store.spec()["leaseTransitions"] == 1
+    # a's optimistic update now conflicts; on the slow path it sees b's fresh record
+    assert not a.try_acquire_or_renew()
+    assert not a.is_leader() and a.get_leader() == "b"
+
+
+def test_concurrent_takeover_conflicts_and_only_one_wins() -> None:
+    store = LeaseStore()
+    clock = ManualClock()
+    old = elector_with_clock(store, "old", clock)
+    assert old.try_acquire_or_renew()
+    b = elector_with_clock(store, "b", clock)
+    c = elector_with_clock(store, "c", clock)
+    assert not b.try_acquire_or_renew() and not c.try_acquire_or_renew()
+    clock.now += 16
+    # both read the same expired record; the second write carries a stale resourceVersion
+    b.config.lock.get()
+    c.config.lock.get()
+    record = LeaderElectionRecord("b", 15, datetime.now(UTC), datetime.now(UTC), 1)
+    b.config.lock.update(record)
+    with pytest.raises(ApiException) as conflict:
+        c.config.lock.update(replace(record, holder_identity="c"))
+    assert conflict.value.status == 409
+    assert not c.try_acquire_or_renew()  # re-reads: held by b, fresh
+    assert c.get_leader() == "b"
+
+
+def test_check_reports_a_stuck_leader() -> None:
+    store = LeaseStore()
+    clock = ManualClock()
+    a = elector_with_clock(store, "a", clock)
+    a.check(1.0)  # not leading: healthy
+    assert a.try_acquire_or_renew()
+    clock.now += 15.5
+    a.check(1.0)
+    clock.now += 1.0
+    with pytest.raises(RuntimeError, match="failed election to renew"):
+        a.check(1.0)
+
+
+def test_lock_reports_missing_lease_and_refuses_update_before_get() -> None:
+    lock = LeaseLock(FakeLeaseApi(LeaseStore()), NS, NAME, "me")
+    with pytest.raises(LockNotFoundError):
+        lock.get()
+    with pytest.raises(RuntimeError, match="call get or create first"):
+        lock.update(LeaderElectionRecord("me", 15))
+    assert lock.describe() == f"{NS}/{NAME}" and lock.identity() == "me"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"lease_duration": 10.0, "renew_deadline": 10.0}, "lease_duration"),
+        ({"renew_deadline": 2.0, "retry_period": 2.0}, "renew_deadline"),
+        ({"lease_duration": 0.5, "renew_deadline": 0.3, "retry_period": 0.1}, "at least 1 s"),
+        ({"retry_period": 0.0}, "retry_period"),
+    ],
+)
+def test_config_is_validated_like_client_go(kwargs: dict[str, float], message: str) -> None:
+    lock = LeaseLock(FakeLeaseApi(LeaseStore()), NS, NAME, "me")
+    config = LeaderElectionConfig(lock, LeaderCallbacks(lambda stop: None, lambda: None))
+    for name, value in kwargs.items():
+        setattr(config, name, value)
+    with pytest.raises(ValueError, match=message):
+        LeaderElector(config)
+
+
+def test_defaults_are_client_go_defaults() -> None:
+    lock = LeaseLock(FakeLeaseApi(LeaseStore()), NS, NAME, "me")
+    config = LeaderElectionConfig(lock, LeaderCallbacks(lambda stop: None, lambda: None))
+    assert (config.lease_duration, config.renew_deadline, config.retry_period) == (15, 10, 2)
+    with pytest.raises(ValueError, match="identity"):
+        LeaseLock(FakeLeaseApi(LeaseStore()), NS, NAME, "")
