@@ -221,7 +221,7 @@ class DeltaFIFO(Generic[T]):
             # Step 3: known objects that are neither listed nor queued.
             known = self._known_objects
             if known is not None:
-                for key, value in self._known_items(known):
+                for key, value in known_items(known):
                     if key in keys or key in items:
                         continue
                     queued_deletions += 1
@@ -241,7 +241,7 @@ class DeltaFIFO(Generic[T]):
             return
         with self._lock:
             items = self._items
-            for _, obj in self._known_items(known):
+            for _, obj in known_items(known):
                 if obj is None:
                     continue  # lookup error or absent: skip
                 key = self.key_of(obj)
@@ -376,21 +376,21 @@ class DeltaFIFO(Generic[T]):
         if self._waiting:
             self._cond.notify()
 
-    @staticmethod
-    def _known_items(known: KnownObjects) -> Iterable[tuple[str, Any | None]]:
-        """(key, object or None) for every known key; None when absent or the lookup failed.
-
-        An Indexer is read with one snapshot (one lock acquisition) instead of a lookup per
-        key; the result is the same because the consumer writes it only inside ``pop``,
-        under our lock, which we hold here.
-        """
-        if isinstance(known, Indexer):
-            return known.snapshot().items()
-        return [(key, _lookup(known, key)) for key in known.list_keys()]
-
 
 def _lookup(known: KnownObjects, key: str) -> Any | None:
     try:
         return known.get_by_key(key)
     except Exception:
         return None
+
+
+def known_items(known: KnownObjects) -> Iterable[tuple[str, Any | None]]:
+    """(key, object or None) for every known key; None when absent or the lookup failed.
+
+    An Indexer is read with one snapshot (one lock acquisition) instead of a lookup per key;
+    the result is the same because the FIFO consumer writes the indexer only inside ``pop``,
+    under the FIFO lock, which the callers hold.
+    """
+    if isinstance(known, Indexer):
+        return known.snapshot().items()
+    return [(key, _lookup(known, key)) for key in known.list_keys()]

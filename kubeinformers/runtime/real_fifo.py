@@ -1,0 +1,291 @@
+"""RealFIFO (non-atomic mode): every event is its own queue entry, delivered in arrival order.
+
+client-go counterpart: tools/cache/the_real_fifo.go with ``AtomicEvents: false`` — the
+informer queue of client-go v0.33-v0.35 (section C-2 of spec/client-go-rules.md). Selected by
+``SharedIndexInformer(..., queue="ordered")`` for users who want strictly ordered delivery
+(nothing compacted, deletes of never-seen keys delivered, relist tombstones *before* the
+relisted items).
+
+It has the DeltaFIFO's consumer interface (``pop(process, timeout)`` handing out one-element
+``Deltas``, ``has_synced``, ``close``, ``is_closed``) and producer interface (``add``,
+``update``, ``delete``, ``replace``, ``resync``, a ``transformer`` attribute), plus
+``pop_batch`` (C2.7). The atomic mode of v0.36 (C-3) is not implemented.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from itertools import islice
+from typing import Any, Generic, TypeAlias, TypeVar
+
+from .delta_fifo import (
+    Delta,
+    Deltas,
+    DeltaType,
+    FIFOClosedError,
+    KnownObjects,
+    PopProcessFunc,
+    known_items,
+)
+from .keys import DeletedFinalStateUnknown, ObjectKeyError, meta_namespace_key
+
+__all__ = ["DEFAULT_BATCH_SIZE", "ProcessBatchFunc", "RealFIFO"]
+
+T = TypeVar("T")
+
+DEFAULT_BATCH_SIZE = 1000
+"""client-go's ``defaultBatchSize``: the most entries one ``pop_batch`` hands out."""
+
+ProcessBatchFunc: TypeAlias = Callable[[Deltas[T], bool], object]
+"""``process_batch(deltas, is_in_initial_list)`` for a batch of distinct keys."""
+
+_ADDED = DeltaType.ADDED
+_UPDATED = DeltaType.UPDATED
+_DELETED = DeltaType.DELETED
+_REPLACED = DeltaType.REPLACED
+_SYNC = DeltaType.SYNC
+_BATCHABLE = frozenset({_SYNC, _REPLACED, _ADDED, _UPDATED, _DELETED})
+
+
+class RealFIFO(Generic[T]):
+    """An ordered queue of single deltas (client-go's RealFIFO, non-atomic mode, C-2).
+
+    ``known_objects`` (the consumer's store) is required (C2.2): it drives relist deletion
+    detection and resync. ``transformer`` is applied once to every object entering through
+    add/update/delete/replace, never to tombstones or resync items.
+    """
+
+    def __init__(
+        self,
+        key_func: Callable[[Any], str] = meta_namespace_key,
+        known_objects: KnownObjects | None = None,
+        transformer: Callable[[Any], Any] | None = None,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> None:
+        if known_objects is None:
+            # C2.2: Go panics ("coding error: knownObjects must be provided when
+            # AtomicEvents is false").
+            raise ValueError(
+                "RealFIFO needs known_objects (the consumer's store, e.g. the informer's "
+                "Indexer): it is used for relist deletion detection and resync"
+            )
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self._key_func = key_func
+        self._known_objects = known_objects
+        self.transformer = transformer
+        self._batch_size = batch_size
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
+        self._items: deque[Delta[T]] = deque()
+        self._populated = False
+        self._initial_population_count = 0
+        self._closed = False
+        self._waiting = 0
+
+    # -- keys ------------------------------------------------------------------------
+
+    def key_of(self, obj: Any) -> str:
+        """A7: Deltas → newest element; a single Delta → its object; a tombstone → its key;
+        else the key function. Failures raise ObjectKeyError."""
+        if type(obj) is list:
+            if not obj:
+                raise ObjectKeyError(obj, "0 length Deltas object; can't get key")
+            obj = obj[-1]
+        if type(obj) is Delta:
+            obj = obj.object
+        if isinstance(obj, DeletedFinalStateUnknown):
+            return obj.key
+        try:
+            return self._key_func(obj)
+        except Exception as e:
+            raise ObjectKeyError(obj, e) from e
+
+    # -- producer side ---------------------------------------------------------------
+
+    def add(self, obj: T) -> None:
+        """Mark populated; enqueue ``Added`` (C2.3)."""
+        with self._lock:
+            self._populated = True
+            self._append_locked(_ADDED, obj, True)
+
+    def update(self, obj: T) -> None:
+        """Mark populated; enqueue ``Updated`` (C2.3)."""
+        with self._lock:
+            self._populated = True
+            self._append_locked(_UPDATED, obj, True)
+
+    def delete(self, obj: T | DeletedFinalStateUnknown[T]) -> None:
+        """Mark populated; ALWAYS enqueue ``Deleted``, even for never-seen keys (C2.3)."""
+        with self._lock:
+            self._populated = True
+            self._append_locked(_DELETED, obj, True)
+
+    def replace(self, objs: Iterable[T], resource_version: str = "") -> None:
+        """Reconcile a relist (C2.4): tombstone deletes first, then ``Replaced`` items.
+
+        1. every listed key is computed (a key error aborts, nothing enqueued); 2. each key
+        queued (in order of first appearance) but not listed gets ``Deleted(tombstone{key,
+        its last queued object})`` unless its last entry already is a delete; 3. each known
+        key neither listed nor queued gets ``Deleted(tombstone{key, known object or None})``;
+        4. every listed object is enqueued as ``Replaced`` (transformed), in list order;
+        5. the first call sets the initial population count to the queue length.
+        """
+        objs = list(objs)
+        with self._lock:
+            key_of = self.key_of
+            new_keys = {key_of(obj) for obj in objs}
+
+            last_for_key: dict[str, Delta[T]] = {}  # insertion order = first appearance
+            for delta in self._items:
+                last_for_key[key_of(delta.object)] = delta
+
+            for key, last in last_for_key.items():
+                if key in new_keys or last.type is _DELETED:
+                    continue
+                self._append_locked(_DELETED, DeletedFinalStateUnknown(key, last.object), False)
+
+            for key, value in known_items(self._known_objects):
+                if key in new_keys or key in last_for_key:
+                    continue
+                self._append_locked(_DELETED, DeletedFinalStateUnknown(key, value), False)
+
+            for obj in objs:
+                self._append_locked(_REPLACED, obj, True)
+
+            if not self._populated:
+                self._populated = True
+                self._initial_population_count = len(self._items)
+
+    def resync(self) -> None:
+        """Enqueue ``Sync(known object)`` (untransformed) for every known key that appears
+        nowhere in the queue (C2.5). Never marks the queue populated."""
+        with self._lock:
+            key_of = self.key_of
+            queued = {key_of(delta.object) for delta in self._items}
+            for key, obj in known_items(self._known_objects):
+                if key in queued or obj is None:
+                    continue
+                self._append_locked(_SYNC, obj, False)
+
+    def close(self) -> None:
+        """Set the closed flag and wake every blocked pop; writes are still accepted."""
+        with self._lock:
+            self._closed = True
+            self._cond.notify_all()
+
+    # -- consumer side ---------------------------------------------------------------
+
+    def pop(self, process: PopProcessFunc[T], timeout: float | None = None) -> Deltas[T]:
+        """Hand the oldest entry, as a one-element Deltas, to ``process`` (C2.6).
+
+        Same contract as ``DeltaFIFO.pop``: blocks while empty; FIFOClosedError on a closed,
+        empty queue; with ``timeout``, returns ``[]`` without calling ``process`` when nothing
+        arrives. ``process`` runs under the queue lock; the initial population count drops
+        only after it returned (so ``has_synced`` never turns true mid-processing). Its
+        exceptions propagate; the entry is not re-queued.
+        """
+        with self._lock:
+            if not self._items and not self._wait_locked(timeout):
+                return []
+            is_in_initial_list = not (self._populated and self._initial_population_count == 0)
+            deltas = [self._items.popleft()]
+            try:
+                process(deltas, is_in_initial_list)
+            finally:
+                if self._initial_population_count > 0:
+                    self._initial_population_count -= 1
+            return deltas
+
+    def pop_batch(
+        self,
+        process_batch: ProcessBatchFunc[T],
+        process_single: PopProcessFunc[T],
+        timeout: float | None = None,
+    ) -> Deltas[T]:
+        """Pop up to ``batch_size`` entries of distinct keys and process them together (C2.7).
+
+        A batch never crosses the end of the initial list, stops before a repeated key or a
+        non-batchable entry (which, when first, is processed alone), and includes then stops
+        at an entry whose key cannot be computed. One entry goes to ``process_single``,
+        several to ``process_batch``. Returns the entries handed out (``[]`` on timeout).
+        """
+        with self._lock:
+            if not self._items and not self._wait_locked(timeout):
+                return []
+            is_in_initial_list = not (self._populated and self._initial_population_count == 0)
+            items = self._items
+            limit = min(self._batch_size, len(items))
+            if self._initial_population_count > 0:
+                limit = min(limit, self._initial_population_count)
+            batch: Deltas[T] = []
+            seen: set[str] = set()
+            for delta in islice(items, limit):
+                if delta.type not in _BATCHABLE:
+                    if not batch:
+                        batch.append(delta)
+                    break
+                try:
+                    key = self.key_of(delta)
+                except ObjectKeyError:
+                    batch.append(delta)  # Go pops a broken entry and closes the batch
+                    break
+                if key in seen:
+                    break
+                seen.add(key)
+                batch.append(delta)
+            for _ in batch:
+                items.popleft()
+            try:
+                if len(batch) == 1:
+                    process_single(batch, is_in_initial_list)
+                else:
+                    process_batch(batch, is_in_initial_list)
+            finally:
+                if self._initial_population_count > 0:
+                    self._initial_population_count -= len(batch)
+            return batch
+
+    def _wait_locked(self, timeout: float | None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._items:
+            if self._closed:
+                raise FIFOClosedError()
+            remaining = None
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+            self._waiting += 1
+            try:
+                self._cond.wait(remaining)
+            finally:
+                self._waiting -= 1
+        return True
+
+    def has_synced(self) -> bool:
+        """True once populated and every entry of the first Replace was processed (C2.6)."""
+        with self._lock:
+            return self._populated and self._initial_population_count == 0
+
+    def is_closed(self) -> bool:
+        with self._lock:
+            return self._closed
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    # -- internals -------------------------------------------------------------------
+
+    def _append_locked(self, action: DeltaType, obj: Any, transform: bool) -> None:
+        self.key_of(obj)  # an unkeyable object is rejected (ObjectKeyError)
+        if transform and self.transformer is not None:
+            if not isinstance(obj, DeletedFinalStateUnknown):
+                obj = self.transformer(obj)
+        self._items.append(Delta(action, obj))
+        if self._waiting:
+            self._cond.notify()
