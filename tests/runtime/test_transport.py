@@ -1,0 +1,608 @@
+"""ApiListerWatcher against a tiny canned HTTP server on 127.0.0.1 (no real cluster).
+
+Checks request paths and query parameters, decoding of list pages and watch lines into a
+pydantic model, ERROR events as Status, 401/403 wording without the token, one bad object
+skipped, stop() from another thread, and a Reflector over the transport (paging, D7/D19).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from pydantic import Field
+
+from kubeinformers.runtime.errors import ApiStatusError
+from kubeinformers.runtime.keys import object_annotations, object_resource_version
+from kubeinformers.runtime.listwatch import ListOptions, Status
+from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.reflector import Reflector
+from kubeinformers.runtime.resource import APIResource
+from kubeinformers.runtime.transport import (
+    MIN_CONNECTION_POOL_SIZE,
+    ApiListerWatcher,
+    query_params,
+)
+from kubeinformers.runtime.wire import JsonDecoder, ObjectDecodeError
+
+kubernetes_client = pytest.importorskip("kubernetes.client")
+
+TOKEN = "s3cret-token-value"
+PODS = APIResource("", "v1", "pods", "Pod", namespaced=True)
+WIDGETS = APIResource("example.com", "v1", "widgets", "Widget", namespaced=True)
+NODES = APIResource("", "v1", "nodes", "Node", namespaced=False)
+
+
+class Meta(KubeModel):
+    name: str | None = None
+    namespace: str | None = None
+    resource_version: str | None = Field(None, alias="resourceVersion")
+    annotations: dict[str, str] | None = None
+
+
+class Spec(KubeModel):
+    replicas: int = 1
+
+
+class Widget(KubeModel):
+    api_version: str | None = Field(None, alias="apiVersion")
+    kind: str | None = None
+    metadata: Meta | None = None
+    spec: Spec  # required: a bookmark (metadata only) must not need it
+
+
+def widget(name: str, rv: str, replicas: Any = 1, ns: str = "default") -> dict[str, Any]:
+    return {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": name, "namespace": ns, "resourceVersion": rv},
+        "spec": {"replicas": replicas},
+    }
+
+
+def line(type_: str, obj: Any) -> bytes:
+    return json.dumps({"type": type_, "object": obj}).encode() + b"\n"
+
+
+def status_body(code: int, reason: str, message: str) -> bytes:
+    return json.dumps(
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": message,
+            "reason": reason,
+            "code": code,
+        }
+    ).encode()
+
+
+# ------------------------------------------------------------------------------ the server
+
+
+@dataclass
+class Request:
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Stream:
+    """A chunked response; an Event item waits (up to 10 s) before the next chunk."""
+
+    chunks: Iterable[bytes | threading.Event]
+
+
+Route = Callable[[Request], Reply | Stream]
+
+
+class CannedServer:
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+        self.routes: dict[str, Route | list[Route]] = {}
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                parts = urlsplit(self.path)
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                req = Request(parts.path, dict(parse_qsl(parts.query)), headers)
+                outer.requests.append(req)
+                route = outer.routes.get(parts.path)
+                if isinstance(route, list):
+                    route = route.pop(0) if route else None
+                reply = route(req) if route else Reply(404, status_body(404, "NotFound", "no"))
+                if isinstance(reply, Reply):
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(reply.body)))
+                    for k, v in reply.headers.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(reply.body)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                try:
+                    for chunk in reply.chunks:
+                        if isinstance(chunk, threading.Event):
+                            chunk.wait(10)
+                            continue
+                        self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                        self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except OSError:
+                    pass
+                self.close_connection = True
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server() -> Iterator[CannedServer]:
+    s = CannedServer()
+    yield s
+    s.close()
+
+
+def api_client(url: str, token: str = TOKEN) -> Any:
+    cfg = kubernetes_client.Configuration()
+    cfg.host = url
+    cfg.api_key = {"authorization": token}
+    cfg.api_key_prefix = {"authorization": "Bearer"}
+    return kubernetes_client.ApiClient(cfg)
+
+
+def widget_list(rv: str, *items: dict[str, Any], cont: str | None = None) -> Reply:
+    md: dict[str, Any] = {"resourceVersion": rv}
+    if cont:
+        md["continue"] = cont
+    return Reply(
+        body=json.dumps(
+            {
+                "kind": "WidgetList",
+                "apiVersion": "example.com/v1",
+                "metadata": md,
+                "items": list(items),
+            }
+        ).encode()
+    )
+
+
+# ------------------------------------------------------------------------------ requests
+
+
+def test_paths_for_core_named_group_all_namespaces_and_cluster_scope(server: CannedServer) -> None:
+    api = api_client(server.url)
+    empty = lambda r: Reply(body=b'{"kind":"List","metadata":{"resourceVersion":"1"},"items":[]}')  # noqa: E731
+    for p in (
+        "/api/v1/namespaces/x/pods",
+        "/api/v1/pods",
+        "/apis/example.com/v1/widgets",
+        "/api/v1/nodes",
+    ):
+        server.routes[p] = empty
+    ApiListerWatcher(api, PODS, dict, namespace="x").list(ListOptions())
+    ApiListerWatcher(api, PODS, dict).list(ListOptions())
+    ApiListerWatcher(api, WIDGETS, dict, namespace="").list(ListOptions())
+    ApiListerWatcher(api, NODES, dict, namespace="ignored").list(ListOptions())
+    assert [r.path for r in server.requests] == [
+        "/api/v1/namespaces/x/pods",
+        "/api/v1/pods",
+        "/apis/example.com/v1/widgets",
+        "/api/v1/nodes",
+    ]
+    assert all(r.headers["authorization"] == f"Bearer {TOKEN}" for r in server.requests)
+    assert all(r.headers["accept"] == "application/json" for r in server.requests)
+
+
+def test_list_query_params_from_list_options(server: CannedServer) -> None:
+    server.routes["/api/v1/pods"] = lambda r: Reply(body=b'{"metadata":{},"items":[]}')
+    lw = ApiListerWatcher(api_client(server.url), PODS, dict)
+    lw.list(
+        ListOptions(
+            label_selector="app=web,tier in (a,b)",
+            field_selector="metadata.name=x",
+            resource_version="0",
+            resource_version_match="NotOlderThan",
+            limit=500,
+            continue_="tok",
+            allow_watch_bookmarks=True,  # meaningless for a list: not sent
+        )
+    )
+    assert server.requests[0].query == {
+        "labelSelector": "app=web,tier in (a,b)",
+        "fieldSelector": "metadata.name=x",
+        "resourceVersion": "0",
+        "resourceVersionMatch": "NotOlderThan",
+        "limit": "500",
+        "continue": "tok",
+    }
+
+
+def test_watch_query_params() -> None:
+    q = dict(
+        query_params(
+            ListOptions(
+                resource_version="",
+                resource_version_match="NotOlderThan",
+                allow_watch_bookmarks=True,
+                send_initial_events=True,
+                timeout_seconds=450,
+            ),
+            watch=True,
+        )
+    )
+    assert q == {
+        "resourceVersionMatch": "NotOlderThan",
+        "timeoutSeconds": "450",
+        "watch": "true",
+        "allowWatchBookmarks": "true",
+        "sendInitialEvents": "true",
+    }
+
+
+def test_h8_tweak_applies_to_a_copy(server: CannedServer) -> None:
+    server.routes["/api/v1/pods"] = lambda r: Reply(body=b'{"metadata":{},"items":[]}')
+    seen: list[ListOptions] = []
+
+    def tweak(o: ListOptions) -> None:
+        o.label_selector = "team=a"
+        seen.append(o)
+
+    lw = ApiListerWatcher(api_client(server.url), PODS, dict, tweak_list_options=tweak)
+    original = ListOptions(resource_version="5")
+    lw.list(original)
+    assert original.label_selector is None  # the caller's options are untouched
+    assert seen[0] is not original
+    assert server.requests[0].query["labelSelector"] == "team=a"
+
+
+def test_connection_pool_is_sized_for_many_informers(server: CannedServer) -> None:
+    api = api_client(server.url)
+    ApiListerWatcher(api, PODS, dict)
+    assert api.configuration.connection_pool_maxsize >= MIN_CONNECTION_POOL_SIZE
+    assert api.rest_client.pool_manager.connection_pool_kw["maxsize"] >= 50
+
+
+# ------------------------------------------------------------------------------ decoding
+
+
+def test_list_page_decodes_into_the_model(server: CannedServer) -> None:
+    server.routes["/apis/example.com/v1/namespaces/default/widgets"] = lambda r: widget_list(
+        "42", widget("a", "40"), widget("b", "41", replicas=3), cont="next"
+    )
+    lw = ApiListerWatcher(api_client(server.url), WIDGETS, Widget, namespace="default")
+    page = lw.list(ListOptions(limit=2))
+    assert page.resource_version == "42" and page.continue_ == "next"
+    assert [type(i) for i in page.items] == [Widget, Widget]
+    assert page.items[1].spec.replicas == 3
+    assert page.items[0].metadata is not None and page.items[0].metadata.name == "a"
+
+
+def test_list_page_with_one_bad_object_keeps_the_others(
+    server: CannedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.routes["/apis/example.com/v1/widgets"] = lambda r: widget_list(
+        "9", widget("good", "1"), widget("bad", "2", replicas="many"), widget("fine", "3")
+    )
+    lw = ApiListerWatcher(api_client(server.url), WIDGETS, Widget)
+    reported: list[BaseException] = []
+    lw.set_decode_error_handler(reported.append)
+    page = lw.list(ListOptions())
+    assert [i.metadata.name for i in page.items if i.metadata] == ["good", "fine"]
+    assert lw.decode_errors == 1
+    assert isinstance(reported[0], ObjectDecodeError)
+    assert reported[0].key == "default/bad" and reported[0].path == "spec.replicas"
+    assert "default/bad" in caplog.text
+
+
+def test_model_dict_gives_plain_dicts(server: CannedServer) -> None:
+    server.routes["/apis/example.com/v1/widgets"] = lambda r: widget_list("9", widget("a", "1"))
+    page = ApiListerWatcher(api_client(server.url), WIDGETS, dict).list(ListOptions())
+    assert page.items == [widget("a", "1")]
+    assert page.resource_version == "9"
+
+
+def test_d9_table_response_is_rejected() -> None:
+    dec = JsonDecoder(Widget)
+    with pytest.raises(ValueError, match="Table"):
+        dec.decode_list(b'{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{},"rows":[]}')
+
+
+def test_watch_stream_decodes_lines_split_across_chunks(server: CannedServer) -> None:
+    body = (
+        line("ADDED", widget("a", "11"))
+        + line("MODIFIED", widget("a", "12", replicas=2))
+        + line(
+            "BOOKMARK",
+            {
+                "kind": "Widget",
+                "apiVersion": "example.com/v1",
+                "metadata": {
+                    "resourceVersion": "13",
+                    "annotations": {"k8s.io/initial-events-end": "true"},
+                },
+            },
+        )
+        + line("DELETED", widget("a", "14", replicas=2))
+        + line("ERROR", json.loads(status_body(410, "Expired", "too old resource version: 1 (14)")))
+    )
+    # cut the stream at awkward places: mid-line and mid-UTF-8-free JSON
+    chunks = [body[i : i + 37] for i in range(0, len(body), 37)]
+    server.routes["/apis/example.com/v1/widgets"] = lambda r: Stream(chunks)
+    lw = ApiListerWatcher(api_client(server.url), WIDGETS, Widget)
+    w = lw.watch(
+        ListOptions(resource_version="10", allow_watch_bookmarks=True, timeout_seconds=300)
+    )
+    events = list(w)
+    assert [e.type for e in events] == ["ADDED", "MODIFIED", "BOOKMARK", "DELETED", "ERROR"]
+    assert isinstance(events[1].object, Widget) and events[1].object.spec.replicas == 2
+    bm = events[2].object
+    assert type(bm) is Widget  # the reflector's type check (D12) passes for bookmarks
+    assert object_resource_version(bm) == "13"
+    assert object_annotations(bm)["k8s.io/initial-events-end"] == "true"
+    err = events[4].object
+    assert isinstance(err, Status) and err.code == 410 and err.reason == "Expired"
+    q = server.requests[0].query
+    assert q == {
+        "resourceVersion": "10",
+        "timeoutSeconds": "300",
+        "watch": "true",
+        "allowWatchBookmarks": "true",
+    }
+
+
+def test_watch_bad_object_is_logged_counted_reported_and_skipped(
+    server: CannedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = (
+        line("ADDED", widget("a", "11"))
+        + line("ADDED", widget("broken", "12", replicas={"no": 1}))
+        + line("MODIFIED", widget("broken", "13", replicas=[1]))
+        + line("ADDED", widget("c", "14"))
+    )
+    server.routes["/apis/example.com/v1/widgets"] = lambda r: Stream([body])
+    lw = ApiListerWatcher(api_client(server.url), WIDGETS, Widget)
+    reported: list[BaseException] = []
+    lw.set_decode_error_handler(reported.append)
+    with caplog.at_level(logging.ERROR, logger="kubeinformers.transport"):
+        events = list(lw.watch(ListOptions()))
+    assert [(e.type, object_resource_version(e.object)) for e in events] == [
+        ("ADDED", "11"),
+        ("ADDED", "14"),
+    ]
+    assert lw.decode_errors == 2
+    assert [type(e) for e in reported] == [ObjectDecodeError, ObjectDecodeError]
+    first = reported[0]
+    assert isinstance(first, ObjectDecodeError)
+    assert first.key == "default/broken" and first.path == "spec.replicas"
+    assert first.event_type == "ADDED"
+    assert "default/broken" in caplog.text and "spec.replicas" in caplog.text
+
+
+def test_watch_dict_model_and_error_event(server: CannedServer) -> None:
+    body = line("ADDED", widget("a", "1")) + line(
+        "ERROR", json.loads(status_body(500, "InternalError", "boom"))
+    )
+    server.routes["/apis/example.com/v1/widgets"] = lambda r: Stream([body])
+    events = list(ApiListerWatcher(api_client(server.url), WIDGETS, dict).watch(ListOptions()))
+    assert events[0].object == widget("a", "1")
+    assert isinstance(events[1].object, Status) and events[1].object.code == 500
+
+
+def test_watch_stop_from_another_thread_ends_iteration_promptly(server: CannedServer) -> None:
+    hold = threading.Event()
+    server.routes["/apis/example.com/v1/widgets"] = lambda r: Stream(
+        [line("ADDED", widget("a", "1")), hold, line("ADDED", widget("late", "2"))]
+    )
+    lw = ApiListerWatcher(api_client(server.url), WIDGETS, Widget)
+    w = lw.watch(ListOptions(timeout_seconds=300))
+    got: list[Any] = []
+    first = threading.Event()
+
+    def consume() -> None:
+        for e in w:
+            got.append(e)
+            first.set()
+
+    t = threading.Thread(target=consume)
+    t.start()
+    assert first.wait(5)
+    t0 = time.monotonic()
+    w.stop()
+    t.join(5)
+    hold.set()
+    assert not t.is_alive() and time.monotonic() - t0 < 1.0
+    assert len(got) == 1
+
+
+# ------------------------------------------------------------------------------ failures
+
+
+@pytest.mark.parametrize("code,reason", [(401, "Unauthorized"), (403, "Forbidden")])
+def test_401_403_name_server_and_resource_never_the_token(
+    server: CannedServer, caplog: pytest.LogCaptureFixture, code: int, reason: str
+) -> None:
+    msg = 'pods is forbidden: User "system:anonymous" cannot list resource "pods"'
+    server.routes["/api/v1/namespaces/x/pods"] = lambda r: Reply(
+        code, status_body(code, reason, msg)
+    )
+    lw = ApiListerWatcher(api_client(server.url), PODS, Widget, namespace="x")
+    with caplog.at_level(logging.DEBUG):
+        with pytest.raises(ApiStatusError) as info:
+            lw.list(ListOptions())
+    err = info.value
+    assert err.code == code and err.reason == reason
+    word = "unauthorized" if code == 401 else "forbidden"
+    assert err.message.startswith(f'{word}: cannot list pods in namespace "x" at {server.url}: ')
+    assert msg in err.message
+    assert ("RBAC" if code == 403 else "credentials") in err.message
+    assert TOKEN not in str(err) and TOKEN not in repr(err) and TOKEN not in caplog.text
+
+
+def test_watch_403_is_worded_for_watch(server: CannedServer) -> None:
+    server.routes["/api/v1/pods"] = lambda r: Reply(403, status_body(403, "Forbidden", "no"))
+    with pytest.raises(ApiStatusError, match="forbidden: cannot watch pods in all namespaces at"):
+        ApiListerWatcher(api_client(server.url), PODS, dict).watch(ListOptions())
+
+
+def test_410_and_429_with_retry_after(server: CannedServer) -> None:
+    server.routes["/api/v1/pods"] = [
+        lambda r: Reply(410, status_body(410, "Expired", "too old resource version: 1 (5)")),
+        lambda r: Reply(429, status_body(429, "TooManyRequests", "slow"), {"Retry-After": "3"}),
+        lambda r: Reply(502, b"<html>bad gateway</html>"),
+    ]
+    lw = ApiListerWatcher(api_client(server.url), PODS, dict)
+    with pytest.raises(ApiStatusError) as e1:
+        lw.list(ListOptions(resource_version="1"))
+    assert (e1.value.code, e1.value.reason) == (410, "Expired")
+    with pytest.raises(ApiStatusError) as e2:
+        lw.list(ListOptions())
+    assert (e2.value.code, e2.value.retry_after) == (429, 3.0)
+    with pytest.raises(ApiStatusError) as e3:
+        lw.list(ListOptions())
+    assert e3.value.code == 502 and "bad gateway" in e3.value.message
+
+
+def test_connection_refused_is_a_connection_refused_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    api = api_client(f"http://127.0.0.1:{port}")
+    lw = ApiListerWatcher(api, PODS, dict)
+    with pytest.raises(ConnectionRefusedError) as info:
+        lw.list(ListOptions())
+    assert f"127.0.0.1:{port}" in str(info.value)
+    assert TOKEN not in str(info.value)
+
+
+# ------------------------------------------------------------------------------ with a reflector
+
+
+class ListStore:
+    def __init__(self) -> None:
+        self.replaced = threading.Event()
+        self.items: list[Any] = []
+        self.rv = ""
+        self.adds: list[Any] = []
+        self.added = threading.Event()
+
+    def add(self, o: Any) -> None:
+        self.adds.append(o)
+        self.added.set()
+
+    update = delete = add
+
+    def replace(self, objs: list[Any], rv: str) -> None:
+        self.items, self.rv = list(objs), rv
+        self.replaced.set()
+
+    def resync(self) -> None:
+        pass
+
+
+def test_d7_reflector_pages_through_the_transport_then_watches(server: CannedServer) -> None:
+    path = "/apis/example.com/v1/widgets"
+    hold = threading.Event()
+    server.routes[path] = [
+        lambda r: widget_list("100", widget("a", "1"), widget("b", "2"), cont="c1"),
+        lambda r: widget_list("100", widget("c", "3")),
+        lambda r: Stream([line("ADDED", widget("d", "101")), hold]),
+    ]
+    store = ListStore()
+    lw = ApiListerWatcher(api_client(server.url), WIDGETS, Widget)
+    r: Reflector[Widget] = Reflector(lw, Widget, store, use_watch_list=False, page_size=2)
+    stop = threading.Event()
+    t = threading.Thread(target=r.run, args=(stop,))
+    t.start()
+    try:
+        assert store.added.wait(5)
+    finally:
+        stop.set()
+        t.join(5)
+        hold.set()
+    assert not t.is_alive()
+    assert [w.metadata.name for w in store.items if w.metadata] == ["a", "b", "c"]
+    assert store.rv == "100"
+    q = [req.query for req in server.requests]
+    assert q[0] == {"resourceVersion": "0", "limit": "2"}
+    assert q[1] == {"limit": "2", "continue": "c1"}
+    assert q[2]["resourceVersion"] == "100" and q[2]["watch"] == "true"
+    assert q[2]["allowWatchBookmarks"] == "true"
+    assert r.last_sync_resource_version() == "101"
+
+
+def test_d19_reflector_watch_list_over_the_transport(server: CannedServer) -> None:
+    path = "/apis/example.com/v1/widgets"
+    hold = threading.Event()
+    end = {
+        "kind": "Widget",
+        "apiVersion": "example.com/v1",
+        "metadata": {"resourceVersion": "50", "annotations": {"k8s.io/initial-events-end": "true"}},
+    }
+    server.routes[path] = [
+        lambda r: Stream(
+            [
+                line("ADDED", widget("a", "7")),
+                line("ADDED", widget("b", "9")),
+                line("BOOKMARK", end),
+                hold,
+            ]
+        ),
+    ]
+    store = ListStore()
+    lw = ApiListerWatcher(api_client(server.url), WIDGETS, Widget)
+    r: Reflector[Widget] = Reflector(lw, Widget, store, use_watch_list=True)
+    stop = threading.Event()
+    t = threading.Thread(target=r.run, args=(stop,))
+    t.start()
+    try:
+        assert store.replaced.wait(5)
+    finally:
+        stop.set()
+        t.join(5)
+        hold.set()
+    assert not t.is_alive()
+    assert sorted(w.metadata.name for w in store.items if w.metadata) == ["a", "b"]
+    assert store.rv == "50"
+    q = server.requests[0].query
+    assert q["sendInitialEvents"] == "true" and q["resourceVersionMatch"] == "NotOlderThan"
+    assert "resourceVersion" not in q  # RV "" is omitted, as Go's omitempty does
+    assert len(server.requests) == 1  # no LIST
