@@ -159,6 +159,17 @@ class ThreadSafeStore(Generic[T]):
 
     update = add
 
+    def upsert(self, key: str, obj: T) -> T | None:
+        """``add`` that also returns the object it replaced (None if the key was new)."""
+        with self._lock:
+            old = self._items.get(key, _ABSENT)
+            self._items[key] = obj
+            if self._indexers:
+                self._update_indices(key, old, obj)
+            if self._track_rv:
+                self._note_rv(obj)
+            return None if old is _ABSENT else old
+
     def delete(self, key: str, obj: Any = _ABSENT) -> None:
         """Remove ``key``; an absent key is a silent no-op (B2).
 
@@ -398,6 +409,17 @@ class Indexer(Generic[T]):
         if self._transformer is not None:
             obj = self._transform(obj)
         self._store.add(key, obj)
+
+    def upsert(self, obj: T) -> T | None:
+        """Add or update ``obj`` and return the object it replaced, or None if it is new.
+
+        One key computation and one lock acquisition instead of ``get`` then ``add`` /
+        ``update``: the informer's hot path decides add vs update (E3) from the result.
+        """
+        key = self.key_of(obj)
+        if self._transformer is not None:
+            obj = self._transform(obj)
+        return self._store.upsert(key, obj)
 
     def delete(self, obj: Any) -> None:
         """Remove the object's key (a tombstone's own key); absent keys are ignored (B2)."""

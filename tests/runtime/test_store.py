@@ -53,6 +53,15 @@ def test_b1_add_and_update_are_one_upsert_moving_index_values() -> None:
     assert sorted(idx.list_keys()) == ["ns1/a", "ns2/b"]
 
 
+def test_b1_upsert_returns_the_replaced_object() -> None:
+    idx = make_indexer()
+    first = thing("a", 1, namespace="ns", labels={"k": "x"})
+    assert idx.upsert(first) is None
+    assert idx.upsert(thing("a", 2, namespace="ns", labels={"k": "y"})) is first
+    assert idx.by_index("labels", "x") == []
+    assert [o.value for o in idx.by_index("labels", "y")] == [2]
+
+
 def test_b2_delete_of_absent_key_is_silent_and_delete_removes_from_every_index() -> None:
     idx = make_indexer()
     idx.delete(thing("ghost", namespace="ns"))
