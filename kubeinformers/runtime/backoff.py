@@ -1,4 +1,8 @@
-"""The reflector's backoff: client-go's `wait.Backoff` stepped through a reset-after-interval manager.
+"""When the reflector retries and how long it waits.
+
+`Backoff`: client-go's `wait.Backoff` stepped through a reset-after-interval manager.
+`RetryWithDeadline`: the internal-error retry window of D14. `is_watch_error_retriable` and
+friends classify errors as client-go's reflector does (D11).
 
 Rule D4: the n-th delay is `base_n * (1 + jitter * U[0,1))` with base 0.8 s, 1.6, 3.2, ... capped at
 30 s (once the cap is hit it stays there). The sequence goes back to its first step on the first
@@ -14,6 +18,8 @@ import random
 import threading
 import time
 from collections.abc import Callable
+
+from kubeinformers.runtime.errors import ApiStatusError, is_too_many_requests
 
 DEFAULT_INITIAL = 0.8
 DEFAULT_CAP = 30.0
@@ -88,4 +94,72 @@ class Backoff:
         return duration
 
 
-__all__ = ["Backoff"]
+def is_internal_error(err: BaseException) -> bool:
+    return isinstance(err, ApiStatusError) and (err.code == 500 or err.reason == "InternalError")
+
+
+def is_connection_refused(err: BaseException) -> bool:
+    """Whether `err` (or anything it wraps) is a refused connection: the server is down (D11)."""
+    seen: set[int] = set()
+    cur: BaseException | None = err
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, ConnectionRefusedError):
+            return True
+        reason = getattr(cur, "reason", None)  # urllib3 MaxRetryError / NewConnectionError
+        if isinstance(reason, BaseException) and id(reason) not in seen:
+            if is_connection_refused(reason):
+                return True
+        if "connection refused" in str(cur).lower() and not isinstance(cur, ApiStatusError):
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def is_watch_error_retriable(err: BaseException) -> bool:
+    """Connection refused or 429: back off and re-watch without relisting (D11)."""
+    return is_connection_refused(err) or is_too_many_requests(err)
+
+
+class RetryWithDeadline:
+    """D14: retry internal errors for `max_duration` seconds from the first one.
+
+    The window restarts when the previous internal error is at least `reset_period` old.
+    (client-go: tools/cache/retry_with_deadline.go)
+    """
+
+    def __init__(
+        self, max_duration: float, reset_period: float, clock: Callable[[], float]
+    ) -> None:
+        self._max = max_duration
+        self._reset_period = reset_period
+        self._clock = clock
+        self._first: float | None = None
+        self._last: float | None = None
+
+    def after(self, err: BaseException | None) -> None:
+        if err is None or not is_internal_error(err):
+            return
+        now = self._clock()
+        if self._last is not None and now - self._last >= self._reset_period:
+            self._first = self._last = None
+        if self._first is None:
+            self._first = now
+        self._last = now
+
+    def should_retry(self) -> bool:
+        if self._max <= 0:
+            return False
+        if self._first is not None and self._clock() - self._first <= self._max:
+            return True
+        self._first = self._last = None
+        return False
+
+
+__all__ = [
+    "Backoff",
+    "RetryWithDeadline",
+    "is_connection_refused",
+    "is_internal_error",
+    "is_watch_error_retriable",
+]

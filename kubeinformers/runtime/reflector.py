@@ -22,7 +22,13 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any, Generic, Protocol, TypeVar
 
-from kubeinformers.runtime.backoff import Backoff
+from kubeinformers.runtime.backoff import (
+    Backoff,
+    RetryWithDeadline,
+    is_connection_refused,
+    is_internal_error,
+    is_watch_error_retriable,
+)
 from kubeinformers.runtime.errors import (
     ApiStatusError,
     is_expired,
@@ -39,18 +45,17 @@ from kubeinformers.runtime.listwatch import (
     INITIAL_EVENTS_END_ANNOTATION,
     ListerWatcher,
     ListOptions,
-    ObjectList,
     Status,
     Watch,
     watch_list_semantics_unsupported,
 )
+from kubeinformers.runtime.pager import DEFAULT_PAGE_SIZE, list_pages
 
 T = TypeVar("T")
 
 logger = logging.getLogger("kubeinformers.reflector")
 
 MIN_WATCH_TIMEOUT = 300.0  # D2/D10: 5 minutes; the maximum is twice the minimum
-DEFAULT_PAGE_SIZE = 500  # D7: tools/pager default
 INTERNAL_ERROR_RESET_PERIOD = 60.0  # D14: the internal-error window restarts after 1 min quiet
 VERY_SHORT_WATCH = 1.0  # D14
 WATCH_LIST_WARNING_PERIOD = 10.0  # D20
@@ -103,33 +108,6 @@ def error_from_status(status: Status, *, retry_after: float | None = None) -> Ap
     )
 
 
-def is_internal_error(err: BaseException) -> bool:
-    return isinstance(err, ApiStatusError) and (err.code == 500 or err.reason == "InternalError")
-
-
-def is_connection_refused(err: BaseException) -> bool:
-    """Whether `err` (or anything it wraps) is a refused connection: the server is down (D11)."""
-    seen: set[int] = set()
-    cur: BaseException | None = err
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
-        if isinstance(cur, ConnectionRefusedError):
-            return True
-        reason = getattr(cur, "reason", None)  # urllib3 MaxRetryError / NewConnectionError
-        if isinstance(reason, BaseException) and id(reason) not in seen:
-            if is_connection_refused(reason):
-                return True
-        if "connection refused" in str(cur).lower() and not isinstance(cur, ApiStatusError):
-            return True
-        cur = cur.__cause__ or cur.__context__
-    return False
-
-
-def is_watch_error_retriable(err: BaseException) -> bool:
-    """Connection refused or 429: back off and re-watch without relisting (D11)."""
-    return is_connection_refused(err) or is_too_many_requests(err)
-
-
 def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -> None:
     """D16: expired/gone are routine, a clean EOF is silent, everything else is an error.
 
@@ -174,41 +152,6 @@ def _caller_name() -> str:
             return f"{os.path.basename(filename)}:{frame.f_lineno}"
         frame = frame.f_back
     return "reflector"
-
-
-class _RetryWithDeadline:
-    """D14: retry internal errors for `max_duration` seconds from the first one.
-
-    The window restarts when the previous internal error is at least `reset_period` old.
-    (client-go: tools/cache/retry_with_deadline.go)
-    """
-
-    def __init__(
-        self, max_duration: float, reset_period: float, clock: Callable[[], float]
-    ) -> None:
-        self._max = max_duration
-        self._reset_period = reset_period
-        self._clock = clock
-        self._first: float | None = None
-        self._last: float | None = None
-
-    def after(self, err: BaseException | None) -> None:
-        if err is None or not is_internal_error(err):
-            return
-        now = self._clock()
-        if self._last is not None and now - self._last >= self._reset_period:
-            self._first = self._last = None
-        if self._first is None:
-            self._first = now
-        self._last = now
-
-    def should_retry(self) -> bool:
-        if self._max <= 0:
-            return False
-        if self._first is not None and self._clock() - self._first <= self._max:
-            return True
-        self._first = self._last = None
-        return False
 
 
 class _TempStore:
@@ -394,6 +337,8 @@ class Reflector(Generic[T]):
         if stop.is_set():
             w.stop()
             return None
+        if self._resync_error is not None:
+            w.stop()  # the resync timer failed meanwhile: end at once so _handle_watch reports it
         return _Stream(w)
 
     def _close_watch(self, stream: _Stream[T]) -> None:
@@ -410,6 +355,7 @@ class Reflector(Generic[T]):
         with a non-retriable error.
         """
         w: _Stream[T] | None = None
+        self._resync_error = None
         try:
             fallback = not self.use_watch_list
             if self.use_watch_list:
@@ -454,7 +400,7 @@ class Reflector(Generic[T]):
             page_size = DEFAULT_PAGE_SIZE
         try:
             try:
-                result, paginated = self._paged_list(options, page_size)
+                result, paginated = list_pages(self.lister_watcher, options, page_size)
             except Exception as e:
                 if not (is_expired(e) or is_too_large_resource_version(e)):
                     raise
@@ -463,8 +409,10 @@ class Reflector(Generic[T]):
                 logger.debug(
                     '%s: list at RV %r unavailable (%s); relisting at ""', self.name, rv, e
                 )
-                result, paginated = self._paged_list(
-                    ListOptions(resource_version=self._relist_resource_version()), page_size
+                result, paginated = list_pages(
+                    self.lister_watcher,
+                    ListOptions(resource_version=self._relist_resource_version()),
+                    page_size,
                 )
         except Exception as e:
             logger.warning("%s: failed to list %s: %s", self.name, self.type_description, e)
@@ -479,51 +427,10 @@ class Reflector(Generic[T]):
             raise RuntimeError(f"unable to sync list result: {e}") from e
         self._set_last_sync_rv(result.resource_version)
 
-    def _paged_list(self, options: ListOptions, page_size: int) -> tuple[ObjectList[T], bool]:
-        """tools/pager: follow continue tokens; the merged list has the first page's RV (D7).
-
-        An Expired error on a continuation page falls back to one unpaged list at the
-        originally requested RV (D8).
-        """
-        if not options.limit:
-            options = options.copy(limit=page_size or None)
-        requested_rv = options.resource_version
-        requested_match = options.resource_version_match
-        merged: ObjectList[T] | None = None
-        paginated = False
-        while True:
-            try:
-                page = self.lister_watcher.list(options)
-            except ApiStatusError as e:
-                if e.reason != "Expired" or not options.continue_:
-                    raise
-                full = self.lister_watcher.list(
-                    options.copy(
-                        limit=None,
-                        continue_=None,
-                        resource_version=requested_rv,
-                        resource_version_match=requested_match,
-                    )
-                )
-                return full, paginated
-            if not page.continue_ and merged is None:
-                return page, paginated
-            if merged is None:
-                merged = ObjectList(items=list(page.items), resource_version=page.resource_version)
-            else:
-                merged.items.extend(page.items)
-            if not page.continue_:
-                return merged, paginated
-            options = options.copy(
-                continue_=page.continue_, resource_version=None, resource_version_match=None
-            )
-            paginated = True
-
     # ----------------------------------------------------------------------------- watch
 
     def _watch_with_resync(self, w: _Stream[T] | None, stop: threading.Event) -> None:
         cancel = threading.Event()
-        self._resync_error = None
         if self.resync_period > 0:
             threading.Thread(
                 target=self._resync_loop,
@@ -544,6 +451,8 @@ class Reflector(Generic[T]):
                 try:
                     self.store.resync()
                 except Exception as e:
+                    if cancel.is_set():
+                        return  # this watch is over; don't fail the next one
                     self._resync_error = e
                     with self._lock:
                         w = self._current_watch
@@ -553,7 +462,7 @@ class Reflector(Generic[T]):
 
     def _watch(self, w: _Stream[T] | None, stop: threading.Event) -> None:
         """D10-D14: watch from the last RV; re-watch on a clean close; return to relist otherwise."""
-        retry = _RetryWithDeadline(
+        retry = RetryWithDeadline(
             self.max_internal_error_retry_duration, INTERNAL_ERROR_RESET_PERIOD, self._clock
         )
         watch_rv = (
@@ -822,7 +731,7 @@ class Reflector(Generic[T]):
         options = ListOptions(resource_version=resource_version, resource_version_match="Exact")
         while True:
             try:
-                listed, _ = self._paged_list(options, DEFAULT_PAGE_SIZE)
+                listed, _ = list_pages(self.lister_watcher, options, DEFAULT_PAGE_SIZE)
                 break
             except Exception as e:
                 logger.warning("%s: consistency check list failed, retrying: %s", self.name, e)

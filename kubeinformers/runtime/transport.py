@@ -17,10 +17,11 @@ from urllib.parse import quote, urlencode
 
 import urllib3
 
+from kubeinformers.runtime.backoff import is_connection_refused
 from kubeinformers.runtime.errors import ApiStatusError
 from kubeinformers.runtime.listwatch import ListOptions, ObjectList, WatchEvent
 from kubeinformers.runtime.model import Status
-from kubeinformers.runtime.reflector import error_from_status, is_connection_refused
+from kubeinformers.runtime.reflector import error_from_status
 from kubeinformers.runtime.resource import APIResource
 from kubeinformers.runtime.wire import JsonDecoder, ObjectDecodeError
 
@@ -121,8 +122,13 @@ class ApiListerWatcher(Generic[T]):
         namespace: str | None = None,
         tweak_list_options: Callable[[ListOptions], ListOptions | None] | None = None,
         decoder: Decoder[T] | None = None,
+        accept: str | None = None,
+        watch_accept: str | None = None,
     ) -> None:
         self.api_client = api_client
+        # Accept headers; metadata-only informers ask for PartialObjectMetadata(List) (J2).
+        self.accept = accept or "application/json"
+        self.watch_accept = watch_accept or self.accept
         self.resource = resource
         self.model = model
         self.namespace = namespace or None
@@ -173,7 +179,7 @@ class ApiListerWatcher(Generic[T]):
         verb = "watch" if watch else "list"
         api = self.api_client
         headers: dict[str, str] = dict(api.default_headers)
-        headers["Accept"] = "application/json"
+        headers["Accept"] = self.watch_accept if watch else self.accept
         headers.setdefault("User-Agent", api.user_agent)
         queries = query_params(options, watch=watch)
         api.update_params_for_auth(headers, queries, ["BearerToken"], self.path, "GET", None)
