@@ -1,0 +1,681 @@
+"""LocalApiServer's HTTP layer: routing, authentication, authorization, faults, watch streams.
+
+Order of checks as in kube-apiserver: authentication (401) → authorization (403) → flow
+control (where injected 429/500 faults sit) → routing (404: plain text for an unknown
+group/version, a JSON Status for an unknown resource) → the REST operation. Watches are
+HTTP/1.1 chunked responses, one JSON event per line and per chunk.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import socket
+import ssl
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from kubeinformers.testing import _server_api as api
+from kubeinformers.testing import _server_write as write
+from kubeinformers.testing._server_objects import ApiError, ObjDict, api_error, status_body
+from kubeinformers.testing._server_store import CLOSE_DROP, Event, Store, encode
+
+log = logging.getLogger("kubeinformers.testing.local_api_server")
+
+_FLOW_SCHEMA_UID = str(uuid.uuid4())
+_PRIORITY_LEVEL_UID = str(uuid.uuid4())
+_REASONS = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    409: "Conflict",
+    410: "Expired",
+    422: "Invalid",
+    429: "TooManyRequests",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+    504: "Timeout",
+}
+_PUBLIC_PATHS = ("/version", "/healthz", "/livez", "/readyz")
+ADMIN_USER = "admin"
+
+
+@dataclass
+class Faults:
+    """Fault-injection switches, read by every request thread (guarded by `lock`)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    fail: list[tuple[int, float | None, frozenset[str] | None]] = field(default_factory=list)
+    latency: float = 0.0
+    stall_initial_events_end: bool = False
+    corrupt_lines: int = 0
+    truncate_lines: int = 0
+    watch_list_supported: bool = True
+
+    def take_failure(self, verb: str) -> tuple[int, float | None] | None:
+        with self.lock:
+            for i, (code, retry, verbs) in enumerate(self.fail):
+                if verbs is None or verb in verbs:
+                    del self.fail[i]
+                    return code, retry
+        return None
+
+    def take_line_fault(self) -> str | None:
+        with self.lock:
+            if self.truncate_lines:
+                self.truncate_lines -= 1
+                return "truncate"
+            if self.corrupt_lines:
+                self.corrupt_lines -= 1
+                return "corrupt"
+        return None
+
+
+@dataclass
+class ServerState:
+    """Everything the request handlers share; owned by LocalApiServer."""
+
+    store: Store
+    registry: api.Registry
+    token: str | None
+    users: dict[str, str]  # extra bearer tokens → user names without any permission
+    forbidden: set[tuple[str, str, str, str]]  # (verb|*, group, resource, namespace|*)
+    bookmark_interval: float
+    too_large_wait: float
+    faults: Faults = field(default_factory=Faults)
+    connections: set[socket.socket] = field(default_factory=set)
+    conn_lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass
+class RequestInfo:
+    verb: str
+    group: str = ""
+    version: str = ""
+    namespace: str | None = None
+    resource: str = ""
+    name: str = ""
+    subresource: str = ""
+    is_resource: bool = False
+
+
+def parse_request(method: str, path: str, query: Mapping[str, str]) -> RequestInfo:
+    parts = [p for p in path.split("/") if p]
+    if parts[:1] == ["api"]:
+        group, gv_len = "", 2
+    elif parts[:1] == ["apis"] and len(parts) >= 2:
+        group, gv_len = parts[1], 3
+    else:
+        return RequestInfo(verb=method.lower())
+    version = parts[gv_len - 1] if len(parts) >= gv_len else ""
+    rest = parts[gv_len:]
+    watch = api.truthy(query.get("watch"))
+    if rest[:1] == ["watch"]:
+        watch, rest = True, rest[1:]
+    info = RequestInfo(verb="", group=group, version=version, is_resource=bool(rest))
+    if not rest:
+        info.verb = method.lower()
+        return info
+    if (
+        rest[0] == "namespaces"
+        and len(rest) >= 3
+        and not (len(rest) == 3 and rest[2] in ("status", "finalize"))
+    ):
+        info.namespace, rest = rest[1], rest[2:]
+    elif rest[0] == "namespaces" and len(rest) >= 2:
+        info.namespace = rest[1]
+    info.resource = rest[0]
+    info.name = rest[1] if len(rest) > 1 else ""
+    info.subresource = "/".join(rest[2:])
+    collection = not info.name
+    info.verb = {
+        "GET": "watch" if watch else ("list" if collection else "get"),
+        "POST": "create",
+        "PUT": "update",
+        "PATCH": "patch",
+        "DELETE": "deletecollection" if collection else "delete",
+    }.get(method, method.lower())
+    return info
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: LocalHTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server.state.conn_lock:
+            self.server.state.connections.add(self.connection)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        except OSError:
+            pass
+        with self.server.state.conn_lock:
+            self.server.state.connections.discard(self.connection)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("%s " + format, self.address_string(), *args)
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    # --- responses ---------------------------------------------------------------------------
+
+    def _start(self, code: int, content_type: str, headers: Mapping[str, str]) -> None:
+        self.send_response_only(code)
+        self.send_header("Date", self.date_time_string())
+        self.send_header("Audit-Id", str(uuid.uuid4()))
+        self.send_header("Cache-Control", "no-cache, private")
+        self.send_header("Content-Type", content_type)
+        if self._authenticated:
+            self.send_header("X-Kubernetes-Pf-Flowschema-Uid", _FLOW_SCHEMA_UID)
+            self.send_header("X-Kubernetes-Pf-Prioritylevel-Uid", _PRIORITY_LEVEL_UID)
+        for k, v in headers.items():
+            self.send_header(k, v)
+
+    def _send(
+        self,
+        code: int,
+        body: bytes,
+        content_type: str = "application/json",
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self._start(code, content_type, headers or {})
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        self.log_request(code)
+
+    def _send_json(self, code: int, obj: Any, headers: Mapping[str, str] | None = None) -> None:
+        self._send(code, encode(obj), headers=headers)
+
+    def _send_error(self, err: ApiError) -> None:
+        headers = dict(err.headers)
+        if err.code in (403, 404) and "X-Content-Type-Options" not in headers:
+            headers["X-Content-Type-Options"] = "nosniff"
+        self._send_json(err.code, err.body, headers)
+
+    def _page_not_found(self) -> None:
+        self._send(
+            404,
+            b"404 page not found\n",
+            "text/plain; charset=utf-8",
+            {"X-Content-Type-Options": "nosniff"},
+        )
+
+    # --- dispatch ----------------------------------------------------------------------------
+
+    def _dispatch(self, method: str) -> None:
+        state = self.server.state
+        self._authenticated = False
+        url = urlsplit(self.path)
+        query = dict(parse_qsl(url.query, keep_blank_values=True))
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if state.faults.latency:
+            time.sleep(state.faults.latency)
+        info = parse_request(method, url.path, query)
+        try:
+            user = self._authenticate(state)
+            self._authorize(state, user, info, url.path)
+            failure = state.faults.take_failure(info.verb)
+            if failure is not None:
+                raise _injected(*failure)
+            if not info.is_resource:
+                self._discovery(state, url.path, info)
+                return
+            served = state.registry.lookup(info.group, info.version, info.resource)
+            if served is None:
+                if info.version not in state.registry.group_versions().get(info.group, []):
+                    self._page_not_found()
+                    return
+                raise api_error(
+                    404, "NotFound", "the server could not find the requested resource", {}
+                )
+            self._resource(state, served, info, query, raw)
+        except ApiError as err:
+            self._send_error(err)
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+            self.close_connection = True
+        except Exception as err:  # a bug in the test server must not hang the client
+            log.exception("LocalApiServer failed on %s %s", method, self.path)
+            self._send_json(
+                500, status_body(500, "InternalError", f"Internal error occurred: {err}")
+            )
+
+    def _authenticate(self, state: ServerState) -> str:
+        header = self.headers.get("Authorization", "")
+        if state.token is None:
+            self._authenticated = True
+            return ADMIN_USER
+        if not header:
+            return "system:anonymous"
+        token = header[7:] if header.startswith("Bearer ") else None
+        if token == state.token:
+            self._authenticated = True
+            return ADMIN_USER
+        if token in state.users:
+            self._authenticated = True
+            return state.users[token]
+        raise api_error(401, "Unauthorized", "Unauthorized")
+
+    def _authorize(self, state: ServerState, user: str, info: RequestInfo, path: str) -> None:
+        if user == ADMIN_USER and not (info.is_resource and _denied(state, info)):
+            return
+        if not info.is_resource:
+            if path in _PUBLIC_PATHS or user != "system:anonymous":
+                return
+            raise api_error(
+                403, "Forbidden", f'forbidden: User "{user}" cannot {info.verb} path "{path}"', {}
+            )
+        res = f"{info.resource}/{info.subresource}" if info.subresource else info.resource
+        where = f'in the namespace "{info.namespace}"' if info.namespace else "at the cluster scope"
+        subject = f"{info.resource}.{info.group}" if info.group else info.resource
+        if info.name:
+            subject += f' "{info.name}"'
+        details: ObjDict = {"name": info.name} if info.name else {}
+        if info.group:
+            details["group"] = info.group
+        details["kind"] = info.resource
+        raise api_error(
+            403,
+            "Forbidden",
+            f'{subject} is forbidden: User "{user}" cannot '
+            f'{info.verb} resource "{res}" in API group "{info.group}" {where}',
+            details,
+        )
+
+    # --- resources ---------------------------------------------------------------------------
+
+    def _manager(self, query: Mapping[str, str]) -> str:
+        return (
+            query.get("fieldManager") or (self.headers.get("User-Agent") or "unknown").split("/")[0]
+        )
+
+    def _resource(
+        self,
+        state: ServerState,
+        served: api.Served,
+        info: RequestInfo,
+        query: Mapping[str, str],
+        raw: bytes,
+    ) -> None:
+        store, reg, ns = state.store, state.registry, info.namespace
+        status_only = info.subresource == "status"
+        if info.subresource and not (status_only and served.status_subresource):
+            raise api_error(404, "NotFound", "the server could not find the requested resource", {})
+        verb = info.verb
+        if verb == "watch":
+            if info.name:
+                query = dict(
+                    query,
+                    fieldSelector=",".join(
+                        s for s in (query.get("fieldSelector"), f"metadata.name={info.name}") if s
+                    ),
+                )
+            plan = api.plan_watch(
+                store, served, ns, query, state.faults.watch_list_supported, state.too_large_wait
+            )
+            self._stream(state, plan)
+        elif verb == "list":
+            result = api.list_objects(store, served, ns, query, state.too_large_wait)
+            accept = self.headers.get("Accept", "")
+            as_table = "as=Table" in accept and "application/json" in accept
+            self._send_json(
+                200, api.table_body(served, result) if as_table else api.list_body(served, result)
+            )
+        elif verb == "get":
+            self._send_json(200, api.render(write.get(store, served, ns, info.name), served))
+        elif verb == "create":
+            obj = write.create(store, reg, served, ns, _json(raw), self._manager(query))
+            self._send_json(201, api.render(obj, served))
+        elif verb == "update":
+            obj = write.update(
+                store, reg, served, ns, info.name, _json(raw), self._manager(query), status_only
+            )
+            self._send_json(200, api.render(obj, served))
+        elif verb == "patch":
+            obj = write.patch(
+                store,
+                reg,
+                served,
+                ns,
+                info.name,
+                raw,
+                self.headers.get("Content-Type", ""),
+                self._manager(query),
+                status_only,
+            )
+            self._send_json(200, api.render(obj, served))
+        elif verb == "delete":
+            body = _json(raw) if raw else {}
+            code, obj = write.delete(
+                store, reg, served, ns, info.name, body if isinstance(body, dict) else {}
+            )
+            self._send_json(code, api.render(obj, served) if obj.get("kind") != "Status" else obj)
+        elif verb == "deletecollection":
+            labels, fields, _ = api.selectors(served, query)
+            gone = write.delete_collection(
+                store,
+                reg,
+                served,
+                ns,
+                lambda o: labels(o["metadata"].get("labels") or {}) and fields(o),
+            )
+            self._send_json(
+                200,
+                api.list_body(
+                    served,
+                    api.ListResult(store.rv, [api.render(o, served, in_list=True) for o in gone]),
+                ),
+            )
+        else:
+            raise api_error(
+                405,
+                "MethodNotAllowed",
+                "the server does not allow this method on the requested resource",
+            )
+
+    # --- watch streams ----------------------------------------------------------------------------
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def _event_line(self, typ: str, obj: ObjDict | Event, served: api.Served) -> bytes:
+        if isinstance(obj, Event):
+            ck = (typ, served.api.api_version)
+            line = obj.lines.get(ck)
+            if line is None:
+                source = (
+                    obj.prev
+                    if typ == "DELETED" and obj.type == "MODIFIED" and obj.prev
+                    else obj.obj
+                )
+                if source is obj.prev and source is not None:
+                    source = dict(
+                        source, metadata=dict(source["metadata"], resourceVersion=str(obj.rv))
+                    )
+                line = obj.lines[ck] = (
+                    encode({"type": typ, "object": api.render(source, served)}) + b"\n"
+                )
+            return line
+        return encode({"type": typ, "object": api.render(obj, served)}) + b"\n"
+
+    def _stream(self, state: ServerState, plan: api.WatchPlan) -> None:
+        self._start(200, "application/json", {"Transfer-Encoding": "chunked"})
+        self.end_headers()
+        self.log_request(200)
+        watcher, served, store = plan.watcher, plan.served, state.store
+        try:
+            for typ, obj in plan.initial:
+                self._send_line(state, self._event_line(typ, obj, served))
+            if plan.error is not None or watcher is None:
+                if plan.error is not None:
+                    self._chunk(encode({"type": "ERROR", "object": plan.error}) + b"\n")
+                self._chunk(b"")
+                return
+            self._watch_loop(state, plan, watcher, served, store)
+        except (_Dropped, BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+            self.close_connection = True
+            _hard_close(self.connection)
+        finally:
+            if watcher is not None:
+                store.stop_watch(watcher)
+
+    def _watch_loop(
+        self,
+        state: ServerState,
+        plan: api.WatchPlan,
+        watcher: Any,
+        served: api.Served,
+        store: Store,
+    ) -> None:
+        now = time.monotonic()
+        deadline = now + plan.timeout if plan.timeout else None
+        periodic = now + state.bookmark_interval if plan.bookmarks else float("inf")
+        pretimeout = [deadline - 2.0, deadline - 1.0] if plan.bookmarks and deadline else []
+        pretimeout = [t for t in pretimeout if t > now]
+        end_rv = plan.initial_end_rv
+        while True:
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                self._chunk(b"")
+                return
+            if end_rv is not None and not state.faults.stall_initial_events_end:
+                self._chunk(
+                    encode(
+                        {"type": "BOOKMARK", "object": api.bookmark_object(served, end_rv, True)}
+                    )
+                    + b"\n"
+                )
+                end_rv = None
+            due = min([periodic, *pretimeout[:1]])
+            if now >= due and end_rv is None:
+                if pretimeout and now >= pretimeout[0]:
+                    pretimeout.pop(0)
+                else:
+                    periodic = now + state.bookmark_interval
+                self._bookmark(store, watcher, served)
+                continue
+            wait = min(due, deadline or float("inf"), now + 1.0) - now
+            if end_rv is not None:
+                wait = min(wait, 0.05)
+            try:
+                item = watcher.queue.get(timeout=max(wait, 0.0))
+            except queue.Empty:
+                continue
+            if isinstance(item, str):
+                if item == CLOSE_DROP:
+                    raise _Dropped
+                self._chunk(b"")
+                return
+            typ, ev = item
+            self._send_line(state, self._event_line(typ, ev, served))
+
+    def _bookmark(self, store: Store, watcher: Any, served: api.Served) -> None:
+        with store.lock:
+            if not watcher.queue.empty() or store.rv < watcher.start_rv:
+                return  # events first; never a bookmark behind the watch's own position
+            rv = store.rv
+        self._chunk(encode({"type": "BOOKMARK", "object": api.bookmark_object(served, rv)}) + b"\n")
+
+    def _send_line(self, state: ServerState, line: bytes) -> None:
+        fault = state.faults.take_line_fault()
+        if fault == "corrupt":
+            line = line[: len(line) // 2].replace(b"{", b"[") + b"\x00garbage}\n"
+        elif fault == "truncate":
+            self._chunk(line[: len(line) // 2])
+            raise _Dropped
+        self._chunk(line)
+
+    # --- discovery ---------------------------------------------------------------------------
+
+    def _discovery(self, state: ServerState, path: str, info: RequestInfo) -> None:
+        path = path.rstrip("/") or "/"
+        gvs = state.registry.group_versions()
+        if path == "/version":
+            self._send_json(
+                200,
+                {
+                    "major": "1",
+                    "minor": "36",
+                    "emulationMajor": "1",
+                    "emulationMinor": "36",
+                    "gitVersion": "v1.36.2-kubeinformers-local",
+                    "platform": "linux/amd64",
+                },
+            )
+        elif path in ("/healthz", "/livez", "/readyz"):
+            self._send(
+                200, b"ok", "text/plain; charset=utf-8", {"X-Content-Type-Options": "nosniff"}
+            )
+        elif path == "/api":
+            self._send_json(
+                200,
+                {
+                    "kind": "APIVersions",
+                    "versions": gvs.get("", ["v1"]),
+                    "serverAddressByClientCIDRs": [
+                        {"clientCIDR": "0.0.0.0/0", "serverAddress": self.server.address()}
+                    ],
+                },
+            )
+        elif path == "/apis":
+            self._send_json(
+                200,
+                {
+                    "kind": "APIGroupList",
+                    "apiVersion": "v1",
+                    "groups": [_group(g, vs) for g, vs in sorted(gvs.items()) if g],
+                },
+            )
+        elif info.group and not info.version and info.group in gvs:
+            self._send_json(
+                200, dict(_group(info.group, gvs[info.group]), kind="APIGroup", apiVersion="v1")
+            )
+        elif info.version and info.version in gvs.get(info.group, []):
+            gv = f"{info.group}/{info.version}" if info.group else info.version
+            resources: list[ObjDict] = []
+            for s in state.registry.in_group_version(info.group, info.version):
+                resources.append(
+                    {
+                        "name": s.api.resource,
+                        "singularName": s.api.singular_name,
+                        "namespaced": s.api.namespaced,
+                        "kind": s.api.kind,
+                        "verbs": sorted(s.api.verbs),
+                    }
+                )
+                if s.status_subresource:
+                    resources.append(
+                        {
+                            "name": f"{s.api.resource}/status",
+                            "singularName": "",
+                            "namespaced": s.api.namespaced,
+                            "kind": s.api.kind,
+                            "verbs": ["get", "patch", "update"],
+                        }
+                    )
+            self._send_json(
+                200,
+                {
+                    "kind": "APIResourceList",
+                    "apiVersion": "v1",
+                    "groupVersion": gv,
+                    "resources": resources,
+                },
+            )
+        else:
+            self._page_not_found()
+
+
+class _Dropped(Exception):
+    """Cut the connection without ending the chunked stream."""
+
+
+def _hard_close(conn: socket.socket) -> None:
+    try:
+        conn.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def _group(name: str, versions: list[str]) -> ObjDict:
+    vs = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
+    return {"name": name, "versions": vs, "preferredVersion": vs[0]}
+
+
+def _json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw or b"null")
+    except json.JSONDecodeError as err:
+        raise api_error(400, "BadRequest", f"error decoding request body: {err}") from None
+
+
+def _denied(state: ServerState, info: RequestInfo) -> bool:
+    for verb, group, resource, ns in state.forbidden:
+        if (
+            verb in ("*", info.verb)
+            and group in ("*", info.group)
+            and resource == info.resource
+            and ns in ("*", info.namespace or "")
+        ):
+            return True
+    return False
+
+
+def _injected(code: int, retry_after: float | None) -> ApiError:
+    headers: dict[str, str] = {}
+    details: ObjDict | None = None
+    if retry_after is not None:
+        headers["Retry-After"] = (
+            str(int(retry_after)) if retry_after == int(retry_after) else str(retry_after)
+        )
+        details = {"retryAfterSeconds": int(retry_after)}
+    if code == 429:
+        message = "Too many requests, please try again later."
+    elif code == 500:
+        message = "Internal error occurred: injected fault (LocalApiServer.fail_next)"
+        details = dict(
+            details or {}, causes=[{"message": "injected fault (LocalApiServer.fail_next)"}]
+        )
+    else:
+        message = f"injected fault (LocalApiServer.fail_next): HTTP {code}"
+    return ApiError(code, status_body(code, _REASONS.get(code, ""), message, details), headers)
+
+
+class LocalHTTPServer(ThreadingHTTPServer):
+    """ThreadingHTTPServer with per-connection TLS handshakes off the accept loop."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, port: int, state: ServerState, ssl_context: ssl.SSLContext | None) -> None:
+        self.state = state
+        self.ssl_context = ssl_context
+        super().__init__(("127.0.0.1", port), Handler)
+
+    def address(self) -> str:
+        host, port = self.server_address[:2]
+        return f"{host!s}:{port}"
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        if self.ssl_context is not None:
+            try:
+                request.settimeout(10)
+                request = self.ssl_context.wrap_socket(request, server_side=True)
+                request.settimeout(None)
+            except (ssl.SSLError, OSError):
+                return
+        try:
+            Handler(request, client_address, self)
+        finally:
+            if self.ssl_context is not None:
+                try:
+                    request.close()
+                except OSError:
+                    pass

@@ -1,0 +1,285 @@
+"""LocalApiServer's storage: objects as JSON dicts, one global resourceVersion, event history.
+
+Modelled on etcd + the API server's watch cache: every write takes the next value of one
+global counter (as etcd's revision), a bounded history of events lets watches resume from an
+older resourceVersion and lets lists be served at an exact past resourceVersion (snapshots are
+rebuilt by undoing the newer events). A resourceVersion older than the history (or older than
+an explicit `compact()`) is "too old": 410 Expired. Stored dicts are never mutated after they
+are stored, so readers may hold them without the lock.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import queue
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+ObjDict = dict[str, Any]
+SKey = tuple[str, str]  # (group, resource): one storage for every served version
+LabelMatch = Callable[[Mapping[str, str]], bool]
+FieldMatch = Callable[[Mapping[str, Any]], bool]
+
+CLOSE_CLEAN = "clean"  # end the stream as a server-side timeout does
+CLOSE_DROP = "drop"  # cut the connection (server crash / network failure)
+
+
+@dataclass
+class Event:
+    """One write, as the watch cache keeps it: the object after and before the change."""
+
+    rv: int
+    skey: SKey
+    key: str  # "namespace/name" or "name"
+    type: str  # ADDED / MODIFIED / DELETED
+    obj: ObjDict  # for DELETED: the last state, carrying the deletion's resourceVersion
+    prev: ObjDict | None
+    lines: dict[tuple[str, str], bytes] = field(default_factory=dict)  # encode cache
+
+
+class TooOldError(Exception):
+    """The resourceVersion asked for is older than what the history still holds."""
+
+    def __init__(self, requested: int, oldest: int) -> None:
+        super().__init__(f"too old resource version: {requested} ({oldest})")
+        self.requested = requested
+        self.oldest = oldest
+
+
+class Watcher:
+    """One open watch: a filter and a queue the writer fills (under the store lock)."""
+
+    def __init__(
+        self,
+        skey: SKey,
+        namespace: str | None,
+        label_match: LabelMatch,
+        field_match: FieldMatch,
+        start_rv: int,
+    ) -> None:
+        self.skey = skey
+        self.namespace = namespace
+        self.label_match = label_match
+        self.field_match = field_match
+        self.start_rv = start_rv
+        self.queue: queue.SimpleQueue[tuple[str, Event] | str] = queue.SimpleQueue()
+
+    def visible(self, obj: ObjDict | None) -> bool:
+        if obj is None:
+            return False
+        meta = obj.get("metadata") or {}
+        if self.namespace and meta.get("namespace") != self.namespace:
+            return False
+        return self.label_match(meta.get("labels") or {}) and self.field_match(obj)
+
+    def event_type(self, ev: Event) -> str | None:
+        """The event this watcher sees (selector transitions become ADDED/DELETED)."""
+        if ev.skey != self.skey or ev.rv <= self.start_rv:
+            return None
+        now_ok = ev.type != "DELETED" and self.visible(ev.obj)
+        was_ok = self.visible(ev.prev)
+        if now_ok:
+            return "MODIFIED" if was_ok and ev.type == "MODIFIED" else "ADDED"
+        return "DELETED" if was_ok else None
+
+    def offer(self, ev: Event) -> None:
+        typ = self.event_type(ev)
+        if typ is not None:
+            self.queue.put((typ, ev))
+
+    def close(self, how: str = CLOSE_CLEAN) -> None:
+        self.queue.put(how)
+
+
+def object_key(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace") or ""
+    return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
+
+
+class Store:
+    """All objects of all resources, one resourceVersion counter, the event history."""
+
+    def __init__(self, history_size: int = 10_000) -> None:
+        self.lock = threading.RLock()
+        self.advanced = threading.Condition(self.lock)
+        self.rv = 1
+        self.history_size = history_size
+        self._objects: dict[SKey, dict[str, ObjDict]] = {}
+        self._keys: dict[SKey, list[str]] = {}
+        self._history: deque[Event] = deque()
+        self.watch_floor = self.rv  # every event with rv > watch_floor is in the history
+        self.compacted = 0  # "etcd compaction": exact/continue lists below it → 410
+        self.watchers: set[Watcher] = set()
+
+    # --- reads -------------------------------------------------------------------------
+
+    def get(self, skey: SKey, key: str) -> ObjDict | None:
+        return self._objects.get(skey, {}).get(key)
+
+    def current(self, skey: SKey, prefix: str = "") -> tuple[int, list[tuple[str, ObjDict]]]:
+        """(rv, [(key, obj)] sorted by key) at the latest resourceVersion."""
+        with self.lock:
+            objs = self._objects.get(skey, {})
+            keys = self._keys.get(skey, [])
+            if prefix:
+                lo = bisect.bisect_left(keys, prefix)
+                hi = bisect.bisect_left(keys, prefix[:-1] + chr(ord(prefix[-1]) + 1))
+                keys = keys[lo:hi]
+            return self.rv, [(k, objs[k]) for k in keys]
+
+    def snapshot(self, skey: SKey, at_rv: int, prefix: str = "") -> list[tuple[str, ObjDict]]:
+        """The objects as they were at `at_rv` (TooOldError if the history no longer reaches)."""
+        with self.lock:
+            oldest = max(self.compacted, self.watch_floor)
+            if at_rv < oldest:
+                raise TooOldError(at_rv, oldest)
+            if at_rv >= self.rv:
+                return self.current(skey, prefix)[1]
+            state = dict(self._objects.get(skey, {}))
+            for ev in reversed(self._history):
+                if ev.rv <= at_rv:
+                    break
+                if ev.skey != skey:
+                    continue
+                if ev.prev is None:
+                    state.pop(ev.key, None)
+                else:
+                    state[ev.key] = ev.prev
+        return sorted((k, v) for k, v in state.items() if k.startswith(prefix))
+
+    def count(self) -> int:
+        with self.lock:
+            return sum(len(v) for v in self._objects.values())
+
+    # --- writes ------------------------------------------------------------------------
+
+    def _record(self, ev: Event) -> None:
+        self._history.append(ev)
+        while len(self._history) > self.history_size:
+            self.watch_floor = self._history.popleft().rv
+        for w in tuple(self.watchers):
+            w.offer(ev)
+        self.advanced.notify_all()
+
+    def write(self, skey: SKey, obj: ObjDict, event_type: str | None = None) -> ObjDict:
+        """Store `obj` (a fresh dict the store now owns) under the next resourceVersion."""
+        with self.lock:
+            key = object_key(obj)
+            objs = self._objects.setdefault(skey, {})
+            prev = objs.get(key)
+            self.rv += 1
+            obj["metadata"]["resourceVersion"] = str(self.rv)
+            if prev is None:
+                bisect.insort(self._keys.setdefault(skey, []), key)
+            objs[key] = obj
+            self._record(
+                Event(
+                    self.rv, skey, key, event_type or ("MODIFIED" if prev else "ADDED"), obj, prev
+                )
+            )
+            return obj
+
+    def remove(self, skey: SKey, key: str, final: ObjDict | None = None) -> ObjDict | None:
+        """Delete; returns the last state (or `final`) carrying the deletion's resourceVersion."""
+        with self.lock:
+            prev = self._objects.get(skey, {}).pop(key, None)
+            if prev is None:
+                return None
+            keys = self._keys[skey]
+            del keys[bisect.bisect_left(keys, key)]
+            self.rv += 1
+            last = final or prev
+            gone = dict(last, metadata=dict(last["metadata"], resourceVersion=str(self.rv)))
+            self._record(Event(self.rv, skey, key, "DELETED", gone, prev))
+            return gone
+
+    # --- watches -----------------------------------------------------------------------
+
+    def start_watch(
+        self, watcher: Watcher, from_rv: int | None
+    ) -> tuple[int, list[tuple[str, Event]]]:
+        """Register `watcher`; replay history after `from_rv` (None: start now).
+
+        Returns (current rv, events to send first). Raises TooOldError when `from_rv`
+        is older than the history.
+        """
+        with self.lock:
+            replay: list[tuple[str, Event]] = []
+            if from_rv is not None and from_rv < self.rv:
+                if from_rv < self.watch_floor:
+                    raise TooOldError(from_rv, self.watch_floor)
+                watcher.start_rv = from_rv
+                for ev in self._history:
+                    typ = watcher.event_type(ev)
+                    if typ is not None:
+                        replay.append((typ, ev))
+            watcher.start_rv = max(self.rv, from_rv or 0)
+            self.watchers.add(watcher)
+            return self.rv, replay
+
+    def stop_watch(self, watcher: Watcher) -> None:
+        with self.lock:
+            self.watchers.discard(watcher)
+
+    def close_watchers(self, how: str, skey: SKey | None = None) -> int:
+        with self.lock:
+            hit = [w for w in self.watchers if skey is None or w.skey == skey]
+            for w in hit:
+                self.watchers.discard(w)
+                w.close(how)
+            return len(hit)
+
+    def wait_for_rv(self, rv: int, timeout: float) -> bool:
+        with self.lock:
+            return self.advanced.wait_for(lambda: self.rv >= rv, timeout)
+
+    # --- faults ------------------------------------------------------------------------
+
+    def compact(self, watch_cache: bool = True) -> int:
+        """Forget history: lists at older RVs → 410; with watch_cache, watches too."""
+        with self.lock:
+            self.compacted = self.rv
+            if watch_cache:
+                self._history.clear()
+                self.watch_floor = self.rv
+            return self.rv
+
+    def renumber(self, start: int = 1) -> None:
+        """Restart the counter low (etcd restored from an old backup): all RVs change."""
+        with self.lock:
+            everything = sorted(
+                (
+                    (int(o["metadata"]["resourceVersion"]), s, k, o)
+                    for s, objs in self._objects.items()
+                    for k, o in objs.items()
+                ),
+                key=lambda t: t[0],
+            )
+            self.rv = start
+            for _, skey, key, obj in everything:
+                self.rv += 1
+                self._objects[skey][key] = dict(
+                    obj, metadata=dict(obj["metadata"], resourceVersion=str(self.rv))
+                )
+            self._history.clear()
+            self.watch_floor = self.compacted = self.rv
+
+    def drop_resource(self, skey: SKey) -> list[ObjDict]:
+        """Delete every object of a resource (its CRD went away); returns what was deleted."""
+        with self.lock:
+            keys = list(self._keys.get(skey, []))
+            return [o for o in (self.remove(skey, k) for k in keys) if o is not None]
+
+    def all_items(self, skeys: Iterable[SKey]) -> list[tuple[SKey, ObjDict]]:
+        with self.lock:
+            return [(s, o) for s in skeys for o in self._objects.get(s, {}).values()]
+
+
+def encode(obj: Any) -> bytes:
+    """Compact JSON, as the API server writes it."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
