@@ -574,7 +574,8 @@ class Reflector(Generic[T]):
                         0, "", f"{name}: watch ERROR event with a non-Status object: {obj!r}"
                     )
                 )
-            if expected_type is not None and type(obj) is not expected_type:
+            # D12 compares exact Go types; here a subclass is the model (lazy decoding builds one).
+            if expected_type is not None and not isinstance(obj, expected_type):
                 logger.error(
                     "%s: expected type %s, but watch event object had type %s",
                     name,

@@ -266,7 +266,7 @@ class ApiListerWatcher(Generic[T]):
             raise first_error
         page, bad = slow(data)
         for err in bad:
-            self._report_bad_object(err)
+            self.report_bad_object(err)
         return page  # type: ignore[no-any-return]
 
     def watch(self, options: ListOptions) -> HttpWatch[T]:
@@ -276,10 +276,14 @@ class ApiListerWatcher(Generic[T]):
         resp = self._request(options, watch=True, timeout=timeout)
         return HttpWatch(resp, self)
 
-    def _report_bad_object(self, err: ObjectDecodeError) -> None:
+    def report_bad_object(self, err: BaseException) -> None:
+        """Count, log once per object version, and hand to the decode error handler.
+
+        Public so a decoder that finds bad objects later (a lazy one) can report through it.
+        """
         with self._lock:
             self.decode_errors += 1
-            marker = (err.key, err.resource_version)
+            marker = (str(getattr(err, "key", err)), str(getattr(err, "resource_version", "")))
             first = marker not in self._logged_bad
             if first and len(self._logged_bad) < _MAX_LOGGED_BAD_OBJECTS:
                 self._logged_bad.add(marker)
@@ -348,7 +352,7 @@ class HttpWatch(Generic[T]):
                     try:
                         event = decode(line)
                     except ObjectDecodeError as e:
-                        self._owner._report_bad_object(e)
+                        self._owner.report_bad_object(e)
                         continue
                     if self.is_stopped():
                         return
@@ -357,7 +361,7 @@ class HttpWatch(Generic[T]):
                 try:
                     yield decode(pending)
                 except ObjectDecodeError as e:
-                    self._owner._report_bad_object(e)
+                    self._owner.report_bad_object(e)
         except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
             # A broken stream ends the watch like a clean close (the reflector re-watches);
             # client-go's StreamWatcher does the same.

@@ -1083,3 +1083,14 @@ def test_status_cause_model_roundtrip_for_too_large() -> None:
     from kubeinformers.runtime.errors import is_too_large_resource_version
 
     assert is_too_large_resource_version(err)
+
+
+def test_d12_subclass_of_expected_type_is_accepted() -> None:
+    """Go compares exact types; a subclass here is the model (lazy decoding builds one)."""
+
+    class LazyDict(dict):  # type: ignore[type-arg]
+        pass
+
+    h = Harness([page("1")], [ScriptedWatch([ev("ADDED", LazyDict(obj("a", "2")))])])
+    h.run()
+    assert [c[0] for c in h.store.calls] == ["replace", "add"]
