@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Any, Generic, Protocol, TypeVar, cast
+from typing import Any, Generic, Protocol, Self, TypeVar, cast
 
 from kubeinformers.runtime.informer import SharedIndexInformer
 from kubeinformers.runtime.listers import GenericLister
@@ -358,7 +358,7 @@ class SharedInformerFactory:
     def is_shut_down(self) -> bool:
         return self._shutting_down
 
-    def __enter__(self) -> SharedInformerFactory:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

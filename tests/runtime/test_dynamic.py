@@ -1,0 +1,268 @@
+"""Dynamic and metadata-only informers (rules J1-J3) against a LocalApiServer."""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from kubeinformers.generated.meta.v1 import ObjectMeta
+from kubeinformers.runtime.dynamic import (
+    METADATA_LIST_ACCEPT,
+    METADATA_WATCH_ACCEPT,
+    DiscoveryError,
+    DynamicSharedInformerFactory,
+    MetadataSharedInformerFactory,
+    PartialObjectMetadata,
+)
+from kubeinformers.runtime.keys import meta_namespace_key
+from kubeinformers.runtime.listers import NotFoundError
+from kubeinformers.runtime.resource import APIResource, GroupVersionResource
+from kubeinformers.runtime.transforms import strip_managed_fields
+from kubeinformers.testing.local_api_server import LocalApiServer
+
+PODS = GroupVersionResource("", "v1", "pods")
+DEPLOYMENTS = GroupVersionResource("apps", "v1", "deployments")
+NODES = GroupVersionResource("", "v1", "nodes")
+
+
+def pod(ns: str, name: str, **labels: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "labels": labels},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+    }
+
+
+def deployment(ns: str, name: str, replicas: int = 1) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+
+
+def node(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
+
+
+def eventually(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Wait until `condition()` holds, re-checking on a short period; fail after `timeout`."""
+    waiter = threading.Event()
+    deadline = 0.0
+    while deadline < timeout:
+        if condition():
+            return
+        waiter.wait(0.01)
+        deadline += 0.01
+    assert condition(), "condition not reached in time"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LocalApiServer]:
+    with LocalApiServer(token="t0k3n") as s:
+        s.create(pod("default", "web-1", app="web"))
+        s.create(pod("default", "web-2", app="web"))
+        s.create(pod("kube-system", "dns", app="dns"))
+        s.create(deployment("default", "web"))
+        s.create(node("node-1"))
+        yield s
+
+
+class RequestLog:
+    """Records (path, Accept header) of every request an ApiClient makes."""
+
+    def __init__(self, api_client: Any) -> None:
+        self.requests: list[tuple[str, str]] = []
+        self.watches: list[tuple[str, str]] = []
+        pool = api_client.rest_client.pool_manager
+        original = pool.request
+
+        def request(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+            headers = kwargs.get("headers") or {}
+            path, _, query = url.partition("?")
+            entry = (path, headers.get("Accept", ""))
+            (self.watches if "watch=true" in query else self.requests).append(entry)
+            return original(method, url, *args, **kwargs)
+
+        pool.request = request
+
+    def paths(self) -> list[str]:
+        return [path for path, _ in self.requests]
+
+
+# --- J1: dynamic informers ----------------------------------------------------------------
+
+
+def test_j1_dynamic_informer_of_plain_dicts_via_discovery(server: LocalApiServer) -> None:
+    with DynamicSharedInformerFactory(server.api_client()) as factory:
+        deployments = factory.for_resource(DEPLOYMENTS)
+        resource = factory.resolve(DEPLOYMENTS)
+        assert (resource.kind, resource.namespaced) == ("Deployment", True)
+        factory.start()
+        assert factory.wait_for_cache_sync(timeout=10) == {DEPLOYMENTS: True}
+        lister = deployments.lister()
+        web = lister.by_namespace("default").get("web")
+        assert type(web) is dict
+        assert web["spec"]["replicas"] == 1
+        assert [d["metadata"]["name"] for d in lister.list("app=web")] == ["web"]
+        with pytest.raises(NotFoundError, match=r'^deployments\.apps "nope" not found'):
+            lister.by_namespace("default").get("nope")
+
+
+def test_j1_same_gvr_same_informer_and_api_resource_skips_discovery(
+    server: LocalApiServer,
+) -> None:
+    api = server.api_client()
+    log = RequestLog(api)
+    factory = DynamicSharedInformerFactory(api)
+    pods_resource = APIResource("", "v1", "pods", "Pod", namespaced=True)
+    first = factory.for_resource(pods_resource)
+    assert factory.for_resource(PODS).informer() is first.informer()
+    assert factory.for_resource(pods_resource).informer() is first.informer()
+    assert log.requests == [] and log.watches == []  # no discovery: the APIResource said it all
+    factory.for_resource(NODES)
+    factory.for_resource(NODES)
+    assert log.paths().count(server.url + "/api/v1") == 1  # discovery answers are cached
+    factory.shutdown()
+
+
+def test_j1_dynamic_informer_follows_creates_updates_and_deletes(server: LocalApiServer) -> None:
+    with DynamicSharedInformerFactory(server.api_client()) as factory:
+        pods = factory.for_resource(PODS)
+        factory.start()
+        assert factory.wait_for_cache_sync(timeout=10) == {PODS: True}
+        lister = pods.lister().by_namespace("default")
+        server.create(pod("default", "late", app="late"))
+        eventually(lambda: len(lister.list("app=late")) == 1)
+        # (a deep copy: LocalApiServer.get may hand out its stored object)
+        current = copy.deepcopy(server.get("v1", "Pod", "late", "default"))
+        current["metadata"]["labels"] = {"app": "later"}
+        server.replace(current)
+        eventually(lambda: lister.get("late")["metadata"]["labels"] == {"app": "later"})
+        server.delete("v1", "Pod", "late", "default")
+        eventually(lambda: not lister.list("app in (late,later)"))
+
+
+def test_j1_namespace_restricted_factory_ignores_namespace_for_cluster_scoped(
+    server: LocalApiServer,
+) -> None:
+    with DynamicSharedInformerFactory(server.api_client(), namespace="kube-system") as factory:
+        pods, nodes = factory.for_resource(PODS), factory.for_resource(NODES)
+        factory.start()
+        assert all(factory.wait_for_cache_sync(timeout=10).values())
+        assert [meta_namespace_key(p) for p in pods.lister().list()] == ["kube-system/dns"]
+        assert nodes.lister().get("node-1")["metadata"]["name"] == "node-1"
+
+
+def test_j1_tweak_list_options_reaches_the_server(server: LocalApiServer) -> None:
+    def only_web(options: Any) -> Any:
+        return options.copy(label_selector="app=web")
+
+    with DynamicSharedInformerFactory(server.api_client(), tweak_list_options=only_web) as f:
+        pods = f.for_resource(PODS)
+        f.start()
+        assert f.wait_for_cache_sync(timeout=10) == {PODS: True}
+        assert sorted(meta_namespace_key(p) for p in pods.lister().list()) == [
+            "default/web-1",
+            "default/web-2",
+        ]
+
+
+def test_discovery_errors_name_the_resource(server: LocalApiServer) -> None:
+    factory = DynamicSharedInformerFactory(server.api_client())
+    with pytest.raises(DiscoveryError, match="no resource 'Deployment'"):
+        factory.for_resource(GroupVersionResource("apps", "v1", "Deployment"))
+    with pytest.raises(DiscoveryError, match=r"does not serve nope\.example\.com/v1"):
+        factory.for_resource(GroupVersionResource("nope.example.com", "v1", "things"))
+    with pytest.raises(DiscoveryError, match="does not support list and watch"):
+        factory.for_resource(GroupVersionResource("", "v1", "bindings"))
+
+
+# --- J2: metadata-only informers ----------------------------------------------------------
+
+
+def test_j2_metadata_informer_asks_for_partial_object_metadata(server: LocalApiServer) -> None:
+    api = server.api_client()
+    log = RequestLog(api)
+    with MetadataSharedInformerFactory(api, metadata_model=ObjectMeta) as factory:
+        pods = factory.for_resource(APIResource("", "v1", "pods", "Pod", namespaced=True))
+        factory.start()
+        assert factory.wait_for_cache_sync(timeout=10) == {PODS: True}
+        eventually(lambda: bool(log.watches))
+    # The first sync may be a watch-list (D17) or a LIST: each request names the right shape.
+    lists = {accept for path, accept in log.requests if path.endswith("/api/v1/pods")}
+    watches = {accept for path, accept in log.watches if path.endswith("/api/v1/pods")}
+    assert lists <= {METADATA_LIST_ACCEPT}
+    assert watches == {METADATA_WATCH_ACCEPT}
+    assert pods.informer().is_stopped()
+
+
+def test_j2_metadata_objects_have_typed_object_meta_and_no_spec(server: LocalApiServer) -> None:
+    with MetadataSharedInformerFactory(
+        server.api_client(), metadata_model=ObjectMeta, transform=strip_managed_fields
+    ) as factory:
+        pods = factory.for_resource(PODS)
+        factory.start()
+        assert factory.wait_for_cache_sync(timeout=10) == {PODS: True}
+        web = pods.lister().by_namespace("default").get("web-1")
+        assert isinstance(web, PartialObjectMetadata)
+        assert type(web) is factory.object_model
+        assert isinstance(web.metadata, ObjectMeta)
+        assert web.metadata.labels == {"app": "web"}
+        assert web.metadata.managed_fields is None  # the factory transform ran
+        assert web.metadata.uid
+        assert "spec" not in web.model_dump()
+        assert not web.model_extra
+        assert [p.metadata.name for p in pods.lister().list("app=dns") if p.metadata] == ["dns"]
+
+
+def test_issue5_metadata_informer_holds_the_same_keys_as_a_full_one(
+    server: LocalApiServer,
+) -> None:
+    api = server.api_client()
+    with (
+        MetadataSharedInformerFactory(api) as metadata,
+        DynamicSharedInformerFactory(api) as full,
+    ):
+        meta_pods, full_pods = metadata.for_resource(PODS), full.for_resource(PODS)
+        metadata.start()
+        full.start()
+        assert metadata.wait_for_cache_sync(timeout=10) == {PODS: True}
+        assert full.wait_for_cache_sync(timeout=10) == {PODS: True}
+        server.create(pod("default", "extra"))
+        eventually(lambda: "default/extra" in meta_pods.informer().get_indexer().list_keys())
+        eventually(lambda: "default/extra" in full_pods.informer().get_indexer().list_keys())
+        assert sorted(meta_pods.informer().get_indexer().list_keys()) == sorted(
+            full_pods.informer().get_indexer().list_keys()
+        )
+        server.delete("v1", "Pod", "extra", "default")
+        eventually(lambda: "default/extra" not in meta_pods.informer().get_indexer().list_keys())
+        # default metadata model: a dict in the API's camelCase
+        one = meta_pods.lister().by_namespace("default").get("web-1")
+        assert isinstance(one.metadata, dict) and one.metadata["resourceVersion"]
+
+
+def test_partial_object_metadata_decodes_a_real_server_list_item() -> None:
+    model = PartialObjectMetadata[ObjectMeta]
+    item = model.model_validate_json(
+        b'{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1",'
+        b'"metadata":{"name":"p","namespace":"ns","resourceVersion":"7","labels":{"a":"b"}},'
+        b'"spec":{"ignored":true}}'
+    )
+    assert item.kind == "PartialObjectMetadata"
+    assert item.metadata is not None and item.metadata.resource_version == "7"
+    assert meta_namespace_key(item) == "ns/p"
+    assert not item.model_extra
