@@ -21,11 +21,13 @@ from kubeinformers.runtime.factory import (
 )
 from kubeinformers.runtime.informer import SharedIndexInformer
 from kubeinformers.runtime.listers import GenericLister, NotFoundError
+from kubeinformers.runtime.listwatch import ListOptions
 from kubeinformers.runtime.model import KubeModel
 from kubeinformers.runtime.resource import APIResource, GroupVersionResource
 from kubeinformers.runtime.store import NAMESPACE_INDEX, meta_namespace_index_func
 from kubeinformers.runtime.transforms import strip_managed_fields
 from kubeinformers.testing.fake import FakeListerWatcher
+from kubeinformers.testing.local_api_server import LocalApiServer
 
 PODS = GroupVersionResource("", "v1", "pods")
 DEPLOYMENTS = GroupVersionResource("apps", "v1", "deployments")
@@ -356,3 +358,81 @@ def test_h6_for_resource_through_the_generated_registry(
         factory.for_resource(bindings.gvr)
     with pytest.raises(NoInformerFoundError, match="no informer found for v1, Resource=ghosts"):
         factory.for_resource(GroupVersionResource("", "v1", "ghosts"))
+
+
+# --- typed_informer over ApiListerWatcher and the generated models (H6-H8) ------------------
+
+
+@pytest.fixture(scope="module")
+def api_server() -> Iterator[LocalApiServer]:
+    with LocalApiServer(token="s3cret") as server:
+        server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}})
+        for ns, name, app in (
+            ("default", "a", "web"),
+            ("default", "b", "db"),
+            ("other", "c", "web"),
+        ):
+            server.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": name, "namespace": ns, "labels": {"app": app}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+                }
+            )
+        server.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+        yield server
+
+
+def test_h8_typed_informer_restricts_namespaced_kinds_only(api_server: LocalApiServer) -> None:
+    from kubeinformers.generated.core.v1 import Node, Pod
+    from kubeinformers.generated.core.v1.listers import NodeLister, PodLister
+
+    with SharedInformerFactory(api_server.api_client(), namespace="default") as f:
+        pods = f.typed_informer(PodLister.RESOURCE, Pod)
+        nodes = f.typed_informer(NodeLister.RESOURCE, Node)
+        assert f.typed_informer(PodLister.RESOURCE, Pod) is pods
+        f.start()
+        assert f.wait_for_cache_sync(timeout=10) == {
+            PodLister.RESOURCE.gvr: True,
+            NodeLister.RESOURCE.gvr: True,
+        }
+        assert sorted(pods.get_indexer().list_keys()) == ["default/a", "default/b"]
+        assert nodes.get_indexer().list_keys() == ["n1"]  # H8: namespace ignored
+        assert all(type(p) is Pod for p in pods.get_indexer().list())
+        # H8: the factory path always has the namespace index, cluster-scoped kinds too.
+        by_ns = pods.get_indexer().by_index(NAMESPACE_INDEX, "default")
+        assert sorted(p.metadata.name or "" for p in by_ns if p.metadata) == ["a", "b"]
+        assert nodes.get_indexer().by_index(NAMESPACE_INDEX, "") != []
+        lister = PodLister(pods.get_indexer(), PodLister.RESOURCE)
+        got = lister.pods("default").get("a")
+        assert got.metadata is not None and got.metadata.labels == {"app": "web"}
+        with pytest.raises(NotFoundError, match=r'^pod "c" not found in namespace "default"$'):
+            lister.pods("default").get("c")
+
+
+def test_h8_tweak_list_options_applies_to_typed_informers(api_server: LocalApiServer) -> None:
+    from kubeinformers.generated.core.v1 import Pod
+    from kubeinformers.generated.core.v1.listers import PodLister
+
+    def only_web(options: ListOptions) -> ListOptions:
+        return options.copy(label_selector="app=web")
+
+    with SharedInformerFactory(api_server.api_client(), tweak_list_options=only_web) as f:
+        pods = f.typed_informer(PodLister.RESOURCE, Pod)
+        f.start()
+        assert f.wait_for_cache_sync(timeout=10) == {PodLister.RESOURCE.gvr: True}
+        assert sorted(pods.get_indexer().list_keys()) == ["default/a", "other/c"]
+
+
+def test_h6_for_resource_with_the_real_generated_registry(api_server: LocalApiServer) -> None:
+    from kubeinformers.generated.core.v1 import Pod
+
+    with SharedInformerFactory(api_server.api_client()) as f:
+        generic = f.for_resource(PODS)
+        f.start()
+        assert f.wait_for_cache_sync(timeout=10) == {PODS: True}
+        found = generic.lister().by_namespace("other").get("c")
+        assert type(found) is Pod
+        with pytest.raises(NotFoundError, match=r'^pods "zz" not found in namespace "other"$'):
+            generic.lister().by_namespace("other").get("zz")
