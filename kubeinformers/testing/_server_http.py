@@ -214,7 +214,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send_error(self, err: ApiError) -> None:
         headers = dict(err.headers)
-        if err.code in (403, 404) and "X-Content-Type-Options" not in headers:
+        if err.code == 403 and "X-Content-Type-Options" not in headers:
             headers["X-Content-Type-Options"] = "nosniff"
         self._send_json(err.code, err.body, headers)
 
@@ -267,19 +267,19 @@ class Handler(BaseHTTPRequestHandler):
             )
 
     def _authenticate(self, state: ServerState) -> str:
+        """The user name; 401 for a token nobody has (anonymous when there is no header)."""
         header = self.headers.get("Authorization", "")
-        if state.token is None:
-            self._authenticated = True
-            return ADMIN_USER
-        if not header:
-            return "system:anonymous"
         token = header[7:] if header.startswith("Bearer ") else None
-        if token == state.token:
-            self._authenticated = True
-            return ADMIN_USER
-        if token in state.users:
-            self._authenticated = True
-            return state.users[token]
+        user: str | None = None
+        if state.token is None or (token is not None and token == state.token):
+            user = ADMIN_USER
+        elif not header:
+            user = "system:anonymous"
+        elif token is not None:
+            user = state.users.get(token)
+        if user is not None:
+            self._authenticated = True  # gets the flow-control (APF) headers from here on
+            return user
         raise api_error(401, "Unauthorized", "Unauthorized")
 
     def _authorize(self, state: ServerState, user: str, info: RequestInfo, path: str) -> None:

@@ -579,7 +579,8 @@ def _validate(value: Any, s: ObjDict, path: str, causes: list[tuple[str, str, st
                     (
                         "FieldValueInvalid",
                         path,
-                        f"Invalid value: {shown}: {path} in body should be {words} {_go(s[key])}",
+                        f"Invalid value: {shown}: {path} in body should be {words} or equal to "
+                        f"{_go(s[key])}",
                     )
                 )
     if isinstance(value, str):
