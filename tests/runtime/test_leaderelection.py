@@ -346,3 +346,108 @@ def test_defaults_are_client_go_defaults() -> None:
     assert (config.lease_duration, config.renew_deadline, config.retry_period) == (15, 10, 2)
     with pytest.raises(ValueError, match="identity"):
         LeaseLock(FakeLeaseApi(LeaseStore()), NS, NAME, "")
+
+
+# ----------------------------------------------------------------------------- against LocalApiServer
+
+
+class PartitionableLeaseApi:
+    """The real CoordinationV1Api, with a switch that cuts this candidate off."""
+
+    def __init__(self, api_client: Any) -> None:
+        from kubernetes.client import CoordinationV1Api
+
+        self.api = CoordinationV1Api(api_client)
+        self.cut = False
+
+    def _check(self) -> None:
+        if self.cut:
+            raise ApiException(status=503, reason="partitioned by the test")
+
+    def read_namespaced_lease(self, name: str, namespace: str, **kwargs: Any) -> Any:
+        self._check()
+        return self.api.read_namespaced_lease(name, namespace, **kwargs)
+
+    def create_namespaced_lease(self, namespace: str, body: Any, **kwargs: Any) -> Any:
+        self._check()
+        return self.api.create_namespaced_lease(namespace, body, **kwargs)
+
+    def replace_namespaced_lease(self, name: str, namespace: str, body: Any, **kwargs: Any) -> Any:
+        self._check()
+        return self.api.replace_namespaced_lease(name, namespace, body, **kwargs)
+
+
+def test_two_candidates_against_local_api_server() -> None:
+    """Exactly one of two candidates leads; when it stops renewing, the other takes over
+    within 20 s (lease 2 s, renew deadline 1 s, retry 0.2 s here)."""
+    from kubernetes.client import CoordinationV1Api
+
+    from tests.runtime.test_controller_runner import local_api_server
+
+    with local_api_server() as server:
+        api_client = server.api_client()
+        events: list[tuple[str, str]] = []
+        lock = threading.Lock()
+        started = {ident: threading.Event() for ident in ("a", "b")}
+        stopped = {ident: threading.Event() for ident in ("a", "b")}
+        apis = {ident: PartitionableLeaseApi(api_client) for ident in ("a", "b")}
+
+        def elector(ident: str) -> LeaderElector:
+            def on_started(stop: threading.Event) -> None:
+                with lock:
+                    events.append(("started", ident))
+                started[ident].set()
+
+            def on_stopped() -> None:
+                with lock:
+                    events.append(("stopped", ident))
+                stopped[ident].set()
+
+            return LeaderElector(
+                LeaderElectionConfig(
+                    LeaseLock(apis[ident], "default", "le-e2e", ident),
+                    LeaderCallbacks(on_started, on_stopped),
+                    lease_duration=2.0,
+                    renew_deadline=1.0,
+                    retry_period=0.2,
+                    name=ident,
+                )
+            )
+
+        stops = {ident: threading.Event() for ident in ("a", "b")}
+        threads = {
+            ident: threading.Thread(target=elector(ident).run, args=(stops[ident],), daemon=True)
+            for ident in ("a", "b")
+        }
+        for t in threads.values():
+            t.start()
+        try:
+            deadline = time.monotonic() + TIMEOUT
+            while not (started["a"].is_set() or started["b"].is_set()):
+                assert time.monotonic() < deadline, "nobody became leader"
+                started["a"].wait(0.01)
+            leader = "a" if started["a"].is_set() else "b"
+            follower = "b" if leader == "a" else "a"
+            assert not started[follower].wait(2.5)  # more than a lease: still one leader
+            lease = CoordinationV1Api(api_client).read_namespaced_lease("le-e2e", "default")
+            assert lease.spec is not None and lease.spec.holder_identity == leader
+
+            apis[leader].cut = True  # the leader can no longer renew
+            cut_at = time.monotonic()
+            assert started[follower].wait(20.0), "the follower did not take over within 20 s"
+            takeover = time.monotonic() - cut_at
+            assert stopped[leader].wait(TIMEOUT)
+            lease = CoordinationV1Api(api_client).read_namespaced_lease("le-e2e", "default")
+            assert lease.spec is not None
+            assert lease.spec.holder_identity == follower
+            assert lease.spec.lease_transitions == 1
+            assert takeover < 20.0
+            with lock:
+                assert events[0] == ("started", leader)
+                assert ("stopped", leader) in events
+                assert events.count(("started", follower)) == 1
+        finally:
+            for s in stops.values():
+                s.set()
+            for t in threads.values():
+                t.join(TIMEOUT)
