@@ -11,6 +11,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Generic, Protocol, TypeVar, cast
 
 from kubeinformers.runtime.delta_fifo import Delta, DeltaFIFO, DeltaType, FIFOClosedError
@@ -22,7 +23,7 @@ from kubeinformers.runtime.keys import (
 )
 from kubeinformers.runtime.listwatch import ListerWatcher
 from kubeinformers.runtime.reflector import Reflector
-from kubeinformers.runtime.store import Indexer
+from kubeinformers.runtime.store import Indexer, Transaction, TransactionError, TransactionType
 
 T = TypeVar("T")
 
@@ -51,13 +52,24 @@ class Queue(Protocol[T]):
     def has_synced(self) -> bool: ...
 
 
+class BatchQueue(Queue[T], Protocol[T]):
+    """A queue that can also hand out batches of distinct keys (RealFIFO, C2.7)."""
+
+    def pop_batch(
+        self,
+        process_batch: Callable[[list[Delta[T]], bool], object],
+        process_single: Callable[[list[Delta[T]], bool], None],
+        timeout: float | None = None,
+    ) -> list[Delta[T]]: ...
+
+
 class Store(Protocol[T]):
     """The store side `process_deltas` writes to (an `Indexer`)."""
 
-    def add(self, obj: T) -> None: ...
-    def update(self, obj: T) -> None: ...
+    def upsert(self, obj: T) -> T | None: ...
     def delete(self, obj: T | DeletedFinalStateUnknown[T]) -> None: ...
     def get(self, obj: T) -> T | None: ...
+    def transaction(self, *txns: Transaction) -> None: ...
 
 
 @dataclass
@@ -67,6 +79,8 @@ class ControllerConfig(Generic[T]):
     queue: Queue[T]
     lister_watcher: ListerWatcher[T]
     process: ProcessFunc[T]
+    # E4: used instead of `process` for batches when the queue has `pop_batch`.
+    process_batch: ProcessFunc[T] | None = None
     object_type: type[T] | None = None
     full_resync_period: float = 0.0
     should_resync: Callable[[], bool] | None = None
@@ -129,9 +143,14 @@ class Controller(Generic[T]):
         """E2: pop and process until stopped; processing errors are logged and discarded."""
         queue = self.config.queue
         process = self.config.process
+        process_batch = self.config.process_batch
+        pop_batch = getattr(queue, "pop_batch", None) if process_batch is not None else None
         while not stop.is_set():
             try:
-                queue.pop(process)
+                if pop_batch is not None:
+                    pop_batch(process_batch, process)
+                else:
+                    queue.pop(process)
             except FIFOClosedError:
                 return
             except Exception:
@@ -166,15 +185,57 @@ def process_deltas(
             store.delete(obj)
             handler.on_delete(obj)
             continue
-        # Sync, Replaced, Added, Updated: the object is never a tombstone here.
+        # Sync, Replaced, Added, Updated: the object is never a tombstone here. One upsert
+        # both writes and tells whether the key was present (and with what).
         new = cast(T, obj)
-        old = store.get(new)
+        old = store.upsert(new)
         if old is not None:
-            store.update(new)
             handler.on_update(old, new)
         else:
-            store.add(new)
             handler.on_add(new, is_in_initial_list)
+
+
+class BatchProcessingError(Exception):
+    """Some store writes of a batch failed; only the others were notified (E4)."""
+
+
+def process_deltas_in_batch(
+    handler: ResourceEventHandler[T],
+    store: Store[T],
+    deltas: list[Delta[T]],
+    is_in_initial_list: bool,
+) -> None:
+    """E4: like `process_deltas` for a batch of distinct keys, with all store writes in one
+    transaction first and the callbacks after it, in batch order; when some writes fail only
+    the successful items are notified and BatchProcessingError is raised.
+    """
+    txns: list[Transaction] = []
+    callbacks: list[Callable[[], object]] = []
+    for delta in deltas:
+        obj = delta.object
+        if delta.type is DeltaType.DELETED:
+            txns.append(Transaction(TransactionType.DELETE, obj))
+            callbacks.append(partial(handler.on_delete, obj))
+            continue
+        new = cast(T, obj)
+        try:
+            old = store.get(new)
+        except KeyError:  # no key: the transaction reports it
+            old = None
+        if old is not None:
+            txns.append(Transaction(TransactionType.UPDATE, new))
+            callbacks.append(partial(handler.on_update, old, new))
+        else:
+            txns.append(Transaction(TransactionType.ADD, new))
+            callbacks.append(partial(handler.on_add, new, is_in_initial_list))
+    try:
+        store.transaction(*txns)
+    except TransactionError as e:
+        for i in e.successful_indices:
+            callbacks[i]()
+        raise BatchProcessingError(f"not all items in the batch successfully processed: {e}") from e
+    for callback in callbacks:
+        callback()
 
 
 class _LoggingHandler(Generic[T]):
@@ -259,6 +320,8 @@ def new_informer(
 
 
 __all__ = [
+    "BatchProcessingError",
+    "BatchQueue",
     "Controller",
     "ControllerConfig",
     "ProcessFunc",
@@ -266,4 +329,5 @@ __all__ = [
     "Store",
     "new_informer",
     "process_deltas",
+    "process_deltas_in_batch",
 ]

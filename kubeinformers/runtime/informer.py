@@ -14,9 +14,15 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
-from kubeinformers.runtime.controller import Controller, ControllerConfig, process_deltas
+from kubeinformers.runtime.controller import (
+    Controller,
+    ControllerConfig,
+    Queue,
+    process_deltas,
+    process_deltas_in_batch,
+)
 from kubeinformers.runtime.delta_fifo import Delta, DeltaFIFO
 from kubeinformers.runtime.handlers import (
     AddFunc,
@@ -42,6 +48,7 @@ from kubeinformers.runtime.processor import (
     SharedProcessor,
     determine_resync_period,
 )
+from kubeinformers.runtime.real_fifo import RealFIFO
 from kubeinformers.runtime.reflector import Reflector
 from kubeinformers.runtime.store import Indexer
 
@@ -131,7 +138,9 @@ class SharedIndexInformer(Generic[T]):
     """A shared, indexed informer for one resource (client-go's sharedIndexInformer).
 
     Nothing runs until `run(stop)`, which blocks until `stop` is set and then joins every
-    thread it started. Handlers are called on their own threads, one notification at a time,
+    thread it started. The queue is the DeltaFIFO (C-1); `queue="ordered"` selects the
+    RealFIFO (C-2): strict arrival order across keys, nothing compacted, relist tombstones
+    before the relisted items, store writes in batches of distinct keys (E4). Handlers are called on their own threads, one notification at a time,
     in order; coroutine handlers run on the event loop given to `add_event_handler(loop=...)`.
     """
 
@@ -145,8 +154,14 @@ class SharedIndexInformer(Generic[T]):
         name: str | None = None,
         use_watch_list: bool | None = None,
         page_size: int | None = None,
+        queue: Literal["delta", "ordered"] = "delta",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        if queue not in ("delta", "ordered"):
+            raise ValueError(
+                f'queue must be "delta" (DeltaFIFO) or "ordered" (RealFIFO), not {queue!r}'
+            )
+        self.queue_kind = queue
         self.lister_watcher = lister_watcher
         self.object_type = object_type
         self.name = name or (object_type.__name__ if object_type is not None else "informer")
@@ -178,16 +193,23 @@ class SharedIndexInformer(Generic[T]):
             if self._started:
                 self._log.warning("informer %s has already been started; run() ignored", self.name)
                 return
-            fifo: DeltaFIFO[T] = DeltaFIFO(
-                key_func=meta_namespace_key,
-                known_objects=self._indexer,
-                emit_delta_type_replaced=True,
-                transformer=self._transform,
-            )
+            fifo: Queue[T]
+            if self.queue_kind == "ordered":
+                # C-2: every event its own entry, in arrival order; batches of distinct keys (E4).
+                fifo = RealFIFO(meta_namespace_key, self._indexer, self._transform)
+            else:
+                # C-1, as client-go's informer up to v0.32 configured it.
+                fifo = DeltaFIFO(
+                    key_func=meta_namespace_key,
+                    known_objects=self._indexer,
+                    emit_delta_type_replaced=True,
+                    transformer=self._transform,
+                )
             config: ControllerConfig[T] = ControllerConfig(
                 queue=fifo,
                 lister_watcher=self.lister_watcher,
                 process=self._handle_deltas,
+                process_batch=self._handle_batch_deltas if self.queue_kind == "ordered" else None,
                 object_type=self.object_type,
                 full_resync_period=self._resync_check_period,
                 should_resync=self._processor.should_resync,
@@ -210,6 +232,10 @@ class SharedIndexInformer(Generic[T]):
     def _handle_deltas(self, deltas: list[Delta[T]], is_in_initial_list: bool) -> None:
         with self._block_deltas:
             process_deltas(self._distributor, self._indexer, deltas, is_in_initial_list)
+
+    def _handle_batch_deltas(self, deltas: list[Delta[T]], is_in_initial_list: bool) -> None:
+        with self._block_deltas:
+            process_deltas_in_batch(self._distributor, self._indexer, deltas, is_in_initial_list)
 
     def has_synced(self) -> bool:
         """The first list has been fully popped and processed into the cache (F3)."""

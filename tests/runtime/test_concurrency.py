@@ -6,7 +6,9 @@ from __future__ import annotations
 import random
 import threading
 import time
-from typing import Any
+from typing import Any, Literal
+
+import pytest
 
 from kubeinformers.runtime.informer import SharedIndexInformer
 from kubeinformers.testing import FakeListerWatcher
@@ -83,10 +85,15 @@ def _assert_no_thread_left(before: set[threading.Thread], budget: float) -> None
     assert left == [], f"threads still running after stop: {left}"
 
 
-def test_g1_g2_eight_handlers_twenty_thousand_events_none_lost_doubled_or_reordered() -> None:
+@pytest.mark.parametrize("queue", ["delta", "ordered"])
+def test_g1_g2_eight_handlers_twenty_thousand_events_none_lost_doubled_or_reordered(
+    queue: Literal["delta", "ordered"],
+) -> None:
     before = set(threading.enumerate())
     fake: FakeListerWatcher[Pod] = FakeListerWatcher()
-    informer: SharedIndexInformer[Pod] = SharedIndexInformer(fake, Pod, name="concurrency")
+    informer: SharedIndexInformer[Pod] = SharedIndexInformer(
+        fake, Pod, name=f"concurrency-{queue}", queue=queue
+    )
     handlers = [LatencyRecorder(seed=i, expected=EVENTS) for i in range(HANDLERS)]
     for h in handlers:
         informer.add_event_handler(h)
@@ -118,6 +125,8 @@ def test_g1_g2_eight_handlers_twenty_thousand_events_none_lost_doubled_or_reorde
         assert per_key == per_key_written, f"handler {i}: per-object order differs"
         # G2: every listener gets the very order the informer distributed.
         assert h.events == reference, f"handler {i} saw another order than handler 0"
+    if queue == "ordered":
+        assert reference == written  # C2.1: the RealFIFO keeps arrival order across keys
 
 
 def test_g8_stop_with_a_backlog_returns_quickly_and_leaves_no_thread() -> None:

@@ -5,15 +5,17 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from kubeinformers.runtime.controller import (
+    BatchProcessingError,
     Controller,
     ControllerConfig,
     new_informer,
     process_deltas,
+    process_deltas_in_batch,
 )
 from kubeinformers.runtime.delta_fifo import Delta, DeltaFIFO, DeltaType
 from kubeinformers.runtime.handlers import (
@@ -25,6 +27,7 @@ from kubeinformers.runtime.keys import (
     deletion_handling_meta_namespace_key,
     meta_namespace_key,
 )
+from kubeinformers.runtime.real_fifo import RealFIFO
 from kubeinformers.runtime.store import Indexer
 from kubeinformers.testing import FakeListerWatcher
 from tests.runtime._informer_support import WAIT, Pod, Recorder, Runner, describe, pod, wait_for
@@ -383,3 +386,99 @@ def test_e6_filtering_handler_turns_updates_across_the_filter_into_add_and_delet
         ("add", "default/a@1", True),
         ("delete", "T{default/a}"),
     ]
+
+
+# -- E4: batches (RealFIFO) -----------------------------------------------------------------------
+
+
+def test_e4_l34_batch_with_a_failing_write_notifies_only_the_successful_items() -> None:
+    store = new_store()
+    rec = Recorder()
+    broken = cast(Pod, object())  # no metadata: its key cannot be computed
+    deltas = [
+        Delta(DeltaType.ADDED, pod("o1", "1")),
+        Delta(DeltaType.ADDED, broken),
+        Delta(DeltaType.ADDED, pod("o3", "3")),
+    ]
+    with pytest.raises(BatchProcessingError) as err:
+        process_deltas_in_batch(rec, store, deltas, False)
+    assert "not all items in the batch successfully processed" in str(err.value)
+    assert "failed to execute (1/3) transactions" in str(err.value)
+    assert rec.snapshot() == [("add", "default/o1@1", False), ("add", "default/o3@3", False)]
+    assert sorted(store.list_keys()) == ["default/o1", "default/o3"]
+
+
+def test_e4_batch_writes_the_store_before_any_callback_and_keeps_batch_order() -> None:
+    store = new_store(pod("a", "1"))
+    seen: list[list[str]] = []
+
+    def snap(*_: Any) -> None:
+        seen.append(sorted(describe(o) for o in store.list()))
+
+    handler: ResourceEventHandlerFuncs[Pod] = ResourceEventHandlerFuncs(
+        on_add=snap, on_update=snap, on_delete=snap
+    )
+    rec = Recorder()
+    deltas = [
+        Delta(DeltaType.DELETED, pod("a", "4")),
+        Delta(DeltaType.REPLACED, pod("b", "5")),
+        Delta(DeltaType.SYNC, pod("c", "6")),
+    ]
+    process_deltas_in_batch(handler, store, deltas, True)
+    assert seen == [["default/b@5", "default/c@6"]] * 3
+    store2 = new_store(pod("a", "1"))
+    process_deltas_in_batch(rec, store2, [Delta(DeltaType.UPDATED, pod("a", "2"))], False)
+    assert rec.snapshot() == [("update", "default/a@1", "default/a@2")]
+
+
+def test_e4_l29_relist_through_real_fifo_batches_deletes_first_then_list_order() -> None:
+    """L29 exactly: delete pod-3, update pod-1, update pod-2, add pod-4 (RealFIFO, batched)."""
+    store = new_store(pod("pod-1", "1"), pod("pod-2", "2", ver="1"), pod("pod-3", "3"))
+    fifo: RealFIFO[Pod] = RealFIFO(meta_namespace_key, store)
+    fifo.replace([pod("pod-1", "4"), pod("pod-2", "5", ver="2"), pod("pod-4", "6")], "6")
+    rec = Recorder()
+    batches: list[int] = []
+
+    def batch(deltas: list[Delta[Pod]], initial: bool) -> None:
+        batches.append(len(deltas))
+        process_deltas_in_batch(rec, store, deltas, initial)
+
+    while len(fifo):
+        fifo.pop_batch(batch, lambda d, i: process_deltas(rec, store, d, i))
+    assert batches == [4]
+    assert rec.snapshot() == [
+        ("delete", "T{default/pod-3}"),
+        ("update", "default/pod-1@1", "default/pod-1@4"),
+        ("update", "default/pod-2@2", "default/pod-2@5"),
+        ("add", "default/pod-4@6", True),
+    ]
+
+
+def test_e4_controller_uses_pop_batch_when_a_batch_processor_is_configured(
+    runners: list[Runner],
+) -> None:
+    fake: FakeListerWatcher[Pod] = FakeListerWatcher(pod(f"p{i}") for i in range(10))
+    store = new_store()
+    fifo: RealFIFO[Pod] = RealFIFO(meta_namespace_key, store)
+    sizes: list[int] = []
+    done = threading.Event()
+    rec = Recorder()
+
+    def batch(deltas: list[Delta[Pod]], initial: bool) -> None:
+        sizes.append(len(deltas))
+        process_deltas_in_batch(rec, store, deltas, initial)
+        if len(store.list()) == 10:
+            done.set()
+
+    ctl = Controller(
+        ControllerConfig(
+            queue=fifo,
+            lister_watcher=fake,
+            process=lambda d, i: process_deltas(rec, store, d, i),
+            process_batch=batch,
+        )
+    )
+    runners.append(Runner(ctl.run))
+    assert done.wait(WAIT)
+    assert sizes == [10]  # the whole initial list in one batch
+    assert ctl.has_synced()

@@ -516,3 +516,56 @@ def test_coroutine_handlers_run_on_the_given_loop(runners: list[Runner]) -> None
         loop.call_soon_threadsafe(loop.stop)
         loop_thread.join(WAIT)
         loop.close()
+
+
+# -- queue="ordered": the RealFIFO (C-2) ------------------------------------------------------------
+
+
+def test_ordered_queue_delivers_across_keys_in_arrival_order(runners: list[Runner]) -> None:
+    """L21 through the informer: foo, bar, foo, foo, zab reach handlers in exactly that order
+    (the DeltaFIFO would hand out foo's three deltas together)."""
+    fake, inf = informer_with(queue="ordered")
+    rec = Recorder()
+    inf.add_event_handler(rec)
+    start(inf, runners)
+    fake.add(pod("foo"))
+    fake.add(pod("bar"))
+    fake.modify(pod("foo", value=1))
+    fake.modify(pod("foo", value=2))
+    fake.add(pod("zab"))
+    assert rec.expect(5).wait(WAIT)
+    assert rec.snapshot() == [
+        ("add", "default/foo@1", False),
+        ("add", "default/bar@2", False),
+        ("update", "default/foo@1", "default/foo@3"),
+        ("update", "default/foo@3", "default/foo@4"),
+        ("add", "default/zab@5", False),
+    ]
+
+
+def test_ordered_queue_relist_sends_tombstones_before_relisted_items(
+    runners: list[Runner],
+) -> None:
+    fake, inf = informer_with(pod("pod-1"), pod("pod-2"), pod("pod-3"), queue="ordered")
+    rec = Recorder()
+    inf.add_event_handler(rec)
+    start(inf, runners)
+    assert rec.expect(3).wait(WAIT)
+    fake.modify(pod("pod-1", value=1), notify=False)
+    fake.delete(pod("pod-3"), notify=False)
+    fake.add(pod("pod-4"), notify=False)
+    fake.expire(fake.resource_version)
+    fake.drop_watches()
+    assert rec.expect(7).wait(WAIT)
+    assert rec.snapshot()[3:] == [
+        ("delete", "T{default/pod-3}"),
+        ("update", "default/pod-1@1", "default/pod-1@4"),
+        ("update", "default/pod-2@2", "default/pod-2@2"),
+        ("add", "default/pod-4@6", False),
+    ]
+
+
+def test_queue_kind_is_validated() -> None:
+    fake: FakeListerWatcher[Pod] = FakeListerWatcher()
+    with pytest.raises(ValueError, match="ordered"):
+        SharedIndexInformer(fake, Pod, queue="fifo")  # type: ignore[arg-type]
