@@ -405,6 +405,25 @@ def test_f11_l41_transform_set_before_start_is_applied_to_everything(
         inf.set_watch_error_handler(lambda r, e: None)
 
 
+def test_f11_transform_is_not_applied_to_resynced_objects(runners: list[Runner]) -> None:
+    _fake, inf = informer_with(pod("a"), pod("b"), resync_period=1.0)
+    calls: list[str] = []
+    lock = threading.Lock()
+
+    def counting(obj: Any) -> Any:
+        with lock:
+            calls.append(describe(obj))
+        return obj
+
+    inf.set_transform(counting)
+    rec = Recorder()
+    inf.add_event_handler(rec)
+    start(inf, runners)
+    assert rec.expect(4).wait(WAIT)  # 2 adds, then the 1 s resync's 2 sync updates
+    assert sorted(e[0] for e in rec.snapshot()[2:]) == ["update", "update"]
+    assert sorted(calls) == ["default/a@1", "default/b@2"]  # only the listed objects
+
+
 def test_f12_l40_watch_error_handler_gets_list_errors(runners: list[Runner]) -> None:
     fake, inf = informer_with(pod("a"))
     fake.fail_next_list(ApiStatusError(403, "Forbidden", "Access Denied"), times=1)
