@@ -329,7 +329,18 @@ class LeaderElector:
             self._renew(stop)
             leading.set()  # tell the leader's work to stop before giving the lease away
             if self.config.release_on_cancel:
-                self.release()
+                # Unlike client-go, wait (up to renew_deadline) for that work to return:
+                # releasing while it still runs would let a second leader start beside it.
+                thread.join(self.config.renew_deadline)
+                if thread.is_alive():
+                    self._log.warning(
+                        "on_started_leading has not returned %.1f s after stop; not releasing "
+                        "lease %s (it expires by itself)",
+                        self.config.renew_deadline,
+                        self.config.lock.describe(),
+                    )
+                else:
+                    self.release()
         finally:
             leading.set()
             try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -210,6 +211,66 @@ def test_release_on_cancel_gives_the_lease_up_at_once() -> None:
     # b takes over well before a's 5 s lease would have expired
     assert b.started.wait(3.0)
     b.shutdown()
+
+
+def release_test_elector(
+    store: LeaseStore, work: Callable[[threading.Event], None]
+) -> tuple[LeaderElector, threading.Event]:
+    started = threading.Event()
+
+    def on_started(stop: threading.Event) -> None:
+        started.set()
+        work(stop)
+
+    elector = LeaderElector(
+        LeaderElectionConfig(
+            LeaseLock(FakeLeaseApi(store), NS, NAME, "a"),
+            LeaderCallbacks(on_started, lambda: None),
+            lease_duration=1.0,
+            renew_deadline=0.5,
+            retry_period=0.1,
+            release_on_cancel=True,
+        )
+    )
+    return elector, started
+
+
+def test_release_waits_for_the_leaders_work_to_return() -> None:
+    store = LeaseStore()
+    finished_before_release: list[bool] = []
+
+    def work(stop: threading.Event) -> None:
+        stop.wait()
+        time.sleep(0.1)  # cleanup after being told to stop
+        finished_before_release.append(store.spec()["holderIdentity"] == "a")
+
+    elector, started = release_test_elector(store, work)
+    stop = threading.Event()
+    runner = threading.Thread(target=elector.run, args=(stop,))
+    runner.start()
+    assert started.wait(TIMEOUT)
+    stop.set()
+    runner.join(TIMEOUT)
+    assert finished_before_release == [True]  # still held while the work finished
+    assert store.spec()["holderIdentity"] == ""  # then released
+
+
+def test_release_is_skipped_when_the_leaders_work_does_not_stop() -> None:
+    store = LeaseStore()
+    never = threading.Event()
+
+    def stuck(stop: threading.Event) -> None:
+        never.wait(TIMEOUT)
+
+    elector, started = release_test_elector(store, stuck)
+    stop = threading.Event()
+    runner = threading.Thread(target=elector.run, args=(stop,))
+    runner.start()
+    assert started.wait(TIMEOUT)
+    stop.set()
+    runner.join(TIMEOUT)
+    never.set()
+    assert store.spec()["holderIdentity"] == "a"  # left to expire, never handed over
 
 
 def test_leader_renews_on_the_fast_path_without_reading() -> None:
