@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kubeinformers.testing.fake import FakeListerWatcher as FakeListerWatcher
+    from kubeinformers.testing.local_api_server import LocalApiServer as LocalApiServer
 
 _LAZY = {
     "FakeListerWatcher": "kubeinformers.testing.fake",
+    "LocalApiServer": "kubeinformers.testing.local_api_server",
 }
 
 
@@ -23,4 +25,4 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-__all__ = ["FakeListerWatcher"]
+__all__ = ["FakeListerWatcher", "LocalApiServer"]
