@@ -508,3 +508,59 @@ def test_controller_against_local_api_server(local_api: Any) -> None:
     gaps = [b - a for a, b in itertools.pairwise(flaky_attempts)]
     assert gaps[0] >= 0.05 and gaps[1] >= 0.1 and gaps[2] >= 0.2, gaps
     assert controller.queue.num_requeues("default/flaky") == 0
+
+
+def test_configmap_summary_example_against_local_api_server(local_api: Any) -> None:
+    """examples/configmap_summary.py: summaries per namespace follow pod changes, vanish with
+    the last pod, and come back when deleted by hand."""
+    from kubernetes import client as k8s
+    from kubernetes.client.exceptions import ApiException
+
+    from examples.configmap_summary import SUMMARY_NAME, run
+
+    core = k8s.CoreV1Api(local_api)
+
+    def pod(name: str, app: str | None) -> k8s.V1Pod:
+        return k8s.V1Pod.model_validate(
+            {
+                "metadata": {"name": name, "labels": {"app": app} if app else {}},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+            }
+        )
+
+    def summary(namespace: str) -> dict[str, str] | None:
+        try:
+            return dict(core.read_namespaced_config_map(SUMMARY_NAME, namespace).data or {})
+        except ApiException as err:
+            if err.status == 404:
+                return None
+            raise
+
+    def eventually(namespace: str, expected: dict[str, str] | None) -> None:
+        deadline = time.monotonic() + TIMEOUT
+        while (got := summary(namespace)) != expected:
+            assert time.monotonic() < deadline, f"{namespace}: {got} != {expected}"
+            time.sleep(0.02)
+
+    for namespace in ("team-a", "team-b"):
+        core.create_namespace(k8s.V1Namespace.model_validate({"metadata": {"name": namespace}}))
+    for name, app in [("w1", "web"), ("w2", "web"), ("d1", "db"), ("x", None)]:
+        core.create_namespaced_pod("team-a", pod(name, app))
+    core.create_namespaced_pod("team-b", pod("w1", "web"))
+    stop = threading.Event()
+    runner = threading.Thread(target=run, args=(local_api, stop), daemon=True)
+    runner.start()
+    try:
+        eventually("team-a", {"_unlabelled": "1", "db": "1", "web": "2"})
+        eventually("team-b", {"web": "1"})
+        core.delete_namespaced_pod("d1", "team-a")
+        core.create_namespaced_pod("team-a", pod("c1", "cache"))
+        eventually("team-a", {"_unlabelled": "1", "cache": "1", "web": "2"})
+        core.delete_namespaced_pod("w1", "team-b")
+        eventually("team-b", None)
+        core.delete_namespaced_config_map(SUMMARY_NAME, "team-a")
+        eventually("team-a", {"_unlabelled": "1", "cache": "1", "web": "2"})
+    finally:
+        stop.set()
+        runner.join(TIMEOUT)
+    assert not runner.is_alive()

@@ -1,0 +1,1 @@
+"""Example programs built on kubeinformers (run with `python -m examples.<name>`)."""
