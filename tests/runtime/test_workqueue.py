@@ -666,3 +666,21 @@ def test_metrics_unfinished_work_gauge_is_refreshed_in_the_background() -> None:
     q.get()
     assert updated.wait(TIMEOUT)
     q.shut_down()
+
+
+def test_metrics_set_provider_first_call_wins_for_named_queues(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import kubeinformers.runtime.workqueue as wq
+
+    monkeypatch.setattr(wq, "_global_provider", None)
+    first, second = RecordingProvider(), RecordingProvider()
+    wq.set_provider(first)
+    wq.set_provider(second)  # ignored, as in client-go
+    named: WorkQueue[str] = WorkQueue("global")
+    unnamed: WorkQueue[str] = WorkQueue()
+    named.add("a")
+    unnamed.add("a")
+    assert first.events("adds") == [("inc", 1)]
+    assert second.log == []
+    named.shut_down()
