@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, Protocol, TypeVar, cast
 
@@ -37,6 +38,7 @@ T_co = TypeVar("T_co", covariant=True)
 _log = logging.getLogger("kubeinformers.controller_runner")
 
 SYNC_POLL_PERIOD = 0.1  # client-go WaitForCacheSync polls every 100 ms
+SYNC_HINT_AFTER = 30.0  # then says so, every 30 s, while caches are still not synced
 
 Reconcile = Callable[[K], float | None]
 """Brings the world in line for one key. Raise to retry with rate limiting; return None when
@@ -149,9 +151,21 @@ class Controller(Generic[K]):
 
     def wait_for_cache_sync(self, stop: threading.Event) -> bool:
         """Poll until every watched cache has synced (True) or stop is set (False)."""
+        started = time.monotonic()
+        next_hint = started + SYNC_HINT_AFTER
         while not self.has_synced():
             if stop.wait(SYNC_POLL_PERIOD):
                 return False
+            if time.monotonic() >= next_hint:
+                pending = sum(1 for synced in self._sync_sources if not synced())
+                self._log.warning(
+                    "still waiting after %.0f s for %d of %d caches to sync; were the "
+                    "informers started (factory.start())?",
+                    time.monotonic() - started,
+                    pending,
+                    len(self._sync_sources),
+                )
+                next_hint += SYNC_HINT_AFTER
         return True
 
     def run(self, stop: threading.Event) -> None:

@@ -564,3 +564,19 @@ def test_configmap_summary_example_against_local_api_server(local_api: Any) -> N
         stop.set()
         runner.join(TIMEOUT)
     assert not runner.is_alive()
+
+
+def test_waiting_for_sync_says_so(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import kubeinformers.runtime.controller_runner as runner_module
+
+    monkeypatch.setattr(runner_module, "SYNC_HINT_AFTER", 0.05)
+    informer = FakeInformer()
+    controller: Controller[str] = Controller("hint", lambda key: None)
+    controller.watch(informer)
+    stop = threading.Event()
+    with caplog.at_level(logging.WARNING, logger="kubeinformers.controller_runner"):
+        threading.Timer(0.3, stop.set).start()
+        assert not controller.wait_for_cache_sync(stop)
+    assert any("1 of 1 caches to sync" in r.getMessage() for r in caplog.records)
