@@ -11,9 +11,12 @@ metadata as the API's mapping; the keys accessors read both shapes.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -33,6 +36,35 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 _TYPE_RE = re.compile(rb'^\s*\{\s*"type"\s*:\s*"([A-Z]+)"')
 _WIRE = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+_gc_lock = threading.Lock()
+_gc_depth = 0
+_gc_was_enabled = False
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Hold off the cyclic garbage collector while a list page is decoded.
+
+    Decoding a page creates thousands of objects that all survive; each time the heap grows
+    by a quarter Python runs a full collection over everything, which made a 5,000-pod
+    page ~5x slower (2.8 s instead of 0.45 s). Nested and concurrent uses are counted; a
+    collector the application disabled itself stays disabled.
+    """
+    global _gc_depth, _gc_was_enabled
+    with _gc_lock:
+        if _gc_depth == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_depth += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_depth -= 1
+            if _gc_depth == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 class _ListMetaWire(BaseModel):
@@ -152,7 +184,8 @@ class JsonDecoder(Generic[T]):
 
     def decode_list(self, data: bytes) -> ObjectList[T]:
         if self._dict:
-            raw = _loads(data)
+            with gc_paused():
+                raw = _loads(data)
             _reject_table(raw.get("kind"), self.what)
             md = raw.get("metadata") or {}
             return ObjectList(
@@ -162,7 +195,8 @@ class JsonDecoder(Generic[T]):
                 remaining_item_count=md.get("remainingItemCount"),
             )
         try:
-            wire = self._list_wire.model_validate_json(data)
+            with gc_paused():
+                wire = self._list_wire.model_validate_json(data)
         except ValidationError as e:
             raise ValueError(f"cannot decode a list page of {self.what}: {e}") from e
         _reject_table(wire.kind, self.what)
@@ -242,4 +276,4 @@ def _reject_table(kind: Any, what: str) -> None:
         raise ValueError(f"cannot list {what}: the server answered with a Table, not a list")
 
 
-__all__ = ["EventWire", "JsonDecoder", "ListWire", "ObjectDecodeError"]
+__all__ = ["EventWire", "JsonDecoder", "ListWire", "ObjectDecodeError", "gc_paused"]

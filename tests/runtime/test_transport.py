@@ -606,3 +606,24 @@ def test_d19_reflector_watch_list_over_the_transport(server: CannedServer) -> No
     assert q["sendInitialEvents"] == "true" and q["resourceVersionMatch"] == "NotOlderThan"
     assert "resourceVersion" not in q  # RV "" is omitted, as Go's omitempty does
     assert len(server.requests) == 1  # no LIST
+
+
+def test_gc_paused_nests_and_keeps_an_application_disabled_collector() -> None:
+    import gc
+
+    from kubeinformers.runtime.wire import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
