@@ -512,3 +512,25 @@ def test_two_candidates_against_local_api_server() -> None:
                 s.set()
             for t in threads.values():
                 t.join(TIMEOUT)
+
+
+def test_lease_lock_round_trip_and_conflict_against_local_api_server() -> None:
+    """The real wire format: create, read back (MicroTime to the microsecond), and a write
+    with a stale resourceVersion answered 409 Conflict."""
+    from tests.runtime.test_controller_runner import local_api_server
+
+    with local_api_server() as server:
+        api_client = server.api_client()
+        one = LeaseLock(api_client, "default", "lock-rt", "one")
+        two = LeaseLock(api_client, "default", "lock-rt", "two")
+        with pytest.raises(LockNotFoundError):
+            one.get()
+        when = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+        record = LeaderElectionRecord("one", 15, when, when, 0)
+        one.create(record)
+        assert two.get() == record
+        one.update(replace(record, renew_time=when.replace(microsecond=1)))
+        with pytest.raises(ApiException) as conflict:
+            two.update(replace(record, holder_identity="two", leader_transitions=1))
+        assert conflict.value.status == 409
+        assert two.get().holder_identity == "one"
