@@ -281,22 +281,16 @@ def delete_collection(
     ns: str | None,
     matches: Callable[[ObjDict], bool],
 ) -> list[ObjDict]:
+    """Delete every matching object; returns them (as the real server's List answer does)."""
     prefix = f"{ns}/" if served.api.namespaced and ns else ""
     _, items = store.current(served.skey, prefix)
     out = []
     for _, obj in items:
         if matches(obj):
+            meta = obj["metadata"]
             try:
-                out.append(
-                    delete(
-                        store,
-                        registry,
-                        served,
-                        obj["metadata"].get("namespace"),
-                        obj["metadata"]["name"],
-                        {},
-                    )[1]
-                )
+                delete(store, registry, served, meta.get("namespace"), meta["name"], {})
             except ApiError:
                 continue
+            out.append(obj)
     return out

@@ -313,11 +313,10 @@ class LocalApiServer:
         group: str = "",
         namespace: str | None = None,
     ) -> None:
-        """Lift denials made by `forbid` (all of this resource's when verbs is None)."""
+        """Lift denials made by `forbid` (every verb / namespace when not given)."""
         for rule in list(self._state.forbidden):
-            if rule[1:] == (group, resource, namespace or "*") and (
-                verbs is None or rule[0] in verbs
-            ):
+            same_ns = namespace is None or rule[3] == namespace
+            if rule[1:3] == (group, resource) and same_ns and (verbs is None or rule[0] in verbs):
                 self._state.forbidden.discard(rule)
 
     # --- fault hooks (thread-safe) -----------------------------------------------------------

@@ -1,0 +1,284 @@
+"""LocalApiServer CRUD through the real `kubernetes` client: create/get/update/patch/delete,
+optimistic concurrency, finalizers, namespaces, CRDs, kubeconfig and the pytest fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+
+from kubeinformers.testing.local_api_server import LocalApiServer
+from tests.testing.conftest import BASIC, configmap, pod, request, watch
+
+WIDGET_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {
+        "group": "example.com",
+        "scope": "Namespaced",
+        "names": {
+            "plural": "widgets",
+            "singular": "widget",
+            "kind": "Widget",
+            "listKind": "WidgetList",
+        },
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "required": ["size"],
+                                "properties": {
+                                    "size": {"type": "integer", "minimum": 1},
+                                    "color": {"type": "string", "enum": ["red", "blue"]},
+                                },
+                            },
+                            "status": {
+                                "type": "object",
+                                "properties": {"phase": {"type": "string"}},
+                            },
+                        },
+                    }
+                },
+            },
+            {
+                "name": "v1beta1",
+                "served": True,
+                "storage": False,
+                "schema": {"openAPIV3Schema": {"type": "object"}},
+            },
+        ],
+    },
+}
+
+
+@pytest.fixture
+def server() -> Any:
+    with LocalApiServer(resources=BASIC) as s:
+        yield s
+
+
+@pytest.fixture
+def core(server: LocalApiServer) -> client.CoreV1Api:
+    return client.CoreV1Api(server.api_client())
+
+
+def test_create_assigns_uid_timestamp_and_increasing_resource_versions(
+    core: client.CoreV1Api,
+) -> None:
+    a = core.create_namespaced_config_map("default", configmap("a"))
+    b = core.create_namespaced_config_map("default", configmap("b"))
+    assert a.metadata.uid and a.metadata.uid != b.metadata.uid
+    assert a.metadata.creation_timestamp is not None
+    assert int(b.metadata.resource_version) == int(a.metadata.resource_version) + 1
+    assert a.metadata.managed_fields and a.metadata.managed_fields[0].manager
+
+
+def test_generate_name_makes_a_unique_name(core: client.CoreV1Api) -> None:
+    body = {"metadata": {"generateName": "job-"}, "data": {}}
+    names = {core.create_namespaced_config_map("default", body).metadata.name for _ in range(5)}
+    assert len(names) == 5 and all(n.startswith("job-") and len(n) == 9 for n in names)
+
+
+def test_create_existing_is_409_already_exists(core: client.CoreV1Api) -> None:
+    core.create_namespaced_config_map("default", configmap("a"))
+    with pytest.raises(ApiException) as err:
+        core.create_namespaced_config_map("default", configmap("a"))
+    assert err.value.status == 409 and '"reason":"AlreadyExists"' in err.value.body
+
+
+def test_create_in_missing_namespace_is_404(core: client.CoreV1Api) -> None:
+    with pytest.raises(ApiException) as err:
+        core.create_namespaced_config_map("nowhere", configmap("a", "nowhere"))
+    assert err.value.status == 404 and 'namespaces \\"nowhere\\" not found' in err.value.body
+
+
+def test_update_with_stale_resource_version_is_409_conflict(core: client.CoreV1Api) -> None:
+    first = core.create_namespaced_config_map("default", configmap("a"))
+    first.data = {"k": "v2"}
+    core.replace_namespaced_config_map("a", "default", first)
+    first.data = {"k": "v3"}
+    with pytest.raises(ApiException) as err:
+        core.replace_namespaced_config_map("a", "default", first)  # carries the old RV
+    assert err.value.status == 409 and "the object has been modified" in err.value.body
+
+
+def test_update_without_change_keeps_resource_version(core: client.CoreV1Api) -> None:
+    obj = core.create_namespaced_config_map("default", configmap("a"))
+    again = core.replace_namespaced_config_map("a", "default", obj)
+    assert again.metadata.resource_version == obj.metadata.resource_version
+
+
+def test_merge_patch_and_json_patch(server: LocalApiServer, core: client.CoreV1Api) -> None:
+    core.create_namespaced_config_map("default", configmap("a", app="x"))
+    patched = core.patch_namespaced_config_map(
+        "a", "default", {"metadata": {"labels": {"tier": "fe", "app": None}}}
+    )
+    assert patched.metadata.labels == {"tier": "fe"}
+    code, _, body = request(
+        server,
+        "PATCH",
+        "/api/v1/namespaces/default/configmaps/a",
+        [{"op": "replace", "path": "/data/k", "value": "j"}],
+        {"Content-Type": "application/json-patch+json"},
+    )
+    assert code == 200 and body["data"] == {"k": "j"}
+
+
+def test_delete_returns_status_or_object_as_the_real_server(core: client.CoreV1Api) -> None:
+    core.create_namespaced_config_map("default", configmap("a"))
+    status = core.delete_namespaced_config_map("a", "default")  # this client gives a dict
+    assert status["kind"] == "Status" and status["status"] == "Success"
+    assert status["details"]["name"] == "a" and status["details"]["kind"] == "configmaps"
+    core.create_namespaced_pod("default", pod("p"))
+    deleted = core.delete_namespaced_pod("p", "default")
+    assert deleted.kind == "Pod" and deleted.metadata.deletion_timestamp is not None
+    with pytest.raises(ApiException) as err:
+        core.read_namespaced_pod("p", "default")
+    assert err.value.status == 404
+
+
+def test_finalizer_keeps_object_until_removed(
+    server: LocalApiServer, core: client.CoreV1Api
+) -> None:
+    cm = configmap("held")
+    cm["metadata"]["finalizers"] = ["example.com/hold"]
+    core.create_namespaced_config_map("default", cm)
+    stream = watch(
+        server,
+        f"/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={server.resource_version}",
+    )
+    code, _, body = request(server, "DELETE", "/api/v1/namespaces/default/configmaps/held")
+    assert code == 202 and body["metadata"]["deletionTimestamp"]
+    core.patch_namespaced_config_map("held", "default", {"metadata": {"finalizers": None}})
+    events = stream.wait_lines(2)
+    assert [e["type"] for e in events] == ["MODIFIED", "DELETED"]
+    server.drop_watches()
+
+
+def test_namespace_delete_removes_its_content(
+    server: LocalApiServer, core: client.CoreV1Api
+) -> None:
+    core.create_namespace({"metadata": {"name": "doomed"}})
+    core.create_namespaced_config_map("doomed", configmap("a", "doomed"))
+    ns = core.delete_namespace("doomed")
+    assert ns["status"]["phase"] == "Terminating"
+    assert core.list_namespaced_config_map("doomed").items == []
+    assert "doomed" not in [n.metadata.name for n in core.list_namespace().items]
+
+
+def test_default_namespaces_exist_with_their_label(core: client.CoreV1Api) -> None:
+    names = {n.metadata.name: n for n in core.list_namespace().items}
+    assert {"default", "kube-system", "kube-public", "kube-node-lease"} <= set(names)
+    assert names["default"].metadata.labels["kubernetes.io/metadata.name"] == "default"
+
+
+def test_invalid_name_is_422(core: client.CoreV1Api) -> None:
+    with pytest.raises(ApiException) as err:
+        core.create_namespaced_config_map("default", configmap("Bad_Name"))
+    assert err.value.status == 422 and "RFC 1123" in err.value.body
+
+
+def test_crd_serves_its_versions_validates_and_has_status_subresource(
+    server: LocalApiServer,
+) -> None:
+    api = server.api_client()
+    client.ApiextensionsV1Api(api).create_custom_resource_definition(WIDGET_CRD)
+    crd = client.ApiextensionsV1Api(api).read_custom_resource_definition("widgets.example.com")
+    assert [c.type for c in crd.status.conditions] == ["NamesAccepted", "Established"]
+    custom = client.CustomObjectsApi(api)
+    w = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w"},
+        "spec": {"size": 2, "color": "red"},
+    }
+    created = custom.create_namespaced_custom_object("example.com", "v1", "default", "widgets", w)
+    assert list(created) == sorted(created)  # the unstructured encoder sorts keys
+    with pytest.raises(ApiException) as err:
+        bad = dict(w, metadata={"name": "bad"}, spec={"size": 0, "color": "green"})
+        custom.create_namespaced_custom_object("example.com", "v1", "default", "widgets", bad)
+    assert err.value.status == 422
+    assert (
+        "should be greater than or equal to 1" in err.value.body
+        and 'Unsupported value: \\"green\\"' in err.value.body
+    )
+    # status only changes through /status
+    created["status"] = {"phase": "Ready"}
+    updated = custom.replace_namespaced_custom_object(
+        "example.com", "v1", "default", "widgets", "w", created
+    )
+    assert "status" not in updated
+    updated["status"] = {"phase": "Ready"}
+    with_status = custom.replace_namespaced_custom_object_status(
+        "example.com", "v1", "default", "widgets", "w", updated
+    )
+    assert with_status["status"] == {"phase": "Ready"}
+    # the same object through the other served version
+    beta = custom.get_namespaced_custom_object("example.com", "v1beta1", "default", "widgets", "w")
+    assert (
+        beta["apiVersion"] == "example.com/v1beta1"
+        and beta["metadata"]["uid"] == created["metadata"]["uid"]
+    )
+
+
+def test_crd_delete_stops_serving_and_ends_watches(server: LocalApiServer) -> None:
+    api = server.api_client()
+    client.ApiextensionsV1Api(api).create_custom_resource_definition(WIDGET_CRD)
+    server.create(
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w", "namespace": "default"},
+            "spec": {"size": 1},
+        }
+    )
+    stream = watch(
+        server,
+        f"/apis/example.com/v1/namespaces/default/widgets?watch=1&resourceVersion={server.resource_version}",
+    )
+    client.ApiextensionsV1Api(api).delete_custom_resource_definition("widgets.example.com")
+    assert stream.done.wait(5)
+    assert [e["type"] for e in stream.events()] == ["DELETED"] and stream.ended == "clean"
+    code, _, body = request(server, "GET", "/apis/example.com/v1/namespaces/default/widgets")
+    assert code == 404 and body == b"404 page not found\n"
+
+
+def test_discovery_lists_builtin_and_crd_resources(server: LocalApiServer) -> None:
+    api = server.api_client()
+    names = [r.name for r in client.CoreV1Api(api).get_api_resources().resources]
+    assert {"pods", "pods/status", "configmaps", "namespaces"} <= set(names)
+    client.ApiextensionsV1Api(api).create_custom_resource_definition(WIDGET_CRD)
+    groups = [g.name for g in client.ApisApi(api).get_api_versions().groups]
+    assert "example.com" in groups and "apiextensions.k8s.io" in groups
+
+
+def test_tls_token_kubeconfig_round_trip(tmp_path: Path) -> None:
+    with LocalApiServer(tls=True, token="s3cret", resources=BASIC) as server:
+        path = server.write_kubeconfig(tmp_path / "kubeconfig")
+        api = config.new_client_from_config(config_file=str(path))
+        assert api.configuration.verify_ssl
+        core = client.CoreV1Api(api)
+        core.create_namespaced_config_map("default", configmap("a"))
+        assert [c.metadata.name for c in core.list_namespaced_config_map("default").items] == ["a"]
+
+
+def test_pytest_plugin_fixtures(
+    local_api_server: LocalApiServer, local_api_server_tls: LocalApiServer
+) -> None:
+    assert local_api_server.url.startswith("http://127.0.0.1:")
+    assert local_api_server_tls.url.startswith("https://127.0.0.1:") and local_api_server_tls.token
+    for s in (local_api_server, local_api_server_tls):
+        ns = client.CoreV1Api(s.api_client()).read_namespace("default")
+        assert ns.status.phase == "Active"
