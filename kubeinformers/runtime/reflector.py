@@ -13,14 +13,11 @@ while a watch is open when `resync_period > 0`.
 from __future__ import annotations
 
 import logging
-import os
 import random
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from types import FrameType
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from kubeinformers.runtime.backoff import (
     Backoff,
@@ -36,10 +33,8 @@ from kubeinformers.runtime.errors import (
     is_too_many_requests,
 )
 from kubeinformers.runtime.keys import (
-    deletion_handling_meta_namespace_key,
     object_annotations,
     object_resource_version,
-    object_uid,
 )
 from kubeinformers.runtime.listwatch import (
     INITIAL_EVENTS_END_ANNOTATION,
@@ -50,6 +45,20 @@ from kubeinformers.runtime.listwatch import (
     watch_list_semantics_unsupported,
 )
 from kubeinformers.runtime.pager import DEFAULT_PAGE_SIZE, list_pages
+from kubeinformers.runtime.reflector_support import (
+    CONSISTENCY_DETECTOR_ENV,
+    ReflectorStore,
+    StopRequested,
+    TempStore,
+    VeryShortWatchError,
+    WatchListInconsistencyError,
+    caller_name,
+    check_watch_list_consistency,
+    env_true,
+    error_from_status,
+    watch_list_gate_enabled,
+    wrap_list_error,
+)
 
 T = TypeVar("T")
 
@@ -59,53 +68,6 @@ MIN_WATCH_TIMEOUT = 300.0  # D2/D10: 5 minutes; the maximum is twice the minimum
 INTERNAL_ERROR_RESET_PERIOD = 60.0  # D14: the internal-error window restarts after 1 min quiet
 VERY_SHORT_WATCH = 1.0  # D14
 WATCH_LIST_WARNING_PERIOD = 10.0  # D20
-WATCH_LIST_GATE_ENV = "KUBE_FEATURE_WatchListClient"
-CONSISTENCY_DETECTOR_ENV = "KUBE_WATCHLIST_INCONSISTENCY_DETECTOR"
-_RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-class ReflectorStore(Protocol):
-    """What the reflector writes to: the DeltaFIFO (or RealFIFO, or any store)."""
-
-    def add(self, obj: Any) -> None: ...
-    def update(self, obj: Any) -> None: ...
-    def delete(self, obj: Any) -> None: ...
-    def replace(self, objs: list[Any], resource_version: str) -> None: ...
-    def resync(self) -> None: ...
-
-
-class VeryShortWatchError(Exception):
-    """A watch closed within a second without delivering anything (D14): treated as a failure."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(
-            f"very short watch: {name}: Unexpected watch close - watch lasted less than a second "
-            "and no items received"
-        )
-        self.name = name
-
-
-class WatchListInconsistencyError(AssertionError):
-    """The data-consistency detector found the watch-list result differs from a LIST (D20)."""
-
-
-class _StopRequested(Exception):
-    """Internal: the stop event was set while a watch was running."""
-
-
-def error_from_status(status: Status, *, retry_after: float | None = None) -> ApiStatusError:
-    """An ApiStatusError carrying a Status (the object of a watch ERROR event, or a failure body)."""
-    details = status.details.model_dump(by_alias=True, exclude_none=True) if status.details else {}
-    if retry_after is None and status.details is not None:
-        seconds = status.details.retry_after_seconds
-        retry_after = float(seconds) if seconds else None
-    return ApiStatusError(
-        status.code or 0,
-        status.reason or "",
-        status.message or "",
-        details=details,
-        retry_after=retry_after,
-    )
 
 
 def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -> None:
@@ -129,57 +91,6 @@ def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -
         )
     else:
         logger.error("%s: Failed to watch %s: %s", name, reflector.type_description, err)
-
-
-def _watch_list_gate_enabled() -> bool:
-    """The WatchListClient gate (0.2): on unless KUBE_FEATURE_WatchListClient says false."""
-    value = os.environ.get(WATCH_LIST_GATE_ENV)
-    if value is None or value.strip() == "":
-        return True
-    return value.strip().lower() not in ("false", "0", "no", "off")
-
-
-def _env_true(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("true", "1", "t", "yes")
-
-
-def _caller_name() -> str:
-    """D1: the first caller `file:line` outside kubeinformers/runtime."""
-    frame: FrameType | None = sys._getframe(2)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if os.path.dirname(os.path.abspath(filename)) != _RUNTIME_DIR:
-            return f"{os.path.basename(filename)}:{frame.f_lineno}"
-        frame = frame.f_back
-    return "reflector"
-
-
-class _TempStore:
-    """The watch-list's temporary store (D19): keyed like a store (A2), transformed like the FIFO."""
-
-    __slots__ = ("_items", "_transform")
-
-    def __init__(self, transform: Callable[[Any], Any] | None) -> None:
-        self._items: dict[str, Any] = {}
-        self._transform = transform
-
-    def add(self, obj: Any) -> None:
-        if self._transform is not None:
-            obj = self._transform(obj)
-        self._items[deletion_handling_meta_namespace_key(obj)] = obj
-
-    update = add
-
-    def delete(self, obj: Any) -> None:
-        if self._transform is not None:
-            obj = self._transform(obj)
-        self._items.pop(deletion_handling_meta_namespace_key(obj), None)
-
-    def list(self) -> list[Any]:
-        return list(self._items.values())
-
-    def __len__(self) -> int:
-        return len(self._items)
 
 
 class _Stream(Generic[T]):
@@ -220,7 +131,7 @@ class Reflector(Generic[T]):
         self.store = store
         self.resync_period = resync_period
         self.should_resync = should_resync
-        self.name = name or _caller_name()
+        self.name = name or caller_name()
         # D1: the given description, "<unspecified>" without a type, else the type's name.
         self.type_description = type_description or (
             f"{expected_type.__module__}.{expected_type.__qualname__}"
@@ -229,7 +140,7 @@ class Reflector(Generic[T]):
         )
         self.watch_error_handler = watch_error_handler or default_watch_error_handler
         # D17: decided once, at construction.
-        enabled = _watch_list_gate_enabled() if use_watch_list is None else use_watch_list
+        enabled = watch_list_gate_enabled() if use_watch_list is None else use_watch_list
         self.use_watch_list = enabled and not watch_list_semantics_unsupported(lister_watcher)
         self.page_size = page_size or 0
         # D2: only a minimum above 5 minutes is honoured.
@@ -416,7 +327,7 @@ class Reflector(Generic[T]):
                 )
         except Exception as e:
             logger.warning("%s: failed to list %s: %s", self.name, self.type_description, e)
-            raise _wrap_list_error(self.type_description, e) from e
+            raise wrap_list_error(self.type_description, e) from e
         if rv == "0" and paginated:
             self._paginated_result = True  # D7: sticky
         with self._lock:
@@ -465,9 +376,8 @@ class Reflector(Generic[T]):
         retry = RetryWithDeadline(
             self.max_internal_error_retry_duration, INTERNAL_ERROR_RESET_PERIOD, self._clock
         )
-        watch_rv = (
-            self._last_sync_rv
-        )  # a watch handed over by watch-list is past its initial events
+        # A watch handed over by watch-list is past its initial events: record every RV.
+        watch_rv = self._last_sync_rv
         try:
             while True:
                 if stop.is_set():
@@ -509,7 +419,7 @@ class Reflector(Generic[T]):
                 retry.after(err)
                 if err is None:
                     continue  # D14: clean close -> re-watch at once, no relist
-                if isinstance(err, _StopRequested):
+                if isinstance(err, StopRequested):
                     return
                 if is_expired(err):
                     # Relist at the last RV (not ""): D8 handles a second 410.
@@ -549,7 +459,7 @@ class Reflector(Generic[T]):
     ) -> bool:
         """D12-D14: apply events to `store`; True when the initial-events-end bookmark arrived.
 
-        Raises the ERROR event's Status, VeryShortWatchError, a resync error, or _StopRequested.
+        Raises the ERROR event's Status, VeryShortWatchError, a resync error, or StopRequested.
         """
         name = self.name
         expected_type = self.expected_type
@@ -563,7 +473,7 @@ class Reflector(Generic[T]):
         warn_at = self._clock() + WATCH_LIST_WARNING_PERIOD if exit_on_initial_events_end else None
         for event in events:
             if stop.is_set():
-                raise _StopRequested
+                raise StopRequested
             etype = event.type
             obj = event.object
             if etype == "ERROR":
@@ -630,7 +540,7 @@ class Reflector(Generic[T]):
                     )
                     warn_at = now + WATCH_LIST_WARNING_PERIOD
         if stop.is_set():
-            raise _StopRequested
+            raise StopRequested
         if self._resync_error is not None:
             raise self._resync_error
         if self._clock() - start < VERY_SHORT_WATCH and event_count == 0:
@@ -668,7 +578,7 @@ class Reflector(Generic[T]):
                 return None
             rv_holder[0] = ""
             last_known_rv = self._rewatch_resource_version()
-            temp = _TempStore(transform)
+            temp = TempStore(transform)
             options = ListOptions(
                 resource_version=last_known_rv,
                 resource_version_match="NotOlderThan",
@@ -695,7 +605,7 @@ class Reflector(Generic[T]):
                     exit_on_initial_events_end=True,
                     started_at_rv=last_known_rv,
                 )
-            except _StopRequested:
+            except StopRequested:
                 self._close_watch(w)
                 return None
             except Exception as e:
@@ -710,53 +620,21 @@ class Reflector(Generic[T]):
         with self._lock:
             self._rv_unavailable = False
         try:
-            if _env_true(CONSISTENCY_DETECTOR_ENV):
-                self._check_watch_list_consistency(resource_version, temp.list(), transform, stop)
+            if env_true(CONSISTENCY_DETECTOR_ENV):
+                check_watch_list_consistency(
+                    self.lister_watcher,
+                    f"{self.name}: the watch-list result of {self.type_description}",
+                    resource_version,
+                    temp.list(),
+                    transform,
+                    lambda: self._wait(stop, 1.0) or stop.is_set(),
+                )
             self.store.replace(temp.list(), resource_version)
         except BaseException:
             self._close_watch(w)
             raise
         self._set_last_sync_rv(resource_version)
         return w
-
-    def _check_watch_list_consistency(
-        self,
-        resource_version: str,
-        streamed: list[Any],
-        transform: Callable[[Any], Any] | None,
-        stop: threading.Event,
-    ) -> None:
-        """D20: LIST at exactly `resource_version` and compare with the streamed objects."""
-        if resource_version in ("", "0"):
-            return
-        options = ListOptions(resource_version=resource_version, resource_version_match="Exact")
-        while True:
-            try:
-                listed, _ = list_pages(self.lister_watcher, options, DEFAULT_PAGE_SIZE)
-                break
-            except Exception as e:
-                logger.warning("%s: consistency check list failed, retrying: %s", self.name, e)
-                if self._wait(stop, 1.0) or stop.is_set():
-                    return
-        items = [transform(i) for i in listed.items] if transform else list(listed.items)
-        a = sorted(streamed, key=object_uid)
-        b = sorted(items, key=object_uid)
-        if a != b:
-            raise WatchListInconsistencyError(
-                f"{self.name}: the watch-list result of {self.type_description} at RV "
-                f"{resource_version} differs from a LIST at the same RV "
-                f"({len(a)} streamed, {len(b)} listed)"
-            )
-
-
-def _wrap_list_error(type_description: str, err: BaseException) -> BaseException:
-    """D9's wording, keeping an ApiStatusError an ApiStatusError (callers test its code)."""
-    message = f"failed to list {type_description}: {err}"
-    if isinstance(err, ApiStatusError):
-        return ApiStatusError(
-            err.code, err.reason, message, details=err.details, retry_after=err.retry_after
-        )
-    return RuntimeError(message)
 
 
 __all__ = [
