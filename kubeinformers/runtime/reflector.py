@@ -253,11 +253,18 @@ class Reflector(Generic[T]):
         return _Stream(w)
 
     def _close_watch(self, stream: _Stream[T]) -> None:
+        """Stop the watch and close its iterator (a generator releases its connection then)."""
         w = stream.watch
         with self._lock:
             if self._current_watch is w:
                 self._current_watch = None
         w.stop()
+        close = getattr(stream.events, "close", None)
+        if callable(close):
+            try:
+                close()
+            except ValueError:  # still running in another thread: it ends by itself
+                pass
 
     def list_and_watch(self, stop: threading.Event) -> None:
         """D5: watch-list (or LIST on its failure), then watch with the resync timer.

@@ -354,6 +354,17 @@ class HttpWatch(Generic[T]):
                     except ObjectDecodeError as e:
                         self._owner.report_bad_object(e)
                         continue
+                    except ValueError as e:
+                        # Not even JSON: skipping the line could lose a change; ending the
+                        # watch makes the reflector resume from the last resourceVersion.
+                        clean = False
+                        logger.warning(
+                            "undecodable line in the watch of %s at %s, re-watching: %s",
+                            self._owner.describe(),
+                            self._owner.server,
+                            e,
+                        )
+                        return
                     if self.is_stopped():
                         return
                     yield event

@@ -627,3 +627,27 @@ def test_gc_paused_nests_and_keeps_an_application_disabled_collector() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_undecodable_line_ends_the_watch_so_it_resumes_from_the_last_rv(
+    server: CannedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = (
+        line("ADDED", widget("a", "1"))
+        + b'{"type":"MODIFIED","object":{"metad\n'
+        + line("ADDED", widget("b", "2"))
+    )
+    server.routes["/apis/example.com/v1/widgets"] = lambda r: Stream([body])
+    lw = ApiListerWatcher(api_client(server.url), WIDGETS, Widget)
+    with caplog.at_level(logging.WARNING, logger="kubeinformers.transport"):
+        events = list(lw.watch(ListOptions()))
+    assert [object_resource_version(e.object) for e in events] == ["1"]
+    assert "undecodable line in the watch of widgets.example.com in all namespaces" in caplog.text
+
+
+def test_truncated_stream_ends_the_watch_without_a_partial_event(server: CannedServer) -> None:
+    full = line("ADDED", widget("a", "1"))
+    half = line("ADDED", widget("b", "2"))[:20]
+    server.routes["/apis/example.com/v1/widgets"] = lambda r: Stream([full + half])
+    events = list(ApiListerWatcher(api_client(server.url), WIDGETS, Widget).watch(ListOptions()))
+    assert [object_resource_version(e.object) for e in events] == ["1"]
