@@ -18,8 +18,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from kubeinformers.runtime.resource import APIResource
+from kubeinformers.testing import _server_errors as errors
 from kubeinformers.testing import _server_objects as objs
-from kubeinformers.testing._server_objects import ApiError, ObjDict, api_error
+from kubeinformers.testing._server_errors import ApiError, ObjDict, api_error
 from kubeinformers.testing._server_selectors import (
     EXTRA_FIELD_LABELS,
     SelectorError,
@@ -189,7 +190,7 @@ def validate_list_options(q: Mapping[str, str], watch: bool) -> None:
                 _forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")
             )
     if causes:
-        err = objs.invalid("ListOptions", "meta.k8s.io", "", causes)
+        err = errors.invalid("ListOptions", "meta.k8s.io", "", causes)
         del err.body["details"]["name"]
         raise err
 
@@ -312,7 +313,7 @@ def list_objects(
             except TooOldError:
                 raise ApiError(
                     410,
-                    objs.status_body(
+                    errors.status_body(
                         410,
                         "Expired",
                         "The provided continue parameter is too old to display a consistent list result. "
@@ -370,7 +371,7 @@ def list_objects(
 def too_large(want: int, current: int) -> ApiError:
     return ApiError(
         504,
-        objs.status_body(
+        errors.status_body(
             504,
             "Timeout",
             f"Timeout: Too large resource version: {want}, current: {current}",
@@ -477,7 +478,7 @@ def plan_watch(
     timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
     plan = WatchPlan(served, None, bookmarks=bookmarks, timeout=timeout)
     if truthy(sie_raw) and not watch_list_supported:
-        plan.error = objs.status_body(
+        plan.error = errors.status_body(
             500,
             "InternalError",
             "a watch stream was requested by the "
@@ -503,7 +504,7 @@ def plan_watch(
             try:
                 _, replay = store.start_watch(watcher, want or None)
             except TooOldError as err:
-                plan.error = objs.status_body(410, "Expired", str(err))
+                plan.error = errors.status_body(410, "Expired", str(err))
                 return plan
             plan.initial = list(replay)
     plan.watcher = watcher

@@ -13,137 +13,31 @@ import logging
 import queue
 import socket
 import ssl
-import threading
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from kubeinformers.testing import _server_api as api
 from kubeinformers.testing import _server_write as write
-from kubeinformers.testing._server_objects import ApiError, ObjDict, api_error, status_body
+from kubeinformers.testing._server_errors import ApiError, ObjDict, api_error, status_body
+from kubeinformers.testing._server_state import (
+    ADMIN_USER,
+    RequestInfo,
+    ServerState,
+    denied,
+    injected_failure,
+    parse_request,
+)
 from kubeinformers.testing._server_store import CLOSE_DROP, Event, Store, encode
 
 log = logging.getLogger("kubeinformers.testing.local_api_server")
 
 _FLOW_SCHEMA_UID = str(uuid.uuid4())
 _PRIORITY_LEVEL_UID = str(uuid.uuid4())
-_REASONS = {
-    400: "BadRequest",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "NotFound",
-    409: "Conflict",
-    410: "Expired",
-    422: "Invalid",
-    429: "TooManyRequests",
-    500: "InternalError",
-    503: "ServiceUnavailable",
-    504: "Timeout",
-}
 _PUBLIC_PATHS = ("/version", "/healthz", "/livez", "/readyz")
-ADMIN_USER = "admin"
-
-
-@dataclass
-class Faults:
-    """Fault-injection switches, read by every request thread (guarded by `lock`)."""
-
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    fail: list[tuple[int, float | None, frozenset[str] | None]] = field(default_factory=list)
-    latency: float = 0.0
-    stall_initial_events_end: bool = False
-    corrupt_lines: int = 0
-    truncate_lines: int = 0
-    watch_list_supported: bool = True
-
-    def take_failure(self, verb: str) -> tuple[int, float | None] | None:
-        with self.lock:
-            for i, (code, retry, verbs) in enumerate(self.fail):
-                if verbs is None or verb in verbs:
-                    del self.fail[i]
-                    return code, retry
-        return None
-
-    def take_line_fault(self) -> str | None:
-        with self.lock:
-            if self.truncate_lines:
-                self.truncate_lines -= 1
-                return "truncate"
-            if self.corrupt_lines:
-                self.corrupt_lines -= 1
-                return "corrupt"
-        return None
-
-
-@dataclass
-class ServerState:
-    """Everything the request handlers share; owned by LocalApiServer."""
-
-    store: Store
-    registry: api.Registry
-    token: str | None
-    users: dict[str, str]  # extra bearer tokens → user names without any permission
-    forbidden: set[tuple[str, str, str, str]]  # (verb|*, group, resource, namespace|*)
-    bookmark_interval: float
-    too_large_wait: float
-    faults: Faults = field(default_factory=Faults)
-    connections: set[socket.socket] = field(default_factory=set)
-    conn_lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-@dataclass
-class RequestInfo:
-    verb: str
-    group: str = ""
-    version: str = ""
-    namespace: str | None = None
-    resource: str = ""
-    name: str = ""
-    subresource: str = ""
-    is_resource: bool = False
-
-
-def parse_request(method: str, path: str, query: Mapping[str, str]) -> RequestInfo:
-    parts = [p for p in path.split("/") if p]
-    if parts[:1] == ["api"]:
-        group, gv_len = "", 2
-    elif parts[:1] == ["apis"] and len(parts) >= 2:
-        group, gv_len = parts[1], 3
-    else:
-        return RequestInfo(verb=method.lower())
-    version = parts[gv_len - 1] if len(parts) >= gv_len else ""
-    rest = parts[gv_len:]
-    watch = api.truthy(query.get("watch"))
-    if rest[:1] == ["watch"]:
-        watch, rest = True, rest[1:]
-    info = RequestInfo(verb="", group=group, version=version, is_resource=bool(rest))
-    if not rest:
-        info.verb = method.lower()
-        return info
-    if (
-        rest[0] == "namespaces"
-        and len(rest) >= 3
-        and not (len(rest) == 3 and rest[2] in ("status", "finalize"))
-    ):
-        info.namespace, rest = rest[1], rest[2:]
-    elif rest[0] == "namespaces" and len(rest) >= 2:
-        info.namespace = rest[1]
-    info.resource = rest[0]
-    info.name = rest[1] if len(rest) > 1 else ""
-    info.subresource = "/".join(rest[2:])
-    collection = not info.name
-    info.verb = {
-        "GET": "watch" if watch else ("list" if collection else "get"),
-        "POST": "create",
-        "PUT": "update",
-        "PATCH": "patch",
-        "DELETE": "deletecollection" if collection else "delete",
-    }.get(method, method.lower())
-    return info
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -243,7 +137,7 @@ class Handler(BaseHTTPRequestHandler):
             self._authorize(state, user, info, url.path)
             failure = state.faults.take_failure(info.verb)
             if failure is not None:
-                raise _injected(*failure)
+                raise injected_failure(*failure)
             if not info.is_resource:
                 self._discovery(state, url.path, info)
                 return
@@ -283,7 +177,7 @@ class Handler(BaseHTTPRequestHandler):
         raise api_error(401, "Unauthorized", "Unauthorized")
 
     def _authorize(self, state: ServerState, user: str, info: RequestInfo, path: str) -> None:
-        if user == ADMIN_USER and not (info.is_resource and _denied(state, info)):
+        if user == ADMIN_USER and not (info.is_resource and denied(state, info)):
             return
         if not info.is_resource:
             if path in _PUBLIC_PATHS or user != "system:anonymous":
@@ -613,38 +507,6 @@ def _json(raw: bytes) -> Any:
         return json.loads(raw or b"null")
     except json.JSONDecodeError as err:
         raise api_error(400, "BadRequest", f"error decoding request body: {err}") from None
-
-
-def _denied(state: ServerState, info: RequestInfo) -> bool:
-    for verb, group, resource, ns in state.forbidden:
-        if (
-            verb in ("*", info.verb)
-            and group in ("*", info.group)
-            and resource == info.resource
-            and ns in ("*", info.namespace or "")
-        ):
-            return True
-    return False
-
-
-def _injected(code: int, retry_after: float | None) -> ApiError:
-    headers: dict[str, str] = {}
-    details: ObjDict | None = None
-    if retry_after is not None:
-        headers["Retry-After"] = (
-            str(int(retry_after)) if retry_after == int(retry_after) else str(retry_after)
-        )
-        details = {"retryAfterSeconds": int(retry_after)}
-    if code == 429:
-        message = "Too many requests, please try again later."
-    elif code == 500:
-        message = "Internal error occurred: injected fault (LocalApiServer.fail_next)"
-        details = dict(
-            details or {}, causes=[{"message": "injected fault (LocalApiServer.fail_next)"}]
-        )
-    else:
-        message = f"injected fault (LocalApiServer.fail_next): HTTP {code}"
-    return ApiError(code, status_body(code, _REASONS.get(code, ""), message, details), headers)
 
 
 class LocalHTTPServer(ThreadingHTTPServer):

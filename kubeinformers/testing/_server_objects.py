@@ -3,20 +3,20 @@
 Only as much of each registry's behaviour as clients can observe in list/watch/CRUD: server
 metadata (uid, creationTimestamp, generation, managedFields), a namespace's and a pod's
 defaults, name validation, a CRD's structural-schema checks (type, required, enum, bounds),
-merge-patch (RFC 7386, also used for strategic-merge-patch) and JSON-patch (RFC 6902).
+and the Status bodies of its errors; patches and CRD schema checks live in _server_schema.
 """
 
 from __future__ import annotations
 
-import copy
 import datetime
 import re
 import secrets
 import uuid
-from collections.abc import Mapping
 from typing import Any
 
 from kubeinformers.runtime.resource import APIResource
+from kubeinformers.testing._server_errors import api_error, conflict, invalid
+from kubeinformers.testing._server_schema import validate_schema
 
 ObjDict = dict[str, Any]
 
@@ -105,102 +105,6 @@ CRDS = APIResource(
 CR_VERBS = frozenset(
     {"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}
 )
-
-
-class ApiError(Exception):
-    """An API error: HTTP code + a Status body (+ extra headers such as Retry-After)."""
-
-    def __init__(self, code: int, body: ObjDict, headers: Mapping[str, str] | None = None) -> None:
-        super().__init__(body.get("message", ""))
-        self.code = code
-        self.body = body
-        self.headers = dict(headers or {})
-
-
-def status_body(
-    code: int,
-    reason: str,
-    message: str,
-    details: ObjDict | None = None,
-    *,
-    metadata: ObjDict | None = None,
-) -> ObjDict:
-    body: ObjDict = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": metadata or {},
-        "status": "Failure",
-        "message": message,
-    }
-    if reason:
-        body["reason"] = reason
-    if details is not None:
-        body["details"] = details
-    body["code"] = code
-    return body
-
-
-def api_error(code: int, reason: str, message: str, details: ObjDict | None = None) -> ApiError:
-    return ApiError(code, status_body(code, reason, message, details))
-
-
-def not_found(res: APIResource, name: str) -> ApiError:
-    return api_error(
-        404,
-        "NotFound",
-        f'{_gr(res)} "{name}" not found',
-        {"name": name, "group": res.group, "kind": res.resource}
-        if res.group
-        else {"name": name, "kind": res.resource},
-    )
-
-
-def _gr(res: APIResource) -> str:
-    return res.gvr.group_resource()
-
-
-def conflict(res: APIResource, name: str) -> ApiError:
-    return api_error(
-        409,
-        "Conflict",
-        f'Operation cannot be fulfilled on {_gr(res)} "{name}": the object has been modified; '
-        "please apply your changes to the latest version and try again",
-        _details(res, name),
-    )
-
-
-def _details(res: APIResource, name: str) -> ObjDict:
-    d: ObjDict = {"name": name}
-    if res.group:
-        d["group"] = res.group
-    d["kind"] = res.resource
-    return d
-
-
-def already_exists(res: APIResource, name: str) -> ApiError:
-    return api_error(
-        409, "AlreadyExists", f'{_gr(res)} "{name}" already exists', _details(res, name)
-    )
-
-
-def invalid(
-    kind: str,
-    group: str,
-    name: str,
-    causes: list[tuple[str, str, str]],
-    *,
-    details_name: bool = True,
-) -> ApiError:
-    """422 Invalid; causes are (reason, field, message-without-field)."""
-    errs = [f"{f}: {m}" for _, f, m in causes]
-    joined = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
-    qual = f"{kind}.{group}" if group else kind
-    details: ObjDict = {"name": name} if details_name else {}
-    if group:
-        details["group"] = group
-    details["kind"] = kind
-    details["causes"] = [{"reason": r, "message": m, "field": f} for r, f, m in causes]
-    return api_error(422, "Invalid", f'{qual} "{name}" is invalid: {joined}', details)
 
 
 def now_rfc3339() -> str:
@@ -426,218 +330,6 @@ def _same(a: ObjDict, b: ObjDict) -> bool:
         return dict(o, metadata=m)
 
     return strip(a) == strip(b)
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    out = dict(target) if isinstance(target, dict) else {}
-    for k, v in patch.items():
-        if v is None:
-            out.pop(k, None)
-        else:
-            out[k] = merge_patch(out.get(k), v)
-    return out
-
-
-def json_patch(target: Any, ops: list[Any]) -> Any:
-    """RFC 6902 JSON patch: add, remove, replace, test, copy, move."""
-    doc = copy.deepcopy(target)
-    for op in ops:
-        kind, path = op.get("op"), op.get("path", "")
-        if kind == "test":
-            if _pointer_get(doc, path) != op.get("value"):
-                raise api_error(
-                    422,
-                    "Invalid",
-                    f"the server rejected our request due to an error "
-                    f"in our request: testing value {path} failed",
-                )
-            continue
-        if kind in ("copy", "move"):
-            value = copy.deepcopy(_pointer_get(doc, op.get("from", "")))
-            if kind == "move":
-                doc = _pointer_set(doc, op["from"], None, remove=True)
-            doc = _pointer_set(doc, path, value, insert=True)
-        elif kind in ("add", "replace"):
-            doc = _pointer_set(doc, path, copy.deepcopy(op.get("value")), insert=kind == "add")
-        elif kind == "remove":
-            doc = _pointer_set(doc, path, None, remove=True)
-        else:
-            raise api_error(422, "Invalid", f"Unexpected kind: {kind}")
-    return doc
-
-
-def _parts(path: str) -> list[str]:
-    return [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]] if path else []
-
-
-def _pointer_get(doc: Any, path: str) -> Any:
-    cur = doc
-    try:
-        for p in _parts(path):
-            cur = cur[int(p)] if isinstance(cur, list) else cur[p]
-    except (KeyError, IndexError, ValueError, TypeError):
-        raise api_error(
-            422, "Invalid", f"the server rejected our request: path {path} does not exist"
-        ) from None
-    return cur
-
-
-def _pointer_set(
-    doc: Any, path: str, value: Any, *, insert: bool = False, remove: bool = False
-) -> Any:
-    parts = _parts(path)
-    if not parts:
-        return value
-    parent = (
-        _pointer_get(
-            doc, "/" + "/".join(p.replace("~", "~0").replace("/", "~1") for p in parts[:-1])
-        )
-        if len(parts) > 1
-        else doc
-    )
-    last = parts[-1]
-    try:
-        if isinstance(parent, list):
-            idx = len(parent) if last == "-" else int(last)
-            if remove:
-                del parent[idx]
-            elif insert:
-                parent.insert(idx, value)
-            else:
-                parent[idx] = value
-        elif remove:
-            del parent[last]
-        else:
-            if not insert and last not in parent:
-                raise KeyError(last)
-            parent[last] = value
-    except (KeyError, IndexError, ValueError, TypeError):
-        raise api_error(
-            422, "Invalid", f"the server rejected our request: path {path} does not exist"
-        ) from None
-    return doc
-
-
-# --- structural schema validation (CRDs) ----------------------------------------------------
-
-_JSON_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
-
-
-def _type_ok(value: Any, typ: str) -> bool:
-    if typ == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if typ == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    py = _JSON_TYPES.get(typ)
-    return py is None or isinstance(value, py)
-
-
-def validate_schema(obj: ObjDict, schema: ObjDict) -> list[tuple[str, str, str]]:
-    """A subset of OpenAPI v3 validation as apiextensions words it (root metadata skipped)."""
-    causes: list[tuple[str, str, str]] = []
-    props = schema.get("properties") or {}
-    for key, value in obj.items():
-        if key in ("apiVersion", "kind", "metadata") or key not in props:
-            continue
-        _validate(value, props[key], key, causes)
-    for req in schema.get("required") or []:
-        if req not in obj:
-            causes.append(("FieldValueRequired", req, "Required value"))
-    return causes
-
-
-def _validate(value: Any, s: ObjDict, path: str, causes: list[tuple[str, str, str]]) -> None:
-    if value is None and s.get("nullable"):
-        return
-    typ = s.get("type")
-    shown = f'"{value}"' if isinstance(value, str) else _go(value)
-    if typ and not _type_ok(value, typ):
-        causes.append(
-            (
-                "FieldValueTypeInvalid",
-                path,
-                f'Invalid value: "{_go_type(value)}": {path} in body must be of type {typ}: "{_go_type(value)}"',
-            )
-        )
-        return
-    if "enum" in s and value not in s["enum"]:
-        allowed = ", ".join(f'"{v}"' if isinstance(v, str) else _go(v) for v in s["enum"])
-        causes.append(
-            (
-                "FieldValueNotSupported",
-                path,
-                f"Unsupported value: {shown}: supported values: {allowed}",
-            )
-        )
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        for key, words in (("minimum", "greater than"), ("maximum", "less than")):
-            if key in s and (value < s[key] if key == "minimum" else value > s[key]):
-                causes.append(
-                    (
-                        "FieldValueInvalid",
-                        path,
-                        f"Invalid value: {shown}: {path} in body should be {words} or equal to "
-                        f"{_go(s[key])}",
-                    )
-                )
-    if isinstance(value, str):
-        if "maxLength" in s and len(value) > s["maxLength"]:
-            causes.append(
-                (
-                    "FieldValueTooLong",
-                    path,
-                    f"Too long: may not be more than {s['maxLength']} bytes",
-                )
-            )
-        if "minLength" in s and len(value) < s["minLength"]:
-            causes.append(
-                (
-                    "FieldValueInvalid",
-                    path,
-                    f"Invalid value: {shown}: {path} in body "
-                    f"should be at least {s['minLength']} chars long",
-                )
-            )
-        if "pattern" in s and not re.search(s["pattern"], value):
-            causes.append(
-                (
-                    "FieldValueInvalid",
-                    path,
-                    f"Invalid value: {shown}: {path} in body should match '{s['pattern']}'",
-                )
-            )
-    if isinstance(value, dict):
-        props = s.get("properties") or {}
-        for req in s.get("required") or []:
-            if req not in value:
-                causes.append(("FieldValueRequired", f"{path}.{req}", "Required value"))
-        extra = s.get("additionalProperties")
-        for k, v in value.items():
-            if k in props:
-                _validate(v, props[k], f"{path}.{k}", causes)
-            elif isinstance(extra, dict):
-                _validate(v, extra, f"{path}.{k}", causes)
-    if isinstance(value, list) and isinstance(s.get("items"), dict):
-        for i, v in enumerate(value):
-            _validate(v, s["items"], f"{path}[{i}]", causes)
-
-
-def _go(v: Any) -> str:
-    return str(v).lower() if isinstance(v, bool) else str(v)
-
-
-def _go_type(v: Any) -> str:
-    return {
-        bool: "boolean",
-        int: "integer",
-        float: "number",
-        str: "string",
-        list: "array",
-        dict: "object",
-    }.get(type(v), "null")
 
 
 def crd_resources(crd: ObjDict) -> list[tuple[APIResource, ObjDict]]:

@@ -13,9 +13,11 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubeinformers.testing import _server_errors as errors
 from kubeinformers.testing import _server_objects as objs
 from kubeinformers.testing._server_api import Registry, Served, served_from_crd
-from kubeinformers.testing._server_objects import ApiError, ObjDict, api_error
+from kubeinformers.testing._server_errors import ApiError, ObjDict, api_error
+from kubeinformers.testing._server_schema import json_patch, merge_patch
 from kubeinformers.testing._server_store import CLOSE_CLEAN, Store
 
 _CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
@@ -40,7 +42,7 @@ def _body_dict(body: Any, served: Served) -> ObjDict:
 def get(store: Store, served: Served, ns: str | None, name: str) -> ObjDict:
     obj = store.get(served.skey, _key(ns if served.api.namespaced else None, name))
     if obj is None:
-        raise objs.not_found(served.api, name)
+        raise errors.not_found(served.api, name)
     return obj
 
 
@@ -73,7 +75,7 @@ def create(
                     {"name": obj["metadata"]["name"], "kind": served.api.resource},
                 )
         if store.get(served.skey, _key(ns, obj["metadata"]["name"])) is not None:
-            raise objs.already_exists(served.api, obj["metadata"]["name"])
+            raise errors.already_exists(served.api, obj["metadata"]["name"])
         stored = store.write(served.skey, obj, "ADDED")
         if served.skey == _CRD_KEY:
             _register_crd(store, registry, stored)
@@ -159,7 +161,7 @@ def patch(
                     "BadRequest",
                     "json: cannot unmarshal object into Go value of type jsonpatch.Patch",
                 )
-            new = objs.json_patch(old, doc)
+            new = json_patch(old, doc)
         elif kind in (
             "application/merge-patch+json",
             "application/strategic-merge-patch+json",
@@ -168,7 +170,7 @@ def patch(
         ):
             if not isinstance(doc, dict):
                 raise api_error(400, "BadRequest", "patch body must be a JSON object")
-            new = objs.merge_patch(old, doc)
+            new = merge_patch(old, doc)
         else:
             raise api_error(
                 415,

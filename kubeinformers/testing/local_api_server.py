@@ -33,8 +33,9 @@ import yaml
 from kubeinformers.runtime.resource import APIResource
 from kubeinformers.testing import _server_api as api
 from kubeinformers.testing import _server_write as write
-from kubeinformers.testing._server_http import LocalHTTPServer, ServerState
+from kubeinformers.testing._server_http import LocalHTTPServer
 from kubeinformers.testing._server_objects import CRDS, NAMESPACES, ObjDict
+from kubeinformers.testing._server_state import ServerState
 from kubeinformers.testing._server_store import CLOSE_CLEAN, CLOSE_DROP, Store
 from kubeinformers.testing._server_tls import serving_certificate
 
