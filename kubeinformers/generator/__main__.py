@@ -1,0 +1,9 @@
+"""`python -m kubeinformers.generator [generate] ...`."""
+
+from __future__ import annotations
+
+import sys
+
+from kubeinformers.generator.cli import main
+
+sys.exit(main())

@@ -1,0 +1,456 @@
+"""Step 1: read every source into one normalised API model.
+
+Sources: OpenAPI v2 (`swagger.json`), OpenAPI v3 (one document or a folder of them), CRD
+YAML (files or folders, multi-document, several versions each), and a live cluster. The
+result lists resources (group, version, kind, plural, scope, verbs) — taken from the spec's
+`paths` and from each CRD's names, scope and served versions, never from the models — and
+schemas, each remembering the file and document it came from so errors can point at it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+log = logging.getLogger("kubeinformers.generator.load")
+
+# x-kubernetes-action → the verb discovery reports.
+_ACTION_VERBS = {
+    "get": "get",
+    "list": "list",
+    "watch": "watch",
+    "watchlist": "watch",
+    "post": "create",
+    "put": "update",
+    "patch": "patch",
+    "delete": "delete",
+    "deletecollection": "deletecollection",
+}
+_CRD_VERBS = frozenset(
+    {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+)
+
+
+class LoadError(Exception):
+    """A bad input: names the file, the document index and the path inside the document."""
+
+    def __init__(self, file: str, doc_index: int | None, path: str, message: str) -> None:
+        self.file = file
+        self.doc_index = doc_index
+        self.path = path
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.doc_index is not None:
+            where += f" (document {self.doc_index})"
+        if self.path:
+            where += f" at {self.path}"
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where something came from: a file (or cluster URL) and the document index in it."""
+
+    file: str
+    doc_index: int = 0
+
+    def error(self, path: str, message: str) -> LoadError:
+        return LoadError(self.file, self.doc_index, path, message)
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One servable resource of the API, as discovery would describe it."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+    verbs: frozenset[str]
+    source: Source
+    singular: str = ""
+    from_crd: bool = False
+
+    @property
+    def lists_and_watches(self) -> bool:
+        return {"list", "watch"} <= self.verbs
+
+
+@dataclass
+class OpenAPIDocument:
+    """Component schemas (original names, `$ref`s as written) and the doc's resources."""
+
+    source: Source
+    schemas: dict[str, Any]
+    ref_prefix: str  # "#/components/schemas/" (v3) or "#/definitions/" (v2)
+
+
+@dataclass
+class CRDVersion:
+    """One served version of a CRD: its resource and its `openAPIV3Schema` (may be None)."""
+
+    resource: Resource
+    schema: dict[str, Any] | None
+    crd_name: str
+    version_index: int = 0
+
+
+@dataclass
+class APIModel:
+    """Everything the later steps need; filled by the `load_*` functions."""
+
+    documents: list[OpenAPIDocument] = field(default_factory=list)
+    resources: list[Resource] = field(default_factory=list)
+    crds: list[CRDVersion] = field(default_factory=list)
+    errors: list[LoadError] = field(default_factory=list)
+
+    def extend(self, other: APIModel) -> None:
+        self.documents.extend(other.documents)
+        self.resources.extend(other.resources)
+        self.crds.extend(other.crds)
+        self.errors.extend(other.errors)
+
+
+# libyaml's loader when PyYAML was built with it (10x faster on big CRDs), else pure Python.
+_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _YAMLLoader(_SafeLoader):  # type: ignore[valid-type,misc]
+    """Safe loader that reads a bare `=` as text, as Go's YAML does.
+
+    PyYAML follows YAML 1.1, where `=` is the "value" tag with no constructor; one
+    prometheus-operator CRD has an unquoted `- =` enum item.
+    """
+
+
+_YAMLLoader.add_constructor("tag:yaml.org,2002:value", _YAMLLoader.construct_yaml_str)
+
+
+# ----------------------------------------------------------------------------- OpenAPI
+
+
+def load_openapi(path: Path) -> APIModel:
+    """A swagger.json, one v3 document, or a folder of v3 documents (sorted by name)."""
+    model = APIModel()
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
+        if not files:
+            model.errors.append(LoadError(str(path), None, "", "no *.json OpenAPI documents"))
+        for f in files:
+            try:
+                model.extend(_load_openapi_file(f))
+            except LoadError as e:
+                model.errors.append(e)
+        return model
+    try:
+        model.extend(_load_openapi_file(path))
+    except LoadError as e:
+        model.errors.append(e)
+    return model
+
+
+def _load_openapi_file(path: Path) -> APIModel:
+    source = Source(str(path), 0)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise source.error("", f"cannot read: {e.strerror or e}") from e
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        try:
+            doc = yaml.load(text, Loader=_YAMLLoader)
+        except yaml.YAMLError:
+            raise source.error(f"line {e.lineno} column {e.colno}", f"not JSON: {e.msg}") from e
+    return openapi_from_document(doc, source)
+
+
+def openapi_from_document(doc: Any, source: Source) -> APIModel:
+    """Read one parsed OpenAPI document (v2 or v3)."""
+    if not isinstance(doc, Mapping):
+        raise source.error("", "not an OpenAPI document (expected a JSON object)")
+    if "swagger" in doc:
+        schemas = doc.get("definitions") or {}
+        prefix = "#/definitions/"
+        where = "definitions"
+    elif "openapi" in doc:
+        schemas = (doc.get("components") or {}).get("schemas") or {}
+        prefix = "#/components/schemas/"
+        where = "components.schemas"
+    else:
+        raise source.error("", "neither `swagger` nor `openapi` key: not an OpenAPI document")
+    if not isinstance(schemas, Mapping):
+        raise source.error(where, "must be a mapping of schema name to schema")
+    model = APIModel()
+    model.documents.append(OpenAPIDocument(source, dict(schemas), prefix))
+    model.resources.extend(_resources_from_paths(doc.get("paths") or {}, source))
+    return model
+
+
+_PREFIX = re.compile(r"^/(?:api/(?P<cv>[^/]+)|apis/(?P<g>[^/]+)/(?P<v>[^/]+))(?P<rest>/.*)?$")
+
+
+def _resources_from_paths(paths: Mapping[str, Any], source: Source) -> list[Resource]:
+    """Resources from the operations' x-kubernetes-action and x-kubernetes-group-version-kind."""
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for path in sorted(paths):
+        item = paths[path]
+        m = _PREFIX.match(path)
+        if not m or not isinstance(item, Mapping):
+            continue
+        group = m.group("g") or ""
+        version = m.group("cv") or m.group("v") or ""
+        segs = [s for s in (m.group("rest") or "").split("/") if s]
+        if segs and segs[0] == "watch":
+            segs = segs[1:]
+        namespaced = False
+        if len(segs) >= 3 and segs[0] == "namespaces" and segs[1] == "{namespace}":
+            namespaced = True
+            segs = segs[2:]
+        if not segs or len(segs) > 2 or segs[0].startswith("{"):
+            continue  # a subresource, or not a resource path at all
+        plural = segs[0]
+        for op in item.values():
+            if not isinstance(op, Mapping):
+                continue
+            verb = _ACTION_VERBS.get(str(op.get("x-kubernetes-action", "")))
+            gvk = op.get("x-kubernetes-group-version-kind")
+            if verb is None or not isinstance(gvk, Mapping):
+                continue
+            entry = found.setdefault(
+                (group, version, plural),
+                {"kind": gvk.get("kind", ""), "namespaced": False, "verbs": set()},
+            )
+            entry["verbs"].add(verb)
+            entry["namespaced"] = entry["namespaced"] or namespaced
+    return [
+        Resource(
+            group=g,
+            version=v,
+            kind=e["kind"],
+            plural=p,
+            namespaced=e["namespaced"],
+            verbs=frozenset(e["verbs"]),
+            source=source,
+            singular=e["kind"].lower(),
+        )
+        for (g, v, p), e in sorted(found.items())
+        if e["kind"]
+    ]
+
+
+# ----------------------------------------------------------------------------- CRDs
+
+
+def crd_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(
+            p for p in path.rglob("*") if p.is_file() and p.suffix in (".yaml", ".yml", ".json")
+        )
+    return [path]
+
+
+def load_crds(path: Path) -> APIModel:
+    """Every CRD document of a file or folder; bad documents become errors, the rest load."""
+    model = APIModel()
+    if not path.exists():
+        model.errors.append(LoadError(str(path), None, "", "no such file or folder"))
+        return model
+    files = crd_files(path)
+    if not files:
+        model.errors.append(LoadError(str(path), None, "", "no *.yaml, *.yml or *.json files"))
+    for f in files:
+        for index, doc in _documents(f, model):
+            try:
+                model.extend(crd_from_document(doc, Source(str(f), index)))
+            except LoadError as e:
+                model.errors.append(e)
+    return model
+
+
+def _documents(path: Path, model: APIModel) -> Iterator[tuple[int, Any]]:
+    """(index, document) for each YAML document; a malformed one ends the file with an error."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        model.errors.append(LoadError(str(path), None, "", f"cannot read: {e.strerror or e}"))
+        return
+    index = 0
+    try:
+        for index, doc in enumerate(yaml.load_all(text, Loader=_YAMLLoader)):
+            if doc is not None:
+                yield index, doc
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        at = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e)
+        # The failing document is the one after the last one yielded (or the first).
+        model.errors.append(
+            LoadError(str(path), _failing_index(text, mark), at, f"malformed YAML: {problem}")
+        )
+
+
+def _failing_index(text: str, mark: Any) -> int:
+    """Index of the document holding `mark`: count `---` separators before its line."""
+    if mark is None:
+        return 0
+    lines = text.splitlines()[: mark.line + 1]
+    seps = [i for i, line in enumerate(lines) if re.match(r"^---(\s|$)", line)]
+    # A leading `---` before any content opens document 0, not 1.
+    first_content = next(
+        (i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")),
+        None,
+    )
+    if seps and first_content is not None and seps[0] <= first_content:
+        return max(len(seps) - 1, 0)
+    return len(seps)
+
+
+def crd_from_document(doc: Any, source: Source) -> APIModel:
+    """The served versions of one CRD document (or of a `List` of CRDs)."""
+    model = APIModel()
+    if not isinstance(doc, Mapping):
+        raise source.error("", "not a mapping: expected a CustomResourceDefinition")
+    kind = doc.get("kind")
+    if kind in ("List", "CustomResourceDefinitionList"):
+        for i, item in enumerate(doc.get("items") or []):
+            try:
+                model.extend(crd_from_document(item, source))
+            except LoadError as e:
+                model.errors.append(
+                    LoadError(e.file, e.doc_index, f"items[{i}].{e.path}", e.message)
+                )
+        return model
+    if kind != "CustomResourceDefinition":
+        raise source.error("kind", f"{kind!r} is not a CustomResourceDefinition")
+    api_version = str(doc.get("apiVersion", ""))
+    spec = doc.get("spec")
+    if not isinstance(spec, Mapping):
+        raise source.error("spec", "missing or not a mapping")
+    name = str((doc.get("metadata") or {}).get("name", ""))
+    group = spec.get("group")
+    names = spec.get("names")
+    if not isinstance(group, str) or not group:
+        raise source.error("spec.group", "missing")
+    if not isinstance(names, Mapping) or not names.get("kind") or not names.get("plural"):
+        raise source.error("spec.names", "needs at least kind and plural")
+    scope = spec.get("scope", "Namespaced")
+    if scope not in ("Namespaced", "Cluster"):
+        raise source.error("spec.scope", f"{scope!r} is neither Namespaced nor Cluster")
+    versions = spec.get("versions")
+    if api_version.endswith("v1beta1") and not versions and spec.get("version"):
+        versions = [{"name": spec["version"], "served": True}]
+    if not isinstance(versions, list) or not versions:
+        raise source.error("spec.versions", "missing or empty")
+    shared_schema = (spec.get("validation") or {}).get("openAPIV3Schema")
+    served = 0
+    for i, v in enumerate(versions):
+        if not isinstance(v, Mapping) or not v.get("name"):
+            raise source.error(f"spec.versions[{i}]", "needs a name")
+        if not v.get("served", False):
+            continue
+        served += 1
+        schema = (v.get("schema") or {}).get("openAPIV3Schema", shared_schema)
+        if schema is not None and not isinstance(schema, Mapping):
+            raise source.error(
+                f"spec.versions[{i}].schema.openAPIV3Schema", "must be a schema (a mapping)"
+            )
+        resource = Resource(
+            group=group,
+            version=str(v["name"]),
+            kind=str(names["kind"]),
+            plural=str(names["plural"]),
+            namespaced=scope == "Namespaced",
+            verbs=_CRD_VERBS,
+            source=source,
+            singular=str(names.get("singular") or str(names["kind"]).lower()),
+            from_crd=True,
+        )
+        model.resources.append(resource)
+        model.crds.append(CRDVersion(resource, dict(schema) if schema else None, name, i))
+    if not served:
+        raise source.error(
+            "spec.versions",
+            f"CRD {name or names['plural']!r} serves no version: nothing to generate",
+        )
+    return model
+
+
+# ----------------------------------------------------------------------------- cluster
+
+
+def load_cluster() -> APIModel:
+    """/openapi/v3 and the CRDs of the cluster KUBECONFIG (or the in-cluster config) names.
+
+    Group-versions that a CRD serves are read from the CRD itself, not from /openapi/v3, so
+    they are typed exactly as files of the same CRDs would be.
+    """
+    from kubernetes import client, config
+
+    try:
+        config.load_kube_config()  # type: ignore[no-untyped-call]
+    except Exception:
+        config.load_incluster_config()  # type: ignore[no-untyped-call]
+    api: Any = client.ApiClient()
+    model = APIModel()
+    host = str(api.configuration.host)
+
+    def get_json(path: str) -> Any:
+        headers = {"Accept": "application/json"}
+        if hasattr(api, "param_serialize"):  # kubernetes >= 34
+            method, url, hdrs, body, post = api.param_serialize(
+                "GET", path, header_params=headers, auth_settings=["BearerToken"]
+            )
+            resp = api.call_api(method, url, hdrs, body, post)
+            resp.read()
+        else:
+            resp = api.call_api(
+                path,
+                "GET",
+                header_params=headers,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _return_http_data_only=True,
+            )
+        if resp.status >= 300:
+            raise OSError(f"GET {host}{path}: HTTP {resp.status}")
+        return json.loads(resp.data)
+
+    crd_list = get_json("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+    crd_gvs: set[str] = set()
+    for i, item in enumerate(crd_list.get("items") or []):
+        item.setdefault("apiVersion", "apiextensions.k8s.io/v1")
+        item.setdefault("kind", "CustomResourceDefinition")
+        try:
+            part = crd_from_document(
+                item, Source(f"{host}/apis/apiextensions.k8s.io/v1/customresourcedefinitions", i)
+            )
+        except LoadError as e:
+            model.errors.append(e)
+            continue
+        model.extend(part)
+        crd_gvs.update(f"apis/{c.resource.group}/{c.resource.version}" for c in part.crds)
+    index = get_json("/openapi/v3")
+    for gv, entry in sorted((index.get("paths") or {}).items()):
+        if gv in crd_gvs or not (gv.startswith("api/") or gv.startswith("apis/")):
+            continue
+        url = str(entry.get("serverRelativeURL") or f"/openapi/v3/{gv}")
+        source = Source(f"{host}{url.split('?')[0]}", 0)
+        try:
+            model.extend(openapi_from_document(get_json(url), source))
+        except LoadError as e:
+            model.errors.append(e)
+        except Exception as e:
+            model.errors.append(source.error("", f"cannot fetch: {e}"))
+    return model

@@ -1,0 +1,221 @@
+"""Names of generated things: group packages, version packages, accessors, classes, fields.
+
+Group accessors follow client-go's rule — the first DNS label of the group, `core` for the
+legacy group — written in snake_case (`cert-manager.io` → `cert_manager`, as DESIGN.md's
+example). Two groups whose first labels agree would share an accessor, so such groups are
+lengthened label by label until they differ (`ops.alpha.example.com` → `ops_alpha`); a
+built-in group (no dot, or under `k8s.io`) keeps its short name. Every resolution is
+reported, so a user is never surprised by a name.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# Methods of the factories and of CustomInformers that a group accessor must not shadow.
+RESERVED_ACCESSORS = frozenset(
+    {
+        "start",
+        "shutdown",
+        "wait_for_cache_sync",
+        "informer_for",
+        "for_resource",
+        "typed_informer",
+        "factory",
+        "resync_period",
+        "namespace",
+        "meta",
+        "registry",
+        "apimachinery",
+    }
+)
+
+# Attribute names of pydantic's BaseModel that a field must not shadow (mypy and pydantic
+# both object); such fields get a trailing underscore, like Python keywords.
+_BASEMODEL_ATTRS = frozenset(
+    {
+        "copy",
+        "dict",
+        "json",
+        "schema",
+        "schema_json",
+        "construct",
+        "validate",
+        "fields",
+        "parse_obj",
+        "parse_raw",
+        "parse_file",
+        "from_orm",
+        "update_forward_refs",
+        "model_config",
+        "model_fields",
+        "model_computed_fields",
+        "model_extra",
+        "model_fields_set",
+        "model_construct",
+        "model_copy",
+        "model_dump",
+        "model_dump_json",
+        "model_json_schema",
+        "model_parametrized_name",
+        "model_post_init",
+        "model_rebuild",
+        "model_validate",
+        "model_validate_json",
+        "model_validate_strings",
+    }
+)
+
+_WORD = re.compile(
+    r"[A-Z]{2,}s(?=[A-Z0-9_]|$)|[A-Z]+\d*(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+"
+)
+
+
+def words(name: str) -> list[str]:
+    """Split `podIPs`, `APIService`, `x-kubernetes-foo` or `dns01` into lower-case words."""
+    out: list[str] = []
+    for chunk in re.split(r"[^A-Za-z0-9]+", name):
+        out.extend(m.group(0).lower() for m in _WORD.finditer(chunk))
+    return out
+
+
+def snake_case(name: str) -> str:
+    return "_".join(words(name))
+
+
+def safe_identifier(name: str, reserved: Iterable[str] = ()) -> str:
+    """A valid, non-keyword identifier; keywords and reserved names get a trailing `_`."""
+    if not name:
+        name = "field"
+    if name[0].isdigit():
+        name = f"n{name}"
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in reserved:
+        name += "_"
+    return name
+
+
+def field_name(json_name: str) -> str:
+    """The Python attribute of an API field: snake_case; keywords get a trailing underscore."""
+    name = snake_case(json_name).lstrip("_")
+    if json_name.startswith("$"):
+        name += "_"
+    return safe_identifier(name, _BASEMODEL_ATTRS)
+
+
+def kind_accessor(kind: str, plural: str) -> str:
+    """`pods`, `service_monitors`, `network_policies`: the plural, cut where the kind's words are.
+
+    The plural of a CRD is one lower-case word (`servicemonitors`); the kind tells where its
+    word boundaries are. Boundaries past the common prefix of kind and plural are dropped.
+    """
+    kind_words = words(kind)
+    bounds: set[int] = set()
+    pos = 0
+    for w in kind_words[:-1]:
+        pos += len(w)
+        bounds.add(pos)
+    lower_plural = plural.lower()
+    common = 0
+    lower_kind = "".join(kind_words)
+    while (
+        common < min(len(lower_kind), len(lower_plural))
+        and lower_kind[common] == lower_plural[common]
+    ):
+        common += 1
+    parts: list[str] = []
+    start = 0
+    for b in sorted(bounds):
+        if b >= common:
+            break
+        parts.append(lower_plural[start:b])
+        start = b
+    parts.append(lower_plural[start:])
+    name = "_".join(p for p in (re.sub(r"[^a-z0-9]+", "_", p).strip("_") for p in parts) if p)
+    return safe_identifier(name, RESERVED_ACCESSORS)
+
+
+def class_name(name: str) -> str:
+    """A CamelCase class-name fragment from a field name (`issuerRef` → `IssuerRef`)."""
+    pieces = re.split(r"[^A-Za-z0-9]+", name)
+    out = "".join(p[:1].upper() + p[1:] for p in pieces if p)
+    if not out or out[0].isdigit():
+        out = f"X{out}"
+    return out
+
+
+def version_package(version: str) -> str:
+    """Versions are valid identifiers already (`v1`, `v1beta1`); anything else is made one."""
+    return safe_identifier(re.sub(r"[^a-z0-9_]", "_", version.lower()))
+
+
+def is_builtin_group(group: str) -> bool:
+    return group == "" or "." not in group or group.endswith(".k8s.io")
+
+
+def _label_name(labels: list[str]) -> str:
+    return "_".join(re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_") for label in labels)
+
+
+@dataclass(frozen=True)
+class GroupNames:
+    """Accessor (= package) name of every group, and the collisions that were resolved."""
+
+    names: dict[str, str]
+    collisions: list[str]
+
+
+def group_names(groups: Iterable[str]) -> GroupNames:
+    """Deterministic accessor names for a set of groups (see the module docstring)."""
+    unique = sorted(set(groups))
+    depth: dict[str, int] = {g: 1 for g in unique}
+
+    def name_of(group: str) -> str:
+        if group == "":
+            return "core"
+        return safe_identifier(_label_name(group.split(".")[: depth[group]]), RESERVED_ACCESSORS)
+
+    collisions: list[str] = []
+    for _ in range(64):
+        by_name: dict[str, list[str]] = defaultdict(list)
+        for g in unique:
+            by_name[name_of(g)].append(g)
+        clashing = {n: gs for n, gs in by_name.items() if len(gs) > 1}
+        if not clashing:
+            break
+        for n, gs in sorted(clashing.items()):
+            keep = [g for g in gs if is_builtin_group(g) and depth[g] == 1]
+            grow = [g for g in gs if g not in keep[:1]]
+            changed = False
+            for g in grow:
+                if depth[g] < len(g.split(".")):
+                    depth[g] += 1
+                    changed = True
+            if not changed:
+                # Labels exhausted (only possible with odd input): number them in sorted order.
+                for i, g in enumerate(sorted(gs)[1:], start=2):
+                    depth[g] = len(g.split("."))
+                    collisions.append(f"groups {gs} still share {n!r}; {g} gets suffix {i}")
+                return _numbered(unique, name_of, collisions)
+    names = {g: name_of(g) for g in unique}
+    for g in unique:
+        if depth[g] > 1:
+            collisions.append(
+                f"group {g!r}: first label clashes with another group; accessor {names[g]}()"
+            )
+    return GroupNames(names, collisions)
+
+
+def _numbered(unique: list[str], name_of: object, collisions: list[str]) -> GroupNames:
+    assert callable(name_of)
+    names: dict[str, str] = {}
+    used: dict[str, int] = {}
+    for g in unique:
+        base = str(name_of(g))
+        n = used.get(base, 0) + 1
+        used[base] = n
+        names[g] = base if n == 1 else f"{base}{n}"
+    return GroupNames(names, collisions)

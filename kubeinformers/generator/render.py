@@ -1,0 +1,249 @@
+"""Step 3: render informers, listers, accessors, the factory and the registry with jinja2.
+
+The context built here is the analogue of informer-gen's `GetTargets`: which groups and
+versions exist, which kinds offer list and watch (only those get informers), each kind's
+plural, scope and model class. Templates (one per kind of output file) only print it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+
+from kubeinformers.generator import naming
+from kubeinformers.generator.load import Resource
+from kubeinformers.generator.models import HEADER
+
+TEMPLATES = Path(__file__).parent / "templates"
+_CLASS = re.compile(r"^class (\w+)\(", re.MULTILINE)
+_LISTER_METHODS = frozenset({"list", "get", "by_namespace", "resource", "indexer"})
+META_ALIASES = (
+    ("Quantity", "str | int | float"),
+    ("IntOrString", "int | str"),
+    ("Time", "_datetime"),
+    ("MicroTime", "_datetime"),
+)
+
+
+@dataclass
+class KindCtx:
+    kind: str
+    plural: str
+    accessor: str
+    informer: str
+    lister: str
+    model: str
+    namespaced: bool
+    api_version: str
+    resource_expr: str
+
+
+@dataclass
+class VersionCtx:
+    version: str
+    title: str
+    module: str
+    accessor_class: str
+    kinds: list[KindCtx] = field(default_factory=list)
+    classes: list[str] = field(default_factory=list)
+    aliases: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def kind_classes(self) -> list[str]:
+        return sorted({k.model for k in self.kinds})
+
+    @property
+    def has_namespaced(self) -> bool:
+        return any(k.namespaced for k in self.kinds)
+
+    @property
+    def example(self) -> str:
+        return self.kinds[0].model if self.kinds else (self.classes[0] if self.classes else "*")
+
+
+@dataclass
+class GroupCtx:
+    group: str
+    package: str
+    accessor: str
+    accessor_class: str
+    title: str
+    versions: list[VersionCtx] = field(default_factory=list)
+
+
+def resource_expr(r: Resource, constructor: str = "APIResource") -> str:
+    verbs = ", ".join(f'"{v}"' for v in sorted(r.verbs))
+    return (
+        f'{constructor}(group="{r.group}", version="{r.version}", resource="{r.plural}", '
+        f'kind="{r.kind}", namespaced={r.namespaced}, singular="{r.singular}", '
+        f"verbs=frozenset({{{verbs}}}))"
+    )
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+    )
+
+
+def _camel(package: str) -> str:
+    return "".join(p[:1].upper() + p[1:] for p in package.split("_") if p)
+
+
+def dedupe(resources: Iterable[Resource]) -> list[Resource]:
+    """One resource per group/version/plural (the first source wins), sorted."""
+    seen: dict[tuple[str, str, str], Resource] = {}
+    for r in resources:
+        seen.setdefault((r.group, r.version, r.plural), r)
+    return [seen[k] for k in sorted(seen)]
+
+
+def render(
+    resources: Iterable[Resource],
+    kinds: Mapping[tuple[str, str, str], str],
+    model_files: Mapping[str, str],
+    group_pkgs: Mapping[str, str],
+    package: str,
+    builtin: bool,
+    api_title: str = "",
+) -> dict[str, str]:
+    """Every non-model file of the output, `{relative path: source}`."""
+    env = _environment()
+    files: dict[str, str] = {}
+    header = HEADER
+    all_resources = dedupe(resources)
+
+    versions: dict[str, VersionCtx] = {}
+
+    def version_ctx(pkg: str, version: str, title: str) -> VersionCtx:
+        key = f"{pkg}/{version}"
+        if key not in versions:
+            versions[key] = VersionCtx(
+                version=version,
+                title=title,
+                module=f"{package}.{pkg}.{version}",
+                accessor_class=f"{_camel(pkg)}{_camel(version)}Informers",
+            )
+        return versions[key]
+
+    for path, code in sorted(model_files.items()):
+        parts = path.split("/")
+        if len(parts) != 3:
+            continue
+        gv = version_ctx(parts[0], parts[1], f"{parts[0]}/{parts[1]}")
+        gv.classes = sorted(set(_CLASS.findall(code)))
+        if parts[0] == "meta" and parts[1] == "v1":
+            gv.aliases = META_ALIASES
+            gv.title = "meta/v1 (apimachinery)"
+
+    registry_models: list[tuple[str, str]] = []
+    group_title: dict[str, str] = {}
+    for r in all_resources:
+        final = kinds.get((r.group, r.version, r.kind))
+        if final is None:
+            continue
+        module, _, cls = final.rpartition(".")
+        mod_path = module.replace(".", "/") + ".py"
+        if mod_path not in model_files:
+            continue
+        gvr = f'GroupVersionResource("{r.group}", "{r.version}", "{r.plural}")'
+        registry_models.append((gvr, f"{package}.{module}:{cls}"))
+        if not r.lists_and_watches:
+            continue
+        pkg = group_pkgs[r.group]
+        version = naming.version_package(r.version)
+        if module != f"{pkg}.{version}.models":
+            continue  # a kind whose model lives in another package cannot get accessors here
+        gv = version_ctx(pkg, version, f"{r.group or 'core'}/{r.version}")
+        gv.title = f"{r.group or 'core'}/{r.version}"
+        group_title[pkg] = r.group or "core"
+        used = {k.informer for k in gv.kinds}
+        base = cls if f"{cls}Informer" not in used else naming.class_name(r.plural)
+        accessor = naming.kind_accessor(r.kind, r.plural)
+        if accessor in _LISTER_METHODS:
+            accessor += "_"
+        gv.kinds.append(
+            KindCtx(
+                kind=r.kind,
+                plural=r.plural,
+                accessor=accessor,
+                informer=f"{base}Informer",
+                lister=f"{base}Lister",
+                model=cls,
+                namespaced=r.namespaced,
+                api_version=f"{r.group}/{r.version}" if r.group else r.version,
+                resource_expr=resource_expr(r, "_APIResource"),
+            )
+        )
+
+    groups: dict[str, GroupCtx] = {}
+    by_pkg: dict[str, list[VersionCtx]] = defaultdict(list)
+    for key in sorted(versions):
+        pkg = key.split("/")[0]
+        by_pkg[pkg].append(versions[key])
+    for pkg, gvs in sorted(by_pkg.items()):
+        with_kinds = [v for v in gvs if v.kinds]
+        for gv in gvs:
+            gv.kinds.sort(key=lambda k: k.accessor)
+            files[f"{pkg}/{gv.version}/__init__.py"] = env.get_template("version.py.j2").render(
+                header=header, gv=gv
+            )
+            if gv.kinds:
+                files[f"{pkg}/{gv.version}/informers.py"] = env.get_template(
+                    "informers.py.j2"
+                ).render(header=header, gv=gv)
+                files[f"{pkg}/{gv.version}/listers.py"] = env.get_template("listers.py.j2").render(
+                    header=header, gv=gv
+                )
+        if with_kinds:
+            group = GroupCtx(
+                group=group_title[pkg],
+                package=pkg,
+                accessor=pkg,
+                accessor_class=f"{_camel(pkg)}Informers",
+                title=group_title[pkg],
+                versions=sorted(with_kinds, key=lambda v: v.version),
+            )
+            groups[pkg] = group
+            files[f"{pkg}/__init__.py"] = env.get_template("group.py.j2").render(
+                header=header, group=group
+            )
+        else:
+            files[f"{pkg}/__init__.py"] = env.get_template("package.py.j2").render(
+                header=header, doc=f"Models of {pkg}: " + ", ".join(v.version for v in gvs) + "."
+            )
+
+    group_list = [groups[k] for k in sorted(groups)]
+    example = "..."
+    if group_list:
+        g0 = group_list[0]
+        v0 = g0.versions[0]
+        example = f"{g0.accessor}().{v0.version}().{v0.kinds[0].accessor}()"
+    files["__init__.py"] = env.get_template("factory.py.j2").render(
+        header=header,
+        root={
+            "builtin": builtin,
+            "package": package,
+            "groups": group_list,
+            "example": example,
+            "api_title": api_title,
+        },
+    )
+    files["registry.py"] = env.get_template("registry.py.j2").render(
+        header=header,
+        registry={
+            "resources": [resource_expr(r) for r in all_resources],
+            "models": registry_models,
+        },
+    )
+    return files
