@@ -93,6 +93,7 @@ class FakeClock:
         self._changed = threading.Condition(self._lock)
         self._waiters: dict[int, tuple[threading.Condition, int]] = {}
         self._ids = itertools.count()
+        self.wait_calls = 0  # how often anyone started waiting: a busy loop shows here
 
     def now(self) -> float:
         with self._lock:
@@ -112,6 +113,7 @@ class FakeClock:
 
     def wait_until(self, condition: threading.Condition, deadline: float | None) -> None:
         with self._lock:
+            self.wait_calls += 1
             if deadline is not None and self._now >= deadline:
                 return
             ident = next(self._ids)

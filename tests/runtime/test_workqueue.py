@@ -410,6 +410,9 @@ def test_i7_waiting_thread_sleeps_on_the_heartbeat_when_nothing_is_due() -> None
     for _ in range(5):
         clock.step(10.0)  # the 10 s heartbeat re-checks and waits again
         settle(clock)
+    waits = clock.wait_calls
+    assert not threading.Event().wait(0.2)  # a window of real time without clock changes
+    assert clock.wait_calls <= waits + 1  # at most the fake clock's 1 s real-time guard
     assert len(q) == 0 and q.waiting() == 1
     q.shut_down()
     assert q.waiting() == 0
