@@ -161,7 +161,10 @@ class CannedServer:
                     pass
                 self.close_connection = True
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 128  # 50 informers connect at once
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(
@@ -651,3 +654,44 @@ def test_truncated_stream_ends_the_watch_without_a_partial_event(server: CannedS
     server.routes["/apis/example.com/v1/widgets"] = lambda r: Stream([full + half])
     events = list(ApiListerWatcher(api_client(server.url), WIDGETS, Widget).watch(ListOptions()))
     assert [object_resource_version(e.object) for e in events] == ["1"]
+
+
+def test_fifty_informers_on_one_client_hold_watches_and_list_without_pool_churn(
+    server: CannedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """50 open watches plus a list each: no request waits and no connection is discarded."""
+    hold = threading.Event()
+    server.routes["/apis/example.com/v1/widgets"] = lambda r: (
+        Stream([line("ADDED", widget("a", "1")), hold])
+        if r.query.get("watch")
+        else widget_list("5", widget("a", "1"))
+    )
+    api = api_client(server.url)
+    lws = [ApiListerWatcher(api, WIDGETS, Widget) for _ in range(50)]
+    started = threading.Barrier(51, timeout=10)
+    done: list[int] = []
+    lock = threading.Lock()
+
+    def informer(lw: ApiListerWatcher[Widget]) -> None:
+        w = lw.watch(ListOptions(timeout_seconds=300))
+        it = iter(w)
+        next(it)
+        started.wait()
+        page = lw.list(ListOptions())
+        with lock:
+            done.append(len(page.items))
+        started.wait()
+        w.stop()
+        list(it)
+
+    threads = [threading.Thread(target=informer, args=(lw,)) for lw in lws]
+    with caplog.at_level(logging.WARNING, logger="urllib3"):
+        for t in threads:
+            t.start()
+        started.wait()  # all 50 watches are open
+        started.wait()  # all 50 lists answered while the watches stayed open
+        hold.set()
+        for t in threads:
+            t.join(10)
+    assert done == [1] * 50
+    assert "Connection pool is full" not in caplog.text
