@@ -199,7 +199,8 @@ def test_i4_an_item_is_never_processed_by_two_workers_at_once() -> None:
                 if item in active:
                     overlaps.append(item)
                 active.add(item)
-            processed[item] += 1  # under the GIL; only one worker holds a given item
+            processed[item] += 1  # only one worker holds a given item
+            time.sleep(0.0002)  # hold it a while: re-adds arrive meanwhile
             with lock:
                 active.discard(item)
             q.done(item)
@@ -207,8 +208,10 @@ def test_i4_an_item_is_never_processed_by_two_workers_at_once() -> None:
     workers = [threading.Thread(target=worker) for _ in range(8)]
     for w in workers:
         w.start()
-    for i in range(20_000):
+    for i in range(5_000):
         q.add(i % 10)
+        if i % 50 == 0:
+            time.sleep(0.0005)  # let workers take items, so adds meet items in processing
     q.shut_down_with_drain()
     for w in workers:
         w.join(TIMEOUT)
