@@ -1,0 +1,334 @@
+"""Issue 5, end to end: the generated factory against LocalApiServer over HTTPS with a token.
+
+Pods, deployments, nodes (cluster-scoped) and the demo CRD kinds Widget (namespaced) and Gadget
+(cluster-scoped, generated from crds/ at test time into a temporary package that shares the
+runtime factory through `CustomInformers`), with a factory restricted to one namespace and a
+label-selecting `tweak_list_options`. After each phase of creates, updates and deletes every
+lister answer must equal the server's state seen through the same filters.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import itertools
+import random
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubeinformers.generated import SharedInformerFactory
+from kubeinformers.generated.apps.v1 import Deployment
+from kubeinformers.generated.core.v1 import Node, Pod
+from kubeinformers.runtime import labels
+from kubeinformers.runtime.keys import meta_namespace_key, object_labels, object_resource_version
+from kubeinformers.runtime.listers import NotFoundError
+from kubeinformers.runtime.listwatch import ListOptions
+from kubeinformers.runtime.resource import GroupVersionResource
+from kubeinformers.testing.local_api_server import LocalApiServer
+
+REPO = Path(__file__).resolve().parents[2]
+TOKEN = "e2e-s3cret-token"
+WATCHED_NS, OTHER_NS = "team-a", "team-b"
+SELECTOR = "e2e=yes"
+WIDGETS = GroupVersionResource("demo.kubeinformers.io", "v1", "widgets")
+GADGETS = GroupVersionResource("demo.kubeinformers.io", "v1", "gadgets")
+CRD_PACKAGE = "h7_e2e_demo_informers"
+
+
+@dataclass(frozen=True)
+class Kind:
+    api_version: str
+    kind: str
+    namespaced: bool
+
+    def manifest(self, name: str, ns: str, lbls: dict[str, str], rng: random.Random) -> Any:
+        meta: dict[str, Any] = {"name": name, "labels": lbls}
+        if self.namespaced:
+            meta["namespace"] = ns
+        obj: dict[str, Any] = {"apiVersion": self.api_version, "kind": self.kind, "metadata": meta}
+        obj.update(_SPECS[self.kind](rng))
+        return obj
+
+
+def _pod_spec(rng: random.Random) -> dict[str, Any]:
+    return {"spec": {"containers": [{"name": "c", "image": f"nginx:1.{rng.randint(20, 27)}"}]}}
+
+
+def _deployment_spec(rng: random.Random) -> dict[str, Any]:
+    return {
+        "spec": {
+            "replicas": rng.randint(0, 5),
+            "selector": {"matchLabels": {"x": "y"}},
+            "template": {"metadata": {"labels": {"x": "y"}}, **_pod_spec(rng)},
+        }
+    }
+
+
+def _widget_spec(rng: random.Random) -> dict[str, Any]:
+    return {
+        "spec": {"size": rng.choice(["small", "medium", "large"]), "replicas": rng.randint(0, 9)}
+    }
+
+
+def _gadget_spec(rng: random.Random) -> dict[str, Any]:
+    return {"spec": {"model": f"m-{rng.randint(1, 99)}"}}
+
+
+_SPECS: dict[str, Callable[[random.Random], dict[str, Any]]] = {
+    "Pod": _pod_spec,
+    "Deployment": _deployment_spec,
+    "Node": lambda rng: {},
+    "Widget": _widget_spec,
+    "Gadget": _gadget_spec,
+}
+
+POD = Kind("v1", "Pod", True)
+DEPLOYMENT = Kind("apps/v1", "Deployment", True)
+NODE = Kind("v1", "Node", False)
+WIDGET = Kind("demo.kubeinformers.io/v1", "Widget", True)
+GADGET = Kind("demo.kubeinformers.io/v1", "Gadget", False)
+KINDS = (POD, DEPLOYMENT, NODE, WIDGET, GADGET)
+
+
+@pytest.fixture(scope="module")
+def crd_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The demo CRDs generated into a throw-away package, as a user's `make generate` would."""
+    root = tmp_path_factory.mktemp("gen")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kubeinformers.generator",
+            "generate",
+            "--crd",
+            str(REPO / "crds"),
+            "--out",
+            str(root / CRD_PACKAGE),
+            "--package",
+            CRD_PACKAGE,
+            "-q",
+        ],
+        check=True,
+        cwd=REPO,
+        capture_output=True,
+    )
+    sys.path.insert(0, str(root))
+    try:
+        yield importlib.import_module(CRD_PACKAGE)
+    finally:
+        sys.path.remove(str(root))
+        for name in [m for m in sys.modules if m.split(".")[0] == CRD_PACKAGE]:
+            del sys.modules[name]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LocalApiServer]:
+    with LocalApiServer(tls=True, token=TOKEN) as s:
+        for ns in (WATCHED_NS, OTHER_NS):
+            s.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        for path in sorted((REPO / "crds").glob("*.yaml")):
+            for doc in yaml.safe_load_all(path.read_text()):
+                if doc:
+                    s.create(doc)
+        yield s
+
+
+def eventually(condition: Callable[[], bool], timeout: float = 20.0) -> bool:
+    """Re-check `condition` on a short period until it holds or `timeout` passes."""
+    waiter = threading.Event()
+    for _ in range(int(timeout / 0.02)):
+        if condition():
+            return True
+        waiter.wait(0.02)
+    return condition()
+
+
+def server_state(server: LocalApiServer, kind: Kind) -> dict[str, dict[str, Any]]:
+    """What the factory should see: namespace-restricted (namespaced kinds) and selected."""
+    selector = labels.parse(SELECTOR)
+    namespace = WATCHED_NS if kind.namespaced else None
+    return {
+        meta_namespace_key(o): o
+        for o in server.list(kind.api_version, kind.kind, namespace)
+        if selector.matches(object_labels(o))
+    }
+
+
+def versions(objs: Any) -> dict[str, str]:
+    return {meta_namespace_key(o): object_resource_version(o) for o in objs}
+
+
+class Harness:
+    """The user's side: the generated factory, the CRD accessors, their listers."""
+
+    def __init__(self, server: LocalApiServer, crd_package: Any) -> None:
+        def tweak(options: ListOptions) -> ListOptions:
+            return options.copy(label_selector=SELECTOR)
+
+        self.factory = SharedInformerFactory(
+            server.api_client(), namespace=WATCHED_NS, tweak_list_options=tweak
+        )
+        core, apps = self.factory.core().v1(), self.factory.apps().v1()
+        self.custom = crd_package.CustomInformers(self.factory)
+        self.pods, self.deployments, self.nodes = core.pods(), apps.deployments(), core.nodes()
+        # H7: accessors are light wrappers; informer() creates the shared informer, and only
+        # informers that exist when start() runs are started.
+        self.deployments.informer()
+        self.nodes.informer()
+        demo = self.custom.demo().v1()
+        self.widgets, self.gadgets = demo.widgets(), demo.gadgets()
+        # One runtime factory: for_resource finds the CRD informers the accessors created.
+        assert self.factory.for_resource(WIDGETS).informer() is self.widgets.informer()
+        assert self.factory.for_resource(GADGETS).informer() is self.gadgets.informer()
+        self.deletes: list[str] = []
+        self.pods.informer().add_event_handler(
+            on_delete=lambda obj: self.deletes.append(
+                meta_namespace_key(obj) if isinstance(obj, Pod) else obj.key
+            )
+        )
+
+    def all_listed(self, kind: Kind) -> Any:
+        if kind is POD:
+            return self.pods.lister().list()
+        if kind is DEPLOYMENT:
+            return self.deployments.lister().list()
+        if kind is NODE:
+            return self.nodes.lister().list()
+        if kind is WIDGET:
+            return self.widgets.lister().list()
+        return self.gadgets.lister().list()
+
+    def get(self, kind: Kind, name: str) -> Any:
+        if kind is POD:
+            return self.pods.lister().pods(WATCHED_NS).get(name)
+        if kind is DEPLOYMENT:
+            return self.deployments.lister().deployments(WATCHED_NS).get(name)
+        if kind is NODE:
+            return self.nodes.lister().get(name)
+        if kind is WIDGET:
+            return self.widgets.lister().widgets(WATCHED_NS).get(name)
+        return self.gadgets.lister().get(name)
+
+    def converged(self, server: LocalApiServer) -> bool:
+        return all(
+            versions(self.all_listed(kind)) == versions(server_state(server, kind).values())
+            for kind in KINDS
+        )
+
+    def check_every_answer(self, server: LocalApiServer) -> None:
+        for kind in KINDS:
+            expected = server_state(server, kind)
+            listed = self.all_listed(kind)
+            assert versions(listed) == versions(expected.values()), kind.kind
+            for app in ("web", "db"):
+                selected = labels.parse(f"app={app}")
+                want = {k for k, o in expected.items() if selected.matches(object_labels(o))}
+                got = {meta_namespace_key(o) for o in self._list(kind, f"app={app}")}
+                assert got == want, (kind.kind, app)
+            for key, wire in expected.items():
+                name = key.rpartition("/")[2]
+                cached = self.get(kind, name)
+                assert object_resource_version(cached) == wire["metadata"]["resourceVersion"]
+                assert dict(object_labels(cached)) == wire["metadata"].get("labels", {})
+                self._check_fields(kind, cached, wire)
+            for o in server.list(kind.api_version, kind.kind):
+                key = meta_namespace_key(o)
+                if key not in expected and (
+                    not kind.namespaced or o["metadata"]["namespace"] == WATCHED_NS
+                ):
+                    with pytest.raises(NotFoundError):
+                        self.get(kind, o["metadata"]["name"])
+        # the namespace restriction: nothing of the other namespace is ever cached
+        assert self.pods.lister().pods(OTHER_NS).list() == []
+        assert self.widgets.lister().widgets(OTHER_NS).list() == []
+
+    def _list(self, kind: Kind, selector: str) -> Any:
+        if kind is POD:
+            return self.pods.lister().pods(WATCHED_NS).list(selector)
+        if kind is DEPLOYMENT:
+            return self.deployments.lister().deployments(WATCHED_NS).list(selector)
+        if kind is NODE:
+            return self.nodes.lister().list(selector)
+        if kind is WIDGET:
+            return self.widgets.lister().widgets(WATCHED_NS).list(selector)
+        return self.gadgets.lister().list(selector)
+
+    @staticmethod
+    def _check_fields(kind: Kind, cached: Any, wire: dict[str, Any]) -> None:
+        if kind is POD:
+            assert isinstance(cached, Pod)
+            assert cached.spec is not None
+            assert cached.spec.containers[0].image == wire["spec"]["containers"][0]["image"]
+        elif kind is DEPLOYMENT:
+            assert isinstance(cached, Deployment)
+            assert cached.spec is not None and cached.spec.replicas == wire["spec"]["replicas"]
+        elif kind is NODE:
+            assert isinstance(cached, Node)
+        else:
+            assert type(cached).__name__ == kind.kind
+            dumped = cached.model_dump(by_alias=True, exclude_none=True)
+            assert dumped["spec"] == wire["spec"]
+
+
+_NAMES = itertools.count()
+
+
+def apply_random_changes(server: LocalApiServer, rng: random.Random, phase: str, n: int) -> None:
+    """`n` creates, updates or deletes across kinds, namespaces and label sets."""
+    for _ in range(n):
+        kind = rng.choice(KINDS)
+        ns = rng.choice((WATCHED_NS, OTHER_NS))
+        existing = server.list(kind.api_version, kind.kind, ns if kind.namespaced else None)
+        existing = [o for o in existing if o["metadata"]["name"].startswith("e2e-")]
+        action = phase if phase != "mixed" else rng.choice(("create", "update", "delete"))
+        if action == "create" or not existing:
+            lbls = {"e2e": rng.choice(("yes", "yes", "no")), "app": rng.choice(("web", "db"))}
+            server.create(kind.manifest(f"e2e-{next(_NAMES)}", ns, lbls, rng))
+        elif action == "update":
+            obj = copy.deepcopy(rng.choice(existing))
+            # Move objects into and out of the selector, or just change them.
+            obj["metadata"]["labels"] = {
+                "e2e": rng.choice(("yes", "no")),
+                "app": rng.choice(("web", "db")),
+            }
+            obj.update(_SPECS[kind.kind](rng))
+            server.replace(obj)
+        else:
+            victim = rng.choice(existing)["metadata"]
+            server.delete(kind.api_version, kind.kind, victim["name"], victim.get("namespace"))
+
+
+def test_issue5_generated_factory_listers_equal_server_state(
+    server: LocalApiServer, crd_package: Any
+) -> None:
+    rng = random.Random(20261122)
+    apply_random_changes(server, rng, "create", 40)  # some state before the informers start
+    user = Harness(server, crd_package)
+    with user.factory:
+        user.custom.start()  # the CRD accessor starts the one shared factory
+        synced = user.factory.wait_for_cache_sync(timeout=30)
+        assert synced == {
+            gvr: True
+            for gvr in (
+                GroupVersionResource("", "v1", "pods"),
+                GroupVersionResource("apps", "v1", "deployments"),
+                GroupVersionResource("", "v1", "nodes"),
+                WIDGETS,
+                GADGETS,
+            )
+        }
+        user.check_every_answer(server)
+        for phase, n in (("create", 40), ("update", 40), ("mixed", 60), ("delete", 30)):
+            apply_random_changes(server, rng, phase, n)
+            assert eventually(lambda: user.converged(server)), f"no convergence after {phase}"
+            user.check_every_answer(server)
+        assert user.deletes, "pod deletions reached the handler"
+    assert all(i.is_stopped() for i in user.factory.informers().values())
