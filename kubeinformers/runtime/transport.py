@@ -159,6 +159,10 @@ class ApiListerWatcher(Generic[T]):
     def __repr__(self) -> str:
         return f"ApiListerWatcher({self.describe()} at {self.server})"
 
+    def is_watch_list_semantics_unsupported(self) -> bool:
+        """D17/H8: a real API server client supports watch-list (the server may still refuse)."""
+        return False
+
     def set_decode_error_handler(self, handler: Callable[[BaseException], None]) -> None:
         """Called by the Reflector: undecodable objects go to its watch error handler."""
         self._decode_error_handler = handler
@@ -181,6 +185,10 @@ class ApiListerWatcher(Generic[T]):
         headers: dict[str, str] = dict(api.default_headers)
         headers["Accept"] = self.watch_accept if watch else self.accept
         headers.setdefault("User-Agent", api.user_agent)
+        if not watch:
+            # As client-go's transport: big lists come compressed (the server does not
+            # compress watches); urllib3 inflates them on read.
+            headers.setdefault("Accept-Encoding", "gzip")
         queries = query_params(options, watch=watch)
         api.update_params_for_auth(headers, queries, ["BearerToken"], self.path, "GET", None)
         url = f"{self.server}{quote(self.path)}"

@@ -233,6 +233,18 @@ def test_paths_for_core_named_group_all_namespaces_and_cluster_scope(server: Can
     ]
     assert all(r.headers["authorization"] == f"Bearer {TOKEN}" for r in server.requests)
     assert all(r.headers["accept"] == "application/json" for r in server.requests)
+    assert all(r.headers["accept-encoding"] == "gzip" for r in server.requests)
+
+
+def test_gzip_list_page_is_inflated(server: CannedServer) -> None:
+    import gzip
+
+    body = widget_list("9", widget("a", "1")).body
+    server.routes["/apis/example.com/v1/widgets"] = lambda r: Reply(
+        body=gzip.compress(body), headers={"Content-Encoding": "gzip"}
+    )
+    page = ApiListerWatcher(api_client(server.url), WIDGETS, Widget).list(ListOptions())
+    assert page.resource_version == "9" and len(page.items) == 1
 
 
 def test_list_query_params_from_list_options(server: CannedServer) -> None:
