@@ -1039,10 +1039,30 @@ def test_d20_consistency_detector_passes_and_detects(monkeypatch: pytest.MonkeyP
     bad = Harness(
         [page("9")], [wl_stream(ev("ADDED", a), bookmark("9", end=True))], use_watch_list=True
     )
-    # the watch-list fails the check -> falls back to LIST (script has no more lists: error)
-    with pytest.raises(Exception):  # noqa: B017
+    # the LIST at RV 9 is empty but the stream had "a": the detector fails loudly
+    with pytest.raises(WatchListInconsistencyError, match="1 streamed, 0 listed"):
         bad.reflector._watch_list(bad.stop)
-    assert isinstance(WatchListInconsistencyError("x"), AssertionError)
+    assert bad.store.calls == []  # nothing was handed to the store
+
+
+def test_d20_warns_every_10s_while_the_initial_events_end_bookmark_is_outstanding(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    h = Harness([], [], use_watch_list=True)
+
+    class SlowStream(ScriptedWatch):
+        def __iter__(self) -> Iterator[WatchEvent[Any]]:
+            for i in range(5):
+                h.clock.now += 4.0  # events at 4, 8, 12, 16, 20 s
+                yield ev("ADDED", obj(f"o{i}", str(i + 1)))
+            yield bookmark("9", end=True)
+
+    h.lw.watches.append(SlowStream())
+    with caplog.at_level(logging.WARNING, logger="kubeinformers.reflector"):
+        h.run()
+    warnings = [r for r in caplog.records if "awaiting the initial-events-end" in r.getMessage()]
+    assert len(warnings) == 1  # at 12 s (the next would be due at 22 s; the stream ended at 20 s)
+    assert h.store.calls[0][0] == "replace"
 
 
 def test_d21_last_sync_rv_tracks_list_and_events() -> None:
