@@ -357,13 +357,16 @@ def test_d5_store_replace_failure_is_returned() -> None:
 def test_d6_d7_initial_list_rv0_limit500_then_relist_at_last_rv_unpaged() -> None:
     h = Harness(
         [page("10", obj("a", "10")), page("20", obj("a", "20"))],
-        [ScriptedWatch([ev("MODIFIED", obj("a", "15"))], duration=0.1), ScriptedWatch()],
+        [
+            # closes after 0.1 s with one event: not "very short" -> re-watch at "15"
+            ScriptedWatch([ev("MODIFIED", obj("a", "15"))], duration=0.1),
+            # closes after 0.1 s with nothing: very short -> backoff -> relist
+            ScriptedWatch([], duration=0.1),
+        ],
     )
-    # first watch closes with an event after 0.1 s (not very short: one event) -> re-watch;
-    # make the second one "very short" so the reflector relists.
-    h.lw.watches[1] = ScriptedWatch([], duration=0.1)
     h.run()
-    assert h.list_rvs()[:2] == [("0", 500, None), ("15", None, None)]
+    assert h.list_rvs() == [("0", 500, None), ("15", None, None)]
+    assert [c.resource_version for c in h.lw.watch_calls] == ["10", "15", "20"]
     assert all(o.resource_version_match is None for o in h.lw.list_calls)
 
 
