@@ -1,0 +1,33 @@
+"""`make demo` (python -m examples.demo) runs against the embedded server and exits cleanly."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_issue5_demo_runs_and_exits_cleanly_within_60_seconds() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+    done = subprocess.run(
+        [sys.executable, "-m", "examples.demo"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    out = done.stdout
+    assert "started an embedded API server at https://" in out
+    assert "caches synced: configmaps, deployments, gadgets, pods, widgets" in out
+    assert "  pods with app=web:            ['db-1', 'web-1', 'web-2']" in out
+    assert "  widgets:                      [('w-small', 'medium')]" in out
+    assert "pod-summary ConfigMap:        {'web': '3'}" in out
+    assert 'NotFoundError: pod "nginx" not found in namespace "kubeinformers-demo"' in out
+    assert "every informer stopped" in out
+    assert "Traceback" not in done.stderr
