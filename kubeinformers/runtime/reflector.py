@@ -40,6 +40,7 @@ from kubeinformers.runtime.listwatch import (
     INITIAL_EVENTS_END_ANNOTATION,
     ListerWatcher,
     ListOptions,
+    ObjectList,
     Status,
     Watch,
     watch_list_semantics_unsupported,
@@ -161,6 +162,7 @@ class Reflector(Generic[T]):
         self._rv_unavailable = False
         self._paginated_result = False
         self._current_watch: Watch[T] | None = None
+        self._interrupt: threading.Event | None = None  # set by stop: ends a LIST wait
         self._resync_error: BaseException | None = None
         # A transport that can report undecodable objects hands them to the error handler.
         setter = getattr(lister_watcher, "set_decode_error_handler", None)
@@ -237,8 +239,11 @@ class Reflector(Generic[T]):
         stop.wait()
         with self._lock:
             w = self._current_watch
+            interrupt = self._interrupt
         if w is not None:
             w.stop()
+        if interrupt is not None:
+            interrupt.set()
 
     def _open_watch(self, options: ListOptions, stop: threading.Event) -> _Stream[T] | None:
         """Start a watch and register it so `stop` can end it; None if stop was already set."""
@@ -316,9 +321,10 @@ class Reflector(Generic[T]):
             page_size = 0  # let the watch cache serve it
         else:
             page_size = DEFAULT_PAGE_SIZE
-        try:
+
+        def list_with_retry() -> tuple[ObjectList[T], bool]:
             try:
-                result, paginated = list_pages(self.lister_watcher, options, page_size)
+                return list_pages(self.lister_watcher, options, page_size)
             except Exception as e:
                 if not (is_expired(e) or is_too_large_resource_version(e)):
                     raise
@@ -327,14 +333,20 @@ class Reflector(Generic[T]):
                 logger.debug(
                     '%s: list at RV %r unavailable (%s); relisting at ""', self.name, rv, e
                 )
-                result, paginated = list_pages(
+                return list_pages(
                     self.lister_watcher,
                     ListOptions(resource_version=self._relist_resource_version()),
                     page_size,
                 )
+
+        try:
+            outcome = self._interruptible(stop, list_with_retry)
         except Exception as e:
             logger.warning("%s: failed to list %s: %s", self.name, self.type_description, e)
             raise wrap_list_error(self.type_description, e) from e
+        if outcome is None:
+            return  # stop requested
+        result, paginated = outcome
         if rv == "0" and paginated:
             self._paginated_result = True  # D7: sticky
         with self._lock:
@@ -344,6 +356,39 @@ class Reflector(Generic[T]):
         except Exception as e:
             raise RuntimeError(f"unable to sync list result: {e}") from e
         self._set_last_sync_rv(result.resource_version)
+
+    def _interruptible(
+        self, stop: threading.Event, fn: Callable[[], tuple[ObjectList[T], bool]]
+    ) -> tuple[ObjectList[T], bool] | None:
+        """Run a (paged) LIST on a helper thread so that `stop` ends the wait at once.
+
+        As client-go's list goroutine: when stop wins, the result is dropped and None returned.
+        """
+        done = threading.Event()
+        box: list[tuple[ObjectList[T], bool] | BaseException] = []
+
+        def target() -> None:
+            try:
+                box.append(fn())
+            except BaseException as e:
+                box.append(e)
+            finally:
+                done.set()
+
+        with self._lock:
+            if stop.is_set():
+                return None
+            self._interrupt = done
+        threading.Thread(target=target, name=f"reflector-list:{self.name}", daemon=True).start()
+        done.wait()
+        with self._lock:
+            self._interrupt = None
+        if stop.is_set() or not box:
+            return None
+        value = box[0]
+        if isinstance(value, BaseException):
+            raise value
+        return value
 
     # ----------------------------------------------------------------------------- watch
 

@@ -772,6 +772,31 @@ def test_d14_stop_during_backoff_returns_promptly() -> None:
     assert not t.is_alive() and time.monotonic() - t0 < 1.0
 
 
+def test_d5_stop_during_a_slow_list_returns_promptly_and_drops_the_result() -> None:
+    stop = threading.Event()
+    entered = threading.Event()
+    release = threading.Event()
+
+    class SlowLW(ScriptedLW):
+        def list(self, options: ListOptions) -> ObjectList[Any]:
+            entered.set()
+            release.wait(10)
+            return page("5", obj("late", "5"))
+
+    store = RecordingStore()
+    r: Reflector[Any] = Reflector(SlowLW(stop), dict, store, use_watch_list=False)
+    t = threading.Thread(target=r.run, args=(stop,))
+    t.start()
+    assert entered.wait(5)
+    t0 = time.monotonic()
+    stop.set()
+    t.join(5)
+    assert not t.is_alive() and time.monotonic() - t0 < 1.0
+    release.set()
+    assert store.calls == []  # a list that finishes after stop is not applied
+    assert r.last_sync_resource_version() == ""
+
+
 # ---------------------------------------------------------------------------------- D15, D16
 
 
