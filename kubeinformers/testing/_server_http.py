@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import select
 import socket
 import ssl
 import time
@@ -380,6 +381,8 @@ class Handler(BaseHTTPRequestHandler):
             try:
                 item = watcher.queue.get(timeout=max(wait, 0.0))
             except queue.Empty:
+                if self._client_gone():
+                    raise _Dropped from None
                 continue
             if isinstance(item, str):
                 if item == CLOSE_DROP:
@@ -388,6 +391,22 @@ class Handler(BaseHTTPRequestHandler):
                 return
             typ, ev = item
             self._send_line(state, self._event_line(typ, ev, served))
+
+    def _client_gone(self) -> bool:
+        """A watch client sends nothing: a readable socket means it closed (or broke protocol)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        if not readable:
+            return False
+        if isinstance(self.connection, ssl.SSLSocket):
+            return True
+        try:
+            peeked: bytes = self.connection.recv(1, socket.MSG_PEEK)
+            return peeked == b""
+        except OSError:
+            return True
 
     def _bookmark(self, store: Store, watcher: Any, served: api.Served) -> None:
         with store.lock:

@@ -13,6 +13,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import yaml
+
 from kubeinformers.testing import _server_errors as errors
 from kubeinformers.testing import _server_objects as objs
 from kubeinformers.testing._server_api import Registry, Served, served_from_crd
@@ -147,11 +149,18 @@ def patch(
     manager: str,
     status_only: bool,
 ) -> ObjDict:
-    try:
-        doc = json.loads(raw or b"null")
-    except json.JSONDecodeError as err:
-        raise api_error(400, "BadRequest", f"error decoding patch: {err}") from None
     kind = content_type.split(";")[0].strip()
+    try:
+        doc = (
+            yaml.safe_load(raw or b"null") if kind.endswith("yaml") else json.loads(raw or b"null")
+        )
+    except (json.JSONDecodeError, yaml.YAMLError) as err:
+        raise api_error(400, "BadRequest", f"error decoding patch: {err}") from None
+    if kind == "application/apply-patch+yaml" and isinstance(doc, dict):
+        key = _key(ns if served.api.namespaced else None, name)
+        if store.get(served.skey, key) is None:  # server-side apply creates
+            doc.setdefault("metadata", {}).setdefault("name", name)
+            return create(store, registry, served, ns, doc, manager)
     with store.lock:
         old = get(store, served, ns if served.api.namespaced else None, name)
         if kind == "application/json-patch+json":

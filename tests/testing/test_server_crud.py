@@ -282,3 +282,17 @@ def test_pytest_plugin_fixtures(
     for s in (local_api_server, local_api_server_tls):
         ns = client.CoreV1Api(s.api_client()).read_namespace("default")
         assert ns.status.phase == "Active"
+
+
+def test_server_side_apply_patch_creates_then_updates(server: LocalApiServer) -> None:
+    path = "/api/v1/namespaces/default/configmaps/applied?fieldManager=me"
+    yaml_body = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  k: one\n"
+    headers = {"Content-Type": "application/apply-patch+yaml"}
+    code, _, created = request(server, "PATCH", path, yaml_body, headers)
+    assert code in (200, 201)
+    assert (
+        created["data"] == {"k": "one"}
+        and created["metadata"]["managedFields"][0]["manager"] == "me"
+    )
+    code, _, updated = request(server, "PATCH", path, yaml_body.replace(b"one", b"two"), headers)
+    assert code == 200 and updated["data"] == {"k": "two"}

@@ -198,3 +198,25 @@ def test_watch_from_future_rv_stays_silent_until_it_is_reached(server: LocalApiS
     server.create(configmap("e"))
     events = stream.wait_lines(1)
     assert [e["object"]["metadata"]["name"] for e in events] == ["e"]
+
+
+def test_a_watch_the_client_closed_is_released_without_waiting_for_an_event(
+    server: LocalApiServer,
+) -> None:
+    import http.client
+    import threading
+
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    conn.request("GET", f"{CM}?watch=1&resourceVersion={server.resource_version}")
+    assert conn.getresponse().status == 200
+    assert server.open_watches() == 1
+    conn.close()
+    released = threading.Event()
+
+    def poll() -> None:
+        while server.open_watches():
+            released.wait(0.02)
+        released.set()
+
+    threading.Thread(target=poll, daemon=True).start()
+    assert released.wait(5), "the server kept the abandoned watch"
