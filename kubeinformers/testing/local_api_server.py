@@ -12,6 +12,15 @@ kube-apiserver 1.36 (tests/testing/test_transcripts.py).
         core = kubernetes.client.CoreV1Api(server.api_client())
         core.create_namespace({"metadata": {"name": "demo"}})
         server.fail_next(2, status=429, retry_after=1)
+
+Known differences from a real kube-apiserver (none of them visible to list/watch clients):
+no admission or defaulting beyond a namespace's and a pod's basics; no verb enforcement (every
+registered resource accepts every verb); strategic-merge-patch is applied as a JSON merge
+patch; CRD schemas are validated (type, required, enum, bounds, length, pattern) but unknown
+fields are not pruned; served versions of one resource share storage without conversion;
+managedFields are a single simplified entry; Table output uses the default columns (Name,
+Created At); watches without timeoutSeconds never time out; non-watch responses carry a
+Content-Length instead of chunked encoding; deleting a namespace removes its content at once.
 """
 
 from __future__ import annotations
