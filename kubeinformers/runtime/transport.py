@@ -314,16 +314,24 @@ class HttpWatch(Generic[T]):
         self._stopped = False
         self._lock = threading.Lock()
         self._released = False
+        self._reading = False
 
     def stop(self) -> None:
         with self._lock:
             if self._stopped:
                 return
             self._stopped = True
-            released = self._released
-        if not released:
+            released, reading = self._released, self._reading
+        if released:
+            return
+        if not reading:
+            self._release(clean=False)  # nobody iterates: give the connection back now
+            return
+        try:
+            self._resp.shutdown()  # unblocks the reader in its own thread
+        except Exception:
             try:
-                self._resp.shutdown()  # unblocks a reader in another thread
+                self._resp.close()
             except Exception:
                 pass
 
@@ -343,6 +351,10 @@ class HttpWatch(Generic[T]):
             yield data
 
     def __iter__(self) -> Iterator[WatchEvent[T]]:
+        with self._lock:
+            if self._stopped or self._reading:
+                return
+            self._reading = True
         decode = self._owner.decoder.decode_event
         pending = b""
         clean = True

@@ -707,3 +707,15 @@ def test_fifty_informers_on_one_client_hold_watches_and_list_without_pool_churn(
             t.join(10)
     assert done == [1] * 50
     assert "Connection pool is full" not in caplog.text
+
+
+def test_watch_stopped_before_reading_releases_its_connection(server: CannedServer) -> None:
+    hold = threading.Event()
+    server.routes["/apis/example.com/v1/widgets"] = lambda r: Stream(
+        [line("ADDED", widget("a", "1")), hold]
+    )
+    w = ApiListerWatcher(api_client(server.url), WIDGETS, Widget).watch(ListOptions())
+    w.stop()
+    assert w._resp.closed  # released at once: no reader will ever come to do it
+    hold.set()
+    assert list(w) == []
