@@ -89,6 +89,7 @@ def build(
     keep_going: bool = False,
     progress: Callable[[str], None] = _quiet,
     builtin: bool | None = None,
+    jobs: int | None = None,
 ) -> Result:
     """Steps 2-3 plus formatting: `{relative path: formatted source}` for the whole package.
 
@@ -118,7 +119,7 @@ def build(
         return result
     progress(f"pre-processed {len(prep.schemas)} schemas; generating models")
     t = time.perf_counter()
-    model_files, rejected = generate_models(prep, object_meta_external=not builtin)
+    model_files, rejected = generate_models(prep, object_meta_external=not builtin, jobs=jobs)
     result.errors.extend(rejected)
     result.timings["models"] = time.perf_counter() - t
     if result.errors and not keep_going:
@@ -179,6 +180,14 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write nothing; exit 1 if the output folder differs from what would be generated",
     )
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes for model generation of big inputs (default: CPUs, at most 4)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
     return p
 
@@ -222,6 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         keep_going=args.keep_going,
         check=args.check,
         progress=progress,
+        jobs=args.jobs,
     )
 
 
@@ -235,6 +245,7 @@ def run(
     keep_going: bool = False,
     check: bool = False,
     progress: Callable[[str], None] = _progress_to_stderr,
+    jobs: int | None = None,
 ) -> int:
     """The whole command; returns the exit code."""
     started = time.perf_counter()
@@ -248,10 +259,14 @@ def run(
         f"{len(model.resources)} resources in {time.perf_counter() - started:.1f}s"
     )
     try:
-        result = build(model, package, keep_going=keep_going, progress=progress)
+        result = build(model, package, keep_going=keep_going, progress=progress, jobs=jobs)
     except (ModelError, ValueError) as e:
         print(f"kubeinformers generate: {e}", file=sys.stderr)
         return EXIT_FATAL
+    progress(
+        "timings: "
+        + ", ".join(f"{step} {seconds:.1f}s" for step, seconds in result.timings.items())
+    )
     for note in result.notes:
         progress(f"note: {note}")
     for error in result.errors:

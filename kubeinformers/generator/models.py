@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
+import os
 import re
 import warnings
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from kubeinformers.generator.load import LoadError
@@ -120,21 +123,52 @@ def units(prep: Prepared) -> list[list[str]]:
     return out
 
 
+PARALLEL_MIN_SCHEMAS = 3000  # below this, starting worker processes costs more than it saves
+
+
+def default_jobs() -> int:
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+def _run_or_none(
+    schemas: dict[str, Any], aliases: Mapping[str, str]
+) -> dict[tuple[str, ...], str] | None:
+    """For worker processes: the output, or None to have the caller retry and explain."""
+    try:
+        return _run(schemas, aliases)
+    except Exception:
+        return None
+
+
 def generate_models(
-    prep: Prepared, object_meta_external: bool
+    prep: Prepared, object_meta_external: bool, jobs: int | None = None
 ) -> tuple[dict[str, str], list[LoadError]]:
     """`{relative path: source}` for every `models.py`, plus the schemas that were refused.
 
-    When a run fails, each CRD kind of it is tried on its own so that the error names the
+    Independent runs (see `units`) go to `jobs` worker processes when the input is big. When
+    a run fails, each CRD kind of it is tried on its own so that the error names the
     culprit's file, document and schema path; the others are then generated without it.
     """
     errors: list[LoadError] = []
     files: dict[str, str] = {}
     stub = {OBJECT_META: prep.schemas.get(OBJECT_META, {"type": "object"})}
-    for names in units(prep):
-        schemas = {n: prep.schemas.get(n, stub.get(n)) for n in names}
-        has_meta = any(n.startswith("meta.v1.models.") and n != OBJECT_META for n in names)
-        raw = _run_unit(prep, schemas, errors)
+    unit_list = units(prep)
+    inputs = [{n: prep.schemas.get(n, stub.get(n)) for n in names} for names in unit_list]
+    results: list[dict[tuple[str, ...], str] | None] = [None] * len(inputs)
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs > 1 and len(inputs) > 1 and len(prep.schemas) >= PARALLEL_MIN_SCHEMAS:
+        order = sorted(range(len(inputs)), key=lambda i: -len(inputs[i]))
+        aliases = dict(prep.aliases)
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            futures = {i: pool.submit(_run_or_none, inputs[i], aliases) for i in order}
+            for i, future in futures.items():
+                results[i] = future.result()
+    for i, schemas in enumerate(inputs):
+        raw = results[i]
+        if raw is None:
+            raw = _run_unit(prep, schemas, errors)
+        has_meta = any(n.startswith("meta.v1.models.") and n != OBJECT_META for n in schemas)
         keep_meta = has_meta and not object_meta_external
         files.update(_post_process(raw, object_meta_external, keep_meta))
     return dict(sorted(files.items())), errors

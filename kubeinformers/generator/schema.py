@@ -163,7 +163,13 @@ class _Walker:
             out.setdefault("type", "object")
             req = node.get("required")
             if isinstance(req, list):
-                required = [r for r in req if isinstance(r, str) and r in cleaned]
+                # Go encodes a nil slice or map as null even when the field is required
+                # (a watch BOOKMARK's Pod has "containers": null): those stay optional.
+                required = [
+                    r
+                    for r in req
+                    if isinstance(r, str) and r in cleaned and not _may_be_null(cleaned[r])
+                ]
                 if required:
                     out["required"] = required
         elif embedded:
@@ -214,6 +220,10 @@ class _Walker:
         if target is None:
             raise self.source.error(f"{path}.$ref", f"unresolvable $ref {ref!r}: no such schema")
         return self.ref(target)
+
+
+def _may_be_null(schema: Mapping[str, Any]) -> bool:
+    return schema.get("type") == "array" or "additionalProperties" in schema
 
 
 def builtin_name(original: str, gv_group: Mapping[str, str], group_pkgs: Mapping[str, str]) -> str:

@@ -362,7 +362,9 @@ class MutatingWebhook(KubeModel):
     MutatingWebhook describes an admission webhook and the resources and operations it applies to.
     """
 
-    admission_review_versions: Annotated[list[str], Field(alias="admissionReviewVersions")]
+    admission_review_versions: Annotated[
+        list[str] | None, Field(alias="admissionReviewVersions")
+    ] = None
     """
     AdmissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the Webhook expects. API server will try to use first version in the list which it supports. If none of the versions specified in this list supported by API server, validation will fail for this object. If a persisted webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail and be subject to the failure policy.
     """
@@ -493,7 +495,7 @@ class MutatingWebhookConfigurationList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[MutatingWebhookConfiguration]
+    items: list[MutatingWebhookConfiguration] | None = None
     """
     List of MutatingWebhookConfiguration.
     """
@@ -669,7 +671,9 @@ class ValidatingWebhook(KubeModel):
     ValidatingWebhook describes an admission webhook and the resources and operations it applies to.
     """
 
-    admission_review_versions: Annotated[list[str], Field(alias="admissionReviewVersions")]
+    admission_review_versions: Annotated[
+        list[str] | None, Field(alias="admissionReviewVersions")
+    ] = None
     """
     AdmissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the Webhook expects. API server will try to use first version in the list which it supports. If none of the versions specified in this list supported by API server, validation will fail for this object. If a persisted webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail and be subject to the failure policy.
     """
@@ -790,7 +794,7 @@ class ValidatingWebhookConfigurationList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ValidatingWebhookConfiguration]
+    items: list[ValidatingWebhookConfiguration] | None = None
     """
     List of ValidatingWebhookConfiguration.
     """
@@ -867,7 +871,7 @@ class ValidatingAdmissionPolicyBindingList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ValidatingAdmissionPolicyBinding]
+    items: list[ValidatingAdmissionPolicyBinding] | None = None
     """
     List of PolicyBinding.
     """
@@ -890,7 +894,7 @@ class ValidatingAdmissionPolicyList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ValidatingAdmissionPolicy]
+    items: list[ValidatingAdmissionPolicy] | None = None
     """
     List of ValidatingAdmissionPolicy.
     """

@@ -440,7 +440,7 @@ class MutatingAdmissionPolicyList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[MutatingAdmissionPolicy]
+    items: list[MutatingAdmissionPolicy] | None = None
     """
     List of ValidatingAdmissionPolicy.
     """
@@ -490,7 +490,7 @@ class MutatingAdmissionPolicyBindingList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[MutatingAdmissionPolicyBinding]
+    items: list[MutatingAdmissionPolicyBinding] | None = None
     """
     List of PolicyBinding.
     """

@@ -265,7 +265,9 @@ class WebhookConversion(KubeModel):
     """
     clientConfig is the instructions for how to call the webhook if strategy is `Webhook`.
     """
-    conversion_review_versions: Annotated[list[str], Field(alias="conversionReviewVersions")]
+    conversion_review_versions: Annotated[
+        list[str] | None, Field(alias="conversionReviewVersions")
+    ] = None
     """
     conversionReviewVersions is an ordered list of preferred `ConversionReview` versions the Webhook expects. The API server will use the first version in the list which it supports. If none of the versions specified in this list are supported by API server, conversion will fail for the custom resource. If a persisted Webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail.
     """
@@ -563,7 +565,7 @@ class CustomResourceDefinitionSpec(KubeModel):
     """
     scope indicates whether the defined custom resource is cluster- or namespace-scoped. Allowed values are `Cluster` and `Namespaced`.
     """
-    versions: list[CustomResourceDefinitionVersion]
+    versions: list[CustomResourceDefinitionVersion] | None = None
     """
     versions is the list of all API versions of the defined custom resource. Version names are used to compute the order in which served versions are listed in API discovery. If the version string is "kube-like", it will sort above non "kube-like" version strings, which are ordered lexicographically. "Kube-like" versions start with a "v", then are followed by a number (the major version), then optionally the string "alpha" or "beta" and another number (the minor version). These are sorted first by GA > beta > alpha (where GA is a version with no suffix such as beta or alpha), and then by comparing major version, then minor version. An example sorted list of versions: v10, v2, v1, v11beta2, v10beta3, v3beta1, v12alpha1, v11alpha2, foo1, foo10.
     """
@@ -605,7 +607,7 @@ class CustomResourceDefinitionList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[CustomResourceDefinition]
+    items: list[CustomResourceDefinition] | None = None
     """
     items list individual CustomResourceDefinition objects
     """

@@ -139,7 +139,7 @@ class APIServiceList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[APIService]
+    items: list[APIService] | None = None
     """
     Items is the list of APIService
     """

@@ -427,7 +427,7 @@ class ControllerRevisionList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ControllerRevision]
+    items: list[ControllerRevision] | None = None
     """
     Items is the list of ControllerRevisions
     """
@@ -654,7 +654,7 @@ class DaemonSetList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[DaemonSet]
+    items: list[DaemonSet] | None = None
     """
     A list of daemon sets.
     """
@@ -704,7 +704,7 @@ class DeploymentList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[Deployment]
+    items: list[Deployment] | None = None
     """
     Items is the list of Deployments.
     """
@@ -754,7 +754,7 @@ class ReplicaSetList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ReplicaSet]
+    items: list[ReplicaSet] | None = None
     """
     List of ReplicaSets. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset
     """
@@ -808,7 +808,7 @@ class StatefulSetList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[StatefulSet]
+    items: list[StatefulSet] | None = None
     """
     Items is the list of stateful sets.
     """

@@ -39,7 +39,7 @@ class TokenRequestSpec(KubeModel):
     TokenRequestSpec contains client provided parameters of a token request.
     """
 
-    audiences: list[str]
+    audiences: list[str] | None = None
     """
     Audiences are the intendend audiences of the token. A recipient of a token must identify themself with an identifier in the list of audiences of the token, and otherwise should reject the token. A token issued for multiple audiences may be used to authenticate against any of the audiences listed but implies a high degree of trust between the target audiences.
     """

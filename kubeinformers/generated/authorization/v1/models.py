@@ -34,7 +34,7 @@ class NonResourceRule(KubeModel):
     """
     NonResourceURLs is a set of partial urls that a user should have access to.  *s are allowed, but only as the full, final step in the path.  "*" means all.
     """
-    verbs: list[str]
+    verbs: list[str] | None = None
     """
     Verb is a list of kubernetes non-resource API verbs, like: get, post, put, delete, patch, head, options.  "*" means all.
     """
@@ -58,7 +58,7 @@ class ResourceRule(KubeModel):
     Resources is a list of resources this rule applies to.  "*" means all in the specified apiGroups.
      "*/foo" represents the subresource 'foo' for all resources in the specified apiGroups.
     """
-    verbs: list[str]
+    verbs: list[str] | None = None
     """
     Verb is a list of kubernetes resource API verbs, like: get, list, watch, create, update, delete, proxy.  "*" means all.
     """
@@ -111,11 +111,13 @@ class SubjectRulesReviewStatus(KubeModel):
     """
     Incomplete is true when the rules returned by this call are incomplete. This is most commonly encountered when an authorizer, such as an external authorizer, doesn't support rules evaluation.
     """
-    non_resource_rules: Annotated[list[NonResourceRule], Field(alias="nonResourceRules")]
+    non_resource_rules: Annotated[list[NonResourceRule] | None, Field(alias="nonResourceRules")] = (
+        None
+    )
     """
     NonResourceRules is the list of actions the subject is allowed to perform on non-resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.
     """
-    resource_rules: Annotated[list[ResourceRule], Field(alias="resourceRules")]
+    resource_rules: Annotated[list[ResourceRule] | None, Field(alias="resourceRules")] = None
     """
     ResourceRules is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.
     """

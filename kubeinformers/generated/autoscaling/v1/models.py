@@ -146,7 +146,7 @@ class HorizontalPodAutoscalerList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[HorizontalPodAutoscaler]
+    items: list[HorizontalPodAutoscaler] | None = None
     """
     items is the list of horizontal pod autoscaler objects.
     """

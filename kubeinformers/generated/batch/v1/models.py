@@ -33,7 +33,7 @@ class PodFailurePolicyOnExitCodesRequirement(KubeModel):
       by the 'containerName' field) is not in the set of specified values.
     Additional values are considered to be added in the future. Clients should react to an unknown operator by assuming the requirement is not satisfied.
     """
-    values: list[int]
+    values: list[int] | None = None
     """
     Specifies the set of values. Each returned container exit code (might be multiple in case of multiple containers) is checked against this set of values with respect to the operator. The list of values must be ordered and must not contain duplicates. Value '0' cannot be used for the In operator. At least one element is required. At most 255 elements are allowed.
     """
@@ -240,7 +240,7 @@ class PodFailurePolicy(KubeModel):
     PodFailurePolicy describes how failed pods influence the backoffLimit.
     """
 
-    rules: list[PodFailurePolicyRule]
+    rules: list[PodFailurePolicyRule] | None = None
     """
     A list of pod failure policy rules. The rules are evaluated in order. Once a rule matches a Pod failure, the remaining of the rules are ignored. When no rule matches the Pod failure, the default handling applies - the counter of pod failures is incremented and it is checked against the backoffLimit. At most 20 elements are allowed.
     """
@@ -251,7 +251,7 @@ class SuccessPolicy(KubeModel):
     SuccessPolicy describes when a Job can be declared as succeeded based on the success of some indexes.
     """
 
-    rules: list[SuccessPolicyRule]
+    rules: list[SuccessPolicyRule] | None = None
     """
     rules represents the list of alternative rules for the declaring the Jobs as successful before `.status.succeeded >= .spec.completions`. Once any of the rules are met, the "SuccessCriteriaMet" condition is added, and the lingering pods are removed. The terminal state for such a Job has the "Complete" condition. Additionally, these rules are evaluated in order; Once the Job meets one of the rules, other rules are ignored. At most 20 elements are allowed.
     """
@@ -433,7 +433,7 @@ class JobList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[Job]
+    items: list[Job] | None = None
     """
     items is the list of Jobs.
     """
@@ -483,7 +483,7 @@ class CronJobList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[CronJob]
+    items: list[CronJob] | None = None
     """
     items is the list of CronJobs.
     """

@@ -73,7 +73,7 @@ class ClusterTrustBundleList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ClusterTrustBundle]
+    items: list[ClusterTrustBundle] | None = None
     """
     items is a collection of ClusterTrustBundle objects
     """

@@ -74,7 +74,7 @@ class LeaseCandidateList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[LeaseCandidate]
+    items: list[LeaseCandidate] | None = None
     """
     items is a list of schema objects.
     """

@@ -1143,8 +1143,8 @@ class PodExtendedResourceClaimStatus(KubeModel):
     """
 
     request_mappings: Annotated[
-        list[ContainerExtendedResourceRequest], Field(alias="requestMappings")
-    ]
+        list[ContainerExtendedResourceRequest] | None, Field(alias="requestMappings")
+    ] = None
     """
     RequestMappings identifies the mapping of <container, extended resource backed by DRA> to  device request in the generated ResourceClaim.
     """
@@ -1348,7 +1348,7 @@ class RBDVolumeSource(KubeModel):
     """
     keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
     """
-    monitors: list[str]
+    monitors: list[str] | None = None
     """
     monitors is a collection of Ceph monitors. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
     """
@@ -1772,7 +1772,7 @@ class TopologySelectorLabelRequirement(KubeModel):
     """
     The label key that the selector applies to.
     """
-    values: list[str]
+    values: list[str] | None = None
     """
     An array of string values. One value must match the label to be selected. Each entry in Values is ORed.
     """
@@ -2070,7 +2070,7 @@ class CephFSPersistentVolumeSource(KubeModel):
     Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.
     """
 
-    monitors: list[str]
+    monitors: list[str] | None = None
     """
     monitors is Required: Monitors is a collection of Ceph monitors More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
     """
@@ -2101,7 +2101,7 @@ class CephFSVolumeSource(KubeModel):
     Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.
     """
 
-    monitors: list[str]
+    monitors: list[str] | None = None
     """
     monitors is Required: Monitors is a collection of Ceph monitors More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
     """
@@ -2619,7 +2619,7 @@ class LimitRangeSpec(KubeModel):
     LimitRangeSpec defines a min/max usage limit for resources that match on kind.
     """
 
-    limits: list[LimitRangeItem]
+    limits: list[LimitRangeItem] | None = None
     """
     Limits is the list of LimitRangeItem objects that are enforced.
     """
@@ -2752,7 +2752,9 @@ class NodeSelector(KubeModel):
     A node selector represents the union of the results of one or more label queries over a set of nodes; that is, it represents the OR of the selectors represented by the node selector terms.
     """
 
-    node_selector_terms: Annotated[list[NodeSelectorTerm], Field(alias="nodeSelectorTerms")]
+    node_selector_terms: Annotated[
+        list[NodeSelectorTerm] | None, Field(alias="nodeSelectorTerms")
+    ] = None
     """
     Required. A list of node selector terms. The terms are ORed.
     """
@@ -3109,7 +3111,7 @@ class RBDPersistentVolumeSource(KubeModel):
     """
     keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
     """
-    monitors: list[str]
+    monitors: list[str] | None = None
     """
     monitors is a collection of Ceph monitors. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
     """
@@ -3650,7 +3652,7 @@ class ComponentStatusList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ComponentStatus]
+    items: list[ComponentStatus] | None = None
     """
     List of ComponentStatus objects.
     """
@@ -3704,7 +3706,7 @@ class ConfigMapList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ConfigMap]
+    items: list[ConfigMap] | None = None
     """
     Items is the list of ConfigMaps.
     """
@@ -3898,7 +3900,7 @@ class EndpointsList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[Endpoints]
+    items: list[Endpoints] | None = None
     """
     List of endpoints.
     """
@@ -4027,7 +4029,7 @@ class EventList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[Event]
+    items: list[Event] | None = None
     """
     List of events
     """
@@ -4096,7 +4098,7 @@ class LimitRangeList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[LimitRange]
+    items: list[LimitRange] | None = None
     """
     Items is a list of LimitRange objects. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
     """
@@ -4146,7 +4148,7 @@ class NamespaceList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[Namespace]
+    items: list[Namespace] | None = None
     """
     Items is the list of Namespace objects in the list. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/
     """
@@ -4671,7 +4673,7 @@ class SecretList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[Secret]
+    items: list[Secret] | None = None
     """
     Items is a list of secret objects. More info: https://kubernetes.io/docs/concepts/configuration/secret
     """
@@ -4729,7 +4731,7 @@ class ServiceAccountList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ServiceAccount]
+    items: list[ServiceAccount] | None = None
     """
     List of ServiceAccounts. More info: https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/
     """
@@ -4927,7 +4929,7 @@ class NodeList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[Node]
+    items: list[Node] | None = None
     """
     List of nodes
     """
@@ -5004,7 +5006,7 @@ class PersistentVolumeClaimList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[PersistentVolumeClaim]
+    items: list[PersistentVolumeClaim] | None = None
     """
     items is a list of persistent volume claims. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
     """
@@ -5027,7 +5029,7 @@ class PersistentVolumeList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[PersistentVolume]
+    items: list[PersistentVolume] | None = None
     """
     items is a list of persistent volumes. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes
     """
@@ -5117,7 +5119,7 @@ class ResourceQuotaList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ResourceQuota]
+    items: list[ResourceQuota] | None = None
     """
     Items is a list of ResourceQuota objects. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/
     """
@@ -5167,7 +5169,7 @@ class ServiceList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[Service]
+    items: list[Service] | None = None
     """
     List of services
     """
@@ -5677,7 +5679,7 @@ class PodSpec(KubeModel):
     """
     AutomountServiceAccountToken indicates whether a service account token should be automatically mounted.
     """
-    containers: list[Container]
+    containers: list[Container] | None = None
     """
     List of containers belonging to the pod. Containers cannot currently be added or removed. There must be at least one container in a Pod. Cannot be updated.
     """
@@ -5935,7 +5937,7 @@ class PodList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[Pod]
+    items: list[Pod] | None = None
     """
     List of pods. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md
     """
@@ -5981,7 +5983,7 @@ class PodTemplateList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[PodTemplate]
+    items: list[PodTemplate] | None = None
     """
     List of pod templates
     """
@@ -6031,7 +6033,7 @@ class ReplicationControllerList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ReplicationController]
+    items: list[ReplicationController] | None = None
     """
     List of replication controllers. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller
     """

@@ -61,7 +61,7 @@ class NonResourcePolicyRule(KubeModel):
     NonResourcePolicyRule is a predicate that matches non-resource requests according to their verb and the target non-resource URL. A NonResourcePolicyRule matches a request if and only if both (a) at least one member of verbs matches the request and (b) at least one member of nonResourceURLs matches the request.
     """
 
-    non_resource_urls: Annotated[list[str], Field(alias="nonResourceURLs")]
+    non_resource_urls: Annotated[list[str] | None, Field(alias="nonResourceURLs")] = None
     """
     `nonResourceURLs` is a set of url prefixes that a user should have access to and may not be empty. For example:
       - "/healthz" is legal
@@ -71,7 +71,7 @@ class NonResourcePolicyRule(KubeModel):
       - "/healthz/*" matches all per-component health checks.
     "*" matches all non-resource urls. if it is present, it must be the only entry. Required.
     """
-    verbs: list[str]
+    verbs: list[str] | None = None
     """
     `verbs` is a list of matching verbs and may not be empty. "*" matches all verbs. If it is present, it must be the only entry. Required.
     """
@@ -112,7 +112,7 @@ class ResourcePolicyRule(KubeModel):
     ResourcePolicyRule is a predicate that matches some resource requests, testing the request's verb and the target resource. A ResourcePolicyRule matches a resource request if and only if: (a) at least one member of verbs matches the request, (b) at least one member of apiGroups matches the request, (c) at least one member of resources matches the request, and (d) either (d1) the request does not specify a namespace (i.e., `Namespace==""`) and clusterScope is true or (d2) the request specifies a namespace and least one member of namespaces matches the request's namespace.
     """
 
-    api_groups: Annotated[list[str], Field(alias="apiGroups")]
+    api_groups: Annotated[list[str] | None, Field(alias="apiGroups")] = None
     """
     `apiGroups` is a list of matching API groups and may not be empty. "*" matches all API groups and, if present, must be the only entry. Required.
     """
@@ -124,11 +124,11 @@ class ResourcePolicyRule(KubeModel):
     """
     `namespaces` is a list of target namespaces that restricts matches.  A request that specifies a target namespace matches only if either (a) this list contains that target namespace or (b) this list contains "*".  Note that "*" matches any specified namespace but does not match a request that _does not specify_ a namespace (see the `clusterScope` field for that). This list may be empty, but only if `clusterScope` is true.
     """
-    resources: list[str]
+    resources: list[str] | None = None
     """
     `resources` is a list of matching resources (i.e., lowercase and plural) with, if desired, subresource.  For example, [ "services", "nodes/status" ].  This list may not be empty. "*" matches all resources and, if present, must be the only entry. Required.
     """
-    verbs: list[str]
+    verbs: list[str] | None = None
     """
     `verbs` is a list of matching verbs and may not be empty. "*" matches all verbs and, if present, must be the only entry. Required.
     """
@@ -349,7 +349,7 @@ class PolicyRulesWithSubjects(KubeModel):
     """
     `resourceRules` is a slice of ResourcePolicyRules that identify matching requests according to their verb and the target resource. At least one of `resourceRules` and `nonResourceRules` has to be non-empty.
     """
-    subjects: list[Subject]
+    subjects: list[Subject] | None = None
     """
     subjects is the list of normal user, serviceaccount, or group that this rule cares about. There must be at least one member in this slice. A slice that includes both the system:authenticated and system:unauthenticated user groups matches every request. Required.
     """
@@ -391,7 +391,7 @@ class PriorityLevelConfigurationList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[PriorityLevelConfiguration]
+    items: list[PriorityLevelConfiguration] | None = None
     """
     `items` is a list of request-priorities.
     """
@@ -468,7 +468,7 @@ class FlowSchemaList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[FlowSchema]
+    items: list[FlowSchema] | None = None
     """
     `items` is a list of FlowSchemas.
     """

@@ -128,7 +128,7 @@ class StorageVersionList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[StorageVersion]
+    items: list[StorageVersion] | None = None
     """
     Items holds a list of StorageVersion
     """

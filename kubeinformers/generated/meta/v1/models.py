@@ -46,7 +46,7 @@ class APIResource(KubeModel):
     """
     The hash value of the storage version, the version this resource is converted to when written to the data store. Value must be treated as opaque by clients. Only equality comparison on the value is valid. This is an alpha feature and may change or be removed in the future. The field is populated by the apiserver only if the StorageVersionHash feature gate is enabled. This field will remain optional even if it graduates.
     """
-    verbs: list[str]
+    verbs: list[str] | None = None
     """
     verbs is a list of supported kube verbs (this includes get, list, watch, create, update, patch, delete, deletecollection, and proxy)
     """
@@ -73,7 +73,7 @@ class APIResourceList(KubeModel):
     """
     Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     """
-    resources: list[APIResource]
+    resources: list[APIResource] | None = None
     """
     resources contains the name of the resources and if they are namespaced.
     """

@@ -216,7 +216,7 @@ class IngressClassList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[IngressClass]
+    items: list[IngressClass] | None = None
     """
     items is the list of IngressClasses.
     """
@@ -352,7 +352,7 @@ class IPAddressList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[IPAddress]
+    items: list[IPAddress] | None = None
     """
     items is the list of IPAddresses.
     """
@@ -470,7 +470,7 @@ class ServiceCIDRList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ServiceCIDR]
+    items: list[ServiceCIDR] | None = None
     """
     items is the list of ServiceCIDRs.
     """
@@ -518,7 +518,7 @@ class HTTPIngressRuleValue(KubeModel):
     HTTPIngressRuleValue is a list of http selectors pointing to backends. In the example: http://<host>/<path>?<searchpart> -> backend where where parts of the url correspond to RFC 3986, this resource will be used to match against everything after the last '/' and before the first '?' or '#'.
     """
 
-    paths: list[HTTPIngressPath]
+    paths: list[HTTPIngressPath] | None = None
     """
     paths is a collection of paths that map requests to backends.
     """
@@ -598,7 +598,7 @@ class NetworkPolicyList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[NetworkPolicy]
+    items: list[NetworkPolicy] | None = None
     """
     items is a list of schema objects.
     """
@@ -648,7 +648,7 @@ class IngressList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[Ingress]
+    items: list[Ingress] | None = None
     """
     items is the list of Ingress.
     """

@@ -98,7 +98,7 @@ class IPAddressList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[IPAddress]
+    items: list[IPAddress] | None = None
     """
     items is the list of IPAddresses.
     """
@@ -148,7 +148,7 @@ class ServiceCIDRList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ServiceCIDR]
+    items: list[ServiceCIDR] | None = None
     """
     items is the list of ServiceCIDRs.
     """

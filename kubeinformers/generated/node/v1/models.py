@@ -78,7 +78,7 @@ class RuntimeClassList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[RuntimeClass]
+    items: list[RuntimeClass] | None = None
     """
     items is a list of schema objects.
     """

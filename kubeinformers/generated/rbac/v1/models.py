@@ -31,7 +31,7 @@ class PolicyRule(KubeModel):
     """
     Resources is a list of resources this rule applies to. '*' represents all resources.
     """
-    verbs: list[str]
+    verbs: list[str] | None = None
     """
     Verbs is a list of Verbs that apply to ALL the ResourceKinds contained in this rule. '*' represents all verbs.
     """
@@ -155,7 +155,7 @@ class ClusterRoleBindingList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ClusterRoleBinding]
+    items: list[ClusterRoleBinding] | None = None
     """
     Items is a list of ClusterRoleBindings
     """
@@ -178,7 +178,7 @@ class ClusterRoleList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ClusterRole]
+    items: list[ClusterRole] | None = None
     """
     Items is a list of ClusterRoles
     """
@@ -251,7 +251,7 @@ class RoleBindingList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[RoleBinding]
+    items: list[RoleBinding] | None = None
     """
     Items is a list of RoleBindings
     """
@@ -274,7 +274,7 @@ class RoleList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[Role]
+    items: list[Role] | None = None
     """
     Items is a list of Roles
     """

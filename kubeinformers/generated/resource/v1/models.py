@@ -124,7 +124,7 @@ class CounterSet(KubeModel):
     The counters are not allocatable by themselves, but can be referenced by devices. When a device is allocated, the portion of counters it uses will no longer be available for use by other devices.
     """
 
-    counters: dict[str, Counter]
+    counters: dict[str, Counter] | None = None
     """
     Counters defines the set of counters for this CounterSet The name of each counter must be unique in that set and must be a DNS label.
 
@@ -199,7 +199,7 @@ class DeviceCounterConsumption(KubeModel):
     """
     CounterSet is the name of the set from which the counters defined will be consumed.
     """
-    counters: dict[str, Counter]
+    counters: dict[str, Counter] | None = None
     """
     Counters defines the counters that will be consumed by the device.
 
@@ -891,7 +891,7 @@ class DeviceClassList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[DeviceClass]
+    items: list[DeviceClass] | None = None
     """
     Items is the list of resource classes.
     """
@@ -1132,7 +1132,7 @@ class ResourceSliceList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ResourceSlice]
+    items: list[ResourceSlice] | None = None
     """
     Items is the list of resource ResourceSlices.
     """
@@ -1184,7 +1184,7 @@ class ResourceClaimList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ResourceClaim]
+    items: list[ResourceClaim] | None = None
     """
     Items is the list of resource claims.
     """
@@ -1234,7 +1234,7 @@ class ResourceClaimTemplateList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[ResourceClaimTemplate]
+    items: list[ResourceClaimTemplate] | None = None
     """
     Items is the list of resource claim templates.
     """

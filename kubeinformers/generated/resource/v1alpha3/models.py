@@ -132,7 +132,7 @@ class DeviceTaintRuleList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[DeviceTaintRule]
+    items: list[DeviceTaintRule] | None = None
     """
     Items is the list of DeviceTaintRules.
     """

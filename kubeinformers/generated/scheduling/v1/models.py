@@ -54,7 +54,7 @@ class PriorityClassList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[PriorityClass]
+    items: list[PriorityClass] | None = None
     """
     items is the list of PriorityClasses
     """

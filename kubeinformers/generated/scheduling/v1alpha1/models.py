@@ -85,7 +85,7 @@ class WorkloadSpec(KubeModel):
     """
     ControllerRef is an optional reference to the controlling object, such as a Deployment or Job. This field is intended for use by tools like CLIs to provide a link back to the original workload definition. When set, it cannot be changed.
     """
-    pod_groups: Annotated[list[PodGroup], Field(alias="podGroups")]
+    pod_groups: Annotated[list[PodGroup] | None, Field(alias="podGroups")] = None
     """
     PodGroups is the list of pod groups that make up the Workload. The maximum number of pod groups is 8. This field is immutable.
     """
@@ -123,7 +123,7 @@ class WorkloadList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[Workload]
+    items: list[Workload] | None = None
     """
     Items is the list of Workloads.
     """

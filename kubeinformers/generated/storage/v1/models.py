@@ -193,7 +193,7 @@ class CSINodeSpec(KubeModel):
     CSINodeSpec holds information about the specification of all CSI drivers installed on a node
     """
 
-    drivers: list[CSINodeDriver]
+    drivers: list[CSINodeDriver] | None = None
     """
     drivers is a list of information of all CSI Drivers existing on a node. If all drivers in the list are uninstalled, this can become empty.
     """
@@ -261,7 +261,7 @@ class CSIStorageCapacityList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[CSIStorageCapacity]
+    items: list[CSIStorageCapacity] | None = None
     """
     items is the list of CSIStorageCapacity objects.
     """
@@ -335,7 +335,7 @@ class StorageClassList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[StorageClass]
+    items: list[StorageClass] | None = None
     """
     items is the list of StorageClasses
     """
@@ -410,7 +410,7 @@ class VolumeAttributesClassList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[VolumeAttributesClass]
+    items: list[VolumeAttributesClass] | None = None
     """
     items is the list of VolumeAttributesClass objects.
     """
@@ -456,7 +456,7 @@ class CSIDriverList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[CSIDriver]
+    items: list[CSIDriver] | None = None
     """
     items is the list of CSIDriver
     """
@@ -502,7 +502,7 @@ class CSINodeList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[CSINode]
+    items: list[CSINode] | None = None
     """
     items is the list of CSINode
     """
@@ -590,7 +590,7 @@ class VolumeAttachmentList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[VolumeAttachment]
+    items: list[VolumeAttachment] | None = None
     """
     items is the list of VolumeAttachments
     """

@@ -48,7 +48,7 @@ class VolumeAttributesClassList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[VolumeAttributesClass]
+    items: list[VolumeAttributesClass] | None = None
     """
     items is the list of VolumeAttributesClass objects.
     """

@@ -72,7 +72,7 @@ class StorageVersionMigrationList(KubeModel):
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     """
-    items: list[StorageVersionMigration]
+    items: list[StorageVersionMigration] | None = None
     """
     Items is the list of StorageVersionMigration
     """
