@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -216,6 +216,31 @@ def _requirement_problems(key: str, operator: Operator, values: list[str]) -> li
     return problems
 
 
+_Matcher = Callable[[Mapping[str, str]], bool]
+
+
+def _compile(requirement: Requirement) -> _Matcher:
+    """A closure equivalent to `requirement.matches`, without the per-call operator dispatch."""
+    key, op, values = requirement.key, requirement.operator, requirement.values
+    if op is Operator.EXISTS:
+        return lambda labels: key in labels
+    if op is Operator.DOES_NOT_EXIST:
+        return lambda labels: key not in labels
+    if op in (Operator.IN, Operator.EQUALS, Operator.DOUBLE_EQUALS):
+        if len(values) == 1:
+            only = values[0]
+            return lambda labels: labels.get(key) == only
+        allowed = frozenset(values)
+        return lambda labels: labels.get(key) in allowed
+    if op in (Operator.NOT_IN, Operator.NOT_EQUALS):
+        if len(values) == 1:
+            excluded = values[0]
+            return lambda labels: labels.get(key) != excluded
+        forbidden = frozenset(values)
+        return lambda labels: labels.get(key) not in forbidden
+    return requirement.matches
+
+
 class Selector:
     """An AND of requirements, sorted by key. Immutable, hashable, comparable.
 
@@ -223,12 +248,14 @@ class Selector:
     matches none.
     """
 
-    __slots__ = ("_requirements",)
+    __slots__ = ("_matchers", "_requirements")
 
     def __init__(self, requirements: Iterable[Requirement] = ()) -> None:
         self._requirements: tuple[Requirement, ...] = tuple(
             sorted(requirements, key=lambda r: r.key)
         )
+        # One specialised test per requirement: listers run them for every cached object.
+        self._matchers: tuple[_Matcher, ...] = tuple(_compile(r) for r in self._requirements)
 
     @classmethod
     def from_set(cls, labels: Mapping[str, str], *, validate: bool = False) -> Selector:
@@ -258,8 +285,8 @@ class Selector:
         """Whether every requirement holds for `labels` (None is an empty label set)."""
         if labels is None:
             labels = {}
-        for requirement in self._requirements:
-            if not requirement.matches(labels):
+        for matcher in self._matchers:
+            if not matcher(labels):
                 return False
         return True
 

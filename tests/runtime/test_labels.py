@@ -416,3 +416,33 @@ def test_to_selector_accepts_str_selector_and_none() -> None:
 
 def test_requirement_values_are_deduplicated_and_sorted() -> None:
     assert labels.parse("x in (b,a,b)").requirements[0].values == ("a", "b")
+
+
+def test_selector_fast_path_agrees_with_requirement_matches() -> None:
+    """Selector.matches runs compiled per-requirement tests; they must equal Requirement.matches."""
+    requirements = [
+        _req("x", op, *values)
+        for op, values in [
+            (Operator.EXISTS, ()),
+            (Operator.DOES_NOT_EXIST, ()),
+            (Operator.EQUALS, ("a",)),
+            (Operator.DOUBLE_EQUALS, ("",)),
+            (Operator.NOT_EQUALS, ("a",)),
+            (Operator.IN, ("a",)),
+            (Operator.IN, ("", "a", "b")),
+            (Operator.NOT_IN, ("",)),
+            (Operator.NOT_IN, ("a", "b")),
+            (Operator.GREATER_THAN, ("1",)),
+            (Operator.LESS_THAN, ("1",)),
+        ]
+    ]
+    label_sets: list[dict[str, str]] = [{}, {"y": "a"}] + [
+        {"x": v} for v in ("", "a", "b", "c", "0", "2", "-3", "x1")
+    ]
+    for requirement in requirements:
+        for label_set in label_sets:
+            expected = requirement.matches(label_set)
+            assert Selector([requirement]).matches(label_set) is expected, (
+                str(requirement),
+                label_set,
+            )
