@@ -1,0 +1,140 @@
+"""Bad inputs: one clear error naming the file, the document index and the place inside it;
+nothing written without --keep-going; with --keep-going everything else is generated and the
+exit code still says that something failed.
+
+Exit codes (`kubeinformers generate --help`): 0 all generated, 1 some inputs failed,
+2 usage or fatal error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.generator.genutil import BAD, GOLDEN, importable, python_files, run_generator
+
+EXIT_INPUT_FAILED = 1
+
+
+@dataclass(frozen=True)
+class BadCase:
+    option: str
+    file: str
+    doc_index: int
+    where: tuple[str, ...]  # fragments that locate the problem inside the document
+    message: str  # a fragment of what is wrong, in words
+
+
+CASES = {
+    "malformed-yaml": BadCase("--crd", "malformed.yaml", 1, ("line 37",), "malformed YAML"),
+    "no-served-version": BadCase(
+        "--crd", "no-served-versions.yaml", 0, ("spec.versions",), "serves no version"
+    ),
+    "rejected-schema": BadCase(
+        "--crd",
+        "rejected-schema.yaml",
+        0,
+        ("spec.versions[0].schema.openAPIV3Schema", "properties.spec.properties.parts"),
+        "items",
+    ),
+    "unresolvable-ref": BadCase(
+        "--openapi",
+        "unresolvable-ref.openapi.json",
+        0,
+        ("com.example.gears.v1.Gear", "properties.spec"),
+        "com.example.gears.v1.GearSpecMissing",
+    ),
+}
+
+
+def _errors(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith("error: ")]
+
+
+@pytest.mark.parametrize("case", sorted(CASES), ids=str)
+def test_bad_input_gives_one_error_naming_file_document_and_path(case: str, tmp_path: Path) -> None:
+    bad = CASES[case]
+    out = tmp_path / "out"
+    run = run_generator(bad.option, BAD / bad.file, "--out", out, "--package", "out")
+    assert run.returncode == EXIT_INPUT_FAILED, run.output
+    assert "Traceback" not in run.output
+    errors = _errors(run.stderr)
+    assert len(errors) == 1, run.output
+    (error,) = errors
+    assert str(BAD / bad.file) in error
+    assert f"(document {bad.doc_index})" in error
+    for fragment in bad.where:
+        assert fragment in error, error
+    assert bad.message in error, error
+    assert not out.exists() or python_files(out) == [], (
+        "nothing may be written without --keep-going"
+    )
+
+
+def test_without_keep_going_one_bad_file_stops_the_whole_run(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run = run_generator(
+        "--crd", GOLDEN, "--crd", BAD / "no-served-versions.yaml", "--out", out, "--package", "out"
+    )
+    assert run.returncode == EXIT_INPUT_FAILED
+    assert "--keep-going" in run.stderr  # the message says how to generate the rest
+    assert not out.exists() or python_files(out) == []
+
+
+def test_keep_going_generates_the_rest_and_exits_with_failure(tmp_path: Path) -> None:
+    bad_crds = [BAD / CASES[c].file for c in CASES if CASES[c].option == "--crd"]
+    args = ["--crd", GOLDEN, *(a for f in bad_crds for a in ("--crd", f))]
+    run = run_generator(*args, "--keep-going", "--out", tmp_path / "kg", "--package", "kg")
+    assert run.returncode == EXIT_INPUT_FAILED, run.output
+    errors = _errors(run.stderr)
+    assert len(errors) == len(bad_crds), run.output
+    for f in bad_crds:
+        assert sum(str(f) in e for e in errors) == 1, errors
+    generated = {p.parent.parent.name for p in (tmp_path / "kg").rglob("models.py")}
+    # every golden group, and the good first document of malformed.yaml (group bad.example.com)
+    assert generated == {
+        "infra",
+        "my_app",
+        "net",
+        "ops_alpha",
+        "ops_beta",
+        "policy",
+        "versions",
+        "bad",
+    }
+    with importable(tmp_path, "kg"):
+        bad_v1 = importlib.import_module("kg.bad.v1")
+        assert bad_v1.Fine.model_validate({"spec": {"ok": True}}).spec.ok is True
+        assert {"Ghost", "Reject"}.isdisjoint(dir(bad_v1))
+        assert _public(importlib.import_module("kg.bad").BadInformers) == {"v1"}
+        assert _public(bad_v1.BadV1Informers) == {"fines"}
+
+
+def test_keep_going_with_an_unresolvable_ref_still_generates_the_crds(tmp_path: Path) -> None:
+    bad = CASES["unresolvable-ref"]
+    run = run_generator(
+        "--openapi",
+        BAD / bad.file,
+        "--crd",
+        GOLDEN / "infra.example.com_realms.yaml",
+        "--keep-going",
+        "--out",
+        tmp_path / "kg2",
+        "--package",
+        "kg2",
+    )
+    assert run.returncode == EXIT_INPUT_FAILED, run.output
+    (error,) = _errors(run.stderr)
+    assert bad.message in error
+    assert (tmp_path / "kg2" / "infra" / "v1" / "models.py").is_file(), run.output
+    assert not re.search(
+        r"class Gear\b", "".join(p.read_text() for p in python_files(tmp_path / "kg2"))
+    )
+
+
+def _public(cls: type) -> set[str]:
+    return {n for n, v in vars(cls).items() if not n.startswith("_") and callable(v)}
