@@ -46,6 +46,8 @@ TransformFunc = Callable[[Any], Any]
 # faster so that small caches in tests and short-lived tools do not pay the full period.
 _POLL_FIRST = 0.005
 _POLL_MAX = 0.1
+# Threads that run event handlers (processor.py names them so); see shutdown().
+_HANDLER_THREAD_PREFIX = "kubeinformers-handler-"
 
 
 class NoInformerFoundError(LookupError):
@@ -340,11 +342,16 @@ class SharedInformerFactory:
 
         Safe to call repeatedly and from several threads. `timeout` bounds the total wait;
         threads still running then are logged (they are daemons and will not block exit).
+        Called from an event handler it only signals the stop: an informer waits for its
+        handler threads, so waiting for the informer there would never end.
         """
         with self._lock:
             self._shutting_down = True
             self._stop.set()
             threads = list(self._threads.items())
+        if threading.current_thread().name.startswith(_HANDLER_THREAD_PREFIX):
+            logger.info("shutdown() called from an event handler: informers stop without waiting")
+            return
         deadline = None if timeout is None else time.monotonic() + timeout
         for gvr, thread in threads:
             if thread is threading.current_thread():

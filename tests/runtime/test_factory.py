@@ -437,3 +437,19 @@ def test_h6_for_resource_with_the_real_generated_registry(api_server: LocalApiSe
         assert type(found) is Pod
         with pytest.raises(NotFoundError, match=r'^pods "zz" not found in namespace "other"$'):
             generic.lister().by_namespace("other").get("zz")
+
+
+def test_h4_shutdown_from_an_event_handler_does_not_deadlock() -> None:
+    f = SharedInformerFactory(None)
+    informer = f.informer_for(PODS, Recorder(FakeListerWatcher([obj("a", "x")])))
+    returned = threading.Event()
+
+    def on_add(o: Obj, is_in_initial_list: bool) -> None:
+        f.shutdown()
+        returned.set()
+
+    informer.add_event_handler(on_add=on_add)
+    f.start()
+    assert returned.wait(10), "shutdown() from a handler never returned"
+    f.shutdown(timeout=10)  # from the test thread: waits for the informer
+    assert informer.is_stopped()
