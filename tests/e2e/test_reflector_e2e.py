@@ -1,7 +1,8 @@
 """End to end (issue 3): SharedIndexInformer over ApiListerWatcher against LocalApiServer.
 
 HTTPS + bearer token; an initial paged list of 5,000 pods, 2,000+ watch events, a forced 410,
-dropped watches, several seconds of 429 + Retry-After, and a server restart. At the end the
+dropped watches, a corrupt and a truncated watch line, several seconds of 429 + Retry-After,
+and a server restart. At the end the
 cache equals the server, and every handler's view (replaying its callbacks) equals it too.
 A wrong token gives one clear error naming the server and the resource, never the token,
 while the informer keeps retrying with backoff.
@@ -226,6 +227,13 @@ def test_informer_survives_410_drops_429_outage_and_restart(
         # a dropped watch: re-watch from the last RV, no relist needed
         server.drop_watches(clean=True)
         writer.mix(300)
+
+        # a corrupt line and a truncated one: each ends the watch, which resumes from the
+        # last RV, so the change on that line still arrives
+        server.corrupt_next_watch_line(1)
+        writer.mix(30)
+        server.truncate_next_watch_line(1)
+        writer.mix(30)
 
         # several seconds of 429 + Retry-After on every request
         server.fail_next(4, status=429, retry_after=1)
