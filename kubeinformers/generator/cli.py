@@ -111,7 +111,7 @@ def build(
                         groups.add(gvk["group"])
     names = naming.group_names(groups)
     result.notes.extend(names.collisions)
-    prep = schema.prepare(model, names.names, object_meta_external=not builtin)
+    prep = schema.prepare(model, names.names)
     result.errors.extend(prep.errors)
     result.notes.extend(prep.notes)
     result.timings["schema"] = time.perf_counter() - t
@@ -119,7 +119,9 @@ def build(
         return result
     progress(f"pre-processed {len(prep.schemas)} schemas; generating models")
     t = time.perf_counter()
-    model_files, rejected = generate_models(prep, object_meta_external=not builtin, jobs=jobs)
+    # CRD models import the built-in ObjectMeta when this run does not generate it.
+    meta_external = schema.OBJECT_META not in prep.schemas
+    model_files, rejected = generate_models(prep, object_meta_external=meta_external, jobs=jobs)
     result.errors.extend(rejected)
     result.timings["models"] = time.perf_counter() - t
     if result.errors and not keep_going:

@@ -21,6 +21,7 @@ What happens here, and why:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -222,6 +223,28 @@ class _Walker:
         return self.ref(target)
 
 
+_REF = re.compile(r'"\$ref": "#/components/schemas/([^"]+)"')
+
+
+def _drop_dangling(prep: Prepared) -> None:
+    """Drop schemas that refer to one that failed (already reported), transitively."""
+    refs = {name: set(_REF.findall(json.dumps(body))) for name, body in prep.schemas.items()}
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(prep.schemas):
+            missing = sorted(t for t in refs[name] if t not in prep.schemas)
+            if missing:
+                del prep.schemas[name]
+                prep.notes.append(
+                    f"schema {name} left out: it refers to {missing[0]}, which failed"
+                )
+                for key, kind in list(prep.kinds.items()):
+                    if kind == name:
+                        del prep.kinds[key]
+                changed = True
+
+
 def _may_be_null(schema: Mapping[str, Any]) -> bool:
     return schema.get("type") == "array" or "additionalProperties" in schema
 
@@ -244,7 +267,7 @@ def builtin_name(original: str, gv_group: Mapping[str, str], group_pkgs: Mapping
     return f"{pkg or 'other'}.models.{cls}"
 
 
-def prepare(model: APIModel, group_pkgs: Mapping[str, str], object_meta_external: bool) -> Prepared:
+def prepare(model: APIModel, group_pkgs: Mapping[str, str]) -> Prepared:
     """Merge and clean every schema of `model`. Errors are collected, not raised."""
     prep = Prepared()
     # 1. merge component schemas, remembering the first source; duplicates must agree.
@@ -303,6 +326,7 @@ def prepare(model: APIModel, group_pkgs: Mapping[str, str], object_meta_external
                 if isinstance(gvk, Mapping) and not name.startswith("io.k8s.apimachinery."):
                     key = (str(gvk.get("group", "")), str(gvk.get("version")), str(gvk.get("kind")))
                     prep.kinds.setdefault(key, final)
+    _drop_dangling(prep)
     # 4. CRDs: one root class per served version, nested objects hoisted.
     if model.crds:
         taken.update(
@@ -364,6 +388,8 @@ def _prepare_crd(
         **{k: v for k, v in body["properties"].items() if k not in ("apiVersion", "kind")},
     }
     body["title"] = r.kind
+    # A watch BOOKMARK of a custom resource carries only apiVersion, kind and metadata.
+    body.pop("required", None)
     prep.schemas[root] = body
     for name in set(prep.schemas) - before:
         prep.origin[name] = (r.source, where)
