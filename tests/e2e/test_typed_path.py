@@ -265,7 +265,7 @@ class Harness:
     def _check_fields(kind: Kind, cached: Any, wire: dict[str, Any]) -> None:
         if kind is POD:
             assert isinstance(cached, Pod)
-            assert cached.spec is not None
+            assert cached.spec is not None and cached.spec.containers
             assert cached.spec.containers[0].image == wire["spec"]["containers"][0]["image"]
         elif kind is DEPLOYMENT:
             assert isinstance(cached, Deployment)
