@@ -6,8 +6,11 @@ relist rules (D6-D9), the watch with bookmarks and a random timeout (D10-D14), t
 timer (D15), the default watch error handler (D16) and the streaming watch-list (D17-D20).
 
 Threads: `run()` runs on the caller's thread. One helper thread per `run()` waits for the stop
-event and stops the current watch so `run()` returns promptly; one more runs the resync timer
-while a watch is open when `resync_period > 0`.
+event and stops the current watch (or abandons a running LIST) so `run()` returns promptly;
+each LIST runs on a short-lived helper thread; one more runs the resync timer while a watch is
+open when `resync_period > 0`. Pieces live beside it: pager.py (paging), backoff.py (delays and
+retry decisions), watch_handler.py (one stream → store), reflector_support.py (errors, gates,
+the watch-list temporary store and consistency detector).
 """
 
 from __future__ import annotations
@@ -32,16 +35,10 @@ from kubeinformers.runtime.errors import (
     is_too_large_resource_version,
     is_too_many_requests,
 )
-from kubeinformers.runtime.keys import (
-    object_annotations,
-    object_resource_version,
-)
 from kubeinformers.runtime.listwatch import (
-    INITIAL_EVENTS_END_ANNOTATION,
     ListerWatcher,
     ListOptions,
     ObjectList,
-    Status,
     Watch,
     watch_list_semantics_unsupported,
 )
@@ -60,6 +57,7 @@ from kubeinformers.runtime.reflector_support import (
     watch_list_gate_enabled,
     wrap_list_error,
 )
+from kubeinformers.runtime.watch_handler import handle_watch
 
 T = TypeVar("T")
 
@@ -67,8 +65,6 @@ logger = logging.getLogger("kubeinformers.reflector")
 
 MIN_WATCH_TIMEOUT = 300.0  # D2/D10: 5 minutes; the maximum is twice the minimum
 INTERNAL_ERROR_RESET_PERIOD = 60.0  # D14: the internal-error window restarts after 1 min quiet
-VERY_SHORT_WATCH = 1.0  # D14
-WATCH_LIST_WARNING_PERIOD = 10.0  # D20
 
 
 def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -> None:
@@ -509,98 +505,20 @@ class Reflector(Generic[T]):
         exit_on_initial_events_end: bool = False,
         started_at_rv: str | None = None,
     ) -> bool:
-        """D12-D14: apply events to `store`; True when the initial-events-end bookmark arrived.
-
-        Raises the ERROR event's Status, VeryShortWatchError, a resync error, or StopRequested.
-        """
-        name = self.name
-        expected_type = self.expected_type
-        add, update, delete = store.add, store.update, store.delete
-        bookmark_fn = getattr(store, "bookmark", None)
-        update_rv_fn = getattr(store, "update_resource_version", None)
-        # D13: a watch from "" or "0" may replay synthetic ADDEDs out of RV order.
-        record_rv = started_at_rv not in ("", "0")
-        event_count = 0
-        initial_events_end = False
-        warn_at = self._clock() + WATCH_LIST_WARNING_PERIOD if exit_on_initial_events_end else None
-        for event in events:
-            if stop.is_set():
-                raise StopRequested
-            etype = event.type
-            obj = event.object
-            if etype == "ERROR":
-                raise (
-                    error_from_status(obj)
-                    if isinstance(obj, Status)
-                    else ApiStatusError(
-                        0, "", f"{name}: watch ERROR event with a non-Status object: {obj!r}"
-                    )
-                )
-            # D12 compares exact Go types; here a subclass is the model (lazy decoding builds one).
-            if expected_type is not None and not isinstance(obj, expected_type):
-                logger.error(
-                    "%s: expected type %s, but watch event object had type %s",
-                    name,
-                    self.type_description,
-                    type(obj).__qualname__,
-                )
-                continue
-            try:
-                rv = object_resource_version(obj)
-            except Exception:
-                logger.error("%s: unable to understand watch event %s %r", name, etype, obj)
-                continue
-            try:
-                if etype == "ADDED":
-                    add(obj)
-                elif etype == "MODIFIED":
-                    update(obj)
-                elif etype == "DELETED":
-                    delete(obj)
-                elif etype == "BOOKMARK":
-                    if object_annotations(obj).get(INITIAL_EVENTS_END_ANNOTATION) == "true":
-                        initial_events_end = True
-                    if bookmark_fn is not None:
-                        bookmark_fn(rv)
-                else:
-                    logger.error("%s: unable to understand watch event type %r", name, etype)
-            except Exception as e:
-                logger.error("%s: unable to apply %s event to the store: %s", name, etype, e)
-            if not record_rv and etype != "ADDED":
-                record_rv = True
-            if record_rv:
-                set_rv(rv)
-                if update_rv_fn is not None:
-                    update_rv_fn(rv)
-            event_count += 1
-            if exit_on_initial_events_end:
-                if initial_events_end:
-                    logger.debug(
-                        "%s: initial events of %s ended after %d events",
-                        name,
-                        self.type_description,
-                        event_count,
-                    )
-                    return True
-                now = self._clock()
-                if warn_at is not None and now >= warn_at:
-                    logger.warning(
-                        "%s: awaiting the initial-events-end bookmark of %s (%d events so far)",
-                        name,
-                        self.type_description,
-                        event_count,
-                    )
-                    warn_at = now + WATCH_LIST_WARNING_PERIOD
-        if stop.is_set():
-            raise StopRequested
-        if self._resync_error is not None:
-            raise self._resync_error
-        if self._clock() - start < VERY_SHORT_WATCH and event_count == 0:
-            raise VeryShortWatchError(name)
-        logger.debug(
-            "%s: watch of %s closed after %d events", name, self.type_description, event_count
+        return handle_watch(
+            start,
+            events,
+            store,
+            set_rv,
+            stop,
+            name=self.name,
+            expected_type=self.expected_type,
+            type_description=self.type_description,
+            clock=self._clock,
+            resync_error=lambda: self._resync_error,
+            exit_on_initial_events_end=exit_on_initial_events_end,
+            started_at_rv=started_at_rv,
         )
-        return initial_events_end
 
     # ----------------------------------------------------------------------------- watch-list
 
