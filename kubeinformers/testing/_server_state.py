@@ -71,7 +71,8 @@ class ServerState:
     registry: api.Registry
     token: str | None
     users: dict[str, str]  # extra bearer tokens → user names without any permission
-    forbidden: set[tuple[str, str, str, str]]  # (verb|*, group, resource, namespace|*)
+    # (verb|*, group, resource, namespace|*); replaced whole, never mutated (readers iterate it)
+    forbidden: frozenset[tuple[str, str, str, str]]
     bookmark_interval: float
     too_large_wait: float
     faults: Faults = field(default_factory=Faults)

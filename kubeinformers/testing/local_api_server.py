@@ -108,7 +108,7 @@ class LocalApiServer:
             registry=registry,
             token=token,
             users=dict(users or {}),
-            forbidden=set(),
+            forbidden=frozenset(),
             bookmark_interval=bookmark_interval,
             too_large_wait=too_large_rv_wait,
         )
@@ -312,8 +312,9 @@ class LocalApiServer:
         namespace: str | None = None,
     ) -> None:
         """Deny `verbs` (all when None) on a resource for every user (403 Forbidden)."""
-        for verb in verbs or ("*",):
-            self._state.forbidden.add((verb, group, resource, namespace or "*"))
+        rules = {(verb, group, resource, namespace or "*") for verb in verbs or ("*",)}
+        with self._state.faults.lock:
+            self._state.forbidden = self._state.forbidden | rules
 
     def allow(
         self,
@@ -324,10 +325,17 @@ class LocalApiServer:
         namespace: str | None = None,
     ) -> None:
         """Lift denials made by `forbid` (every verb / namespace when not given)."""
-        for rule in list(self._state.forbidden):
-            same_ns = namespace is None or rule[3] == namespace
-            if rule[1:3] == (group, resource) and same_ns and (verbs is None or rule[0] in verbs):
-                self._state.forbidden.discard(rule)
+        with self._state.faults.lock:
+            keep = set(self._state.forbidden)
+            for rule in self._state.forbidden:
+                same_ns = namespace is None or rule[3] == namespace
+                if (
+                    rule[1:3] == (group, resource)
+                    and same_ns
+                    and (verbs is None or rule[0] in verbs)
+                ):
+                    keep.discard(rule)
+            self._state.forbidden = frozenset(keep)
 
     # --- fault hooks (thread-safe) -----------------------------------------------------------
 
@@ -344,7 +352,11 @@ class LocalApiServer:
         verbs: Iterable[str] | None = None,
     ) -> None:
         """Answer the next `n` requests (optionally only these verbs: list, watch, get, create...)
-        with `status` (500 InternalError, 429 TooManyRequests + Retry-After, 503, ...)."""
+        with `status` (500 InternalError, 429 TooManyRequests + Retry-After, 503, 410...).
+
+        The failure is the HTTP answer itself, also for a watch; a real server reports a
+        too-old resourceVersion on a watch as a 200 stream with an ERROR event instead: use
+        `compact()` for that."""
         if status == 429 and retry_after is None:
             retry_after = 1
         only = frozenset(verbs) if verbs is not None else None
