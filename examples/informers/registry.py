@@ -3,6 +3,8 @@
 
 `RESOURCES` lists each resource with its verbs (discovery's view); `MODELS` maps a resource to
 its model class as "module:Class", imported only when needed (`model_for`).
+
+Generated with datamodel-code-generator 0.89.0, black 26.10.1.
 """
 
 from __future__ import annotations

@@ -427,7 +427,13 @@ def load_cluster() -> APIModel:
             raise OSError(f"GET {host}{path}: HTTP {resp.status}")
         return json.loads(resp.data)
 
-    crd_list = get_json("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+    try:
+        crd_list = get_json("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+    except Exception as e:
+        crd_list = {}
+        model.errors.append(
+            LoadError(f"{host}/apis/apiextensions.k8s.io/v1", None, "", f"cannot list CRDs: {e}")
+        )
     crd_gvs: set[str] = set()
     for i, item in enumerate(crd_list.get("items") or []):
         item.setdefault("apiVersion", "apiextensions.k8s.io/v1")
@@ -441,7 +447,11 @@ def load_cluster() -> APIModel:
             continue
         model.extend(part)
         crd_gvs.update(f"apis/{c.resource.group}/{c.resource.version}" for c in part.crds)
-    index = get_json("/openapi/v3")
+    try:
+        index = get_json("/openapi/v3")
+    except Exception as e:
+        model.errors.append(LoadError(f"{host}/openapi/v3", None, "", f"cannot read: {e}"))
+        return model
     for gv, entry in sorted((index.get("paths") or {}).items()):
         if gv in crd_gvs or not (gv.startswith("api/") or gv.startswith("apis/")):
             continue

@@ -85,6 +85,15 @@ def resource_expr(r: Resource, constructor: str = "APIResource") -> str:
     )
 
 
+def tool_versions() -> str:
+    """The versions the output depends on (`make verify` needs the same ones)."""
+    from importlib.metadata import version
+
+    return (
+        f"datamodel-code-generator {version('datamodel-code-generator')}, black {version('black')}"
+    )
+
+
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
@@ -244,6 +253,7 @@ def render(
         registry={
             "resources": [resource_expr(r) for r in all_resources],
             "models": registry_models,
+            "tools": tool_versions(),
         },
     )
     return files

@@ -106,7 +106,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print(f"verify: {target.name}: {rel} is up to date", file=sys.stderr)
     if failed:
-        print("verify: run `make generate-builtins` / `make generate` and commit", file=sys.stderr)
+        from kubeinformers.generator.render import tool_versions
+
+        print(
+            "verify: run `make generate-builtins` / `make generate` and commit; the output "
+            f"depends on the tools' versions (installed: {tool_versions()}; the committed "
+            "versions are named in each tree's registry.py)",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
