@@ -1,0 +1,284 @@
+"""All 157 real CRD files of ../shared/data/crds/ generate in ONE run, every module imports,
+and the result passes mypy --strict together with a usage file that reads a nested field of
+every served kind.
+
+The usage file is written here from the CRD schemas: for each served version of each CRD it
+picks a nested path that exists in the schema (`spec.x.y` when there is one, else the
+shallowest typed nested path: through lists, status, other top-level fields), spells it with
+the generated attribute names (found through the models' aliases), and writes a typed
+function that reads it, with the None checks and loops the types demand.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+import types
+import typing
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from tests.generator.genutil import (
+    Run,
+    generate_ok,
+    import_all,
+    importable,
+    python_files,
+    run_mypy,
+)
+from tests.generator.structural import iter_crd_files, load_documents
+
+PKG = "h8_corpus"
+GVK = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class Corpus:
+    root: Path
+    pkg_dir: Path
+    run: Run
+    seconds: float
+    schemas: dict[GVK, dict[str, Any]]  # served (group, version, kind) → openAPIV3Schema
+    files: int
+
+
+def served_schemas(folder: Path) -> tuple[dict[GVK, dict[str, Any]], int]:
+    """Counted from the YAML directly, independently of the generator's loader."""
+    schemas: dict[GVK, dict[str, Any]] = {}
+    files = 0
+    for path in iter_crd_files(folder):
+        files += 1
+        for crd in load_documents(path):
+            spec = crd["spec"]
+            for version in spec["versions"]:
+                if version.get("served"):
+                    key = (spec["group"], version["name"], spec["names"]["kind"])
+                    schemas[key] = version["schema"]["openAPIV3Schema"]
+    return schemas, files
+
+
+@pytest.fixture(scope="module")
+def corpus(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
+    folder = shared_data / "crds"
+    schemas, files = served_schemas(folder)
+    root = tmp_path_factory.mktemp("corpus")
+    started = time.perf_counter()
+    run = generate_ok(root, PKG, "--crd", folder)
+    seconds = time.perf_counter() - started
+    print(f"\ngenerated {len(schemas)} served CRD versions of {files} files in {seconds:.1f}s")
+    with importable(root, PKG):
+        yield Corpus(root, root / PKG, run, seconds, schemas, files)
+
+
+def _models(corpus: Corpus) -> dict[GVK, type[BaseModel]]:
+    """(group, version, kind) → generated model, through the generated registry."""
+    registry = importlib.import_module(f"{PKG}.registry")
+    models: dict[GVK, type[BaseModel]] = {}
+    for resource in registry.RESOURCES:
+        module, _, name = registry.MODELS[resource.gvr].partition(":")
+        models[(resource.group, resource.version, resource.kind)] = getattr(
+            importlib.import_module(module), name
+        )
+    return models
+
+
+def test_all_157_crd_files_generate_in_one_run(corpus: Corpus) -> None:
+    assert corpus.files == 157
+    assert "error" not in corpus.run.stderr.lower(), corpus.run.stderr
+    assert set(_models(corpus)) == set(corpus.schemas)
+
+
+def test_every_generated_module_imports(corpus: Corpus) -> None:
+    modules = import_all(corpus.root, corpus.pkg_dir)
+    assert len(modules) == len(python_files(corpus.pkg_dir))
+
+
+# --------------------------------------------------------------------------- usage file
+
+
+def _is_typed_object(node: Any) -> bool:
+    return (
+        isinstance(node, dict)
+        and node.get("type") == "object"
+        and bool(node.get("properties"))
+        and not node.get("x-kubernetes-preserve-unknown-fields")
+    )
+
+
+def _child(node: dict[str, Any]) -> dict[str, Any] | None:
+    """The object a path continues into: the node itself, or the items of an array."""
+    if _is_typed_object(node):
+        return node
+    if node.get("type") == "array" and _is_typed_object(node.get("items")):
+        return typing.cast(dict[str, Any], node["items"])
+    return None
+
+
+def schema_paths(schema: dict[str, Any]) -> list[tuple[str, ...]]:
+    """Nested paths in order of preference: spec.x.y, then any depth-3, then depth-2 paths."""
+    tops = [n for n in schema.get("properties", {}) if n not in ("apiVersion", "kind", "metadata")]
+    tops.sort(key=lambda n: (n != "spec", n != "status", n))
+    deep: list[tuple[str, ...]] = []
+    shallow: list[tuple[str, ...]] = []
+    for top in tops:
+        first = _child(schema["properties"][top])
+        if first is None:
+            shallow.append((top,))
+            continue
+        for x, x_node in first["properties"].items():
+            second = _child(x_node)
+            if second is None:
+                shallow.append((top, x))
+                continue
+            deep.extend((top, x, y) for y in second["properties"])
+    return deep + shallow
+
+
+def _unwrap(annotation: Any) -> tuple[Any, bool, bool]:
+    """(inner type, optional?, list?) of `X`, `X | None`, `list[X]`, `list[X] | None`."""
+    optional = False
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        rest = [a for a in args if a is not type(None)]
+        optional = len(rest) != len(args)
+        if len(rest) != 1:
+            return None, optional, False
+        annotation = rest[0]
+    if typing.get_origin(annotation) is list:
+        return typing.get_args(annotation)[0], optional, True
+    return annotation, optional, False
+
+
+def _attribute(model: type[BaseModel], json_name: str) -> tuple[str, Any] | None:
+    for name, info in model.model_fields.items():
+        if (info.alias or name) == json_name:
+            return name, info.annotation
+    return None
+
+
+@dataclass(frozen=True)
+class Step:
+    attr: str
+    optional: bool
+    is_list: bool
+
+
+def typed_steps(model: type[BaseModel], path: tuple[str, ...]) -> list[Step] | None:
+    """The path in attribute names, if every step but the last lands on a model."""
+    steps: list[Step] = []
+    current: Any = model
+    for i, json_name in enumerate(path):
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        found = _attribute(current, json_name)
+        if found is None:
+            return None
+        attr, annotation = found
+        inner, optional, is_list = _unwrap(annotation)
+        if i < len(path) - 1 and inner is None:
+            return None
+        steps.append(Step(attr, optional, is_list))
+        current = inner
+    return steps
+
+
+def reader_source(index: int, alias: str, steps: list[Step]) -> str:
+    """A function reading the path, narrowing None and looping over lists as mypy requires."""
+    lines = [f"def read_{index}(obj: {alias}) -> object:"]
+    indent = "    "
+    value = "obj"
+    for n, step in enumerate(steps):
+        var = f"v{n}"
+        lines.append(f"{indent}{var} = {value}.{step.attr}")
+        last = n == len(steps) - 1
+        if last:
+            lines.append(f"{indent}return {var}")
+            break
+        if step.optional:
+            lines.append(f"{indent}if {var} is None:")
+            lines.append(f"{indent}    return None")
+        if step.is_list:
+            lines.append(f"{indent}for {var}_item in {var}:")
+            indent += "    "
+            var = f"{var}_item"
+        value = var
+    if indent != "    ":
+        lines.append("    return None")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Usage:
+    source: str
+    chosen: dict[GVK, tuple[str, ...]]
+    untyped: dict[GVK, list[tuple[str, ...]]]  # schema paths the models do not type
+
+
+def usage_file(corpus: Corpus) -> Usage:
+    models = _models(corpus)
+    imports: list[str] = []
+    funcs: list[str] = []
+    chosen: dict[GVK, tuple[str, ...]] = {}
+    untyped: dict[GVK, list[tuple[str, ...]]] = {}
+    for i, key in enumerate(sorted(corpus.schemas)):
+        model = models[key]
+        alias = f"{key[2]}_{i}"
+        imports.append(f"from {model.__module__} import {model.__name__} as {alias}")
+        for path in schema_paths(corpus.schemas[key]):
+            steps = typed_steps(model, path)
+            if steps is None:
+                untyped.setdefault(key, []).append(path)
+                continue
+            chosen[key] = path
+            funcs.append(reader_source(i, alias, steps))
+            break
+    source = "from __future__ import annotations\n\n" + "\n".join(imports) + "\n\n\n"
+    return Usage(source + "\n\n".join(funcs), chosen, untyped)
+
+
+def test_every_kind_has_a_typed_nested_path(corpus: Corpus) -> None:
+    """Each served kind gets a reader; where the schema has spec.x.y, that is what is read."""
+    usage = usage_file(corpus)
+    assert sorted(set(corpus.schemas) - set(usage.chosen)) == []
+    for key, schema in corpus.schemas.items():
+        spec_xy = [p for p in schema_paths(schema) if len(p) == 3 and p[0] == "spec"]
+        if spec_xy:
+            assert usage.chosen[key] == spec_xy[0], (key, usage.untyped.get(key))
+    # the most preferred path of every kind is typed all the way down by its model
+    assert usage.untyped == {}
+    for key, schema in corpus.schemas.items():
+        if any(len(p) == 3 for p in schema_paths(schema)):
+            assert len(usage.chosen[key]) == 3, key
+    nested = sum(len(p) >= 2 for p in usage.chosen.values())
+    print(f"\n{nested} of {len(usage.chosen)} kinds read at depth >= 2")
+
+
+def test_generated_corpus_and_usage_pass_mypy_strict(corpus: Corpus, tmp_path: Path) -> None:
+    usage = corpus.root / "usage_corpus.py"
+    usage.write_text(usage_file(corpus).source)
+    started = time.perf_counter()
+    result = run_mypy(
+        [usage, corpus.pkg_dir],
+        cwd=corpus.root,
+        mypy_path=[corpus.root],
+        cache_dir=corpus.root / ".mypy-cache",
+    )
+    print(f"\nmypy --strict over the corpus and usage file: {time.perf_counter() - started:.1f}s")
+    assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
+    # The same setup must catch a misuse (so the pass above means something).
+    header, _ = usage.read_text().split("\n\n\n", 1)
+    first_alias = header.splitlines()[2].rsplit(" as ", 1)[1]
+    bad = corpus.root / "misuse_corpus.py"
+    bad.write_text(
+        f"{header}\n\n\ndef misuse(obj: {first_alias}) -> object:\n"
+        "    return obj.no_such_field_h8\n"
+    )
+    result = run_mypy(
+        [bad], cwd=corpus.root, mypy_path=[corpus.root], cache_dir=corpus.root / ".mypy-cache"
+    )
+    assert result.returncode == 1 and "no_such_field_h8" in result.stdout, result.stdout[-3000:]
