@@ -253,6 +253,19 @@ def decode_continue(token: str) -> tuple[int, str]:
     return rv, start if start.startswith("/") else "/" + start
 
 
+def int_param(q: Mapping[str, str], name: str) -> int:
+    """An integer query parameter (0 when absent); 400 BadRequest when it is not one."""
+    raw = q.get(name) or "0"
+    try:
+        return int(raw)
+    except ValueError:
+        raise api_error(
+            400,
+            "BadRequest",
+            f'{name}: Invalid value: "{raw}": strconv.ParseInt: parsing "{raw}": invalid syntax',
+        ) from None
+
+
 def selectors(
     served: Served, q: Mapping[str, str]
 ) -> tuple[Callable[..., bool], Callable[..., bool], bool]:
@@ -297,7 +310,7 @@ def list_objects(
         q.get("resourceVersionMatch", ""),
         q.get("continue", ""),
     )
-    limit = int(q.get("limit") or 0)
+    limit = max(0, int_param(q, "limit"))
     prefix = f"{ns}/" if served.api.namespaced and ns else ""
     if cont:
         if rv_s:
@@ -392,13 +405,20 @@ def list_body(served: Served, result: ListResult) -> ObjDict:
         meta["continue"] = result.continue_
     if result.remaining is not None:
         meta["remainingItemCount"] = result.remaining
-    body = {
+    if served.custom:  # the unstructured encoder's sorted keys (items are sorted already)
+        meta = {k: meta[k] for k in sorted(meta)}
+        return {
+            "apiVersion": served.api.api_version,
+            "items": result.items,
+            "kind": served.api.list_kind,
+            "metadata": meta,
+        }
+    return {
         "kind": served.api.list_kind,
         "apiVersion": served.api.api_version,
         "metadata": meta,
         "items": result.items,
     }
-    return objs.order_object(body, True) if served.custom else body
 
 
 def table_body(served: Served, result: ListResult) -> ObjDict:
@@ -475,7 +495,7 @@ def plan_watch(
     label_match, field_match, _ = selectors(served, q)
     sie_raw = q.get("sendInitialEvents")
     bookmarks = truthy(q.get("allowWatchBookmarks"))
-    timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
+    timeout = float(int_param(q, "timeoutSeconds")) or None
     plan = WatchPlan(served, None, bookmarks=bookmarks, timeout=timeout)
     if truthy(sie_raw) and not watch_list_supported:
         plan.error = errors.status_body(

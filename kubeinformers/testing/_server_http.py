@@ -129,6 +129,7 @@ class Handler(BaseHTTPRequestHandler):
     def _dispatch(self, method: str) -> None:
         state = self.server.state
         self._authenticated = False
+        self._streaming = False
         url = urlsplit(self.path)
         query = dict(parse_qsl(url.query, keep_blank_values=True))
         length = int(self.headers.get("Content-Length") or 0)
@@ -160,6 +161,10 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         except Exception as err:  # a bug in the test server must not hang the client
             log.exception("LocalApiServer failed on %s %s", method, self.path)
+            if self._streaming:  # the 200 is out already: all we can do is cut the stream
+                self.close_connection = True
+                _hard_close(self.connection)
+                return
             self._send_json(
                 500, status_body(500, "InternalError", f"Internal error occurred: {err}")
             )
@@ -325,6 +330,7 @@ class Handler(BaseHTTPRequestHandler):
     def _stream(self, state: ServerState, plan: api.WatchPlan) -> None:
         self._start(200, "application/json", {"Transfer-Encoding": "chunked"})
         self.end_headers()
+        self._streaming = True
         self.log_request(200)
         watcher, served, store = plan.watcher, plan.served, state.store
         try:
