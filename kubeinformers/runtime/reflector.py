@@ -58,12 +58,14 @@ from kubeinformers.runtime.reflector_support import (
     wrap_list_error,
 )
 from kubeinformers.runtime.watch_handler import handle_watch
+from kubeinformers.runtime.wire import gc_paused
 
 T = TypeVar("T")
 
 logger = logging.getLogger("kubeinformers.reflector")
 
 MIN_WATCH_TIMEOUT = 300.0  # D2/D10: 5 minutes; the maximum is twice the minimum
+GC_PAUSE_LIMIT = 30.0  # seconds the collector may stay off during watch-list's initial events
 INTERNAL_ERROR_RESET_PERIOD = 60.0  # D14: the internal-error window restarts after 1 min quiet
 
 
@@ -566,15 +568,16 @@ class Reflector(Generic[T]):
             if w is None:
                 return None
             try:
-                done = self._handle_watch(
-                    start,
-                    w.events,
-                    temp,
-                    set_rv,
-                    stop,
-                    exit_on_initial_events_end=True,
-                    started_at_rv=last_known_rv,
-                )
+                with gc_paused(max_seconds=GC_PAUSE_LIMIT):  # thousands of survivors: see wire
+                    done = self._handle_watch(
+                        start,
+                        w.events,
+                        temp,
+                        set_rv,
+                        stop,
+                        exit_on_initial_events_end=True,
+                        started_at_rv=last_known_rv,
+                    )
             except StopRequested:
                 self._close_watch(w)
                 return None

@@ -719,3 +719,21 @@ def test_watch_stopped_before_reading_releases_its_connection(server: CannedServ
     assert w._resp.closed  # released at once: no reader will ever come to do it
     hold.set()
     assert list(w) == []
+
+
+def test_gc_pause_is_bounded_by_max_seconds() -> None:
+    import gc
+
+    from kubeinformers.runtime.wire import gc_paused
+
+    tick = threading.Event()
+    with gc_paused(max_seconds=0.05):
+        assert not gc.isenabled()
+        deadline = time.monotonic() + 5
+        while not gc.isenabled() and time.monotonic() < deadline:
+            tick.wait(0.01)
+        assert gc.isenabled()  # the time limit gave the collector back
+        with gc_paused():
+            assert not gc.isenabled()  # a new hold still works
+        assert gc.isenabled()
+    assert gc.isenabled()
