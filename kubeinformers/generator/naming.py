@@ -13,7 +13,7 @@ from __future__ import annotations
 import keyword
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 # Methods of the factories and of CustomInformers that a group accessor must not shadow.
@@ -138,6 +138,46 @@ def kind_accessor(kind: str, plural: str) -> str:
     return safe_identifier(name, RESERVED_ACCESSORS)
 
 
+# Names the generated model modules import; a kind or nested class by one of these names
+# would shadow the import (kind `Field`, `Any`), so it gets the suffix `Model`
+# (datamodel-code-generator strips a trailing underscore from class names).
+RESERVED_CLASSES = frozenset(
+    {
+        "Annotated",
+        "Any",
+        "AwareDatetime",
+        "BaseModel",
+        "ClassVar",
+        "ConfigDict",
+        "Decimal",
+        "Dict",
+        "Enum",
+        "Field",
+        "KubeModel",
+        "List",
+        "Literal",
+        "NaiveDatetime",
+        "ObjectMeta",  # CRD modules import it
+        "Optional",
+        "RootModel",
+        "TYPE_CHECKING",
+        "UUID",
+        "Union",
+        "annotations",
+        "date",
+        "datetime",
+        "time",
+        "timedelta",
+    }
+)
+
+
+def model_class(name: str) -> str:
+    """The class of a kind or nested object: CamelCase, never shadowing an import."""
+    cls = class_name(name)
+    return f"{cls}Model" if cls in RESERVED_CLASSES else cls
+
+
 def class_name(name: str) -> str:
     """A CamelCase class-name fragment from a field name (`issuerRef` → `IssuerRef`)."""
     pieces = re.split(r"[^A-Za-z0-9]+", name)
@@ -195,10 +235,8 @@ def group_names(groups: Iterable[str]) -> GroupNames:
                     depth[g] += 1
                     changed = True
             if not changed:
-                # Labels exhausted (only possible with odd input): number them in sorted order.
-                for i, g in enumerate(sorted(gs)[1:], start=2):
-                    depth[g] = len(g.split("."))
-                    collisions.append(f"groups {gs} still share {n!r}; {g} gets suffix {i}")
+                # Labels exhausted (only with odd input): number the rest in sorted order.
+                collisions.append(f"groups {gs} share accessor {n!r}: numbered in sorted order")
                 return _numbered(unique, name_of, collisions)
     names = {g: name_of(g) for g in unique}
     for g in unique:
@@ -209,12 +247,13 @@ def group_names(groups: Iterable[str]) -> GroupNames:
     return GroupNames(names, collisions)
 
 
-def _numbered(unique: list[str], name_of: object, collisions: list[str]) -> GroupNames:
-    assert callable(name_of)
+def _numbered(
+    unique: list[str], name_of: Callable[[str], str], collisions: list[str]
+) -> GroupNames:
     names: dict[str, str] = {}
     used: dict[str, int] = {}
     for g in unique:
-        base = str(name_of(g))
+        base = name_of(g)
         n = used.get(base, 0) + 1
         used[base] = n
         names[g] = base if n == 1 else f"{base}{n}"

@@ -202,6 +202,7 @@ class _Walker:
 
     def hoisted(self, schema: dict[str, Any], hint: str) -> dict[str, Any]:
         assert self.hoist is not None
+        hint = naming.model_class(hint)
         name = hint
         n = 2
         while f"{self.hoist}.{name}" in self.taken:
@@ -331,7 +332,7 @@ def prepare(model: APIModel, group_pkgs: Mapping[str, str]) -> Prepared:
     if model.crds:
         taken.update(
             f"{group_pkgs[c.resource.group]}.{naming.version_package(c.resource.version)}"
-            f".models.{naming.class_name(c.resource.kind)}"
+            f".models.{naming.model_class(c.resource.kind)}"
             for c in model.crds
         )
         for crd in model.crds:
@@ -344,7 +345,7 @@ def _prepare_crd(
 ) -> None:
     r = crd.resource
     module = f"{group_pkgs[r.group]}.{naming.version_package(r.version)}.models"
-    root = f"{module}.{naming.class_name(r.kind)}"
+    root = f"{module}.{naming.model_class(r.kind)}"
     prep.crd_modules.add(module)
     key = (r.group, r.version, r.kind)
     if key in prep.kinds:
