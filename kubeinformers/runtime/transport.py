@@ -40,11 +40,12 @@ WATCH_CONNECT_TIMEOUT = 30.0
 WATCH_READ_SLACK = 60.0  # read timeout = the watch's timeoutSeconds + this
 _READ_SIZE = 65536
 # The reflector retries (with backoff that a stop interrupts, D4/D11, and Retry-After): urllib3
-# must not also retry, or sleep on a Retry-After, behind its back. Redirects are still followed.
+# must not also retry, or sleep on a Retry-After, behind its back. Redirects are still followed,
+# and a GET sent on a pooled connection the server had already closed is sent once more.
 _NO_RETRIES = urllib3.Retry(
     total=None,
     connect=0,
-    read=0,
+    read=1,
     redirect=5,
     status=0,
     other=0,
