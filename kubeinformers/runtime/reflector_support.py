@@ -154,12 +154,17 @@ def check_watch_list_consistency(
 
 
 def wrap_list_error(type_description: str, err: BaseException) -> BaseException:
-    """D9's wording, keeping an ApiStatusError an ApiStatusError (callers test its code)."""
+    """D9's wording, keeping the kind of error (callers test a 401's code or a ConnectionError)."""
     message = f"failed to list {type_description}: {err}"
     if isinstance(err, ApiStatusError):
         return ApiStatusError(
             err.code, err.reason, message, details=err.details, retry_after=err.retry_after
         )
+    if isinstance(err, ConnectionError):
+        try:
+            return type(err)(message)
+        except Exception:
+            return ConnectionError(message)
     return RuntimeError(message)
 
 

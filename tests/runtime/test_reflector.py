@@ -1142,3 +1142,9 @@ def test_d12_subclass_of_expected_type_is_accepted() -> None:
     h = Harness([page("1")], [ScriptedWatch([ev("ADDED", LazyDict(obj("a", "2")))])])
     h.run()
     assert [c[0] for c in h.store.calls] == ["replace", "add"]
+
+
+def test_d9_list_error_wording_keeps_connection_errors_connection_errors() -> None:
+    h = Harness([ConnectionRefusedError("cannot list pods: https://x unreachable")], [])
+    with pytest.raises(ConnectionRefusedError, match="^failed to list builtins.dict: cannot list"):
+        h.reflector.list_and_watch(h.stop)
