@@ -1146,5 +1146,7 @@ def test_d12_subclass_of_expected_type_is_accepted() -> None:
 
 def test_d9_list_error_wording_keeps_connection_errors_connection_errors() -> None:
     h = Harness([ConnectionRefusedError("cannot list pods: https://x unreachable")], [])
-    with pytest.raises(ConnectionRefusedError, match="^failed to list builtins.dict: cannot list"):
+    with pytest.raises(
+        ConnectionRefusedError, match=r"^failed to list builtins\.dict: cannot list"
+    ):
         h.reflector.list_and_watch(h.stop)
