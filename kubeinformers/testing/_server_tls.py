@@ -1,9 +1,10 @@
 """A throw-away CA and serving certificate for LocalApiServer, in pure Python.
 
 No `cryptography`, no `openssl` binary: an RSA-2048 key (Miller-Rabin primes), a self-signed CA
-certificate and a 127.0.0.1/localhost server certificate signed by it, DER-encoded by hand and
-signed with PKCS#1 v1.5 / SHA-256. Generated once per process (key generation is the slow
-part, ~0.1-1 s) and reused by every server, so clients keep TLS verification ON with the CA.
+certificate and a 127.0.0.1/localhost server certificate signed by it (both on that one key: it
+only has to live as long as the test process), DER-encoded by hand and signed with PKCS#1 v1.5 /
+SHA-256. Generated once per process (key generation is the slow part, ~0.2-1 s) and reused by
+every server, so clients keep TLS verification ON with the CA.
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ def serving_certificate() -> ServingCertificate:
 
 
 def _make() -> ServingCertificate:
-    ca_key, srv_key = _new_key(), _new_key()
+    ca_key = srv_key = _new_key()  # one key: half the (slow, pure-Python) key generation
     ca_id, srv_id = _key_id(ca_key), _key_id(srv_key)
     ca_cn = f"kubeinformers-local-ca-{secrets.token_hex(4)}"
     ca = _certificate(
