@@ -92,6 +92,13 @@ def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -
         logger.error("%s: Failed to watch %s: %s", name, reflector.type_description, err)
 
 
+def _gvk_string(gvk: tuple[str, str]) -> str:
+    """`apps/v1, Kind=Deployment`, `/v1, Kind=Pod`: schema.GroupVersionKind.String()."""
+    api_version, kind = gvk
+    group_version = api_version if "/" in api_version else f"/{api_version}"
+    return f"{group_version}, Kind={kind}"
+
+
 class _Stream(Generic[T]):
     """An open watch and its one event iterator (a watch-list hands both on to the watch loop)."""
 
@@ -118,6 +125,7 @@ class Reflector(Generic[T]):
         use_watch_list: bool | None = None,
         page_size: int | None = None,
         type_description: str | None = None,
+        expected_gvk: tuple[str, str] | None = None,
         min_watch_timeout: float | None = None,
         max_internal_error_retry_duration: float = 0.0,
         backoff: Backoff | None = None,
@@ -131,9 +139,14 @@ class Reflector(Generic[T]):
         self.resync_period = resync_period
         self.should_resync = should_resync
         self.name = name or caller_name()
-        # D1: the given description, "<unspecified>" without a type, else the type's name.
+        # D1: for dicts (Unstructured) an (apiVersion, kind) may be expected as well.
+        self.expected_gvk = expected_gvk
+        # D1: the given description, else the GVK string, "<unspecified>" without a type, else
+        # the type's name.
         self.type_description = type_description or (
-            f"{expected_type.__module__}.{expected_type.__qualname__}"
+            _gvk_string(expected_gvk)
+            if expected_gvk is not None
+            else f"{expected_type.__module__}.{expected_type.__qualname__}"
             if expected_type is not None
             else "<unspecified>"
         )
@@ -516,6 +529,7 @@ class Reflector(Generic[T]):
             name=self.name,
             expected_type=self.expected_type,
             type_description=self.type_description,
+            expected_gvk=self.expected_gvk,
             clock=self._clock,
             resync_error=lambda: self._resync_error,
             exit_on_initial_events_end=exit_on_initial_events_end,

@@ -23,6 +23,7 @@ from kubeinformers.runtime.reflector_support import (
 logger = logging.getLogger("kubeinformers.reflector")
 
 VERY_SHORT_WATCH = 1.0  # D14: seconds
+_TABLE_API_VERSIONS = frozenset({"meta.k8s.io/v1", "meta.k8s.io/v1beta1"})
 WATCH_LIST_WARNING_PERIOD = 10.0  # D20: seconds between "still waiting for the bookmark" logs
 
 
@@ -36,12 +37,16 @@ def handle_watch(
     name: str,
     expected_type: type | None,
     type_description: str,
+    expected_gvk: tuple[str, str] | None = None,
     clock: Callable[[], float],
     resync_error: Callable[[], BaseException | None] = lambda: None,
     exit_on_initial_events_end: bool = False,
     started_at_rv: str | None = None,
 ) -> bool:
     """D12-D14: apply events to `store`; True when the initial-events-end bookmark arrived.
+
+    Skipped with a log: objects not of `expected_type`, dicts whose (apiVersion, kind) is not
+    `expected_gvk`, Tables, objects without metadata.
 
     Returns on a clean close (or, with `exit_on_initial_events_end`, at that bookmark). Raises
     the ERROR event's Status as ApiStatusError, VeryShortWatchError, the resync error, or
@@ -77,6 +82,19 @@ def handle_watch(
                 type(obj).__qualname__,
             )
             continue
+        if type(obj) is dict:  # the Unstructured case
+            gvk = (obj.get("apiVersion"), obj.get("kind"))
+            if expected_gvk is not None and gvk != expected_gvk:
+                logger.error(
+                    "%s: expected gvk %s, but watch event object had gvk %s",
+                    name,
+                    expected_gvk,
+                    gvk,
+                )
+                continue
+            if gvk[1] == "Table" and gvk[0] in _TABLE_API_VERSIONS:
+                logger.error("%s: received a Table in a watch; skipping it", name)
+                continue
         try:
             rv = object_resource_version(obj)
         except Exception:

@@ -1150,3 +1150,28 @@ def test_d9_list_error_wording_keeps_connection_errors_connection_errors() -> No
         ConnectionRefusedError, match=r"^failed to list builtins\.dict: cannot list"
     ):
         h.reflector.list_and_watch(h.stop)
+
+
+def test_d1_d12_expected_gvk_for_dicts_describes_and_filters() -> None:
+    deploy = {"apiVersion": "apps/v1", "kind": "Deployment", **obj("d", "2")}
+    pod = {"apiVersion": "v1", "kind": "Pod", **obj("p", "3")}
+    table = {"apiVersion": "meta.k8s.io/v1", "kind": "Table", **obj("t", "4")}
+    h = Harness(
+        [page("1")],
+        [ScriptedWatch([ev("ADDED", pod), ev("ADDED", table), ev("ADDED", deploy)])],
+        expected_gvk=("apps/v1", "Deployment"),
+    )
+    assert h.reflector.type_description == "apps/v1, Kind=Deployment"
+    h.run()
+    assert [c for c in h.store.calls if c[0] == "add"] == [("add", deploy)]
+    core: Reflector[Any] = Reflector(
+        ScriptedLW(threading.Event()), dict, RecordingStore(), expected_gvk=("v1", "Pod")
+    )
+    assert core.type_description == "/v1, Kind=Pod"
+
+
+def test_d12_tables_are_skipped_even_without_an_expected_gvk() -> None:
+    table = {"apiVersion": "meta.k8s.io/v1beta1", "kind": "Table", **obj("t", "4")}
+    h = Harness([page("1")], [ScriptedWatch([ev("ADDED", table), ev("ADDED", obj("a", "5"))])])
+    h.run()
+    assert [c for c in h.store.calls if c[0] == "add"] == [("add", obj("a", "5"))]
