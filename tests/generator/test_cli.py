@@ -1,0 +1,80 @@
+"""The command line as scripts use it: exit codes, --check, reruns, stale-file removal."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from tests.generator.genutil import (
+    GOLDEN,
+    MARKER,
+    generate_ok,
+    importable,
+    run_generator,
+    tree_bytes,
+)
+
+REALMS = GOLDEN / "infra.example.com_realms.yaml"
+GIZMOS = GOLDEN / "my-app.example.com_gizmos.yaml"
+
+
+def test_help_documents_the_exit_codes() -> None:
+    run = run_generator("--help")
+    assert run.returncode == 0
+    for line in ("0  everything generated", "1  some inputs failed", "2  usage error"):
+        assert line in run.stdout
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    no_input = run_generator("--out", tmp_path / "o", "--package", "o")
+    assert no_input.returncode == 2
+    assert "--openapi, --crd, --cluster" in no_input.stderr
+    bad_package = run_generator("--crd", REALMS, "--out", tmp_path / "o", "--package", "my-pkg")
+    assert bad_package.returncode == 2
+    assert "'my-pkg' is not a dotted Python name" in bad_package.stderr
+    missing = run_generator(
+        "--crd", tmp_path / "absent.yaml", "--out", tmp_path / "o", "--package", "o"
+    )
+    assert missing.returncode == 1
+    assert f"error: {tmp_path / 'absent.yaml'}: no such file or folder" in missing.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_rerun_rewrites_nothing(tmp_path: Path) -> None:
+    generate_ok(tmp_path, "again", "--crd", GOLDEN)
+    before = {p: p.stat().st_mtime_ns for p in (tmp_path / "again").rglob("*.py")}
+    run = generate_ok(tmp_path, "again", "--crd", GOLDEN)
+    assert "wrote 0," in run.stderr
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "again").rglob("*.py")} == before
+
+
+def test_check_mode_reports_differences_and_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "chk"
+    generate_ok(tmp_path, "chk", "--crd", GOLDEN)
+    args = ("--crd", GOLDEN, "--out", out, "--package", "chk", "--check")
+    assert run_generator(*args).returncode == 0
+    edited = out / "infra" / "v1" / "models.py"
+    edited.write_text(edited.read_text() + "\n# edited by hand\n")
+    snapshot = tree_bytes(out)
+    run = run_generator(*args)
+    assert run.returncode == 1
+    assert f"differs: {edited}" in run.stderr
+    assert tree_bytes(out) == snapshot
+
+
+def test_stale_generated_files_are_removed_and_hand_written_ones_kept(tmp_path: Path) -> None:
+    """Like kube_codegen.sh: files carrying the marker that this run does not produce go."""
+    generate_ok(tmp_path, "stale", "--crd", REALMS, "--crd", GIZMOS)
+    hand_written = tmp_path / "stale" / "my_app" / "v1" / "expansion.py"
+    hand_written.write_text("def helper() -> int:\n    return 1\n")
+    run = generate_ok(tmp_path, "stale", "--crd", REALMS)
+    assert "removed" in run.stderr
+    leftovers = sorted(
+        str(p.relative_to(tmp_path)) for p in (tmp_path / "stale" / "my_app").rglob("*.py")
+    )
+    assert leftovers == ["stale/my_app/v1/expansion.py"]
+    assert not hand_written.read_text().startswith(MARKER)
+    with importable(tmp_path, "stale"):
+        top = importlib.import_module("stale")
+        assert hasattr(top.CustomInformers, "infra")
+        assert not hasattr(top.CustomInformers, "my_app")
