@@ -239,5 +239,5 @@ def _closure(schemas: Mapping[str, Any], roots: Iterable[str]) -> set[str]:
 
 
 def _message(e: BaseException) -> str:
-    text = str(e).strip() or type(e).__name__
-    return text.splitlines()[0][:300] if len(text) > 300 else text
+    lines = str(e).strip().splitlines()
+    return lines[0][:300] if lines else type(e).__name__
