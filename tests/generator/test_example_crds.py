@@ -6,11 +6,14 @@ shared corpus (real servers accept them), and it rejects small non-structural sc
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.generator.genutil import generate_ok, importable
 from tests.generator.structural import crd_problems, iter_crd_files, load_documents
 
 REPO = Path(__file__).resolve().parents[2]
@@ -138,3 +141,73 @@ def test_checker_rejects_two_storage_versions_and_a_wrong_name() -> None:
     assert "metadata.name must be things.example.com" in problems
     assert any("exactly one version must be the storage version" in p for p in problems)
     assert any("the root schema must be of type object" in p for p in problems)
+
+
+# --------------------------------------------------------------------------- generated
+
+
+@pytest.fixture(scope="module")
+def demo_pkg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """crds/ generated as `make generate` does, imported as package `h8_demo`."""
+    root = tmp_path_factory.mktemp("demo")
+    generate_ok(root, "h8_demo", "--crd", EXAMPLE_CRDS)
+    with importable(root, "h8_demo"):
+        yield importlib.import_module("h8_demo")
+
+
+WIDGET = {
+    "apiVersion": "demo.kubeinformers.io/v1",
+    "kind": "Widget",
+    "metadata": {"name": "w1", "namespace": "shop", "labels": {"app": "demo"}},
+    "spec": {
+        "size": "large",
+        "color": "teal",
+        "replicas": 3,
+        "port": "http",
+        "memory": "128Mi",
+        "owner": {"name": "ana", "team": {"name": "platform", "channel": "#plat"}},
+        "parts": [{"name": "gear", "count": 2, "weight": 5}, {"name": "axle", "weight": "1.5Gi"}],
+        "tags": {"tier": "gold"},
+        "config": {"anything": [1, {"goes": None}], "deep": {"er": True}},
+        "paused": False,
+        "notBefore": "2026-11-22T08:00:00Z",
+    },
+    "status": {
+        "phase": "Ready",
+        "readyReplicas": 3,
+        "conditions": [
+            {"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-22T08:01:00Z"}
+        ],
+    },
+}
+
+
+def test_example_crds_generate_typed_models_that_round_trip(demo_pkg: Any) -> None:
+    v1 = importlib.import_module("h8_demo.demo.v1")
+    widget = v1.Widget.model_validate(WIDGET)
+    spec = widget.spec
+    assert (spec.port, spec.memory, spec.parts[0].weight) == ("http", "128Mi", 5)
+    assert spec.owner.team.channel == "#plat"
+    assert spec.tags == {"tier": "gold"}
+    assert spec.config == WIDGET["spec"]["config"]  # type: ignore[index]
+    assert spec.not_before.year == 2026 and spec.not_before.utcoffset() is not None
+    assert widget.status.conditions[0].last_transition_time.minute == 1
+    assert widget.model_dump(mode="json", exclude_unset=True) == WIDGET
+    gadget = v1.Gadget.model_validate({"metadata": {"name": "g"}, "spec": {"model": "x1"}})
+    assert gadget.spec.model == "x1"
+
+
+def test_example_crds_accessors_versions_and_scopes(demo_pkg: Any) -> None:
+    """demo() has v1alpha1 (widgets only) and v1 (widgets, gadgets); Gadget is cluster-wide."""
+    assert callable(demo_pkg.CustomInformers.demo)
+    group = importlib.import_module("h8_demo.demo").DemoInformers
+    assert {n for n in vars(group) if not n.startswith("_")} == {"v1alpha1", "v1"}
+    v1 = importlib.import_module("h8_demo.demo.v1")
+    v1alpha1 = importlib.import_module("h8_demo.demo.v1alpha1")
+    assert {"widgets", "gadgets"} <= set(vars(v1.DemoV1Informers))
+    assert "widgets" in vars(v1alpha1.DemoV1alpha1Informers)
+    assert "gadgets" not in vars(v1alpha1.DemoV1alpha1Informers)
+    assert "widgets" in vars(v1.WidgetLister)
+    assert "gadgets" not in vars(v1.GadgetLister)
+    assert v1.GadgetLister.RESOURCE.namespaced is False
+    assert "parts" not in v1alpha1.WidgetSpec.model_fields
