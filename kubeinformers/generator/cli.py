@@ -121,7 +121,9 @@ def build(
     t = time.perf_counter()
     # CRD models import the built-in ObjectMeta when this run does not generate it.
     meta_external = schema.OBJECT_META not in prep.schemas
-    model_files, rejected = generate_models(prep, object_meta_external=meta_external, jobs=jobs)
+    model_files, rejected = generate_models(
+        prep, object_meta_external=meta_external, jobs=jobs, progress=progress
+    )
     result.errors.extend(rejected)
     result.timings["models"] = time.perf_counter() - t
     if result.errors and not keep_going:

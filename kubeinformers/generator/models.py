@@ -15,7 +15,7 @@ import multiprocessing
 import os
 import re
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -141,7 +141,10 @@ def _run_or_none(
 
 
 def generate_models(
-    prep: Prepared, object_meta_external: bool, jobs: int | None = None
+    prep: Prepared,
+    object_meta_external: bool,
+    jobs: int | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[dict[str, str], list[LoadError]]:
     """`{relative path: source}` for every `models.py`, plus the schemas that were refused.
 
@@ -162,16 +165,26 @@ def generate_models(
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
             futures = {i: pool.submit(_run_or_none, inputs[i], aliases) for i in order}
-            for i, future in futures.items():
+            for done, (i, future) in enumerate(futures.items(), start=1):
                 results[i] = future.result()
+                _report(progress, done, len(inputs), unit_list[i])
     for i, schemas in enumerate(inputs):
         raw = results[i]
         if raw is None:
             raw = _run_unit(prep, schemas, errors)
+            _report(progress, i + 1, len(inputs), unit_list[i])
         has_meta = any(n.startswith("meta.v1.models.") and n != OBJECT_META for n in schemas)
         keep_meta = has_meta and not object_meta_external
         files.update(_post_process(raw, object_meta_external, keep_meta))
     return dict(sorted(files.items())), errors
+
+
+def _report(
+    progress: Callable[[str], None] | None, done: int, total: int, names: list[str]
+) -> None:
+    if progress is not None and total > 1:
+        modules = sorted({n.rsplit(".", 2)[0] for n in names if n != OBJECT_META})
+        progress(f"models {done}/{total}: {', '.join(modules)}")
 
 
 def _run_unit(
