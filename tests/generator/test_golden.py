@@ -19,6 +19,7 @@ import pytest
 from kubeinformers.runtime.store import NAMESPACE_INDEX, Indexer, meta_namespace_index_func
 from tests.generator.genutil import (
     GOLDEN,
+    GOLDEN_GROUP_ACCESSORS,
     MARKER,
     Run,
     generate_ok,
@@ -76,7 +77,7 @@ def test_group_accessors_are_first_dns_labels_in_snake_case(golden: Golden) -> N
     """client-go's rule: first DNS label (`my-app` → `my_app`); colliding `ops` lengthened."""
     top = importlib.import_module(PKG)
     accessors = _public_methods(top.CustomInformers) - FACTORY_METHODS
-    assert accessors == {"infra", "my_app", "net", "ops_alpha", "ops_beta", "policy", "versions"}
+    assert accessors == GOLDEN_GROUP_ACCESSORS
     packages = {p.name for p in golden.pkg_dir.iterdir() if (p / "__init__.py").is_file()}
     assert packages == accessors
 
@@ -92,7 +93,7 @@ def test_hyphenated_group_keeps_its_api_name_in_the_resource(golden: Golden) -> 
 
 
 def test_first_label_collision_is_reported_naming_both_groups(golden: Golden) -> None:
-    notes = [line for line in golden.run.output.splitlines() if "clash" in line]
+    notes = [line for line in golden.run.output.splitlines() if "label clashes" in line]
     assert any("ops.alpha.example.com" in n and "ops_alpha()" in n for n in notes), notes
     assert any("ops.beta.example.org" in n and "ops_beta()" in n for n in notes), notes
     assert len(notes) == 2, notes
@@ -112,7 +113,7 @@ def test_no_collision_no_lengthening(tmp_path: Path) -> None:
         tmp_path, "h8_one_ops", "--crd", GOLDEN / "ops.beta.example.org_runbooks.yaml"
     )
     assert (tmp_path / "h8_one_ops" / "ops" / "v1beta1" / "models.py").is_file()
-    assert "clash" not in run.output
+    assert "label clashes" not in run.output
 
 
 def test_same_kind_in_two_groups_keeps_two_models(golden: Golden) -> None:
@@ -134,6 +135,38 @@ def test_irregular_plurals_name_the_kind_accessors(golden: Golden) -> None:
     assert v1.IndexInformer.RESOURCE.resource == "indices"
     assert "indices" in _public_methods(v1.IndexLister)
     assert "policies" in _public_methods(v1.PolicyLister)
+
+
+def test_kinds_keep_their_class_names_when_nested_types_clash(golden: Golden) -> None:
+    """Thing.spec would be `ThingSpec`, Thing.extra `ThingExtra`: both are kinds here."""
+    clash = _mod("clash.v1")
+    assert (clash.Thing.__name__, clash.ThingSpec.__name__) == ("Thing", "ThingSpec")
+    assert set(clash.ThingSpec.model_fields) == {"api_version", "kind", "metadata", "spec"}
+    assert set(clash.ThingExtra.model_fields) == {"api_version", "kind", "metadata", "spec"}
+    thing = clash.Thing.model_validate({"spec": {"a": "1"}, "extra": {"fromThing": "2"}})
+    assert (thing.spec.a, thing.extra.from_thing) == ("1", "2")
+    assert type(thing.spec) is not clash.ThingSpec
+    assert type(thing.extra) is not clash.ThingExtra
+    assert clash.ThingSpecLister.RESOURCE.kind == "ThingSpec"
+    assert _lister_model(clash.ThingSpecLister) is clash.ThingSpec
+    assert _lister_model(clash.ThingExtraLister) is clash.ThingExtra
+
+
+def test_keyword_and_digit_names_become_identifiers(golden: Golden) -> None:
+    """Group label `in` → `in_()`, plural `pass` → `pass_()`, label `3scale` → `n3scale()`."""
+    in_v1 = _mod("in_.v1")
+    assert _public_methods(in_v1.InV1Informers) == {"pass_"}
+    assert in_v1.PassInformer.RESOURCE.resource == "pass"
+    assert in_v1.PassInformer.RESOURCE.group == "in.example.com"
+    assert "pass_" in _public_methods(in_v1.PassLister)
+    apis = _mod("n3scale.v1")
+    assert apis.APIInformer.RESOURCE.group == "3scale.example.net"
+    assert _public_methods(apis.N3scaleV1Informers) == {"apis"}
+
+
+def _lister_model(lister_cls: type) -> Any:
+    (base,) = lister_cls.__orig_bases__  # type: ignore[attr-defined]
+    return base.__args__[0]
 
 
 KEYWORD_ROUTE = {
@@ -265,6 +298,13 @@ def tool_lengths(custom: CustomInformers) -> list[int]:
     return [t.spec.blade.length_mm or 0 for t in new if t.spec and t.spec.blade] + [
         t.spec.blade.length or 0 for t in old if t.spec and t.spec.blade
     ] + [len(v1beta1.list())]
+
+
+def odd_names(custom: CustomInformers) -> int:
+    gates = custom.in_().v1().pass_().lister().pass_("ns").list()
+    apis = custom.n3scale().v1().apis().lister().list()
+    specs = custom.clash().v1().thing_specs().lister().list()
+    return len(gates) + len(apis) + len(specs)
 
 
 def build(factory: SharedInformerFactory) -> CustomInformers:
