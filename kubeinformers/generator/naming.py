@@ -208,15 +208,24 @@ class GroupNames:
     collisions: list[str]
 
 
+def reserved_accessors() -> frozenset[str]:
+    """Names a group accessor must not take: the factory's own attributes, and ours."""
+    from kubeinformers.runtime.factory import SharedInformerFactory
+
+    public = {n for n in dir(SharedInformerFactory) if not n.startswith("_")}
+    return RESERVED_ACCESSORS | public
+
+
 def group_names(groups: Iterable[str]) -> GroupNames:
     """Deterministic accessor names for a set of groups (see the module docstring)."""
     unique = sorted(set(groups))
     depth: dict[str, int] = {g: 1 for g in unique}
+    reserved = reserved_accessors()
 
     def name_of(group: str) -> str:
         if group == "":
             return "core"
-        return safe_identifier(_label_name(group.split(".")[: depth[group]]), RESERVED_ACCESSORS)
+        return safe_identifier(_label_name(group.split(".")[: depth[group]]), reserved)
 
     collisions: list[str] = []
     for _ in range(64):
