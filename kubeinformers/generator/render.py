@@ -181,6 +181,13 @@ def render(
         accessor = naming.kind_accessor(r.kind, r.plural)
         if accessor in _LISTER_METHODS:
             accessor += "_"
+        taken_accessors = {k.accessor for k in gv.kinds}
+        if accessor in taken_accessors:  # e.g. plurals `foo-bars` and `foobars`
+            accessor = naming.safe_identifier(r.plural.replace("-", "_"))
+            n = 2
+            while accessor in taken_accessors:
+                accessor = f"{accessor}{n}"
+                n += 1
         gv.kinds.append(
             KindCtx(
                 kind=r.kind,
