@@ -183,10 +183,10 @@ def render(
             accessor += "_"
         taken_accessors = {k.accessor for k in gv.kinds}
         if accessor in taken_accessors:  # e.g. plurals `foo-bars` and `foobars`
-            accessor = naming.safe_identifier(r.plural.replace("-", "_"))
+            base = accessor = naming.safe_identifier(r.plural.replace("-", "_"))
             n = 2
             while accessor in taken_accessors:
-                accessor = f"{accessor}{n}"
+                accessor = f"{base}{n}"
                 n += 1
         gv.kinds.append(
             KindCtx(
