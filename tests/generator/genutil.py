@@ -37,6 +37,7 @@ GOLDEN_GROUP_ACCESSORS = frozenset(
         "ops_alpha",
         "ops_beta",
         "policy",
+        "reserved",
         "versions",
     }
 )

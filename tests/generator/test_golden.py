@@ -164,6 +164,30 @@ def test_keyword_and_digit_names_become_identifiers(golden: Golden) -> None:
     assert _public_methods(apis.N3scaleV1Informers) == {"apis"}
 
 
+def test_kinds_named_like_model_imports_do_not_shadow_them(golden: Golden) -> None:
+    """Kind `Field` (pydantic's Field) and `UUID`: classes `FieldModel`, `UUIDModel`."""
+    reserved = _mod("reserved.v1")
+    field_cls, uuid_cls = reserved.FieldModel, reserved.UUIDModel
+    assert _public_methods(reserved.ReservedV1Informers) == {"fields", "uuids"}
+    assert _lister_model(reserved.FieldModelLister) is field_cls
+    assert _lister_model(reserved.UUIDModelLister) is uuid_cls
+    assert reserved.FieldModelInformer.RESOURCE.kind == "Field"
+    assert reserved.UUIDModelLister.RESOURCE.namespaced is False
+    registry = _mod("registry")
+    assert registry.model_for(reserved.FieldModelInformer.RESOURCE.gvr) is field_cls
+    assert registry.model_for(reserved.UUIDModelInformer.RESOURCE.gvr) is uuid_cls
+    field = field_cls.model_validate({"kind": "Field", "spec": {"cropName": "rye", "areaM2": 9}})
+    assert (field.spec.crop_name, field.spec.area_m2) == ("rye", 9)
+    assert field.model_dump(mode="json", exclude_unset=True)["spec"] == {
+        "cropName": "rye",
+        "areaM2": 9,
+    }
+    value = "e56657e3-764f-11ef-a397-65231a88c216"
+    assert uuid_cls.model_validate({"spec": {"value": value}}).model_dump(
+        mode="json", exclude_unset=True
+    ) == {"spec": {"value": value}}
+
+
 def _lister_model(lister_cls: type) -> Any:
     (base,) = lister_cls.__orig_bases__  # type: ignore[attr-defined]
     return base.__args__[0]
@@ -264,6 +288,7 @@ from {pkg} import CustomInformers
 from {pkg}.infra.v1 import Realm, RealmLister
 from {pkg}.my_app.v1 import Gizmo
 from {pkg}.net.v1 import Route
+from {pkg}.reserved.v1 import FieldModel
 from {pkg}.versions.v1 import Tool
 from {pkg}.versions.v1alpha1 import Tool as ToolV1alpha1
 
@@ -304,7 +329,8 @@ def odd_names(custom: CustomInformers) -> int:
     gates = custom.in_().v1().pass_().lister().pass_("ns").list()
     apis = custom.n3scale().v1().apis().lister().list()
     specs = custom.clash().v1().thing_specs().lister().list()
-    return len(gates) + len(apis) + len(specs)
+    fields: list[FieldModel] = custom.reserved().v1().fields().lister().fields("ns").list()
+    return len(gates) + len(apis) + len(specs) + len(fields)
 
 
 def build(factory: SharedInformerFactory) -> CustomInformers:
