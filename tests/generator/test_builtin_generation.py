@@ -10,12 +10,14 @@ swagger.json, ~130 MB RSS. Reproduce with
 from __future__ import annotations
 
 import ast
+import importlib
 import time
+import typing
 from pathlib import Path
 
 import pytest
 
-from tests.generator.genutil import REPO, generate_ok, tree_bytes
+from tests.generator.genutil import GOLDEN, REPO, generate_ok, importable, tree_bytes
 
 PACKAGE = "kubeinformers.generated"
 COMMITTED = REPO / "kubeinformers" / "generated"
@@ -74,3 +76,24 @@ def test_swagger_v2_gives_the_same_api_as_v3(
     meta_v3 = _classes(from_v3[0] / "meta" / "v1" / "models.py")
     assert meta_v2 - meta_v3 == DISCOVERY_ONLY
     assert meta_v3 <= meta_v2
+
+
+def test_builtins_and_crds_combine_into_one_factory(shared_data: Path, tmp_path: Path) -> None:
+    """--openapi and --crd together: one SharedInformerFactory; a CRD group whose first label
+    is a built-in group's (`policy.example.com` vs `policy`) gives way, and says so."""
+    run = generate_ok(
+        tmp_path, "h8_mixed", "--openapi", shared_data / "openapi" / "v3", "--crd", GOLDEN
+    )
+    notes = [line for line in run.stderr.splitlines() if "label clashes" in line]
+    assert any("'policy.example.com'" in n and "policy_example()" in n for n in notes), notes
+    with importable(tmp_path, "h8_mixed"):
+        from kubernetes.client import ApiClient
+
+        top = importlib.import_module("h8_mixed")
+        factory = top.SharedInformerFactory(ApiClient())
+        assert factory.policy().v1().pod_disruption_budgets().RESOURCE.group == "policy"
+        assert factory.policy_example().v1().policies().RESOURCE.group == "policy.example.com"
+        assert factory.core().v1().pods().RESOURCE.kind == "Pod"
+        realm = importlib.import_module("h8_mixed.infra.v1").Realm
+        meta = importlib.import_module("h8_mixed.meta.v1").ObjectMeta
+        assert typing.get_args(realm.model_fields["metadata"].annotation)[0] is meta
