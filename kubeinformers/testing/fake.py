@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any, Generic, TypeVar, cast
 
@@ -32,6 +32,8 @@ from kubeinformers.runtime.listwatch import (
 T = TypeVar("T")
 
 _MAX_LIMIT_TOKEN_SEP = ":"
+# Paged lists in progress whose first-page state is kept; an older one's continue gets 410.
+_MAX_SNAPSHOTS = 16
 
 
 def _expired_status(message: str) -> Status:
@@ -143,6 +145,8 @@ class FakeListerWatcher(Generic[T]):
         self._rv = 0
         self._objects: dict[str, T] = {}
         self._history: list[tuple[int, WatchEvent[T]]] = []
+        # resourceVersion -> the sorted objects at it, for continue tokens (consistent pages)
+        self._snapshots: OrderedDict[int, list[T]] = OrderedDict()
         self._expired_below = 0
         self._watches: list[FakeWatch[T]] = []
         self._list_errors: deque[BaseException] = deque()
@@ -218,6 +222,8 @@ class FakeListerWatcher(Generic[T]):
         with self._lock:
             self._expired_below = max(self._expired_below, threshold)
             self._history = [(rv, e) for rv, e in self._history if rv >= threshold]
+            for rv in [rv for rv in self._snapshots if rv < threshold]:
+                del self._snapshots[rv]
 
     def fail_next_list(self, error: BaseException, times: int = 1) -> None:
         """The next `times` list calls raise `error`."""
@@ -262,7 +268,8 @@ class FakeListerWatcher(Generic[T]):
                 raise self._list_errors.popleft()
             if options.continue_:
                 list_rv, _, offset_s = options.continue_.partition(_MAX_LIMIT_TOKEN_SEP)
-                if int(list_rv) < self._expired_below:
+                snapshot = self._snapshots.get(int(list_rv))
+                if int(list_rv) < self._expired_below or snapshot is None:
                     raise ApiStatusError(
                         410,
                         "Expired",
@@ -279,18 +286,20 @@ class FakeListerWatcher(Generic[T]):
                         f"({self._expired_below})",
                     )
                 list_rv, offset = str(self._rv), 0
-            keys = sorted(self._objects)
-            # A continued list should read the state as of its first page; the fake keeps only
-            # the current state, so writes between pages show through.
+                snapshot = [self._objects[k] for k in sorted(self._objects)]
+            # Every page comes from the state at the first page's resourceVersion, as etcd
+            # serves a continue token: writes in between must neither shift keys out of the
+            # list nor show through (the watch from that resourceVersion replays them).
             limit = options.limit or 0
-            page_keys = keys[offset : offset + limit] if limit > 0 else keys[offset:]
-            items = [self._objects[k] for k in page_keys]
-            next_offset = offset + len(page_keys)
-            continue_ = (
-                f"{list_rv}{_MAX_LIMIT_TOKEN_SEP}{next_offset}"
-                if limit > 0 and next_offset < len(keys)
-                else None
-            )
+            end = offset + limit if limit > 0 else len(snapshot)
+            items = snapshot[offset:end]
+            continue_ = None
+            if end < len(snapshot):
+                continue_ = f"{list_rv}{_MAX_LIMIT_TOKEN_SEP}{end}"
+                self._snapshots[int(list_rv)] = snapshot
+                self._snapshots.move_to_end(int(list_rv))
+                while len(self._snapshots) > _MAX_SNAPSHOTS:
+                    self._snapshots.popitem(last=False)
             return ObjectList(items=items, resource_version=list_rv, continue_=continue_)
 
     def watch(self, options: ListOptions) -> FakeWatch[T]:

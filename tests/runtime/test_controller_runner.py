@@ -388,6 +388,13 @@ def test_every_key_is_reconciled_after_its_last_change_with_a_real_informer() ->
     ]
     for t in threads:
         t.start()
+    # Write only once the informer has listed (the empty source) and watches: an object
+    # created and deleted before its first LIST is never seen, so never reconciled (a
+    # late-starting informer under CPU load made this test wait for deletes it cannot see).
+    deadline = time.monotonic() + TIMEOUT
+    while not informer.has_synced():
+        assert time.monotonic() < deadline, "the informer did not sync"
+        stop.wait(0.01)
     n = 1000
     for i in range(n):
         source.add(configmap(f"cm-{i}", 0))

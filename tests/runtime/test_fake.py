@@ -84,6 +84,29 @@ def test_list_pages_with_continue_and_expired_continue_answers_410() -> None:
     assert is_expired(err.value)
 
 
+def test_d7_continue_pages_read_the_first_pages_state_despite_writes_in_between() -> None:
+    """A paged list is one consistent list at the first page's RV, as etcd serves continue
+    tokens: deletes between pages once shifted unchanged objects out of the list, so an
+    informer listing during a burst of deletes never learned of them."""
+    fake: FakeListerWatcher[Pod] = FakeListerWatcher(pod(f"p{i}") for i in range(6))
+    first = fake.list(ListOptions(resource_version="0", limit=3))
+    for name in ("p0", "p1", "p2"):
+        fake.delete(pod(name))
+    fake.add(pod("p10"))  # sorts between p1 and p2
+    fake.modify(pod("p5", value=2))
+    second = fake.list(ListOptions(limit=3, continue_=first.continue_))
+    assert [describe(o) for o in first.items + second.items] == [
+        "default/p0@1",
+        "default/p1@2",
+        "default/p2@3",
+        "default/p3@4",
+        "default/p4@5",
+        "default/p5@6",
+    ]
+    assert second.resource_version == first.resource_version == "6"
+    assert second.continue_ is None
+
+
 def test_expire_makes_older_list_and_watch_resource_versions_answer_410() -> None:
     fake: FakeListerWatcher[Pod] = FakeListerWatcher([pod("a"), pod("b")])
     fake.expire(2)
