@@ -35,11 +35,13 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar, cast
 
+import msgspec
 import yaml
 
 from kubeinformers.runtime.resource import APIResource
+from kubeinformers.runtime.wire import gc_paused
 from kubeinformers.testing import _server_api as api
 from kubeinformers.testing import _server_write as write
 from kubeinformers.testing._server_http import LocalHTTPServer
@@ -49,6 +51,8 @@ from kubeinformers.testing._server_store import CLOSE_CLEAN, CLOSE_DROP, Store
 from kubeinformers.testing._server_tls import serving_certificate
 
 log = logging.getLogger("kubeinformers.testing.local_api_server")
+
+_T = TypeVar("_T")
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -64,6 +68,42 @@ def _builtin_resources() -> tuple[APIResource, ...]:
         )
         return ()
     return tuple(RESOURCES)
+
+
+_json_encode = msgspec.json.Encoder().encode
+_json_decode = msgspec.json.Decoder().decode
+_PAUSE_GC_ABOVE = 1 << 20  # bytes of JSON
+
+
+def _copy_in(obj: Mapping[str, Any]) -> ObjDict:
+    """A private deep copy of a caller's object, as if it had come over HTTP as JSON.
+
+    The server must own what it stores: a caller changing its dict afterwards must not
+    change the server (no event, no resourceVersion) or its history. A JSON round trip is
+    ~5x faster than copy.deepcopy for a realistic pod and rejects what JSON cannot carry."""
+    try:
+        out = _json_decode(_json_encode(obj))
+    except (TypeError, msgspec.EncodeError) as err:
+        raise TypeError(
+            f"LocalApiServer stores JSON objects: {err} (in the object given for "
+            f"{obj.get('kind', '?')} {(obj.get('metadata') or {}).get('name', '?')!r})"
+        ) from None
+    if not isinstance(out, dict):
+        raise TypeError(f"LocalApiServer stores JSON objects, not {type(obj).__qualname__}")
+    return out
+
+
+def _copy_out(obj: _T) -> _T:
+    """A deep copy of stored state for a caller (who may change it freely).
+
+    Many objects at once are decoded with the cyclic GC paused: they cannot form cycles,
+    and the collections their allocation triggers would cost more than the copy itself
+    (10,000 pods: ~0.4 s instead of ~1.2 s)."""
+    data = _json_encode(obj)
+    if len(data) < _PAUSE_GC_ABOVE:
+        return cast(_T, _json_decode(data))
+    with gc_paused(max_seconds=30):
+        return cast(_T, _json_decode(data))
 
 
 class LocalApiServer:
@@ -247,6 +287,7 @@ class LocalApiServer:
         return path
 
     # --- direct access (seeding without HTTP round trips) -------------------------------------
+    # Objects go in and come out as deep copies: what a caller holds is never the server's.
 
     def _served_for(self, obj: Mapping[str, Any]) -> api.Served:
         api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
@@ -263,38 +304,44 @@ class LocalApiServer:
         """Create like a POST would (same defaults, events and errors), without HTTP."""
         served = self._served_for(obj)
         ns = (obj.get("metadata") or {}).get("namespace")
-        return write.create(self._state.store, self._state.registry, served, ns, dict(obj), manager)
+        stored = write.create(
+            self._state.store, self._state.registry, served, ns, _copy_in(obj), manager
+        )
+        return _copy_out(stored)
 
     def replace(self, obj: Mapping[str, Any], *, status: bool = False) -> ObjDict:
         """Update like a PUT would (409 Conflict on a stale resourceVersion)."""
         served = self._served_for(obj)
         meta = obj.get("metadata") or {}
-        return write.update(
+        stored = write.update(
             self._state.store,
             self._state.registry,
             served,
             meta.get("namespace"),
             meta["name"],
-            dict(obj),
+            _copy_in(obj),
             "kube-apiserver",
             status,
         )
+        return _copy_out(stored)
 
     def delete(
         self, api_version: str, kind: str, name: str, namespace: str | None = None
     ) -> ObjDict:
         served = self._served_for({"apiVersion": api_version, "kind": kind})
-        return write.delete(self._state.store, self._state.registry, served, namespace, name, {})[1]
+        _, last = write.delete(self._state.store, self._state.registry, served, namespace, name, {})
+        return _copy_out(last)
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> ObjDict:
         served = self._served_for({"apiVersion": api_version, "kind": kind})
-        return write.get(self._state.store, served, namespace, name)
+        return _copy_out(write.get(self._state.store, served, namespace, name))
 
     def list(self, api_version: str, kind: str, namespace: str | None = None) -> list[ObjDict]:
         """The current objects of a kind (all namespaces unless one is given)."""
         served = self._served_for({"apiVersion": api_version, "kind": kind})
         prefix = f"{namespace}/" if namespace and served.api.namespaced else ""
-        return [o for _, o in self._state.store.current(served.skey, prefix)[1]]
+        objs = [o for _, o in self._state.store.current(served.skey, prefix)[1]]
+        return _copy_out(objs)
 
     @property
     def resource_version(self) -> int:
