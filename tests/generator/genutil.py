@@ -57,10 +57,12 @@ class Run:
         return self.stdout + self.stderr
 
 
-def run_generator(*args: str | Path, timeout: float = 600) -> Run:
+def run_generator(
+    *args: str | Path, timeout: float = 600, env: dict[str, str] | None = None
+) -> Run:
     """`python -m kubeinformers.generator generate ARGS` from the repository root."""
     argv = ("generate", *(str(a) for a in args))
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
     proc = subprocess.run(
         [sys.executable, "-m", "kubeinformers.generator", *argv],
         cwd=REPO,
@@ -73,10 +75,12 @@ def run_generator(*args: str | Path, timeout: float = 600) -> Run:
     return Run(argv, proc.returncode, proc.stdout, proc.stderr)
 
 
-def generate_ok(out_root: Path, package: str, *inputs: str | Path) -> Run:
+def generate_ok(
+    out_root: Path, package: str, *inputs: str | Path, env: dict[str, str] | None = None
+) -> Run:
     """Generate `inputs` into `out_root/<package>`; fail the test with the output otherwise."""
     run = run_generator(
-        *inputs, "--out", out_root / package.replace(".", "/"), "--package", package
+        *inputs, "--out", out_root / package.replace(".", "/"), "--package", package, env=env
     )
     assert run.returncode == 0, f"generator failed ({run.returncode}):\n{run.output}"
     return run
