@@ -278,6 +278,105 @@ def selectors(
     return labels, fields, bool(q.get("labelSelector") or q.get("fieldSelector"))
 
 
+# --- content negotiation (Accept) ---------------------------------------------------------------
+
+META_GROUP = "meta.k8s.io"
+_META_VERSIONS = ("v1", "v1beta1")
+_CONVERSIONS = ("Table", "PartialObjectMetadata", "PartialObjectMetadataList")
+_JSON_RANGES = ("application/json", "application/*", "*/*")
+
+
+@dataclass(frozen=True)
+class Output:
+    """What a request asked to get back (its Accept): the object itself (kind None) or a
+    meta.k8s.io conversion of it: Table, PartialObjectMetadata, PartialObjectMetadataList."""
+
+    kind: str | None = None
+    version: str = "v1"
+
+    @property
+    def api_version(self) -> str:
+        return f"{META_GROUP}/{self.version}"
+
+
+PLAIN = Output()
+
+
+def negotiate(accept: str) -> Output:
+    """kube-apiserver's NegotiateOutputMediaType, for the JSON it serves: the first Accept
+    clause (highest q first, then in the client's order) that is JSON with either no `as`
+    or one of the meta.k8s.io conversions; 406 NotAcceptable when no clause is.
+
+    As on the real server the choice ignores whether the conversion fits the endpoint
+    (PartialObjectMetadata on a list is picked, then refused with 406 by `list_as`)."""
+    if not accept.strip():
+        return PLAIN
+    clauses: list[tuple[float, str, dict[str, str]]] = []
+    for clause in accept.split(","):
+        media, *raw_params = clause.split(";")
+        params: dict[str, str] = {}
+        for raw in raw_params:
+            key, _, value = raw.partition("=")
+            params[key.strip().lower()] = value.strip().strip('"')
+        try:
+            q = float(params.pop("q", "1"))
+        except ValueError:
+            q = 0.0
+        if q > 0:
+            clauses.append((q, media.strip().lower(), params))
+    clauses.sort(key=lambda c: -c[0])  # stable: equal q keeps the client's order
+    for _, media, params in clauses:
+        if media not in _JSON_RANGES:
+            continue
+        kind = params.get("as")
+        if kind is None:
+            return PLAIN
+        if (
+            kind in _CONVERSIONS
+            and params.get("g") == META_GROUP
+            and params.get("v") in _META_VERSIONS
+        ):
+            return Output(kind, params["v"])
+    raise api_error(
+        406,
+        "NotAcceptable",
+        "only the following media types are accepted: application/json "
+        "(LocalApiServer serves JSON only; conversions: as=Table, as=PartialObjectMetadata, "
+        "as=PartialObjectMetadataList with g=meta.k8s.io;v=v1)",
+    )
+
+
+def _go_type(served: Served, list_: bool) -> str:
+    """How kube-apiserver names the stored type in a NotAcceptable message."""
+    if served.custom:
+        return "*unstructured.UnstructuredList" if list_ else "*unstructured.Unstructured"
+    pkg = served.api.group.split(".")[0] or "core"
+    return f"*{pkg}.{served.api.kind}{'List' if list_ else ''}"
+
+
+def partial_object(obj: ObjDict, out: Output) -> ObjDict:
+    """meta/v1 PartialObjectMetadata of an object: its metadata only (typed ObjectMeta order,
+    also for custom resources)."""
+    meta = objs.order_object({"metadata": obj.get("metadata") or {}}, False)["metadata"]
+    return {"kind": "PartialObjectMetadata", "apiVersion": out.api_version, "metadata": meta}
+
+
+def render_as(obj: ObjDict, served: Served, out: Output) -> ObjDict:
+    """A single object (get, watch event, write response) as the request asked for it.
+
+    A Table of one object is not implemented: such requests get the object itself."""
+    if out.kind == "PartialObjectMetadata":
+        return partial_object(obj, out)
+    if out.kind == "PartialObjectMetadataList":
+        raise api_error(
+            406,
+            "NotAcceptable",
+            "you requested PartialObjectMetadataList, but the requested object is not a list "
+            f"({_go_type(served, False)})",
+        )
+    return render(obj, served)
+
+
 # --- list --------------------------------------------------------------------------------------
 
 
@@ -421,6 +520,33 @@ def list_body(served: Served, result: ListResult) -> ObjDict:
     }
 
 
+def list_as(served: Served, result: ListResult, out: Output) -> ObjDict:
+    """A list response in the negotiated form (`negotiate`)."""
+    if out.kind is None:
+        return list_body(served, result)
+    if out.kind == "Table":
+        return dict(table_body(served, result), apiVersion=out.api_version)
+    if out.kind == "PartialObjectMetadataList":
+        # Typed ListMeta: empty continue is omitted, unlike an unstructured (CR) list.
+        meta: ObjDict = {"resourceVersion": str(result.rv)}
+        if result.continue_:
+            meta["continue"] = result.continue_
+        if result.remaining is not None:
+            meta["remainingItemCount"] = result.remaining
+        return {
+            "kind": "PartialObjectMetadataList",
+            "apiVersion": out.api_version,
+            "metadata": meta,
+            "items": [partial_object(o, out) for o in result.items],
+        }
+    raise api_error(
+        406,
+        "NotAcceptable",
+        "you requested PartialObjectMetadata, but the requested object is a list "
+        f"({_go_type(served, True)})",
+    )
+
+
 def table_body(served: Served, result: ListResult) -> ObjDict:
     """The default table convertor's Table (Name, Created At), as `kubectl get` asks for."""
     meta: ObjDict = {"resourceVersion": str(result.rv)}
@@ -479,6 +605,7 @@ class WatchPlan:
     error: ObjDict | None = None  # an ERROR event (then the stream ends)
     bookmarks: bool = False
     timeout: float | None = None
+    output: Output = PLAIN
 
 
 def plan_watch(
@@ -488,15 +615,19 @@ def plan_watch(
     q: Mapping[str, str],
     watch_list_supported: bool,
     too_large_wait: float,
+    output: Output = PLAIN,
 ) -> WatchPlan:
     validate_list_options(q, watch=True)
+    if output.kind == "PartialObjectMetadataList":
+        # The real server starts the stream and fails on the first object; refused up front.
+        render_as({}, served, output)
     rv_s = q.get("resourceVersion", "")
     want = parse_rv(rv_s, watch=True) if rv_s else None
     label_match, field_match, _ = selectors(served, q)
     sie_raw = q.get("sendInitialEvents")
     bookmarks = truthy(q.get("allowWatchBookmarks"))
     timeout = float(int_param(q, "timeoutSeconds")) or None
-    plan = WatchPlan(served, None, bookmarks=bookmarks, timeout=timeout)
+    plan = WatchPlan(served, None, bookmarks=bookmarks, timeout=timeout, output=output)
     if truthy(sie_raw) and not watch_list_supported:
         plan.error = errors.status_body(
             500,
@@ -531,10 +662,14 @@ def plan_watch(
     return plan
 
 
-def bookmark_object(served: Served, rv: int, initial_end: bool = False) -> ObjDict:
+def bookmark_object(
+    served: Served, rv: int, initial_end: bool = False, output: Output = PLAIN
+) -> ObjDict:
     meta: ObjDict = {"resourceVersion": str(rv)}
     if initial_end:
         meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+    if output.kind == "PartialObjectMetadata":
+        return partial_object({"metadata": meta}, output)
     obj: ObjDict = {"kind": served.api.kind, "apiVersion": served.api.api_version, "metadata": meta}
     obj.update(BOOKMARK_EXTRAS.get(served.skey, {}))
     return objs.order_object(obj, True) if served.custom else obj

@@ -231,6 +231,7 @@ class Handler(BaseHTTPRequestHandler):
         if info.subresource and not (status_only and served.status_subresource):
             raise api_error(404, "NotFound", "the server could not find the requested resource", {})
         verb = info.verb
+        out = api.negotiate(self.headers.get("Accept", ""))  # 406 before any work, as kube
         if verb == "watch":
             if info.name:
                 query = dict(
@@ -240,26 +241,30 @@ class Handler(BaseHTTPRequestHandler):
                     ),
                 )
             plan = api.plan_watch(
-                store, served, ns, query, state.faults.watch_list_supported, state.too_large_wait
+                store,
+                served,
+                ns,
+                query,
+                state.faults.watch_list_supported,
+                state.too_large_wait,
+                out,
             )
             self._stream(state, plan)
         elif verb == "list":
             result = api.list_objects(store, served, ns, query, state.too_large_wait)
-            accept = self.headers.get("Accept", "")
-            as_table = "as=Table" in accept and "application/json" in accept
-            self._send_json(
-                200, api.table_body(served, result) if as_table else api.list_body(served, result)
-            )
+            self._send_json(200, api.list_as(served, result, out))
         elif verb == "get":
-            self._send_json(200, api.render(write.get(store, served, ns, info.name), served))
+            self._send_json(
+                200, api.render_as(write.get(store, served, ns, info.name), served, out)
+            )
         elif verb == "create":
             obj = write.create(store, reg, served, ns, _json(raw), self._manager(query))
-            self._send_json(201, api.render(obj, served))
+            self._send_json(201, api.render_as(obj, served, out))
         elif verb == "update":
             obj = write.update(
                 store, reg, served, ns, info.name, _json(raw), self._manager(query), status_only
             )
-            self._send_json(200, api.render(obj, served))
+            self._send_json(200, api.render_as(obj, served, out))
         elif verb == "patch":
             obj = write.patch(
                 store,
@@ -272,13 +277,15 @@ class Handler(BaseHTTPRequestHandler):
                 self._manager(query),
                 status_only,
             )
-            self._send_json(200, api.render(obj, served))
+            self._send_json(200, api.render_as(obj, served, out))
         elif verb == "delete":
             body = _json(raw) if raw else {}
             code, obj = write.delete(
                 store, reg, served, ns, info.name, body if isinstance(body, dict) else {}
             )
-            self._send_json(code, api.render(obj, served) if obj.get("kind") != "Status" else obj)
+            self._send_json(
+                code, api.render_as(obj, served, out) if obj.get("kind") != "Status" else obj
+            )
         elif verb == "deletecollection":
             labels, fields, _ = api.selectors(served, query)
             gone = write.delete_collection(
@@ -290,9 +297,10 @@ class Handler(BaseHTTPRequestHandler):
             )
             self._send_json(
                 200,
-                api.list_body(
+                api.list_as(
                     served,
                     api.ListResult(store.rv, [api.render(o, served, in_list=True) for o in gone]),
+                    out,
                 ),
             )
         else:
@@ -307,9 +315,11 @@ class Handler(BaseHTTPRequestHandler):
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
-    def _event_line(self, typ: str, obj: ObjDict | Event, served: api.Served) -> bytes:
+    def _event_line(
+        self, typ: str, obj: ObjDict | Event, served: api.Served, out: api.Output
+    ) -> bytes:
         if isinstance(obj, Event):
-            ck = (typ, served.api.api_version)
+            ck = (typ, served.api.api_version, out.kind, out.version)
             line = obj.lines.get(ck)
             if line is None:
                 source = (
@@ -322,10 +332,10 @@ class Handler(BaseHTTPRequestHandler):
                         source, metadata=dict(source["metadata"], resourceVersion=str(obj.rv))
                     )
                 line = obj.lines[ck] = (
-                    encode({"type": typ, "object": api.render(source, served)}) + b"\n"
+                    encode({"type": typ, "object": api.render_as(source, served, out)}) + b"\n"
                 )
             return line
-        return encode({"type": typ, "object": api.render(obj, served)}) + b"\n"
+        return encode({"type": typ, "object": api.render_as(obj, served, out)}) + b"\n"
 
     def _stream(self, state: ServerState, plan: api.WatchPlan) -> None:
         self._start(200, "application/json", {"Transfer-Encoding": "chunked"})
@@ -335,7 +345,7 @@ class Handler(BaseHTTPRequestHandler):
         watcher, served, store = plan.watcher, plan.served, state.store
         try:
             for typ, obj in plan.initial:
-                self._send_line(state, self._event_line(typ, obj, served))
+                self._send_line(state, self._event_line(typ, obj, served, plan.output))
             if plan.error is not None or watcher is None:
                 if plan.error is not None:
                     self._chunk(encode({"type": "ERROR", "object": plan.error}) + b"\n")
@@ -371,7 +381,10 @@ class Handler(BaseHTTPRequestHandler):
             if end_rv is not None and not state.faults.stall_initial_events_end:
                 self._chunk(
                     encode(
-                        {"type": "BOOKMARK", "object": api.bookmark_object(served, end_rv, True)}
+                        {
+                            "type": "BOOKMARK",
+                            "object": api.bookmark_object(served, end_rv, True, plan.output),
+                        }
                     )
                     + b"\n"
                 )
@@ -382,7 +395,7 @@ class Handler(BaseHTTPRequestHandler):
                     pretimeout.pop(0)
                 else:
                     periodic = now + state.bookmark_interval
-                self._bookmark(store, watcher, served)
+                self._bookmark(store, watcher, served, plan.output)
                 continue
             wait = min(due, deadline or float("inf"), now + 1.0) - now
             if end_rv is not None:
@@ -399,7 +412,7 @@ class Handler(BaseHTTPRequestHandler):
                 self._chunk(b"")
                 return
             typ, ev = item
-            self._send_line(state, self._event_line(typ, ev, served))
+            self._send_line(state, self._event_line(typ, ev, served, plan.output))
 
     def _client_gone(self) -> bool:
         """A watch client sends nothing: a readable socket means it closed (or broke protocol)."""
@@ -417,12 +430,13 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:
             return True
 
-    def _bookmark(self, store: Store, watcher: Any, served: api.Served) -> None:
+    def _bookmark(self, store: Store, watcher: Any, served: api.Served, out: api.Output) -> None:
         with store.lock:
             if not watcher.queue.empty() or store.rv < watcher.start_rv:
                 return  # events first; never a bookmark behind the watch's own position
             rv = store.rv
-        self._chunk(encode({"type": "BOOKMARK", "object": api.bookmark_object(served, rv)}) + b"\n")
+        bookmark = api.bookmark_object(served, rv, output=out)
+        self._chunk(encode({"type": "BOOKMARK", "object": bookmark}) + b"\n")
 
     def _send_line(self, state: ServerState, line: bytes) -> None:
         fault = state.faults.take_line_fault()

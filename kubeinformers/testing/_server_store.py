@@ -38,7 +38,8 @@ class Event:
     type: str  # ADDED / MODIFIED / DELETED
     obj: ObjDict  # for DELETED: the last state, carrying the deletion's resourceVersion
     prev: ObjDict | None
-    lines: dict[tuple[str, str], bytes] = field(default_factory=dict)  # encode cache
+    # encode cache: (event type, apiVersion, conversion kind, its version) -> line
+    lines: dict[tuple[str, str, str | None, str], bytes] = field(default_factory=dict)
 
 
 class TooOldError(Exception):

@@ -2,8 +2,9 @@
 
 For tests and demos: list (resourceVersion semantics, paging with continue tokens, label and
 field selectors), watch (chunked JSON lines, BOOKMARKs, watch-list with the initial-events-end
-bookmark, 410 on compacted versions), create/get/update/patch/delete for any registered
-resource, CRDs that start serving their kind when created, bearer-token authentication and
+bookmark, 410 on compacted versions), metadata-only answers (Accept
+`...;as=PartialObjectMetadata(List);g=meta.k8s.io;v=v1`, as metadata informers ask) and
+Tables for lists, create/get/update/patch/delete for any registered resource, CRDs that start serving their kind when created, bearer-token authentication and
 per-resource denials, and fault hooks (dropped watches, 429/500 answers, latency, restarts,
 compaction, corrupted watch lines). Behaviour is checked against recorded transcripts of a real
 kube-apiserver 1.36 (tests/testing/test_transcripts.py).
@@ -19,8 +20,11 @@ registered resource accepts every verb); strategic-merge-patch is applied as a J
 patch; CRD schemas are validated (type, required, enum, bounds, length, pattern) but unknown
 fields are not pruned; served versions of one resource share storage without conversion;
 managedFields are a single simplified entry; Table output uses the default columns (Name,
-Created At); watches without timeoutSeconds never time out; non-watch responses carry a
-Content-Length instead of chunked encoding; deleting a namespace removes its content at once.
+Created At) and only for lists (a get or watch asking for a Table gets the objects); only
+JSON is served (an Accept naming only YAML or protobuf gets 406); a watch asking for
+PartialObjectMetadataList is refused with 406 up front rather than after the 200; watches
+without timeoutSeconds never time out; non-watch responses carry a Content-Length instead of
+chunked encoding; deleting a namespace removes its content at once.
 """
 
 from __future__ import annotations
