@@ -1,0 +1,53 @@
+"""Model modules are imported on first use: `import kubeinformers.generated` and walking the
+accessors stay cheap, and asking for one kind loads only its group-version (and meta/v1).
+
+Each check runs in a fresh interpreter so that nothing imported by other tests counts.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+PROBE = """
+import json, sys
+def loaded():
+    return sorted(m for m in sys.modules if m.startswith("kubeinformers.generated"))
+steps = {}
+import kubeinformers.generated as g
+steps["import"] = loaded()
+from kubernetes.client import ApiClient
+version = g.SharedInformerFactory(ApiClient()).apps().v1()
+steps["accessors"] = loaded()
+version.deployments()
+steps["kind"] = loaded()
+from kubeinformers.generated.core.v1 import Pod
+steps["model"] = loaded()
+print(json.dumps(steps))
+"""
+
+
+def _steps() -> dict[str, list[str]]:
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    return dict(json.loads(out.stdout))
+
+
+def test_models_are_imported_only_when_a_kind_is_used() -> None:
+    steps = _steps()
+    assert steps["import"] == ["kubeinformers.generated"]
+    assert not [m for m in steps["accessors"] if m.endswith((".models", ".informers", ".listers"))]
+    kind_models = {m for m in steps["kind"] if m.endswith(".models")}
+    assert kind_models == {
+        "kubeinformers.generated.apps.v1.models",
+        "kubeinformers.generated.core.v1.models",  # the pod template of a Deployment
+        "kubeinformers.generated.meta.v1.models",
+    }
+    new_for_pod = set(steps["model"]) - set(steps["kind"])
+    assert not [m for m in new_for_pod if m.endswith(".models")]  # core/v1 was loaded already
+    assert not [m for m in steps["model"] if ".batch." in m or ".storage." in m]
