@@ -4,9 +4,10 @@ For tests and demos: list (resourceVersion semantics, paging with continue token
 field selectors), watch (chunked JSON lines, BOOKMARKs, watch-list with the initial-events-end
 bookmark, 410 on compacted versions), metadata-only answers (Accept
 `...;as=PartialObjectMetadata(List);g=meta.k8s.io;v=v1`, as metadata informers ask) and
-Tables for lists, create/get/update/patch/delete for any registered resource, CRDs that start serving their kind when created, bearer-token authentication and
-per-resource denials, and fault hooks (dropped watches, 429/500 answers, latency, restarts,
-compaction, corrupted watch lines). Behaviour is checked against recorded transcripts of a real
+Tables for lists, create/get/update/patch/delete for any registered resource, CRDs that
+start serving their kind when created, bearer-token authentication and per-resource denials,
+and fault hooks (dropped watches, 429/500 answers, latency, restarts, compaction, corrupted
+watch lines). Behaviour is checked against recorded transcripts of a real
 kube-apiserver 1.36 (tests/testing/test_transcripts.py).
 
     with LocalApiServer(tls=True, token="s3cret") as server:

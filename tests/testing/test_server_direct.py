@@ -55,7 +55,7 @@ def test_mutating_what_direct_access_returns_changes_nothing_on_the_server(
     assert [o["data"] for o in exact_list(server, replaced["metadata"]["resourceVersion"])] == [
         {"k": "2"}
     ]
-    stream = watch(server, f"/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1")
+    stream = watch(server, "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1")
     events = stream.wait_lines(3)
     assert [(e["type"], e["object"]["data"]) for e in events[-3:]] == [
         ("ADDED", {"k": "a"}),
