@@ -18,13 +18,16 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Any, Generic, Protocol, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
 
 from kubeinformers.runtime.informer import SharedIndexInformer
 from kubeinformers.runtime.listers import GenericLister
 from kubeinformers.runtime.listwatch import ListOptions
 from kubeinformers.runtime.resource import APIResource, GroupVersionResource
 from kubeinformers.runtime.store import NAMESPACE_INDEX, meta_namespace_index_func
+
+if TYPE_CHECKING:
+    from kubeinformers.runtime.transport import DecodeMode
 
 __all__ = [
     "GenericInformer",
@@ -115,6 +118,7 @@ class SharedInformerFactory:
         tweak_list_options: TweakListOptionsFunc | None = None,
         transform: TransformFunc | None = None,
         custom_resync: Mapping[GroupVersionResource, float] | None = None,
+        decode: DecodeMode = "lazy",
     ) -> None:
         if resync_period < 0:
             raise ValueError(f"resync_period must be >= 0 seconds, got {resync_period}")
@@ -124,6 +128,9 @@ class SharedInformerFactory:
         self._tweak_list_options = tweak_list_options
         self._transform = transform
         self._custom_resync: dict[GroupVersionResource, float] = dict(custom_resync or {})
+        # "lazy": typed objects are built on first access from the raw item (fast sync,
+        # little memory); "eager": validated up front (bad objects dropped at decode time).
+        self._decode: DecodeMode = decode
         self._lock = threading.Lock()
         self._informers: dict[GroupVersionResource, SharedIndexInformer[Any]] = {}
         self._threads: dict[GroupVersionResource, threading.Thread] = {}
@@ -210,6 +217,7 @@ class SharedInformerFactory:
             model,
             namespace=namespace,
             tweak_list_options=self._tweak_list_options,
+            decode=self._decode,
         )
         return SharedIndexInformer(
             lister_watcher,

@@ -199,7 +199,8 @@ def _lazy_class(base: type[BaseModel], extract: Callable[[bytes], bytes]) -> typ
     namespace: dict[str, Any] = {
         "__slots__": (),
         "__module__": base.__module__,
-        "__qualname__": f"Lazy{base.__qualname__}",
+        # The model's own names: logs, messages and `type(obj).__name__` read as the model.
+        "__qualname__": base.__qualname__,
         "__getattr__": _lazy_getattr,
         "__eq__": _lazy_eq,
         "__hash__": None,
@@ -210,7 +211,7 @@ def _lazy_class(base: type[BaseModel], extract: Callable[[bytes], bytes]) -> typ
         namespace[name] = _materialising(name)
     # type() on a pydantic model builds the subclass' schema once; the subclass adds no
     # field, so it validates exactly like the model (it is never validated itself).
-    return type(f"Lazy{base.__name__}", (base,), namespace)
+    return type(base.__name__, (base,), namespace)
 
 
 def _unwrap_model(annotation: Any) -> type[BaseModel] | None:

@@ -12,13 +12,15 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast
 from urllib.parse import quote, urlencode
 
 import urllib3
+from pydantic import BaseModel
 
 from kubeinformers.runtime.backoff import is_connection_refused
 from kubeinformers.runtime.errors import ApiStatusError
+from kubeinformers.runtime.lazy import InvalidObjectError, LazyDecoder
 from kubeinformers.runtime.listwatch import ListOptions, ObjectList, WatchEvent
 from kubeinformers.runtime.model import Status
 from kubeinformers.runtime.reflector import error_from_status
@@ -57,11 +59,37 @@ _MAX_LOGGED_BAD_OBJECTS = 10_000
 
 
 class Decoder(Protocol[T]):
-    """The seam between bytes and objects (issue 7 swaps in a faster one)."""
+    """The seam between bytes and objects."""
 
     def decode_list(self, data: bytes) -> ObjectList[T]: ...
 
     def decode_event(self, line: bytes) -> WatchEvent[T]: ...
+
+
+DecodeMode = Literal["lazy", "eager"]
+
+
+def default_decoder(
+    model: type[T],
+    decode: DecodeMode = "lazy",
+    *,
+    describe: str = "",
+    on_invalid: Callable[[BaseException], None] | None = None,
+) -> Decoder[T]:
+    """The decoder for `model`: lazy models (built on first access) unless `decode="eager"`.
+
+    Lazy decoding splits list pages and watch lines into raw items and decodes only each
+    object's identity; the full model is validated on first access (kubeinformers.runtime.lazy).
+    A bad object is then reported through `on_invalid` instead of being dropped at decode
+    time. Eager decoding validates every object up front and skips bad ones.
+    """
+    if decode not in ("lazy", "eager"):
+        raise ValueError(f'decode must be "lazy" or "eager", got {decode!r}')
+    if decode == "lazy" and isinstance(model, type) and issubclass(model, BaseModel):
+        lazy = LazyDecoder(model, on_invalid=on_invalid, describe=describe)
+        if lazy.builder.supported:
+            return cast("Decoder[T]", lazy)
+    return JsonDecoder(model, describe=describe)
 
 
 def ensure_connection_pool_size(api_client: Any, minimum: int = MIN_CONNECTION_POOL_SIZE) -> None:
@@ -123,6 +151,7 @@ class ApiListerWatcher(Generic[T]):
         namespace: str | None = None,
         tweak_list_options: Callable[[ListOptions], ListOptions | None] | None = None,
         decoder: Decoder[T] | None = None,
+        decode: DecodeMode = "lazy",
         accept: str | None = None,
         watch_accept: str | None = None,
     ) -> None:
@@ -134,7 +163,9 @@ class ApiListerWatcher(Generic[T]):
         self.model = model
         self.namespace = namespace or None
         self.tweak_list_options = tweak_list_options
-        self.decoder: Decoder[T] = decoder or JsonDecoder(model, describe=self.describe())
+        self.decoder: Decoder[T] = decoder or default_decoder(
+            model, decode, describe=self.describe(), on_invalid=self.report_bad_object
+        )
         self.path = resource.collection_path(self.namespace)
         self.decode_errors = 0
         self._decode_error_handler: Callable[[BaseException], None] | None = None
@@ -297,7 +328,9 @@ class ApiListerWatcher(Generic[T]):
             if first and len(self._logged_bad) < _MAX_LOGGED_BAD_OBJECTS:
                 self._logged_bad.add(marker)
         if first:
-            logger.error("%s; skipping it", err)
+            # A lazily built object that fails validation stays cached (its message says so);
+            # an eagerly decoded one is skipped.
+            logger.error("%s" if isinstance(err, InvalidObjectError) else "%s; skipping it", err)
         handler = self._decode_error_handler
         if handler is not None:
             try:

@@ -400,7 +400,7 @@ def test_h8_typed_informer_restricts_namespaced_kinds_only(api_server: LocalApiS
         }
         assert sorted(pods.get_indexer().list_keys()) == ["default/a", "default/b"]
         assert nodes.get_indexer().list_keys() == ["n1"]  # H8: namespace ignored
-        assert all(type(p) is Pod for p in pods.get_indexer().list())
+        assert all(isinstance(p, Pod) for p in pods.get_indexer().list())
         # H8: the factory path always has the namespace index, cluster-scoped kinds too.
         by_ns = pods.get_indexer().by_index(NAMESPACE_INDEX, "default")
         assert sorted(p.metadata.name or "" for p in by_ns if p.metadata) == ["a", "b"]
@@ -434,7 +434,7 @@ def test_h6_for_resource_with_the_real_generated_registry(api_server: LocalApiSe
         f.start()
         assert f.wait_for_cache_sync(timeout=10) == {PODS: True}
         found = generic.lister().by_namespace("other").get("c")
-        assert type(found) is Pod
+        assert isinstance(found, Pod)
         with pytest.raises(NotFoundError, match=r'^pods "zz" not found in namespace "other"$'):
             generic.lister().by_namespace("other").get("zz")
 
