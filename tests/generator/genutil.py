@@ -39,6 +39,7 @@ GOLDEN_GROUP_ACCESSORS = frozenset(
         "policy",
         "reserved",
         "versions",
+        "weird",
     }
 )
 

@@ -238,6 +238,48 @@ def test_keyword_fields_round_trip_by_alias(golden: Golden) -> None:
     assert route_cls.model_validate_json(route.model_dump_json(exclude_unset=True)) == route
 
 
+WEIRD_SPEC = {
+    "#": "hash",
+    "!!": "bang",
+    "a.b": "dot",
+    "a b": "space",
+    "näme": "umlaut",
+    "__init__": "dunder",
+    "_private": "under",
+    "model_dump": "shadow",
+    "fields": "f",
+    "None": "n",
+    "True": True,
+    "properties": {"type": "t"},
+    "items": ["i"],
+    "enum": "not-in-the-enum",
+    "default": "set",
+    "arrOfArr": [[1, 2], [3]],
+    "mapOfList": {"k": [{"x": "1"}]},
+    "nullableObj": None,
+}
+
+
+def test_non_identifier_field_names_are_distinct_attributes_that_round_trip(
+    golden: Golden,
+) -> None:
+    """Every odd API name gets its own attribute (a.b and `a b` do not merge) and alias."""
+    v1 = _mod("weird.v1")
+    spec_fields = v1.WeirdSpec.model_fields
+    aliases = {info.alias or name for name, info in spec_fields.items()}
+    assert aliases == set(WEIRD_SPEC)
+    assert all(name.isidentifier() and not name.startswith("_") for name in spec_fields)
+    body = {"apiVersion": "weird.example.com/v1", "kind": "Weird", "spec": WEIRD_SPEC}
+    weird = v1.Weird.model_validate(body)
+    assert weird.model_dump(mode="json", exclude_unset=True) == body
+    by_alias = {info.alias or name: name for name, info in spec_fields.items()}
+    assert getattr(weird.spec, by_alias["a.b"]) == "dot"
+    assert getattr(weird.spec, by_alias["a b"]) == "space"
+    assert getattr(weird.spec, by_alias["model_dump"]) == "shadow"
+    assert callable(weird.spec.model_dump)  # the pydantic method is not shadowed
+    assert weird.spec.map_of_list["k"][0].x == "1"
+
+
 def test_keyword_fields_populate_by_python_name(golden: Golden) -> None:
     models = _mod("net.v1.models")
     spec = models.RouteSpec(from_=models.RouteSpecFrom(class_="c", in_=["x"]), continue_=False)
