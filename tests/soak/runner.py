@@ -1,0 +1,443 @@
+"""Runs the soak: informers + handlers against LocalApiServer, a writer, a fault injector.
+
+Between faults the caches are sampled for phantoms (a key/resourceVersion the server never
+had); every `checkpoint_every` faults the writer pauses, timed faults are undone, and every
+cache and every handler's replayed view must converge to the server's state for its
+selection (keys and resourceVersions). Handlers check their own callbacks continuously
+(recorder.py). At the end: everything shut down, no thread and no socket of ours left, and
+no bearer token in any log record.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubeinformers.runtime import reflector as reflector_module
+from kubeinformers.runtime.backoff import Backoff
+from kubeinformers.runtime.dynamic import MetadataSharedInformerFactory
+from kubeinformers.runtime.factory import SharedInformerFactory as RuntimeFactory
+from kubeinformers.runtime.informer import SharedIndexInformer
+from kubeinformers.runtime.keys import meta_namespace_key, object_resource_version
+from kubeinformers.runtime.listwatch import ListOptions
+from kubeinformers.testing.local_api_server import LocalApiServer
+from tests.soak.faults import Injector
+from tests.soak.recorder import Recorder
+from tests.soak.world import (
+    CONFIGMAPS,
+    PODS,
+    WIDGET_SELECTOR,
+    WIDGETS,
+    Selection,
+    World,
+    Writer,
+)
+
+TOKEN = "soak-bearer-t0ken-never-logged"
+DEFAULT_SEED = 20260522
+
+
+@dataclass
+class SoakConfig:
+    seed: int = DEFAULT_SEED
+    faults: int = 1000
+    checkpoint_every: int = 50
+    interval: tuple[float, float] = (0.03, 0.25)  # seconds between two faults
+    converge_timeout: float = 60.0
+    progress: Callable[[str], None] | None = None
+
+
+@dataclass
+class Watched:
+    """One informer, what it should hold, and its handlers."""
+
+    name: str
+    informer: SharedIndexInformer[Any]
+    selection: Selection
+    recorders: list[Recorder]
+
+
+@dataclass
+class SoakResult:
+    seed: int
+    faults: int = 0
+    survived: int = 0
+    objects_compared: int = 0
+    lost: int = 0
+    phantom: int = 0
+    stale_updates: int = 0
+    bad_callbacks: int = 0
+    tombstones: int = 0
+    writes: int = 0
+    handler_errors: int = 0
+    duration: float = 0.0
+    fault_counts: dict[str, int] = field(default_factory=dict)
+    violations: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations and self.survived == self.faults
+
+    def summary(self) -> str:
+        return (
+            f"soak: seed={self.seed} faults={self.faults} survived={self.survived} "
+            f"objects_compared={self.objects_compared} lost={self.lost} phantom={self.phantom} "
+            f"stale_updates={self.stale_updates} bad_callbacks={self.bad_callbacks} "
+            f"tombstones={self.tombstones} writes={self.writes} "
+            f"duration={self.duration:.1f}s"
+        )
+
+
+# --- leaks -------------------------------------------------------------------------------------
+
+
+def open_sockets() -> set[str]:
+    """The sockets this process holds ('socket:[inode]' links in /proc/self/fd)."""
+    found = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:"):
+            found.add(target)
+    return found
+
+
+def describe_socket(link: str) -> str:
+    """'socket:[inode]' with its TCP addresses or unix path, from /proc/net."""
+    inode = link[len("socket:[") : -1]
+    for table in ("tcp", "tcp6", "unix", "udp", "udp6"):
+        try:
+            lines = open(f"/proc/net/{table}").read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            cols = line.split()
+            if table == "unix" and len(cols) >= 7 and cols[6] == inode:
+                return f"{link} unix {cols[7] if len(cols) > 7 else '(unnamed)'}"
+            if table != "unix" and len(cols) > 9 and cols[9] == inode:
+                local, remote = (_addr(c) for c in cols[1:3])
+                return f"{link} {table} {local} -> {remote} state {cols[3]}"
+    return link
+
+
+def _addr(hex_addr: str) -> str:
+    host, port = hex_addr.split(":")
+    return f"{host}:{int(port, 16)}"
+
+
+def leaked(
+    threads_before: set[threading.Thread], sockets_before: set[str], timeout: float = 10.0
+) -> list[str]:
+    """Threads and sockets opened since the baseline and still there after `timeout`."""
+    deadline = time.monotonic() + timeout
+    tick = threading.Event()
+    while True:
+        gc.collect()  # a socket in a reference cycle (an exception's traceback) is garbage
+        threads = [t for t in threading.enumerate() if t not in threads_before and t.is_alive()]
+        sockets = open_sockets() - sockets_before
+        if (not threads and not sockets) or time.monotonic() > deadline:
+            break
+        tick.wait(0.05)
+    return [f"thread left running: {t.name}" for t in threads] + [
+        f"socket left open: {describe_socket(s)}" for s in sorted(sockets)
+    ]
+
+
+# --- logging -------------------------------------------------------------------------------------
+
+
+class _LogScan(logging.Handler):
+    """Counts the runtime's log records and finds any that carries the bearer token."""
+
+    def __init__(self, secret: str) -> None:
+        super().__init__(logging.DEBUG)
+        self.secret = secret
+        self.records = 0
+        self.leaks: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records += 1
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            text += " " + str(record.exc_info[1])
+        if self.secret in text and len(self.leaks) < 5:
+            self.leaks.append(f"{record.name}: {text[:200]}")
+
+
+@contextmanager
+def _captured_logs(secret: str, quiet: bool) -> Iterator[_LogScan]:
+    logger = logging.getLogger("kubeinformers")
+    scan = _LogScan(secret)
+    old = (logger.level, logger.propagate)
+    logger.addHandler(scan)
+    logger.setLevel(logging.DEBUG)
+    if quiet:
+        logger.propagate = False
+    try:
+        yield scan
+    finally:
+        logger.removeHandler(scan)
+        logger.setLevel(old[0])
+        logger.propagate = old[1]
+
+
+@contextmanager
+def fast_backoff() -> Iterator[None]:
+    """client-go's backoff shape (factor 2, jitter 1), 16x shorter: the soak converges fast.
+
+    The controller builds its reflector without a backoff argument, so the module's `Backoff`
+    is what it uses."""
+    original = reflector_module.__dict__["Backoff"]
+    setattr(  # noqa: B010 - the attribute is not re-exported, mypy must not see it
+        reflector_module,
+        "Backoff",
+        functools.partial(Backoff, initial=0.05, cap=1.0, reset_interval=10.0),
+    )
+    try:
+        yield
+    finally:
+        setattr(reflector_module, "Backoff", original)  # noqa: B010
+
+
+# --- the run -------------------------------------------------------------------------------------
+
+
+def _label_selected(options: ListOptions) -> ListOptions:
+    return options.copy(label_selector=WIDGET_SELECTOR)
+
+
+def _start_informers(api: Any, stop: threading.Event) -> tuple[list[RuntimeFactory], list[Watched]]:
+    from examples.informers import CustomInformers
+    from kubeinformers.generated import SharedInformerFactory
+
+    everything = SharedInformerFactory(api)
+    in_namespace = SharedInformerFactory(api, namespace="soak-a")
+    labelled = SharedInformerFactory(api, tweak_list_options=_label_selected)
+    metadata = MetadataSharedInformerFactory(api)
+    watched: list[tuple[str, SharedIndexInformer[Any], Selection]] = [
+        ("pods", everything.core().v1().pods().informer(), Selection(PODS)),
+        (
+            "configmaps(soak-a)",
+            in_namespace.core().v1().config_maps().informer(),
+            Selection(CONFIGMAPS, "soak-a"),
+        ),
+        (
+            "widgets(labels)",
+            CustomInformers(labelled).demo().v1().widgets().informer(),
+            Selection(WIDGETS, None, WIDGET_SELECTOR),
+        ),
+        (
+            "configmaps(metadata)",
+            metadata.for_resource(in_namespace.core().v1().config_maps().RESOURCE).informer(),
+            Selection(CONFIGMAPS),
+        ),
+    ]
+    result = []
+    for name, informer, selection in watched:
+        recorders = [Recorder(f"{name}/{role}", stop) for role in ("plain", "raiser", "blocker")]
+        for r in recorders:
+            informer.add_event_handler(
+                on_add=r.on_add, on_update=r.on_update, on_delete=r.on_delete
+            )
+        result.append(Watched(name, informer, selection, recorders))
+    factories: list[RuntimeFactory] = [everything, in_namespace, labelled, metadata]
+    for factory in factories:
+        factory.start()
+    return factories, result
+
+
+def cache_state(informer: SharedIndexInformer[Any]) -> dict[str, str]:
+    return {
+        meta_namespace_key(o): object_resource_version(o) for o in informer.get_indexer().list()
+    }
+
+
+def _diff(expected: dict[str, str], actual: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(lost: on the server but missing or at another resourceVersion, phantom: extra keys)."""
+    lost = [f"{k}@{rv} (has {actual.get(k)})" for k, rv in expected.items() if actual.get(k) != rv]
+    phantom = [f"{k}@{actual[k]}" for k in actual.keys() - expected.keys()]
+    return lost, phantom
+
+
+class Soak:
+    def __init__(self, config: SoakConfig) -> None:
+        self.config = config
+        self.rng = random.Random(config.seed)
+        self.result = SoakResult(seed=config.seed)
+        self.stop = threading.Event()
+        self._started = time.monotonic()
+
+    def _say(self, text: str) -> None:
+        if self.config.progress is not None:
+            self.config.progress(text)
+
+    def _violation(self, text: str) -> None:
+        if len(self.result.violations) < 50:
+            self.result.violations.append(text)
+
+    def _sample_phantoms(self, world: World, watched: list[Watched]) -> None:
+        """Continuous check: every cached (key, resourceVersion) was served at some point."""
+        with world.lock:
+            for w in watched:
+                for key, rv in cache_state(w.informer).items():
+                    if not world.ever_served(w.selection.kind, key, rv):
+                        self.result.phantom += 1
+                        self._violation(f"{w.name}: cache holds {key}@{rv}, never served")
+
+    def _converged(self, world: World, watched: list[Watched]) -> bool:
+        with world.lock:
+            for w in watched:
+                expected = world.expected(w.selection)
+                if cache_state(w.informer) != expected:
+                    return False
+                if any(r.snapshot() != expected for r in w.recorders):
+                    return False
+        return True
+
+    def _checkpoint(self, world: World, watched: list[Watched], injector: Injector) -> bool:
+        """Writer paused, faults undone: all caches and views converge to the server."""
+        injector.clear()
+        deadline = time.monotonic() + self.config.converge_timeout
+        tick = threading.Event()
+        while not self._converged(world, watched) and time.monotonic() < deadline:
+            tick.wait(0.05)
+        ok = True
+        with world.lock:
+            for w in watched:
+                expected = world.expected(w.selection)
+                views = {"cache": cache_state(w.informer)}
+                views.update({r.name: r.snapshot() for r in w.recorders})
+                for what, actual in views.items():
+                    self.result.objects_compared += len(expected)
+                    lost, phantom = _diff(expected, actual)
+                    self.result.lost += len(lost)
+                    self.result.phantom += len(phantom)
+                    if lost or phantom:
+                        ok = False
+                        self._violation(
+                            f"{w.name} {what} did not converge in "
+                            f"{self.config.converge_timeout:.0f}s: lost {lost[:5]} "
+                            f"phantom {phantom[:5]}"
+                        )
+        return ok
+
+    def _check_callbacks(self, world: World, watched: list[Watched]) -> None:
+        for w in watched:
+            for r in w.recorders:
+                s = r.stats
+                self.result.stale_updates += s.stale_updates
+                self.result.bad_callbacks += s.duplicate_adds + s.unknown_updates
+                self.result.tombstones += s.tombstones
+                self.result.handler_errors += s.raised
+                for v in s.violations:
+                    self._violation(v)
+                kind = w.selection.kind.kind
+                for key in r.tombstone_keys:
+                    # A tombstone is for an object deleted (or, for a label selection,
+                    # relabelled out of it) while the informer was not watching.
+                    gone = key in world.deleted[kind]
+                    if not (gone or (w.selection.selector and key in world.history[kind])):
+                        self._violation(f"{r.name}: tombstone for {key}, never deleted")
+
+    def run(self) -> SoakResult:
+        threads_before = set(threading.enumerate())
+        sockets_before = open_sockets()
+        self._started = time.monotonic()
+        with fast_backoff(), _captured_logs(TOKEN, quiet=True) as logs:
+            self._run()
+        self.result.duration = time.monotonic() - self._started
+        if logs.leaks:
+            self._violation(f"bearer token in log records: {logs.leaks}")
+        for problem in leaked(threads_before, sockets_before):
+            self._violation(problem)
+        self._say(
+            f"log records: {logs.records}; faults by kind: "
+            + ", ".join(f"{k}={v}" for k, v in sorted(self.result.fault_counts.items()))
+        )
+        return self.result
+
+    def _run(self) -> None:
+        cfg = self.config
+        server = LocalApiServer(
+            tls=True, token=TOKEN, bookmark_interval=0.5, history_size=3000, too_large_rv_wait=0.3
+        )
+        server.start()
+        api = server.api_client()
+        writer: Writer | None = None
+        factories: list[RuntimeFactory] = []
+        try:
+            world = World(server, random.Random(self.rng.random()))
+            world.setup()
+            factories, watched = _start_informers(api, self.stop)
+            for factory in factories:
+                synced = factory.wait_for_cache_sync(timeout=60)
+                if not all(synced.values()):
+                    self._violation(f"initial sync failed: {synced}")
+                    return
+            self._say(f"soak: seed={cfg.seed}: {len(watched)} informers synced; injecting")
+            recorders = [r for w in watched for r in w.recorders]
+            injector = Injector(
+                world,
+                random.Random(self.rng.random()),
+                recorders,
+                raisers=[w.recorders[1] for w in watched],
+                blockers=[w.recorders[2] for w in watched],
+            )
+            writer = Writer(world)
+            writer.start()
+            window = bad_callbacks = 0
+            for i in range(1, cfg.faults + 1):
+                injector.fire()
+                window += 1
+                self.result.faults += 1
+                self.stop.wait(self.rng.uniform(*cfg.interval))
+                injector.tick()
+                if i % 5 == 0:
+                    self._sample_phantoms(world, watched)
+                if i % cfg.checkpoint_every == 0 or i == cfg.faults:
+                    writer.pause()
+                    before = len(self.result.violations)
+                    ok = self._checkpoint(world, watched, injector)
+                    bad = sum(r.violation_count() for r in recorders)
+                    if bad > bad_callbacks:
+                        ok = False
+                        bad_callbacks = bad
+                    if ok and len(self.result.violations) == before:
+                        self.result.survived += window
+                    window = 0
+                    self._say(
+                        f"soak: {i}/{cfg.faults} faults, {world.stats.total} writes, "
+                        f"checkpoint {'ok' if ok else 'FAILED'} "
+                        f"({time.monotonic() - self._started:.0f}s)"
+                    )
+                    if writer.error is not None:
+                        self._violation(f"the writer failed: {writer.error!r}")
+                        break
+                    if i < cfg.faults:
+                        writer.resume()
+            self._check_callbacks(world, watched)
+            self.result.writes = world.stats.total
+            self.result.fault_counts = dict(injector.counts)
+        finally:
+            self.stop.set()
+            if writer is not None:
+                writer.close()
+            for factory in factories:
+                factory.shutdown(timeout=30)
+            api.close()
+            server.stop()
+
+
+def run_soak(config: SoakConfig) -> SoakResult:
+    return Soak(config).run()
