@@ -1,4 +1,5 @@
-"""Fixtures for LocalApiServer's own tests: the user-facing plugin's fixtures plus helpers."""
+"""Helpers for LocalApiServer's own tests. The user-facing fixtures (local_api_server, ...)
+come from the installed `pytest11` entry point, as for any user: not imported here."""
 
 from __future__ import annotations
 
@@ -13,11 +14,6 @@ import urllib3
 
 from kubeinformers.runtime.resource import APIResource
 from kubeinformers.testing.local_api_server import LocalApiServer
-from kubeinformers.testing.pytest_plugin import (  # noqa: F401 - fixtures
-    local_api_server,
-    local_api_server_factory,
-    local_api_server_tls,
-)
 
 ALL_VERBS = frozenset(
     {"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}

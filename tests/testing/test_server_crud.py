@@ -3,6 +3,9 @@ optimistic concurrency, finalizers, namespaces, CRDs, kubeconfig and the pytest 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -311,3 +314,33 @@ def test_keep_alive_requests_are_not_held_back_by_nagle(server: LocalApiServer) 
         assert response.status == 201
         response.read()
     assert time.perf_counter() - start < 2.0
+
+
+def test_pytest_plugin_is_registered_by_the_pytest11_entry_point(
+    request: pytest.FixtureRequest,
+) -> None:
+    """Installed kubeinformers gives every test suite the fixtures, without a conftest."""
+    assert (
+        request.config.pluginmanager.get_plugin("kubeinformers")
+        is sys.modules["kubeinformers.testing.pytest_plugin"]
+    )
+
+
+def test_pytest_plugin_fixtures_in_a_project_without_conftest(tmp_path: Path) -> None:
+    (tmp_path / "test_user.py").write_text(
+        "def test_user(local_api_server, local_api_server_factory):\n"
+        "    other = local_api_server_factory(namespaces=('team-a',))\n"
+        "    assert other.get('v1', 'Namespace', 'team-a')['metadata']['name'] == 'team-a'\n"
+        "    assert local_api_server.get('v1', 'Namespace', 'default')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_user.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed" in proc.stdout
