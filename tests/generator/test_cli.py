@@ -78,3 +78,15 @@ def test_stale_generated_files_are_removed_and_hand_written_ones_kept(tmp_path: 
         top = importlib.import_module("stale")
         assert hasattr(top.CustomInformers, "infra")
         assert not hasattr(top.CustomInformers, "my_app")
+
+
+def test_progress_goes_to_stderr_and_quiet_silences_it(tmp_path: Path) -> None:
+    loud = generate_ok(tmp_path / "loud", "pkg", "--crd", GOLDEN)
+    assert loud.stdout == ""
+    progress = [line for line in loud.stderr.splitlines() if line.startswith("kubeinformers: ")]
+    assert any(line.startswith("kubeinformers: loaded ") for line in progress), loud.stderr
+    assert any(line.startswith("kubeinformers: wrote ") for line in progress), loud.stderr
+    out = tmp_path / "quiet" / "pkg"
+    quiet = run_generator("--crd", GOLDEN, "--out", out, "--package", "pkg", "-q")
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+    assert tree_bytes(out) == tree_bytes(tmp_path / "loud" / "pkg")
