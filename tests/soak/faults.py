@@ -56,6 +56,7 @@ class Injector:
             f("restart-lose-watch-cache", 3, self._restart_lose_history),
             f("restart-renumbered-rv", 2, self._restart_renumbered),
             f("deletes-while-disconnected", 5, self._deletes_while_disconnected),
+            f("rbac-flap-403", 2, self._forbid_briefly),
             f("handler-raises", 7, self._handler_raises),
             f("handler-blocks", 4, self._handler_blocks),
         ]
@@ -89,6 +90,7 @@ class Injector:
             fn()
         self.server.set_latency(0)
         self.server.stall_initial_events_end(False)
+        self.server.allow("pods")
 
     # --- the faults --------------------------------------------------------------------------
 
@@ -172,6 +174,12 @@ class Injector:
         for _ in range(self.rng.randint(2, 6)):
             self.world.delete(self.rng.choice(KINDS))
         self.server.compact()
+
+    def _forbid_briefly(self) -> None:
+        """RBAC takes list/watch on pods away for a moment (403), then gives it back."""
+        self.server.forbid("pods", ["list", "watch"])
+        self.server.drop_watches()
+        self._later(self.rng.uniform(0.2, 1.5), lambda: self.server.allow("pods"))
 
     def _handler_raises(self) -> None:
         self.rng.choice(self.raisers).arm_raise(self.rng.randint(1, 5))

@@ -93,6 +93,7 @@ class SoakResult:
             f"objects_compared={self.objects_compared} lost={self.lost} phantom={self.phantom} "
             f"stale_updates={self.stale_updates} bad_callbacks={self.bad_callbacks} "
             f"tombstones={self.tombstones} writes={self.writes} "
+            f"handler_errors_injected={self.handler_errors} "
             f"duration={self.duration:.1f}s"
         )
 
@@ -287,13 +288,17 @@ class Soak:
             self.result.violations.append(text)
 
     def _sample_phantoms(self, world: World, watched: list[Watched]) -> None:
-        """Continuous check: every cached (key, resourceVersion) was served at some point."""
+        """Continuous check: every (key, resourceVersion) in a cache or a handler's view was
+        served at some point (between checkpoints they may lag, never invent)."""
         with world.lock:
             for w in watched:
-                for key, rv in cache_state(w.informer).items():
-                    if not world.ever_served(w.selection.kind, key, rv):
-                        self.result.phantom += 1
-                        self._violation(f"{w.name}: cache holds {key}@{rv}, never served")
+                views = {"cache": cache_state(w.informer)}
+                views.update({r.name: r.snapshot() for r in w.recorders})
+                for what, view in views.items():
+                    for key, rv in view.items():
+                        if not world.ever_served(w.selection.kind, key, rv):
+                            self.result.phantom += 1
+                            self._violation(f"{w.name} {what} holds {key}@{rv}, never served")
 
     def _converged(self, world: World, watched: list[Watched]) -> bool:
         with world.lock:
