@@ -176,21 +176,33 @@ class _LogScan(logging.Handler):
             self.leaks.append(f"{record.name}: {text[:200]}")
 
 
+# The runtime's loggers and the HTTP library's (its records name the URLs it retried).
+SCANNED_LOGGERS = ("kubeinformers", "urllib3")
+
+
 @contextmanager
 def _captured_logs(secret: str, quiet: bool) -> Iterator[_LogScan]:
-    logger = logging.getLogger("kubeinformers")
+    """Scan every record of SCANNED_LOGGERS; with `quiet`, keep them from other handlers.
+
+    Quiet also matters for leak checking: a handler that keeps records (pytest's log
+    capture) keeps urllib3's "Retrying after connection broken by <error>" records, whose
+    error's traceback holds the socket of the broken connection open.
+    """
     scan = _LogScan(secret)
-    old = (logger.level, logger.propagate)
-    logger.addHandler(scan)
-    logger.setLevel(logging.DEBUG)
-    if quiet:
-        logger.propagate = False
+    loggers = [logging.getLogger(name) for name in SCANNED_LOGGERS]
+    saved = [(lg.level, lg.propagate) for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(scan)
+        lg.setLevel(logging.DEBUG)
+        if quiet:
+            lg.propagate = False
     try:
         yield scan
     finally:
-        logger.removeHandler(scan)
-        logger.setLevel(old[0])
-        logger.propagate = old[1]
+        for lg, (level, propagate) in zip(loggers, saved, strict=True):
+            lg.removeHandler(scan)
+            lg.setLevel(level)
+            lg.propagate = propagate
 
 
 @contextmanager
