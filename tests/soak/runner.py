@@ -1,5 +1,11 @@
 """Runs the soak: informers + handlers against LocalApiServer, a writer, a fault injector.
 
+Five informers over HTTPS with a bearer token: pods (all namespaces, generated factory),
+configmaps restricted to one namespace, the demo CRD's widgets selected by label (generated
+from crds/ into examples/informers), configmaps metadata-only (MetadataSharedInformerFactory),
+and widgets again through the ordered queue (RealFIFO) with eager decoding. Three handlers
+each: a plain one, one that raises when armed, one that blocks for seconds when armed.
+
 Between faults the caches are sampled for phantoms (a key/resourceVersion the server never
 had); every `checkpoint_every` faults the writer pauses, timed faults are undone, and every
 cache and every handler's replayed view must converge to the server's state for its
@@ -29,6 +35,7 @@ from kubeinformers.runtime.factory import SharedInformerFactory as RuntimeFactor
 from kubeinformers.runtime.informer import SharedIndexInformer
 from kubeinformers.runtime.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.listwatch import ListOptions
+from kubeinformers.runtime.transport import ApiListerWatcher
 from kubeinformers.testing.local_api_server import LocalApiServer
 from tests.soak.faults import Injector
 from tests.soak.recorder import Recorder
@@ -232,12 +239,26 @@ def _label_selected(options: ListOptions) -> ListOptions:
 
 def _start_informers(api: Any, stop: threading.Event) -> tuple[list[RuntimeFactory], list[Watched]]:
     from examples.informers import CustomInformers
+    from examples.informers.demo.v1.informers import WidgetInformer
+    from examples.informers.demo.v1.models import Widget
     from kubeinformers.generated import SharedInformerFactory
 
     everything = SharedInformerFactory(api)
     in_namespace = SharedInformerFactory(api, namespace="soak-a")
     labelled = SharedInformerFactory(api, tweak_list_options=_label_selected)
     metadata = MetadataSharedInformerFactory(api)
+    # C-2 (RealFIFO, batches of distinct keys) and eager decoding, on a plain runtime factory
+    ordered = RuntimeFactory(api)
+    ordered_widgets = ordered.informer_for(
+        WidgetInformer.RESOURCE.gvr,
+        lambda resync: SharedIndexInformer(
+            ApiListerWatcher(api, WidgetInformer.RESOURCE, Widget, decode="eager"),
+            Widget,
+            resync,
+            name="widgets-ordered-eager",
+            queue="ordered",
+        ),
+    )
     watched: list[tuple[str, SharedIndexInformer[Any], Selection]] = [
         ("pods", everything.core().v1().pods().informer(), Selection(PODS)),
         (
@@ -255,6 +276,7 @@ def _start_informers(api: Any, stop: threading.Event) -> tuple[list[RuntimeFacto
             metadata.for_resource(in_namespace.core().v1().config_maps().RESOURCE).informer(),
             Selection(CONFIGMAPS),
         ),
+        ("widgets(ordered,eager)", ordered_widgets, Selection(WIDGETS)),
     ]
     result = []
     for name, informer, selection in watched:
@@ -264,7 +286,7 @@ def _start_informers(api: Any, stop: threading.Event) -> tuple[list[RuntimeFacto
                 on_add=r.on_add, on_update=r.on_update, on_delete=r.on_delete
             )
         result.append(Watched(name, informer, selection, recorders))
-    factories: list[RuntimeFactory] = [everything, in_namespace, labelled, metadata]
+    factories: list[RuntimeFactory] = [everything, in_namespace, labelled, metadata, ordered]
     for factory in factories:
         factory.start()
     return factories, result
