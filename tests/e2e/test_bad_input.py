@@ -265,7 +265,7 @@ def test_lazy_decode_caches_a_bad_object_and_reports_it_once_on_first_access(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "reflector.default_watch_error_handler logs every reported bad object again "
+        "reflector.default_watch_error_handler (D16) logs every reported bad object again "
         "('Failed to watch <type>: <error>'), after the transport already logged it once: "
         "two ERROR lines per object, and one more each time a relist meets it again"
     ),

@@ -5,7 +5,8 @@ configmaps metadata-only, and the CRD kind again with the ordered queue (RealFIF
 eager decoding; three handlers each (one raises, one blocks when armed),
 while a writer churns objects and faults fire from a seeded RNG (tests/soak/faults.py).
 Every checkpoint: caches and every handler's replayed view equal the server's state for their
-selection (keys and resourceVersions); every callback is checked against what the handler saw
+selection (keys and resourceVersions) after relists (D8, D14), watch-list stalls and fallbacks
+(D17-D20) and backoffs (D3, D4, D11); every callback is checked against what the handler saw
 before; afterwards no thread or socket of ours is left and no log record holds the token.
 """
 
@@ -25,5 +26,5 @@ def test_short_soak_converges_with_no_lost_phantom_or_stale_events() -> None:
     assert result.faults == result.survived == 50
     assert (result.lost, result.phantom, result.stale_updates, result.bad_callbacks) == (0, 0, 0, 0)
     assert result.objects_compared > 0 and result.writes > 0
-    # relists after compaction meet objects deleted meanwhile: DeletedFinalStateUnknown
+    # relists after compaction meet objects deleted meanwhile: DeletedFinalStateUnknown (A5)
     assert result.tombstones > 0

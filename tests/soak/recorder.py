@@ -2,7 +2,8 @@
 
 Checked on every callback (continuously): an update's old object is what this handler last
 saw for the key (same resourceVersion), an add is for a key it does not hold, an update is for
-a key it does hold. Tombstones (DeletedFinalStateUnknown) are counted. Armed by the fault
+a key it does hold (E3/F10: add vs update follows the cache; G: each handler gets every
+notification in order). Tombstones (DeletedFinalStateUnknown, A5/C1.8) are counted. Armed by the fault
 injector, a recorder raises from its next callbacks or blocks for seconds; it always records
 first, so its view stays the truth of what it was told.
 """
