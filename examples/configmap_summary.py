@@ -32,7 +32,7 @@ from kubernetes.client.exceptions import ApiException
 
 from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.core.v1 import ConfigMap, Pod
-from kubeinformers.runtime.controller_runner import Controller
+from kubeinformers.runtime.controller_runner import Controller, Requeue
 from kubeinformers.runtime.keys import (
     DeletedFinalStateUnknown,
     object_labels,
@@ -133,15 +133,29 @@ class PodSummaryController:
             "data": dict(data),
         }
         if existing is None:
-            self.core.create_namespaced_config_map(namespace, k8s.V1ConfigMap.model_validate(body))
+            try:
+                self.core.create_namespaced_config_map(
+                    namespace, k8s.V1ConfigMap.model_validate(body)
+                )
+            except ApiException as err:
+                if err.status == 409:  # created meanwhile; the cache has not seen it yet
+                    raise Requeue(
+                        f"{namespace}/{SUMMARY_NAME} exists but is not cached yet"
+                    ) from err
+                raise
             log.info("created %s/%s: %s", namespace, SUMMARY_NAME, dict(data))
         else:
             # Optimistic concurrency: a 409 raises, and the controller retries with backoff
             # once the cache has caught up.
             body["metadata"]["resourceVersion"] = object_resource_version(existing)
-            self.core.replace_namespaced_config_map(
-                SUMMARY_NAME, namespace, k8s.V1ConfigMap.model_validate(body)
-            )
+            try:
+                self.core.replace_namespaced_config_map(
+                    SUMMARY_NAME, namespace, k8s.V1ConfigMap.model_validate(body)
+                )
+            except ApiException as err:
+                if err.status == 409:
+                    raise Requeue(f"{namespace}/{SUMMARY_NAME} changed since cached") from err
+                raise
             log.info("updated %s/%s: %s", namespace, SUMMARY_NAME, dict(data))
 
     def _delete(self, namespace: str, existing: ConfigMap) -> None:

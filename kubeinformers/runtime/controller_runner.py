@@ -57,6 +57,12 @@ class WatchableInformer(Protocol[T_co]):
     def has_synced(self) -> bool: ...
 
 
+class Requeue(Exception):
+    """Raised by ``reconcile`` for an expected, transient condition (a 409 Conflict because the
+    cache is behind, a dependency not ready yet): the key is retried with rate limiting like a
+    failure, but logged as one INFO line with the reason, no traceback."""
+
+
 class Controller(Generic[K]):
     """N workers calling a typed ``reconcile(key)`` for the keys informers enqueue.
 
@@ -210,6 +216,10 @@ class Controller(Generic[K]):
         """One reconcile of ``key`` with the retry policy (the worker's body)."""
         try:
             requeue_after = self.reconcile(key)
+        except Requeue as why:
+            self._log.info("requeueing %r with backoff: %s", key, why)
+            self.queue.add_rate_limited(key)
+            return
         except Exception as err:
             retries = self.queue.num_requeues(key)
             if self.max_retries is not None and retries >= self.max_retries:

@@ -591,3 +591,27 @@ def test_waiting_for_sync_says_so(
         threading.Timer(0.3, stop.set).start()
         assert not controller.wait_for_cache_sync(stop)
     assert any("1 of 1 caches to sync" in r.getMessage() for r in caplog.records)
+
+
+def test_requeue_retries_with_backoff_and_logs_one_line_without_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from kubeinformers.runtime.controller_runner import Requeue
+
+    calls: list[str] = []
+
+    def reconcile(key: str) -> None:
+        calls.append(key)
+        if len(calls) == 1:
+            raise Requeue("cache is behind")
+
+    controller: Controller[str] = Controller("requeue-test", reconcile)
+    with caplog.at_level(logging.DEBUG, logger="kubeinformers"):
+        controller.process("ns/a")
+    assert controller.queue.num_requeues("ns/a") == 1  # rate-limited like a failure
+    records = [r for r in caplog.records if "ns/a" in r.getMessage()]
+    assert [r.levelno for r in records] == [logging.INFO]
+    assert records[0].exc_info is None and "cache is behind" in records[0].getMessage()
+    controller.process("ns/a")
+    assert calls == ["ns/a", "ns/a"] and controller.queue.num_requeues("ns/a") == 0
+    controller.queue.shut_down()
