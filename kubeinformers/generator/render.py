@@ -62,6 +62,10 @@ class VersionCtx:
         return any(k.namespaced for k in self.kinds)
 
     @property
+    def has_cluster_scoped(self) -> bool:
+        return any(not k.namespaced for k in self.kinds)
+
+    @property
     def example(self) -> str:
         return self.kinds[0].model if self.kinds else (self.classes[0] if self.classes else "*")
 

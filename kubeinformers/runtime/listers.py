@@ -26,8 +26,10 @@ __all__ = [
     "GenericLister",
     "GenericNamespaceLister",
     "IndexerReader",
+    "ClusterLister",
     "Lister",
     "NamespaceLister",
+    "NamespacedLister",
     "NotFoundError",
     "filter_by_selector",
 ]
@@ -147,11 +149,13 @@ class NamespaceLister(Generic[T]):
 
 
 class Lister(Generic[T]):
-    """A typed lister over an informer's indexer (the base of every generated lister, H9).
+    """The base of every typed lister (H9): `list(selector)` over all namespaces.
 
-    `list(selector)` covers all namespaces. Namespaced resources are read per namespace through
-    `by_namespace(ns)` (generated listers name it after the kind: `PodLister.pods(ns)`);
-    cluster-scoped ones directly with `get(name)`.
+    It has no `get`: reading one object needs a namespace for a namespaced resource and none
+    for a cluster-scoped one, so that step lives in the two subclasses, and mypy rejects
+    `pods().lister().get(name)` and `nodes().lister().by_namespace(ns)` instead of letting them
+    fail at run time. Generated listers subclass `NamespacedLister` (`PodLister.pods(ns)`) or
+    `ClusterLister` (`NodeLister.get(name)`).
     """
 
     __slots__ = ("_indexer", "_resource")
@@ -172,22 +176,41 @@ class Lister(Generic[T]):
         """All cached objects whose labels match `selector` (order unspecified)."""
         return filter_by_selector(self._indexer.list(), to_selector(selector))
 
-    def by_namespace(self, namespace: str) -> NamespaceLister[T]:
-        """A lister for one namespace of a namespaced resource ("" = all namespaces)."""
-        if not self._resource.namespaced:
+
+class NamespacedLister(Lister[T]):
+    """A lister of a namespaced resource: one namespace is read through `by_namespace(ns)`
+    (generated listers name the step after the kind: `PodLister.pods(ns)`; H9)."""
+
+    __slots__ = ()
+
+    def __init__(self, indexer: IndexerReader[T], resource: APIResource) -> None:
+        if not resource.namespaced:
             raise TypeError(
-                f"{self._resource.gvr.group_resource()} is cluster-scoped: "
-                "use the lister's get(name) and list() directly"
+                f"{resource.gvr.group_resource()} is cluster-scoped: "
+                "use a ClusterLister, whose get(name) needs no namespace"
             )
+        super().__init__(indexer, resource)
+
+    def by_namespace(self, namespace: str) -> NamespaceLister[T]:
+        """A lister for one namespace ("" = all namespaces, and `get` takes the bare name)."""
         return NamespaceLister(self._indexer, self._resource, namespace)
 
-    def get(self, name: str) -> T:
-        """A cluster-scoped object by name; NotFoundError (404) when it is not cached."""
-        if self._resource.namespaced:
+
+class ClusterLister(Lister[T]):
+    """A lister of a cluster-scoped resource: `get(name)`, no namespace step (H9)."""
+
+    __slots__ = ()
+
+    def __init__(self, indexer: IndexerReader[T], resource: APIResource) -> None:
+        if resource.namespaced:
             raise TypeError(
-                f"{self._resource.gvr.group_resource()} is namespaced: "
-                f"use by_namespace(namespace).get({name!r})"
+                f"{resource.gvr.group_resource()} is namespaced: use a NamespacedLister "
+                "and read one object with by_namespace(namespace).get(name)"
             )
+        super().__init__(indexer, resource)
+
+    def get(self, name: str) -> T:
+        """The cached object `name`; NotFoundError (404) when it is not cached."""
         obj = self._indexer.get_by_key(name)
         if obj is None:
             raise NotFoundError(self._resource.group, self._resource.singular_name, name)

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from kubeinformers.runtime.informer import SharedIndexInformer
-from kubeinformers.runtime.listers import Lister
+from kubeinformers.runtime.listers import ClusterLister, Lister, NamespacedLister
 from kubeinformers.runtime.model import KubeModel
 from kubeinformers.runtime.resource import APIResource
 
@@ -99,9 +99,10 @@ def _public_methods(cls: type) -> list[str]:
 
 
 def _lister_model(lister_cls: type) -> type:
-    """T of a generated `XLister(Lister[T])`."""
+    """T of a generated `XLister(NamespacedLister[T])` or `XLister(ClusterLister[T])`."""
     for base in getattr(lister_cls, "__orig_bases__", ()):
-        if typing.get_origin(base) is Lister:
+        origin = typing.get_origin(base)
+        if isinstance(origin, type) and issubclass(origin, Lister):
             (model,) = typing.get_args(base)
             return typing.cast(type, model)
     raise AssertionError(f"{lister_cls} is not a Lister[T]")
@@ -184,13 +185,17 @@ def test_each_lister_is_typed_with_the_kinds_model(walked: dict[GVK, Found]) -> 
 
 
 def test_cluster_scoped_listers_have_no_namespace_step(walked: dict[GVK, Found]) -> None:
-    """Namespaced: `pods(namespace)`; cluster-scoped (`nodes`): `get(name)` only."""
+    """Namespaced: `pods(namespace)` on a NamespacedLister; cluster-scoped (`nodes`): `get(name)`
+    only, on a ClusterLister (H9)."""
     wrong = []
     for key, found in sorted(walked.items()):
         step = found.chain[2]
         has_step = callable(vars(found.lister_cls).get(step))
         if has_step != found.resource.namespaced:
             wrong.append(f"{key}: namespaced={found.resource.namespaced}, {step}() step={has_step}")
+        base = NamespacedLister if found.resource.namespaced else ClusterLister
+        if not issubclass(found.lister_cls, base):
+            wrong.append(f"{key}: {found.lister_cls.__name__} is not a {base.__name__}")
     assert wrong == []
 
 

@@ -12,8 +12,10 @@ from pydantic import Field
 from kubeinformers.runtime import labels, listers
 from kubeinformers.runtime.errors import ApiStatusError
 from kubeinformers.runtime.listers import (
+    ClusterLister,
     GenericLister,
     Lister,
+    NamespacedLister,
     NamespaceLister,
     NotFoundError,
 )
@@ -69,7 +71,7 @@ def pod_indexer() -> Indexer[Obj]:
 
 
 def test_h9_list_all_namespaces_with_selector(pod_indexer: Indexer[Obj]) -> None:
-    lister: Lister[Obj] = Lister(pod_indexer, PODS)
+    lister: NamespacedLister[Obj] = NamespacedLister(pod_indexer, PODS)
     assert names(lister.list("app=web,tier in (fe,be),!canary")) == [
         "default/web-1",
         "default/web-2",
@@ -90,13 +92,13 @@ def test_h9_everything_returns_all_without_reading_labels(
         raise AssertionError("labels were read")
 
     monkeypatch.setattr(listers, "object_labels", boom)
-    lister: Lister[Obj] = Lister(pod_indexer, PODS)
+    lister: NamespacedLister[Obj] = NamespacedLister(pod_indexer, PODS)
     assert len(lister.list(labels.everything())) == 5
     assert len(lister.by_namespace("default").list()) == 3
 
 
 def test_h9_nothing_returns_nothing(pod_indexer: Indexer[Obj]) -> None:
-    lister: Lister[Obj] = Lister(pod_indexer, PODS)
+    lister: NamespacedLister[Obj] = NamespacedLister(pod_indexer, PODS)
     assert lister.list(labels.nothing()) == []
     assert lister.by_namespace("default").list(labels.nothing()) == []
     assert lister.by_namespace("").list(labels.nothing()) == []
@@ -115,7 +117,7 @@ def test_h9_namespace_lister_lists_one_namespace_through_the_index(
     indexer = NoScanIndexer(indexers={NAMESPACE_INDEX: meta_namespace_index_func})
     for obj in pod_indexer.snapshot().values():
         indexer.add(obj)
-    ns_lister: NamespaceLister[Any] = Lister(indexer, PODS).by_namespace("default")
+    ns_lister: NamespaceLister[Any] = NamespacedLister(indexer, PODS).by_namespace("default")
     assert isinstance(ns_lister, NamespaceLister)
     assert names(ns_lister.list()) == ["default/db", "default/web-1", "default/web-2"]
     assert names(ns_lister.list("app=web")) == ["default/web-1", "default/web-2"]
@@ -131,7 +133,7 @@ def test_h9_missing_namespace_index_falls_back_to_scan_with_a_warning(
         pod("other", "c", app="web"),
         with_namespace_index=False,
     )
-    ns_lister = Lister(indexer, PODS).by_namespace("default")
+    ns_lister = NamespacedLister(indexer, PODS).by_namespace("default")
     with caplog.at_level(logging.WARNING, logger="kubeinformers.listers"):
         assert names(ns_lister.list()) == ["default/a", "default/b"]
         assert names(ns_lister.list("app=web")) == ["default/a"]
@@ -140,13 +142,13 @@ def test_h9_missing_namespace_index_falls_back_to_scan_with_a_warning(
 
 
 def test_h9_namespace_lister_with_empty_namespace_covers_all(pod_indexer: Indexer[Obj]) -> None:
-    ns_lister = Lister(pod_indexer, PODS).by_namespace("")
+    ns_lister = NamespacedLister(pod_indexer, PODS).by_namespace("")
     assert len(ns_lister.list()) == 5
     assert names(ns_lister.list("tier=fe")) == ["default/web-1", "other/web-3"]
 
 
 def test_h9_namespace_lister_get_looks_up_namespace_slash_name(pod_indexer: Indexer[Obj]) -> None:
-    lister: Lister[Obj] = Lister(pod_indexer, PODS)
+    lister: NamespacedLister[Obj] = NamespacedLister(pod_indexer, PODS)
     got = lister.by_namespace("kube-system").get("dns")
     assert got.metadata is not None and got.metadata.name == "dns"
     with pytest.raises(NotFoundError):
@@ -155,7 +157,7 @@ def test_h9_namespace_lister_get_looks_up_namespace_slash_name(pod_indexer: Inde
 
 def test_h9_empty_namespace_get_looks_up_the_bare_name() -> None:
     indexer = indexed(pod("", "loose"), pod("default", "loose"))
-    got = Lister(indexer, PODS).by_namespace("").get("loose")
+    got = NamespacedLister(indexer, PODS).by_namespace("").get("loose")
     assert got.metadata is not None and got.metadata.namespace is None
 
 
@@ -163,7 +165,7 @@ def test_h9_not_found_is_a_404_api_error_naming_resource_namespace_and_name(
     pod_indexer: Indexer[Obj],
 ) -> None:
     with pytest.raises(NotFoundError) as info:
-        Lister(pod_indexer, PODS).by_namespace("default").get("nginx")
+        NamespacedLister(pod_indexer, PODS).by_namespace("default").get("nginx")
     err = info.value
     assert isinstance(err, ApiStatusError)
     assert err.code == 404
@@ -175,14 +177,14 @@ def test_h9_not_found_is_a_404_api_error_naming_resource_namespace_and_name(
 
 def test_h9_not_found_names_the_group_of_non_core_resources() -> None:
     with pytest.raises(NotFoundError) as info:
-        Lister(indexed(), DEPLOYMENTS).by_namespace("prod").get("web")
+        NamespacedLister(indexed(), DEPLOYMENTS).by_namespace("prod").get("web")
     assert str(info.value) == 'deployment.apps "web" not found in namespace "prod"'
     assert info.value.details == {"group": "apps", "kind": "deployment", "name": "web"}
 
 
 def test_h9_cluster_scoped_lister_gets_by_name() -> None:
     indexer = indexed(pod("", "node-1", role="worker"), pod("", "node-2", role="master"))
-    lister: Lister[Obj] = Lister(indexer, NODES)
+    lister: ClusterLister[Obj] = ClusterLister(indexer, NODES)
     got = lister.get("node-1")
     assert got.metadata is not None and got.metadata.name == "node-1"
     assert names(lister.list("role=master")) == ["/node-2"]
@@ -192,10 +194,23 @@ def test_h9_cluster_scoped_lister_gets_by_name() -> None:
 
 
 def test_h9_scope_mistakes_are_explained() -> None:
-    with pytest.raises(TypeError, match="nodes is cluster-scoped"):
-        Lister(indexed(), NODES).by_namespace("default")
-    with pytest.raises(TypeError, match=r"pods is namespaced: use by_namespace\(namespace\)"):
-        Lister(indexed(), PODS).get("x")
+    with pytest.raises(TypeError, match="nodes is cluster-scoped: use a ClusterLister"):
+        NamespacedLister(indexed(), NODES)
+    with pytest.raises(TypeError, match="pods is namespaced: use a NamespacedLister"):
+        ClusterLister(indexed(), PODS)
+
+
+def test_h9_the_base_lister_lists_but_has_no_get_nor_namespace_step(
+    pod_indexer: Indexer[Obj],
+) -> None:
+    """H9: the scope decides how one object is read, so the common base only lists."""
+    lister: Lister[Obj] = Lister(pod_indexer, PODS)
+    assert len(lister.list("app=web")) == 3
+    assert not hasattr(lister, "get")
+    assert not hasattr(lister, "by_namespace")
+    assert not hasattr(NamespacedLister(pod_indexer, PODS), "get")
+    assert not hasattr(ClusterLister(indexed(), NODES), "by_namespace")
+    assert issubclass(NamespacedLister, Lister) and issubclass(ClusterLister, Lister)
 
 
 def test_h9_listers_work_on_mapping_objects() -> None:
@@ -203,14 +218,14 @@ def test_h9_listers_work_on_mapping_objects() -> None:
         {"metadata": {"name": "a", "namespace": "ns", "labels": {"app": "web"}}},
         {"metadata": {"name": "b", "namespace": "ns"}},
     ]
-    ns_lister = Lister(indexed(*objs), PODS).by_namespace("ns")
+    ns_lister = NamespacedLister(indexed(*objs), PODS).by_namespace("ns")
     assert [o["metadata"]["name"] for o in ns_lister.list("app=web")] == ["a"]
     assert [o["metadata"]["name"] for o in ns_lister.list("!app")] == ["b"]
 
 
 def test_bad_selector_raises_value_error(pod_indexer: Indexer[Obj]) -> None:
     with pytest.raises(ValueError, match="at position"):
-        Lister(pod_indexer, PODS).list("app in web")
+        NamespacedLister(pod_indexer, PODS).list("app in web")
 
 
 def test_not_found_error_pickles() -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.listers import Lister as _Lister
+from kubeinformers.runtime.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.listers import NamespaceLister as _NamespaceLister
 from kubeinformers.runtime.resource import APIResource as _APIResource
 
@@ -18,7 +19,7 @@ from .models import (
 )
 
 
-class GadgetLister(_Lister[Gadget]):
+class GadgetLister(_ClusterLister[Gadget]):
     """Lists gadgets (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -36,7 +37,7 @@ class GadgetLister(_Lister[Gadget]):
     )
 
 
-class WidgetLister(_Lister[Widget]):
+class WidgetLister(_NamespacedLister[Widget]):
     """Lists widgets in all namespaces; `widgets(namespace)` reads one namespace."""
 
     __slots__ = ()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.listers import Lister as _Lister
+from kubeinformers.runtime.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.resource import APIResource as _APIResource
 
 from .models import (
@@ -19,7 +19,7 @@ from .models import (
 )
 
 
-class MutatingWebhookConfigurationLister(_Lister[MutatingWebhookConfiguration]):
+class MutatingWebhookConfigurationLister(_ClusterLister[MutatingWebhookConfiguration]):
     """Lists mutatingwebhookconfigurations (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -37,7 +37,7 @@ class MutatingWebhookConfigurationLister(_Lister[MutatingWebhookConfiguration]):
     )
 
 
-class ValidatingAdmissionPolicyLister(_Lister[ValidatingAdmissionPolicy]):
+class ValidatingAdmissionPolicyLister(_ClusterLister[ValidatingAdmissionPolicy]):
     """Lists validatingadmissionpolicies (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -55,7 +55,7 @@ class ValidatingAdmissionPolicyLister(_Lister[ValidatingAdmissionPolicy]):
     )
 
 
-class ValidatingAdmissionPolicyBindingLister(_Lister[ValidatingAdmissionPolicyBinding]):
+class ValidatingAdmissionPolicyBindingLister(_ClusterLister[ValidatingAdmissionPolicyBinding]):
     """Lists validatingadmissionpolicybindings (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -73,7 +73,7 @@ class ValidatingAdmissionPolicyBindingLister(_Lister[ValidatingAdmissionPolicyBi
     )
 
 
-class ValidatingWebhookConfigurationLister(_Lister[ValidatingWebhookConfiguration]):
+class ValidatingWebhookConfigurationLister(_ClusterLister[ValidatingWebhookConfiguration]):
     """Lists validatingwebhookconfigurations (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.listers import Lister as _Lister
+from kubeinformers.runtime.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.resource import APIResource as _APIResource
 
 from .models import (
@@ -17,7 +17,7 @@ from .models import (
 )
 
 
-class MutatingAdmissionPolicyLister(_Lister[MutatingAdmissionPolicy]):
+class MutatingAdmissionPolicyLister(_ClusterLister[MutatingAdmissionPolicy]):
     """Lists mutatingadmissionpolicies (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -35,7 +35,7 @@ class MutatingAdmissionPolicyLister(_Lister[MutatingAdmissionPolicy]):
     )
 
 
-class MutatingAdmissionPolicyBindingLister(_Lister[MutatingAdmissionPolicyBinding]):
+class MutatingAdmissionPolicyBindingLister(_ClusterLister[MutatingAdmissionPolicyBinding]):
     """Lists mutatingadmissionpolicybindings (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.listers import Lister as _Lister
+from kubeinformers.runtime.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.listers import NamespaceLister as _NamespaceLister
 from kubeinformers.runtime.resource import APIResource as _APIResource
 
@@ -21,7 +21,7 @@ from .models import (
 )
 
 
-class ControllerRevisionLister(_Lister[ControllerRevision]):
+class ControllerRevisionLister(_NamespacedLister[ControllerRevision]):
     """Lists controllerrevisions in all namespaces; `controller_revisions(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -43,7 +43,7 @@ class ControllerRevisionLister(_Lister[ControllerRevision]):
         return self.by_namespace(namespace)
 
 
-class DaemonSetLister(_Lister[DaemonSet]):
+class DaemonSetLister(_NamespacedLister[DaemonSet]):
     """Lists daemonsets in all namespaces; `daemon_sets(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -65,7 +65,7 @@ class DaemonSetLister(_Lister[DaemonSet]):
         return self.by_namespace(namespace)
 
 
-class DeploymentLister(_Lister[Deployment]):
+class DeploymentLister(_NamespacedLister[Deployment]):
     """Lists deployments in all namespaces; `deployments(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -87,7 +87,7 @@ class DeploymentLister(_Lister[Deployment]):
         return self.by_namespace(namespace)
 
 
-class ReplicaSetLister(_Lister[ReplicaSet]):
+class ReplicaSetLister(_NamespacedLister[ReplicaSet]):
     """Lists replicasets in all namespaces; `replica_sets(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -109,7 +109,7 @@ class ReplicaSetLister(_Lister[ReplicaSet]):
         return self.by_namespace(namespace)
 
 
-class StatefulSetLister(_Lister[StatefulSet]):
+class StatefulSetLister(_NamespacedLister[StatefulSet]):
     """Lists statefulsets in all namespaces; `stateful_sets(namespace)` reads one namespace."""
 
     __slots__ = ()

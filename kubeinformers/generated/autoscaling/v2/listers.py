@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.listers import Lister as _Lister
+from kubeinformers.runtime.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.listers import NamespaceLister as _NamespaceLister
 from kubeinformers.runtime.resource import APIResource as _APIResource
 
@@ -17,7 +17,7 @@ from .models import (
 )
 
 
-class HorizontalPodAutoscalerLister(_Lister[HorizontalPodAutoscaler]):
+class HorizontalPodAutoscalerLister(_NamespacedLister[HorizontalPodAutoscaler]):
     """Lists horizontalpodautoscalers in all namespaces; `horizontal_pod_autoscalers(namespace)` reads one namespace."""
 
     __slots__ = ()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.listers import Lister as _Lister
+from kubeinformers.runtime.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.listers import NamespaceLister as _NamespaceLister
 from kubeinformers.runtime.resource import APIResource as _APIResource
 
@@ -18,7 +18,7 @@ from .models import (
 )
 
 
-class CronJobLister(_Lister[CronJob]):
+class CronJobLister(_NamespacedLister[CronJob]):
     """Lists cronjobs in all namespaces; `cron_jobs(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -40,7 +40,7 @@ class CronJobLister(_Lister[CronJob]):
         return self.by_namespace(namespace)
 
 
-class JobLister(_Lister[Job]):
+class JobLister(_NamespacedLister[Job]):
     """Lists jobs in all namespaces; `jobs(namespace)` reads one namespace."""
 
     __slots__ = ()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.listers import Lister as _Lister
+from kubeinformers.runtime.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.resource import APIResource as _APIResource
 
 from .models import (
@@ -16,7 +16,7 @@ from .models import (
 )
 
 
-class CertificateSigningRequestLister(_Lister[CertificateSigningRequest]):
+class CertificateSigningRequestLister(_ClusterLister[CertificateSigningRequest]):
     """Lists certificatesigningrequests (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.listers import Lister as _Lister
+from kubeinformers.runtime.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.listers import NamespaceLister as _NamespaceLister
 from kubeinformers.runtime.resource import APIResource as _APIResource
 
@@ -18,7 +19,7 @@ from .models import (
 )
 
 
-class ClusterTrustBundleLister(_Lister[ClusterTrustBundle]):
+class ClusterTrustBundleLister(_ClusterLister[ClusterTrustBundle]):
     """Lists clustertrustbundles (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -36,7 +37,7 @@ class ClusterTrustBundleLister(_Lister[ClusterTrustBundle]):
     )
 
 
-class PodCertificateRequestLister(_Lister[PodCertificateRequest]):
+class PodCertificateRequestLister(_NamespacedLister[PodCertificateRequest]):
     """Lists podcertificaterequests in all namespaces; `pod_certificate_requests(namespace)` reads one namespace."""
 
     __slots__ = ()

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.listers import Lister as _Lister
+from kubeinformers.runtime.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.listers import NamespaceLister as _NamespaceLister
 from kubeinformers.runtime.resource import APIResource as _APIResource
 
@@ -31,7 +32,7 @@ from .models import (
 )
 
 
-class ConfigMapLister(_Lister[ConfigMap]):
+class ConfigMapLister(_NamespacedLister[ConfigMap]):
     """Lists configmaps in all namespaces; `config_maps(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -53,7 +54,7 @@ class ConfigMapLister(_Lister[ConfigMap]):
         return self.by_namespace(namespace)
 
 
-class EndpointsLister(_Lister[Endpoints]):
+class EndpointsLister(_NamespacedLister[Endpoints]):
     """Lists endpoints in all namespaces; `endpoints(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -75,7 +76,7 @@ class EndpointsLister(_Lister[Endpoints]):
         return self.by_namespace(namespace)
 
 
-class EventLister(_Lister[Event]):
+class EventLister(_NamespacedLister[Event]):
     """Lists events in all namespaces; `events(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -97,7 +98,7 @@ class EventLister(_Lister[Event]):
         return self.by_namespace(namespace)
 
 
-class LimitRangeLister(_Lister[LimitRange]):
+class LimitRangeLister(_NamespacedLister[LimitRange]):
     """Lists limitranges in all namespaces; `limit_ranges(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -119,7 +120,7 @@ class LimitRangeLister(_Lister[LimitRange]):
         return self.by_namespace(namespace)
 
 
-class NamespaceLister(_Lister[Namespace]):
+class NamespaceLister(_ClusterLister[Namespace]):
     """Lists namespaces (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -135,7 +136,7 @@ class NamespaceLister(_Lister[Namespace]):
     )
 
 
-class NodeLister(_Lister[Node]):
+class NodeLister(_ClusterLister[Node]):
     """Lists nodes (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -153,7 +154,7 @@ class NodeLister(_Lister[Node]):
     )
 
 
-class PersistentVolumeClaimLister(_Lister[PersistentVolumeClaim]):
+class PersistentVolumeClaimLister(_NamespacedLister[PersistentVolumeClaim]):
     """Lists persistentvolumeclaims in all namespaces; `persistent_volume_claims(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -175,7 +176,7 @@ class PersistentVolumeClaimLister(_Lister[PersistentVolumeClaim]):
         return self.by_namespace(namespace)
 
 
-class PersistentVolumeLister(_Lister[PersistentVolume]):
+class PersistentVolumeLister(_ClusterLister[PersistentVolume]):
     """Lists persistentvolumes (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -193,7 +194,7 @@ class PersistentVolumeLister(_Lister[PersistentVolume]):
     )
 
 
-class PodTemplateLister(_Lister[PodTemplate]):
+class PodTemplateLister(_NamespacedLister[PodTemplate]):
     """Lists podtemplates in all namespaces; `pod_templates(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -215,7 +216,7 @@ class PodTemplateLister(_Lister[PodTemplate]):
         return self.by_namespace(namespace)
 
 
-class PodLister(_Lister[Pod]):
+class PodLister(_NamespacedLister[Pod]):
     """Lists pods in all namespaces; `pods(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -237,7 +238,7 @@ class PodLister(_Lister[Pod]):
         return self.by_namespace(namespace)
 
 
-class ReplicationControllerLister(_Lister[ReplicationController]):
+class ReplicationControllerLister(_NamespacedLister[ReplicationController]):
     """Lists replicationcontrollers in all namespaces; `replication_controllers(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -259,7 +260,7 @@ class ReplicationControllerLister(_Lister[ReplicationController]):
         return self.by_namespace(namespace)
 
 
-class ResourceQuotaLister(_Lister[ResourceQuota]):
+class ResourceQuotaLister(_NamespacedLister[ResourceQuota]):
     """Lists resourcequotas in all namespaces; `resource_quotas(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -281,7 +282,7 @@ class ResourceQuotaLister(_Lister[ResourceQuota]):
         return self.by_namespace(namespace)
 
 
-class SecretLister(_Lister[Secret]):
+class SecretLister(_NamespacedLister[Secret]):
     """Lists secrets in all namespaces; `secrets(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -303,7 +304,7 @@ class SecretLister(_Lister[Secret]):
         return self.by_namespace(namespace)
 
 
-class ServiceAccountLister(_Lister[ServiceAccount]):
+class ServiceAccountLister(_NamespacedLister[ServiceAccount]):
     """Lists serviceaccounts in all namespaces; `service_accounts(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -325,7 +326,7 @@ class ServiceAccountLister(_Lister[ServiceAccount]):
         return self.by_namespace(namespace)
 
 
-class ServiceLister(_Lister[Service]):
+class ServiceLister(_NamespacedLister[Service]):
     """Lists services in all namespaces; `services(namespace)` reads one namespace."""
 
     __slots__ = ()

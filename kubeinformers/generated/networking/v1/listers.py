@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.listers import Lister as _Lister
+from kubeinformers.runtime.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.listers import NamespaceLister as _NamespaceLister
 from kubeinformers.runtime.resource import APIResource as _APIResource
 
@@ -21,7 +22,7 @@ from .models import (
 )
 
 
-class IngressClassLister(_Lister[IngressClass]):
+class IngressClassLister(_ClusterLister[IngressClass]):
     """Lists ingressclasses (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -39,7 +40,7 @@ class IngressClassLister(_Lister[IngressClass]):
     )
 
 
-class IngressLister(_Lister[Ingress]):
+class IngressLister(_NamespacedLister[Ingress]):
     """Lists ingresses in all namespaces; `ingresses(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -61,7 +62,7 @@ class IngressLister(_Lister[Ingress]):
         return self.by_namespace(namespace)
 
 
-class IPAddressLister(_Lister[IPAddress]):
+class IPAddressLister(_ClusterLister[IPAddress]):
     """Lists ipaddresses (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -79,7 +80,7 @@ class IPAddressLister(_Lister[IPAddress]):
     )
 
 
-class NetworkPolicyLister(_Lister[NetworkPolicy]):
+class NetworkPolicyLister(_NamespacedLister[NetworkPolicy]):
     """Lists networkpolicies in all namespaces; `network_policies(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -101,7 +102,7 @@ class NetworkPolicyLister(_Lister[NetworkPolicy]):
         return self.by_namespace(namespace)
 
 
-class ServiceCIDRLister(_Lister[ServiceCIDR]):
+class ServiceCIDRLister(_ClusterLister[ServiceCIDR]):
     """Lists servicecidrs (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.listers import Lister as _Lister
+from kubeinformers.runtime.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.resource import APIResource as _APIResource
 
 from .models import (
@@ -17,7 +17,7 @@ from .models import (
 )
 
 
-class IPAddressLister(_Lister[IPAddress]):
+class IPAddressLister(_ClusterLister[IPAddress]):
     """Lists ipaddresses (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -35,7 +35,7 @@ class IPAddressLister(_Lister[IPAddress]):
     )
 
 
-class ServiceCIDRLister(_Lister[ServiceCIDR]):
+class ServiceCIDRLister(_ClusterLister[ServiceCIDR]):
     """Lists servicecidrs (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.listers import Lister as _Lister
+from kubeinformers.runtime.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.listers import NamespaceLister as _NamespaceLister
 from kubeinformers.runtime.resource import APIResource as _APIResource
 
@@ -20,7 +21,7 @@ from .models import (
 )
 
 
-class ClusterRoleBindingLister(_Lister[ClusterRoleBinding]):
+class ClusterRoleBindingLister(_ClusterLister[ClusterRoleBinding]):
     """Lists clusterrolebindings (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -38,7 +39,7 @@ class ClusterRoleBindingLister(_Lister[ClusterRoleBinding]):
     )
 
 
-class ClusterRoleLister(_Lister[ClusterRole]):
+class ClusterRoleLister(_ClusterLister[ClusterRole]):
     """Lists clusterroles (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -56,7 +57,7 @@ class ClusterRoleLister(_Lister[ClusterRole]):
     )
 
 
-class RoleBindingLister(_Lister[RoleBinding]):
+class RoleBindingLister(_NamespacedLister[RoleBinding]):
     """Lists rolebindings in all namespaces; `role_bindings(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -78,7 +79,7 @@ class RoleBindingLister(_Lister[RoleBinding]):
         return self.by_namespace(namespace)
 
 
-class RoleLister(_Lister[Role]):
+class RoleLister(_NamespacedLister[Role]):
     """Lists roles in all namespaces; `roles(namespace)` reads one namespace."""
 
     __slots__ = ()

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.listers import Lister as _Lister
+from kubeinformers.runtime.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.listers import NamespaceLister as _NamespaceLister
 from kubeinformers.runtime.resource import APIResource as _APIResource
 
@@ -20,7 +21,7 @@ from .models import (
 )
 
 
-class DeviceClassLister(_Lister[DeviceClass]):
+class DeviceClassLister(_ClusterLister[DeviceClass]):
     """Lists deviceclasses (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -38,7 +39,7 @@ class DeviceClassLister(_Lister[DeviceClass]):
     )
 
 
-class ResourceClaimTemplateLister(_Lister[ResourceClaimTemplate]):
+class ResourceClaimTemplateLister(_NamespacedLister[ResourceClaimTemplate]):
     """Lists resourceclaimtemplates in all namespaces; `resource_claim_templates(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -60,7 +61,7 @@ class ResourceClaimTemplateLister(_Lister[ResourceClaimTemplate]):
         return self.by_namespace(namespace)
 
 
-class ResourceClaimLister(_Lister[ResourceClaim]):
+class ResourceClaimLister(_NamespacedLister[ResourceClaim]):
     """Lists resourceclaims in all namespaces; `resource_claims(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -82,7 +83,7 @@ class ResourceClaimLister(_Lister[ResourceClaim]):
         return self.by_namespace(namespace)
 
 
-class ResourceSliceLister(_Lister[ResourceSlice]):
+class ResourceSliceLister(_ClusterLister[ResourceSlice]):
     """Lists resourceslices (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()

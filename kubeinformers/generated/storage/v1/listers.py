@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.listers import Lister as _Lister
+from kubeinformers.runtime.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.listers import NamespaceLister as _NamespaceLister
 from kubeinformers.runtime.resource import APIResource as _APIResource
 
@@ -22,7 +23,7 @@ from .models import (
 )
 
 
-class CSIDriverLister(_Lister[CSIDriver]):
+class CSIDriverLister(_ClusterLister[CSIDriver]):
     """Lists csidrivers (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -40,7 +41,7 @@ class CSIDriverLister(_Lister[CSIDriver]):
     )
 
 
-class CSINodeLister(_Lister[CSINode]):
+class CSINodeLister(_ClusterLister[CSINode]):
     """Lists csinodes (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -58,7 +59,7 @@ class CSINodeLister(_Lister[CSINode]):
     )
 
 
-class CSIStorageCapacityLister(_Lister[CSIStorageCapacity]):
+class CSIStorageCapacityLister(_NamespacedLister[CSIStorageCapacity]):
     """Lists csistoragecapacities in all namespaces; `csi_storage_capacities(namespace)` reads one namespace."""
 
     __slots__ = ()
@@ -80,7 +81,7 @@ class CSIStorageCapacityLister(_Lister[CSIStorageCapacity]):
         return self.by_namespace(namespace)
 
 
-class StorageClassLister(_Lister[StorageClass]):
+class StorageClassLister(_ClusterLister[StorageClass]):
     """Lists storageclasses (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -98,7 +99,7 @@ class StorageClassLister(_Lister[StorageClass]):
     )
 
 
-class VolumeAttachmentLister(_Lister[VolumeAttachment]):
+class VolumeAttachmentLister(_ClusterLister[VolumeAttachment]):
     """Lists volumeattachments (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()
@@ -116,7 +117,7 @@ class VolumeAttachmentLister(_Lister[VolumeAttachment]):
     )
 
 
-class VolumeAttributesClassLister(_Lister[VolumeAttributesClass]):
+class VolumeAttributesClassLister(_ClusterLister[VolumeAttributesClass]):
     """Lists volumeattributesclasses (cluster-scoped); `get(name)` reads one."""
 
     __slots__ = ()

@@ -1,0 +1,101 @@
+"""mypy --strict knows a lister's scope (H9): a namespaced kind is read through its namespace
+step (`pods(ns).get(name)`), a cluster-scoped kind directly (`nodes().lister().get(name)`);
+the wrong one is a type error, not a TypeError at run time.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kubeinformers.generated.core.v1.listers import NodeLister, PodLister
+from kubeinformers.runtime.listers import ClusterLister, Lister, NamespacedLister
+from tests.generator.genutil import REPO, run_mypy
+
+HEADER = """\
+from __future__ import annotations
+
+from kubeinformers.generated.core.v1 import CoreV1Informers, Node, Pod
+"""
+
+GOOD = (
+    HEADER
+    + """
+
+def pod(core: CoreV1Informers) -> Pod:
+    return core.pods().lister().pods("default").get("web")
+
+
+def all_pods(core: CoreV1Informers) -> list[Pod]:
+    return core.pods().lister().list("app=web") + core.pods().lister().pods("").list()
+
+
+def node(core: CoreV1Informers) -> Node:
+    return core.nodes().lister().get("node-1")
+
+
+def nodes(core: CoreV1Informers) -> list[Node]:
+    return core.nodes().lister().list("role=worker")
+"""
+)
+
+# One mistake per function; each must be reported on its own line.
+BAD = {
+    "pod_without_namespace": (
+        'core.pods().lister().get("web")',
+        '"PodLister" has no attribute "get"',
+    ),
+    "node_by_namespace": (
+        'core.nodes().lister().by_namespace("default")',
+        '"NodeLister" has no attribute "by_namespace"',
+    ),
+    "node_namespace_step": (
+        'core.nodes().lister().pods("default")',
+        '"NodeLister" has no attribute "pods"',
+    ),
+}
+
+
+def _errors_in(path: Path, mypy_output: str) -> list[str]:
+    """The errors mypy reports in `path` (not those of other files it had to follow)."""
+    return [
+        line
+        for line in mypy_output.splitlines()
+        if ": error:" in line and line.split(":", 1)[0].endswith(path.name)
+    ]
+
+
+@pytest.fixture(scope="module")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("lister-typing-mypy-cache")
+
+
+def test_h9_generated_listers_subclass_the_base_of_their_scope() -> None:
+    assert issubclass(PodLister, NamespacedLister) and not issubclass(PodLister, ClusterLister)
+    assert issubclass(NodeLister, ClusterLister) and not issubclass(NodeLister, NamespacedLister)
+    assert issubclass(PodLister, Lister) and issubclass(NodeLister, Lister)
+
+
+def test_h9_mypy_accepts_reads_that_match_the_scope(tmp_path: Path, mypy_cache: Path) -> None:
+    usage = tmp_path / "lister_scope_good.py"
+    usage.write_text(GOOD)
+    out = run_mypy([usage], cwd=REPO, mypy_path=[], cache_dir=mypy_cache).stdout
+    assert _errors_in(usage, out) == [], out
+
+
+def test_h9_mypy_rejects_get_without_namespace_and_a_namespace_step_on_cluster_kinds(
+    tmp_path: Path, mypy_cache: Path
+) -> None:
+    body = "".join(
+        f"\n\ndef {name}(core: CoreV1Informers) -> object:\n    return {expr}\n"
+        for name, (expr, _) in BAD.items()
+    )
+    misuse = tmp_path / "lister_scope_bad.py"
+    misuse.write_text(HEADER + body)
+    out = run_mypy([misuse], cwd=REPO, mypy_path=[], cache_dir=mypy_cache).stdout
+    errors = _errors_in(misuse, out)
+    for _, message in BAD.values():
+        assert [e for e in errors if message in e], out
+    assert len(errors) == len(BAD), textwrap.indent(out, "  ")
