@@ -41,6 +41,9 @@ _PRIORITY_LEVEL_UID = str(uuid.uuid4())
 _PUBLIC_PATHS = ("/version", "/healthz", "/livez", "/readyz")
 
 
+_BATCH_BYTES = 64 * 1024
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     # TCP_NODELAY: headers and body go out as separate writes; with Nagle's algorithm every
@@ -344,8 +347,13 @@ class Handler(BaseHTTPRequestHandler):
         self.log_request(200)
         watcher, served, store = plan.watcher, plan.served, state.store
         try:
+            # Initial events go out in ~64 KiB chunks (one write each, not one per event), as a
+            # real server's buffered stream does; faulted lines are still sent one by one.
+            batch = bytearray()
             for typ, obj in plan.initial:
-                self._send_line(state, self._event_line(typ, obj, served, plan.output))
+                self._send_line(state, self._event_line(typ, obj, served, plan.output), batch)
+            if batch:
+                self._chunk(bytes(batch))
             if plan.error is not None or watcher is None:
                 if plan.error is not None:
                     self._chunk(encode({"type": "ERROR", "object": plan.error}) + b"\n")
@@ -438,8 +446,17 @@ class Handler(BaseHTTPRequestHandler):
         bookmark = api.bookmark_object(served, rv, output=out)
         self._chunk(encode({"type": "BOOKMARK", "object": bookmark}) + b"\n")
 
-    def _send_line(self, state: ServerState, line: bytes) -> None:
+    def _send_line(self, state: ServerState, line: bytes, batch: bytearray | None = None) -> None:
         fault = state.faults.take_line_fault()
+        if fault is None and batch is not None:
+            batch += line
+            if len(batch) >= _BATCH_BYTES:
+                self._chunk(bytes(batch))
+                batch.clear()
+            return
+        if batch:
+            self._chunk(bytes(batch))
+            batch.clear()
         if fault == "corrupt":
             line = line[: len(line) // 2].replace(b"{", b"[") + b"\x00garbage}\n"
         elif fault == "truncate":

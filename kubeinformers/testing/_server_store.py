@@ -11,13 +11,14 @@ are stored, so readers may hold them without the lock.
 from __future__ import annotations
 
 import bisect
-import json
 import queue
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 ObjDict = dict[str, Any]
 SKey = tuple[str, str]  # (group, resource): one storage for every served version
@@ -281,6 +282,9 @@ class Store:
             return [(s, o) for s in skeys for o in self._objects.get(s, {}).values()]
 
 
+_encode = msgspec.json.Encoder().encode
+
+
 def encode(obj: Any) -> bytes:
-    """Compact JSON, as the API server writes it."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    """Compact UTF-8 JSON, as the API server writes it (msgspec: ~5x json.dumps on big lists)."""
+    return _encode(obj)

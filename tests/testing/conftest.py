@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -115,8 +116,10 @@ def watch(
     def read() -> None:
         try:
             for chunk in resp.read_chunked():
+                # A chunk may carry several lines (initial events are batched); a cut or
+                # truncated stream may leave a piece without its newline.
                 with stream.got_line:
-                    stream.lines.append(chunk)
+                    stream.lines.extend(re.findall(rb"[^\n]*\n|[^\n]+$", chunk))
                     stream.got_line.notify_all()
             stream.ended = "clean"
         except (urllib3.exceptions.HTTPError, OSError):
