@@ -25,8 +25,11 @@ _LISTER_METHODS = frozenset({"list", "get", "by_namespace", "resource", "indexer
 META_ALIASES = (
     ("Quantity", "str | int | float"),
     ("IntOrString", "int | str"),
-    ("Time", "_datetime"),
-    ("MicroTime", "_datetime"),
+)
+# Re-exported from the runtime: datetimes that serialise as Go's metav1.Time / MicroTime.
+META_REEXPORTS = (
+    ("kubeinformers.runtime.timestamps", "MicroTime"),
+    ("kubeinformers.runtime.timestamps", "Time"),
 )
 
 
@@ -52,6 +55,7 @@ class VersionCtx:
     kinds: list[KindCtx] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
     aliases: tuple[tuple[str, str], ...] = ()
+    reexports: tuple[tuple[str, str], ...] = ()  # (module, name)
 
     @property
     def kind_classes(self) -> list[str]:
@@ -157,6 +161,7 @@ def render(
         gv.classes = sorted(set(_CLASS.findall(code)))
         if parts[0] == "meta" and parts[1] == "v1":
             gv.aliases = META_ALIASES
+            gv.reexports = META_REEXPORTS
             gv.title = "meta/v1 (apimachinery)"
 
     registry_models: list[tuple[str, str]] = []

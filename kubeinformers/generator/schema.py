@@ -12,7 +12,9 @@ What happens here, and why:
   may send values the spec's enum does not list; a default would also make a parsed object
   differ from what the server sent;
 - int-or-string (v2 `format`, CRD `x-kubernetes-int-or-string`) → `int | str`; Quantity →
-  `str | int | float`; `byte`, `duration`, IP formats → `str`; `date-time` → `datetime`;
+  `str | int | float`; `byte`, `duration`, IP formats → `str`; `date-time` → `datetime`,
+  except apimachinery's Time and MicroTime → `kubeinformers.runtime.timestamps` (same
+  datetime, serialised as the server's Go code reads them);
 - CRDs: each served version's schema gets `title` = kind, `metadata` → the shared
   ObjectMeta, nested objects hoisted into named classes (`CertificateSpecIssuerRef`),
   `x-kubernetes-preserve-unknown-fields` (free-form → `dict[str, Any]`, else extra fields are
@@ -39,6 +41,18 @@ _SPECIAL: dict[str, dict[str, Any]] = {
     },
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString": {
         "anyOf": [{"type": "integer"}, {"type": "string"}]
+    },
+    # datetimes that write back what the server reads: RFC 3339 seconds for Time, exactly six
+    # fraction digits for MicroTime (Go's MicroTime.UnmarshalJSON refuses anything else).
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Time": {
+        "type": "string",
+        "format": "date-time",
+        "customTypePath": "kubeinformers.runtime.timestamps.Time",
+    },
+    "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": {
+        "type": "string",
+        "format": "date-time",
+        "customTypePath": "kubeinformers.runtime.timestamps.MicroTime",
     },
 }
 

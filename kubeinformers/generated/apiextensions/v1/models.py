@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import Time
 from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
@@ -294,7 +294,7 @@ class CustomResourceDefinitionCondition(KubeModel):
     CustomResourceDefinitionCondition contains details for the current condition of this pod.
     """
 
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: Annotated[Time | None, Field(alias="lastTransitionTime")] = None
     """
     lastTransitionTime last time the condition transitioned from one status to another.
     """

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import Time
 from pydantic import Field
 
 from ...core.v1.models import PersistentVolumeClaim, PodTemplateSpec
@@ -46,7 +46,7 @@ class DaemonSetCondition(KubeModel):
     DaemonSetCondition describes the state of a DaemonSet at a certain point.
     """
 
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: Annotated[Time | None, Field(alias="lastTransitionTime")] = None
     """
     Last time the condition transitioned from one status to another.
     """
@@ -120,11 +120,11 @@ class DeploymentCondition(KubeModel):
     DeploymentCondition describes the state of a deployment at a certain point.
     """
 
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: Annotated[Time | None, Field(alias="lastTransitionTime")] = None
     """
     Last time the condition transitioned from one status to another.
     """
-    last_update_time: Annotated[datetime | None, Field(alias="lastUpdateTime")] = None
+    last_update_time: Annotated[Time | None, Field(alias="lastUpdateTime")] = None
     """
     The last time this condition was updated.
     """
@@ -196,7 +196,7 @@ class ReplicaSetCondition(KubeModel):
     ReplicaSetCondition describes the state of a replica set at a certain point.
     """
 
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: Annotated[Time | None, Field(alias="lastTransitionTime")] = None
     """
     The last time the condition transitioned from one status to another.
     """
@@ -305,7 +305,7 @@ class StatefulSetCondition(KubeModel):
     StatefulSetCondition describes the state of a statefulset at a certain point.
     """
 
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: Annotated[Time | None, Field(alias="lastTransitionTime")] = None
     """
     Last time the condition transitioned from one status to another.
     """

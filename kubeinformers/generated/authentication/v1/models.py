@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import Time
 from pydantic import Field
 
 from ...meta.v1.models import ObjectMeta
@@ -107,7 +107,7 @@ class TokenRequestStatus(KubeModel):
     TokenRequestStatus is the result of a token request.
     """
 
-    expiration_timestamp: Annotated[datetime, Field(alias="expirationTimestamp")]
+    expiration_timestamp: Annotated[Time, Field(alias="expirationTimestamp")]
     """
     ExpirationTimestamp is the time of expiration of the returned token.
     """

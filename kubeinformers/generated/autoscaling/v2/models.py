@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import Time
 from pydantic import Field
 
 from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
@@ -105,7 +105,7 @@ class HorizontalPodAutoscalerCondition(KubeModel):
     HorizontalPodAutoscalerCondition describes the state of a HorizontalPodAutoscaler at a certain point.
     """
 
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: Annotated[Time | None, Field(alias="lastTransitionTime")] = None
     """
     lastTransitionTime is the last time the condition transitioned from one status to another
     """
@@ -464,7 +464,7 @@ class HorizontalPodAutoscalerStatus(KubeModel):
     """
     desiredReplicas is the desired number of replicas of pods managed by this autoscaler, as last calculated by the autoscaler.
     """
-    last_scale_time: Annotated[datetime | None, Field(alias="lastScaleTime")] = None
+    last_scale_time: Annotated[Time | None, Field(alias="lastScaleTime")] = None
     """
     lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods, used by the autoscaler to control how often the number of pods is changed.
     """

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import Time
 from pydantic import Field
 
 from ...core.v1.models import ObjectReference, PodTemplateSpec
@@ -126,11 +126,11 @@ class CronJobStatus(KubeModel):
     """
     A list of pointers to currently running jobs.
     """
-    last_schedule_time: Annotated[datetime | None, Field(alias="lastScheduleTime")] = None
+    last_schedule_time: Annotated[Time | None, Field(alias="lastScheduleTime")] = None
     """
     Information when was the last time the job was successfully scheduled.
     """
-    last_successful_time: Annotated[datetime | None, Field(alias="lastSuccessfulTime")] = None
+    last_successful_time: Annotated[Time | None, Field(alias="lastSuccessfulTime")] = None
     """
     Information when was the last time the job successfully completed.
     """
@@ -141,11 +141,11 @@ class JobCondition(KubeModel):
     JobCondition describes current state of a job.
     """
 
-    last_probe_time: Annotated[datetime | None, Field(alias="lastProbeTime")] = None
+    last_probe_time: Annotated[Time | None, Field(alias="lastProbeTime")] = None
     """
     Last time the condition was checked.
     """
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: Annotated[Time | None, Field(alias="lastTransitionTime")] = None
     """
     Last time the condition transit from one status to another.
     """
@@ -180,7 +180,7 @@ class JobStatus(KubeModel):
     """
     completedIndexes holds the completed indexes when .spec.completionMode = "Indexed" in a text format. The indexes are represented as decimal integers separated by commas. The numbers are listed in increasing order. Three or more consecutive numbers are compressed and represented by the first and last element of the series, separated by a hyphen. For example, if the completed indexes are 1, 3, 4, 5 and 7, they are represented as "1,3-5,7".
     """
-    completion_time: Annotated[datetime | None, Field(alias="completionTime")] = None
+    completion_time: Annotated[Time | None, Field(alias="completionTime")] = None
     """
     Represents time when the job was completed. It is not guaranteed to be set in happens-before order across separate operations. It is represented in RFC3339 form and is in UTC. The completion time is set when the job finishes successfully, and only then. The value cannot be updated or removed. The value indicates the same or later point in time as the startTime field.
     """
@@ -204,7 +204,7 @@ class JobStatus(KubeModel):
     """
     The number of active pods which have a Ready condition and are not terminating (without a deletionTimestamp).
     """
-    start_time: Annotated[datetime | None, Field(alias="startTime")] = None
+    start_time: Annotated[Time | None, Field(alias="startTime")] = None
     """
     Represents time when the job controller started processing a job. When a Job is created in the suspended state, this field is not set until the first time it is resumed. This field is reset every time a Job is resumed from suspension. It is represented in RFC3339 form and is in UTC.
 

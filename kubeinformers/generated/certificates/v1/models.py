@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import Time
 from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
@@ -99,11 +99,11 @@ class CertificateSigningRequestCondition(KubeModel):
     CertificateSigningRequestCondition describes a condition of a CertificateSigningRequest object
     """
 
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: Annotated[Time | None, Field(alias="lastTransitionTime")] = None
     """
     lastTransitionTime is the time the condition last transitioned from one status to another. If unset, when a new condition type is added or an existing condition's status is changed, the server defaults this to the current time.
     """
-    last_update_time: Annotated[datetime | None, Field(alias="lastUpdateTime")] = None
+    last_update_time: Annotated[Time | None, Field(alias="lastUpdateTime")] = None
     """
     lastUpdateTime is the time of the last update to this condition
     """

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import Time
 from pydantic import Field
 
 from ...meta.v1.models import Condition, ListMeta, ObjectMeta
@@ -170,7 +170,7 @@ class PodCertificateRequestStatus(KubeModel):
     PodCertificateRequestStatus describes the status of the request, and holds the certificate data if the request is issued.
     """
 
-    begin_refresh_at: Annotated[datetime | None, Field(alias="beginRefreshAt")] = None
+    begin_refresh_at: Annotated[Time | None, Field(alias="beginRefreshAt")] = None
     """
     beginRefreshAt is the time at which the kubelet should begin trying to refresh the certificate.  This field is set via the /status subresource, and must be set at the same time as certificateChain.  Once populated, this field is immutable.
 
@@ -197,11 +197,11 @@ class PodCertificateRequestStatus(KubeModel):
 
     If the request is denied with `Reason=UnsupportedKeyType`, the signer may suggest a key type that will work in the message field.
     """
-    not_after: Annotated[datetime | None, Field(alias="notAfter")] = None
+    not_after: Annotated[Time | None, Field(alias="notAfter")] = None
     """
     notAfter is the time at which the certificate expires.  The value must be the same as the notAfter value in the leaf certificate in certificateChain.  This field is set via the /status subresource.  Once populated, it is immutable.  The signer must set this field at the same time it sets certificateChain.
     """
-    not_before: Annotated[datetime | None, Field(alias="notBefore")] = None
+    not_before: Annotated[Time | None, Field(alias="notBefore")] = None
     """
     notBefore is the time at which the certificate becomes valid.  The value must be the same as the notBefore value in the leaf certificate in certificateChain.  This field is set via the /status subresource.  Once populated, it is immutable. The signer must set this field at the same time it sets certificateChain.
     """

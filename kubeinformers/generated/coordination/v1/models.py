@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import MicroTime
 from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
@@ -16,7 +16,7 @@ class LeaseSpec(KubeModel):
     LeaseSpec is a specification of a Lease.
     """
 
-    acquire_time: Annotated[datetime | None, Field(alias="acquireTime")] = None
+    acquire_time: Annotated[MicroTime | None, Field(alias="acquireTime")] = None
     """
     acquireTime is a time when the current lease was acquired.
     """
@@ -36,7 +36,7 @@ class LeaseSpec(KubeModel):
     """
     PreferredHolder signals to a lease holder that the lease has a more optimal holder and should be given up. This field can only be set if Strategy is also set.
     """
-    renew_time: Annotated[datetime | None, Field(alias="renewTime")] = None
+    renew_time: Annotated[MicroTime | None, Field(alias="renewTime")] = None
     """
     renewTime is a time when the current holder of a lease has last updated the lease.
     """

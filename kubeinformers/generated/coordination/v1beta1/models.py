@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import MicroTime
 from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
@@ -28,11 +28,11 @@ class LeaseCandidateSpec(KubeModel):
     """
     LeaseName is the name of the lease for which this candidate is contending. The limits on this field are the same as on Lease.name. Multiple lease candidates may reference the same Lease.name. This field is immutable.
     """
-    ping_time: Annotated[datetime | None, Field(alias="pingTime")] = None
+    ping_time: Annotated[MicroTime | None, Field(alias="pingTime")] = None
     """
     PingTime is the last time that the server has requested the LeaseCandidate to renew. It is only done during leader election to check if any LeaseCandidates have become ineligible. When PingTime is updated, the LeaseCandidate will respond by updating RenewTime.
     """
-    renew_time: Annotated[datetime | None, Field(alias="renewTime")] = None
+    renew_time: Annotated[MicroTime | None, Field(alias="renewTime")] = None
     """
     RenewTime is the time that the LeaseCandidate was last updated. Any time a Lease needs to do leader election, the PingTime field is updated to signal to the LeaseCandidate that they should update the RenewTime. Old LeaseCandidate objects are also garbage collected if it has been hours since the last renew. The PingTime field is updated regularly to prevent garbage collection for still active LeaseCandidates.
     """

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import MicroTime, Time
 from pydantic import Field
 
 from ...meta.v1.models import Condition, LabelSelector, ListMeta, ObjectMeta
@@ -2239,7 +2239,7 @@ class ContainerStateRunning(KubeModel):
     ContainerStateRunning is a running state of a container.
     """
 
-    started_at: Annotated[datetime | None, Field(alias="startedAt")] = None
+    started_at: Annotated[Time | None, Field(alias="startedAt")] = None
     """
     Time at which the container was last (re-)started
     """
@@ -2258,7 +2258,7 @@ class ContainerStateTerminated(KubeModel):
     """
     Exit status from the last termination of the container
     """
-    finished_at: Annotated[datetime | None, Field(alias="finishedAt")] = None
+    finished_at: Annotated[Time | None, Field(alias="finishedAt")] = None
     """
     Time at which the container last terminated
     """
@@ -2274,7 +2274,7 @@ class ContainerStateTerminated(KubeModel):
     """
     Signal from the last termination of the container
     """
-    started_at: Annotated[datetime | None, Field(alias="startedAt")] = None
+    started_at: Annotated[Time | None, Field(alias="startedAt")] = None
     """
     Time at which previous execution of the container started
     """
@@ -2390,7 +2390,7 @@ class EventSeries(KubeModel):
     """
     Number of occurrences in this series up to the last heartbeat time
     """
-    last_observed_time: Annotated[datetime | None, Field(alias="lastObservedTime")] = None
+    last_observed_time: Annotated[MicroTime | None, Field(alias="lastObservedTime")] = None
     """
     Time of the last occurrence observed
     """
@@ -2664,7 +2664,7 @@ class NamespaceCondition(KubeModel):
     NamespaceCondition contains details about state of namespace.
     """
 
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: Annotated[Time | None, Field(alias="lastTransitionTime")] = None
     """
     Last time the condition transitioned from one status to another.
     """
@@ -2706,11 +2706,11 @@ class NodeCondition(KubeModel):
     NodeCondition contains condition information for a node.
     """
 
-    last_heartbeat_time: Annotated[datetime | None, Field(alias="lastHeartbeatTime")] = None
+    last_heartbeat_time: Annotated[Time | None, Field(alias="lastHeartbeatTime")] = None
     """
     Last time we got an update on a given condition.
     """
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: Annotated[Time | None, Field(alias="lastTransitionTime")] = None
     """
     Last time the condition transit from one status to another.
     """
@@ -2830,11 +2830,11 @@ class PersistentVolumeClaimCondition(KubeModel):
     PersistentVolumeClaimCondition contains details about state of pvc
     """
 
-    last_probe_time: Annotated[datetime | None, Field(alias="lastProbeTime")] = None
+    last_probe_time: Annotated[Time | None, Field(alias="lastProbeTime")] = None
     """
     lastProbeTime is the time we probed the condition.
     """
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: Annotated[Time | None, Field(alias="lastTransitionTime")] = None
     """
     lastTransitionTime is the time the condition transitioned from one status to another.
     """
@@ -2943,9 +2943,9 @@ class PersistentVolumeStatus(KubeModel):
     PersistentVolumeStatus is the current status of a persistent volume.
     """
 
-    last_phase_transition_time: Annotated[
-        datetime | None, Field(alias="lastPhaseTransitionTime")
-    ] = None
+    last_phase_transition_time: Annotated[Time | None, Field(alias="lastPhaseTransitionTime")] = (
+        None
+    )
     """
     lastPhaseTransitionTime is the time the phase transitioned from one to another and automatically resets to current time everytime a volume phase transitions.
     """
@@ -2968,11 +2968,11 @@ class PodCondition(KubeModel):
     PodCondition contains details for the current condition of this pod.
     """
 
-    last_probe_time: Annotated[datetime | None, Field(alias="lastProbeTime")] = None
+    last_probe_time: Annotated[Time | None, Field(alias="lastProbeTime")] = None
     """
     Last time we probed the condition.
     """
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: Annotated[Time | None, Field(alias="lastTransitionTime")] = None
     """
     Last time the condition transitioned from one status to another.
     """
@@ -3138,7 +3138,7 @@ class ReplicationControllerCondition(KubeModel):
     ReplicationControllerCondition describes the state of a replication controller at a certain point.
     """
 
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: Annotated[Time | None, Field(alias="lastTransitionTime")] = None
     """
     The last time the condition transitioned from one status to another.
     """
@@ -3534,7 +3534,7 @@ class Taint(KubeModel):
     """
     Required. The taint key to be applied to a node.
     """
-    time_added: Annotated[datetime | None, Field(alias="timeAdded")] = None
+    time_added: Annotated[Time | None, Field(alias="timeAdded")] = None
     """
     TimeAdded represents the time at which the taint was added.
     """
@@ -3962,11 +3962,11 @@ class Event(KubeModel):
     """
     The number of times this event has occurred.
     """
-    event_time: Annotated[datetime | None, Field(alias="eventTime")] = None
+    event_time: Annotated[MicroTime | None, Field(alias="eventTime")] = None
     """
     Time when this Event was first observed.
     """
-    first_timestamp: Annotated[datetime | None, Field(alias="firstTimestamp")] = None
+    first_timestamp: Annotated[Time | None, Field(alias="firstTimestamp")] = None
     """
     The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)
     """
@@ -3978,7 +3978,7 @@ class Event(KubeModel):
     """
     Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     """
-    last_timestamp: Annotated[datetime | None, Field(alias="lastTimestamp")] = None
+    last_timestamp: Annotated[Time | None, Field(alias="lastTimestamp")] = None
     """
     The time at which the most recent occurrence of this event was recorded.
     """
@@ -4555,7 +4555,7 @@ class PodStatus(KubeModel):
     """
     Resources represents the compute resource requests and limits that have been applied at the pod level if pod-level requests or limits are set in PodSpec.Resources
     """
-    start_time: Annotated[datetime | None, Field(alias="startTime")] = None
+    start_time: Annotated[Time | None, Field(alias="startTime")] = None
     """
     RFC 3339 date and time at which the object was acknowledged by the Kubelet. This is before the Kubelet pulled the container image(s) for the pod.
     """

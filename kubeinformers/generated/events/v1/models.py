@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import MicroTime, Time
 from pydantic import Field
 
 from ...core.v1.models import EventSource, ObjectReference
@@ -21,7 +21,7 @@ class EventSeries(KubeModel):
     """
     count is the number of occurrences in this series up to the last heartbeat time.
     """
-    last_observed_time: Annotated[datetime, Field(alias="lastObservedTime")]
+    last_observed_time: Annotated[MicroTime, Field(alias="lastObservedTime")]
     """
     lastObservedTime is the time when last Event from the series was seen before last heartbeat.
     """
@@ -44,15 +44,13 @@ class Event(KubeModel):
     """
     deprecatedCount is the deprecated field assuring backward compatibility with core.v1 Event type.
     """
-    deprecated_first_timestamp: Annotated[
-        datetime | None, Field(alias="deprecatedFirstTimestamp")
-    ] = None
+    deprecated_first_timestamp: Annotated[Time | None, Field(alias="deprecatedFirstTimestamp")] = (
+        None
+    )
     """
     deprecatedFirstTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
     """
-    deprecated_last_timestamp: Annotated[
-        datetime | None, Field(alias="deprecatedLastTimestamp")
-    ] = None
+    deprecated_last_timestamp: Annotated[Time | None, Field(alias="deprecatedLastTimestamp")] = None
     """
     deprecatedLastTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
     """
@@ -60,7 +58,7 @@ class Event(KubeModel):
     """
     deprecatedSource is the deprecated field assuring backward compatibility with core.v1 Event type.
     """
-    event_time: Annotated[datetime, Field(alias="eventTime")]
+    event_time: Annotated[MicroTime, Field(alias="eventTime")]
     """
     eventTime is the time when this Event was first observed. It is required.
     """

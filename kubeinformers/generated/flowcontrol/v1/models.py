@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import Time
 from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
@@ -165,7 +165,7 @@ class FlowSchemaCondition(KubeModel):
     FlowSchemaCondition describes conditions for a FlowSchema.
     """
 
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: Annotated[Time | None, Field(alias="lastTransitionTime")] = None
     """
     `lastTransitionTime` is the last time the condition transitioned from one status to another.
     """
@@ -259,7 +259,7 @@ class PriorityLevelConfigurationCondition(KubeModel):
     PriorityLevelConfigurationCondition defines the condition of priority level.
     """
 
-    last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
+    last_transition_time: Annotated[Time | None, Field(alias="lastTransitionTime")] = None
     """
     `lastTransitionTime` is the last time the condition transitioned from one status to another.
     """

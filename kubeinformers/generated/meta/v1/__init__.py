@@ -35,13 +35,13 @@ if TYPE_CHECKING:
         WatchEvent as WatchEvent,
     )
 
-from datetime import datetime as _datetime
 from typing import TypeAlias as _TypeAlias
+
+from kubeinformers.runtime.timestamps import MicroTime as MicroTime
+from kubeinformers.runtime.timestamps import Time as Time
 
 Quantity: _TypeAlias = str | int | float
 IntOrString: _TypeAlias = int | str
-Time: _TypeAlias = _datetime
-MicroTime: _TypeAlias = _datetime
 
 
 _LAZY: dict[str, str] = {

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import Time
 from pydantic import Field
 
 
@@ -329,7 +329,7 @@ class Condition(KubeModel):
     Condition contains details for one aspect of the current state of this API Resource.
     """
 
-    last_transition_time: Annotated[datetime, Field(alias="lastTransitionTime")]
+    last_transition_time: Annotated[Time, Field(alias="lastTransitionTime")]
     """
     lastTransitionTime is the last time the condition transitioned from one status to another. This should be when the underlying condition changed.  If that is not known, then using the time when the API field changed is acceptable.
     """
@@ -442,7 +442,7 @@ class ManagedFieldsEntry(KubeModel):
     """
     Subresource is the name of the subresource used to update that object, or empty string if the object was updated through the main resource. The value of this field is used to distinguish between managers, even if they share the same name. For example, a status update will be distinct from a regular update using the same manager name. Note that the APIVersion field is not related to the Subresource field and it always corresponds to the version of the main resource.
     """
-    time: datetime | None = None
+    time: Time | None = None
     """
     Time is the timestamp of when the ManagedFields entry was added. The timestamp will also be updated if a field is added, the manager changes any of the owned fields value or removes a field. The timestamp does not update when a field is removed from the entry because another manager took it over.
     """
@@ -457,7 +457,7 @@ class ObjectMeta(KubeModel):
     """
     Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata. They are not queryable and should be preserved when modifying objects. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/annotations
     """
-    creation_timestamp: Annotated[datetime | None, Field(alias="creationTimestamp")] = None
+    creation_timestamp: Annotated[Time | None, Field(alias="creationTimestamp")] = None
     """
     CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.
 
@@ -469,7 +469,7 @@ class ObjectMeta(KubeModel):
     """
     Number of seconds allowed for this object to gracefully terminate before it will be removed from the system. Only set when deletionTimestamp is also set. May only be shortened. Read-only.
     """
-    deletion_timestamp: Annotated[datetime | None, Field(alias="deletionTimestamp")] = None
+    deletion_timestamp: Annotated[Time | None, Field(alias="deletionTimestamp")] = None
     """
     DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted. This field is set by the server when a graceful deletion is requested by the user, and is not directly settable by a client. The resource is expected to be deleted (no longer visible from resource lists, and not reachable by name) after the time in this field, once the finalizers list is empty. As long as the finalizers list contains items, deletion is blocked. Once the deletionTimestamp is set, this value may not be unset or be set further into the future, although it may be shortened or the resource may be deleted prior to this time. For example, a user may request that a pod is deleted in 30 seconds. The Kubelet will react by sending a graceful termination signal to the containers in the pod. After that 30 seconds, the Kubelet will send a hard termination signal (SIGKILL) to the container and after cleanup, remove the pod from the API. In the presence of network partitions, this object may still exist after this timestamp, until an administrator or automated process can determine the resource is fully terminated. If not set, graceful deletion of the object has not been requested.
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import Time
 from pydantic import Field
 
 from ...meta.v1.models import Condition, DeleteOptions, LabelSelector, ListMeta, ObjectMeta
@@ -92,7 +92,7 @@ class PodDisruptionBudgetStatus(KubeModel):
     """
     minimum desired number of healthy pods
     """
-    disrupted_pods: Annotated[dict[str, datetime] | None, Field(alias="disruptedPods")] = None
+    disrupted_pods: Annotated[dict[str, Time] | None, Field(alias="disruptedPods")] = None
     """
     DisruptedPods contains information about pods whose eviction was processed by the API server eviction subresource handler but has not yet been observed by the PodDisruptionBudget controller. A pod will be in this map from the time when the API server processed the eviction request to the time when the pod is seen by PDB controller as having been marked for deletion (or after a timeout). The key in the map is the name of the pod and the value is the time when the API server processed the eviction request. If the deletion didn't occur and a pod is still there it will be removed from the list automatically by PodDisruptionBudget controller after some time. If everything goes smooth this map should be empty for the most of the time. Large number of entries in the map may indicate problems with pod deletions.
     """

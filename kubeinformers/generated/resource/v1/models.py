@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import Time
 from pydantic import Field
 
 from ...core.v1.models import NodeSelector
@@ -233,7 +233,7 @@ class DeviceTaint(KubeModel):
     """
     The taint key to be applied to a device. Must be a label name.
     """
-    time_added: Annotated[datetime | None, Field(alias="timeAdded")] = None
+    time_added: Annotated[Time | None, Field(alias="timeAdded")] = None
     """
     TimeAdded represents the time at which the taint was added. Added automatically during create or update if not set.
     """
@@ -1000,7 +1000,7 @@ class AllocationResult(KubeModel):
     AllocationResult contains attributes of an allocated resource.
     """
 
-    allocation_timestamp: Annotated[datetime | None, Field(alias="allocationTimestamp")] = None
+    allocation_timestamp: Annotated[Time | None, Field(alias="allocationTimestamp")] = None
     """
     AllocationTimestamp stores the time when the resources were allocated. This field is not guaranteed to be set, in which case that time is unknown.
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import Time
 from pydantic import Field
 
 from ...meta.v1.models import Condition, ListMeta, ObjectMeta
@@ -26,7 +26,7 @@ class DeviceTaint(KubeModel):
     """
     The taint key to be applied to a device. Must be a label name.
     """
-    time_added: Annotated[datetime | None, Field(alias="timeAdded")] = None
+    time_added: Annotated[Time | None, Field(alias="timeAdded")] = None
     """
     TimeAdded represents the time at which the taint was added. Added automatically during create or update if not set.
     """

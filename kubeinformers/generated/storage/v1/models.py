@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.timestamps import Time
 from pydantic import Field
 
 from ...core.v1.models import PersistentVolumeSpec, TopologySelectorTerm
@@ -42,7 +42,7 @@ class VolumeError(KubeModel):
     """
     message represents the error encountered during Attach or Detach operation. This string may be logged, so it should not contain sensitive information.
     """
-    time: datetime | None = None
+    time: Time | None = None
     """
     time represents the time the error was encountered.
     """

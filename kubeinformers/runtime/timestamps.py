@@ -1,0 +1,47 @@
+"""`metav1.Time` and `metav1.MicroTime`: datetimes that serialise the way the API server reads.
+
+Both parse like any pydantic `datetime`. They differ in what they write back (JSON mode only;
+`model_dump()` in Python mode still gives `datetime` objects):
+
+- `Time` as Go's `metav1.Time.MarshalJSON`: UTC, RFC 3339 to the second,
+  `2026-11-22T04:50:19Z` (a fraction is dropped, as the server would drop it);
+- `MicroTime` as `metav1.MicroTime.MarshalJSON`: UTC, always exactly six fraction digits,
+  `2026-11-22T04:50:19.000000Z`. `MicroTime.UnmarshalJSON` on the server accepts only that
+  layout, so a Lease renewTime written back as `...19Z` (what a plain datetime gives when the
+  microseconds are zero) would be refused.
+
+A naive datetime is taken to be UTC (Go has no naive times; the server always sends `Z`).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, TypeAlias
+
+from pydantic import PlainSerializer
+
+__all__ = ["MicroTime", "Time", "format_micro_time", "format_time"]
+
+
+def _utc_naive(value: datetime) -> datetime:
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC)
+    return value.replace(tzinfo=None)
+
+
+def format_time(value: datetime) -> str:
+    """`2026-11-22T04:50:19Z` (Go: `t.UTC().Format(time.RFC3339)`)."""
+    return _utc_naive(value).isoformat(timespec="seconds") + "Z"
+
+
+def format_micro_time(value: datetime) -> str:
+    """`2026-11-22T04:50:19.000000Z` (Go: `t.UTC().Format("2006-01-02T15:04:05.000000Z07:00")`)."""
+    return _utc_naive(value).isoformat(timespec="microseconds") + "Z"
+
+
+Time: TypeAlias = Annotated[
+    datetime, PlainSerializer(format_time, return_type=str, when_used="json")
+]
+MicroTime: TypeAlias = Annotated[
+    datetime, PlainSerializer(format_micro_time, return_type=str, when_used="json")
+]
