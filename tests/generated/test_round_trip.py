@@ -143,11 +143,7 @@ def test_every_transcript_object_round_trips_through_its_model(
 ) -> None:
     samples, not_json = transcript_samples(shared_data / "apiserver-transcripts")
     assert not_json == ["08-cr-list-unknown-version-404.body.json"]
-    checked = [
-        s
-        for s in samples
-        if (s.api_version, s.kind) not in NO_SCHEMA | CRD_LISTS and s.event != "BOOKMARK"
-    ]
+    checked = [s for s in samples if (s.api_version, s.kind) not in NO_SCHEMA | CRD_LISTS]
     kinds = {(s.api_version, s.kind) for s in checked}
     assert {
         ("v1", "Pod"),
@@ -156,6 +152,7 @@ def test_every_transcript_object_round_trips_through_its_model(
         ("example.com/v1", "Widget"),
     } <= kinds
     assert len(checked) > 150
+    assert len([s for s in checked if s.event == "BOOKMARK" and s.kind == "Pod"]) >= 5
     failures = _check(checked, _builtin_models() | transcript_crd_models)
     assert failures == [], "\n\n".join(failures[:5]) + f"\n({len(failures)} failures)"
 
@@ -176,6 +173,42 @@ def test_bookmark_objects_metadata_round_trips(shared_data: Path) -> None:
         meta = ObjectMeta.model_validate(s.body["metadata"])
         assert meta.resource_version
         assert meta.model_dump(mode="json", by_alias=True, exclude_unset=True) == s.body["metadata"]
+
+
+BOOKMARK_POD = {
+    "kind": "Pod",
+    "apiVersion": "v1",
+    "metadata": {"resourceVersion": "248"},
+    "spec": {"containers": None},
+    "status": {},
+}
+
+
+def test_a_required_list_sent_as_null_parses_as_none() -> None:
+    """Go encodes a nil slice or map as null even in a required field: a real server's Pod
+    BOOKMARK has `"spec": {"containers": null}`. Required lists and maps are `X | None`
+    (default None, as Go's nil); required scalars stay required."""
+    from kubeinformers.generated.core.v1 import Container, Pod, PodSpec
+
+    pod = Pod.model_validate(BOOKMARK_POD)
+    assert pod.spec is not None and pod.spec.containers is None
+    assert pod.metadata is not None and pod.metadata.resource_version == "248"
+    assert drop_nulls(pod.model_dump(mode="json", by_alias=True)) == drop_nulls(BOOKMARK_POD)
+    assert PodSpec.model_fields["containers"].is_required() is False
+    assert Container.model_fields["name"].is_required() is True
+
+
+def test_the_recorded_pod_bookmark_round_trips(shared_data: Path) -> None:
+    """Line 8 of the watch transcript: the BOOKMARK a real kube-apiserver sent."""
+    from kubeinformers.generated.core.v1 import Pod
+
+    lines = (shared_data / "apiserver-transcripts" / "03-watch-events.body.jsonl").read_text()
+    event = json.loads(lines.splitlines()[7])
+    assert event["type"] == "BOOKMARK"
+    assert event["object"]["spec"] == {"containers": None}
+    pod = Pod.model_validate_json(json.dumps(event["object"]))
+    out = pod.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    assert out == event["object"]
 
 
 def test_kinds_without_a_model_really_have_no_schema_in_the_spec(shared_data: Path) -> None:
