@@ -129,7 +129,8 @@ class SharedInformerFactory:
         self._transform = transform
         self._custom_resync: dict[GroupVersionResource, float] = dict(custom_resync or {})
         # "lazy": typed objects are built on first access from the raw item (fast sync,
-        # little memory); "eager": validated up front (bad objects dropped at decode time).
+        # little memory); "eager": validated up front (a bad object is reported at decode time
+        # and kept unreadable beyond its identity, so the cache still mirrors the server).
         self._decode: DecodeMode = decode
         self._lock = threading.Lock()
         self._informers: dict[GroupVersionResource, SharedIndexInformer[Any]] = {}

@@ -35,6 +35,7 @@ from kubeinformers.runtime.errors import (
     is_too_large_resource_version,
     is_too_many_requests,
 )
+from kubeinformers.runtime.lazy import InvalidObjectError
 from kubeinformers.runtime.listwatch import (
     ListerWatcher,
     ListOptions,
@@ -42,6 +43,7 @@ from kubeinformers.runtime.listwatch import (
     Watch,
     watch_list_semantics_unsupported,
 )
+from kubeinformers.runtime.metrics import ReflectorCounters
 from kubeinformers.runtime.pager import DEFAULT_PAGE_SIZE, list_pages
 from kubeinformers.runtime.reflector_support import (
     CONSISTENCY_DETECTOR_ENV,
@@ -58,7 +60,7 @@ from kubeinformers.runtime.reflector_support import (
     wrap_list_error,
 )
 from kubeinformers.runtime.watch_handler import handle_watch
-from kubeinformers.runtime.wire import gc_paused
+from kubeinformers.runtime.wire import ObjectDecodeError, gc_paused
 
 T = TypeVar("T")
 
@@ -77,7 +79,9 @@ def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -
     name = reflector.name
     if is_expired(err):
         logger.debug("%s: watch of %s closed: %s", name, reflector.type_description, err)
-    elif isinstance(err, EOFError):
+    elif isinstance(err, (EOFError, ObjectDecodeError, InvalidObjectError)):
+        # A bad object was already logged once (with its key and field path) by the
+        # transport that found it: logging it here again would repeat it on every relist.
         return
     elif isinstance(err, ApiStatusError) and err.code in (401, 403):
         logger.error(
@@ -132,8 +136,12 @@ class Reflector(Generic[T]):
         clock: Callable[[], float] = time.monotonic,
         wait: Callable[[threading.Event, float], bool] | None = None,
         rand: Callable[[], float] = random.random,
+        counters: ReflectorCounters | None = None,
     ) -> None:
         self.lister_watcher = lister_watcher
+        # Metrics (list calls, relists, 410s, watches, events by type): bumped on this
+        # reflector's thread only; the informer reads them for `metrics()`.
+        self.counters = counters if counters is not None else ReflectorCounters()
         self.expected_type = expected_type
         self.store = store
         self.resync_period = resync_period
@@ -259,6 +267,7 @@ class Reflector(Generic[T]):
     def _open_watch(self, options: ListOptions, stop: threading.Event) -> _Stream[T] | None:
         """Start a watch and register it so `stop` can end it; None if stop was already set."""
         w = self.lister_watcher.watch(options)
+        self.counters.watch_starts += 1
         with self._lock:
             self._current_watch = w
         if stop.is_set():
@@ -339,6 +348,8 @@ class Reflector(Generic[T]):
             except Exception as e:
                 if not (is_expired(e) or is_too_large_resource_version(e)):
                     raise
+                self.counters.expired += 1
+                self.counters.list_calls += 1  # the reflector's thread waits meanwhile
                 with self._lock:
                     self._rv_unavailable = True
                 logger.debug(
@@ -350,6 +361,7 @@ class Reflector(Generic[T]):
                     page_size,
                 )
 
+        self.counters.list_calls += 1
         try:
             outcome = self._interruptible(stop, list_with_retry)
         except Exception as e:
@@ -366,6 +378,7 @@ class Reflector(Generic[T]):
             self.store.replace(result.items, result.resource_version)
         except Exception as e:
             raise RuntimeError(f"unable to sync list result: {e}") from e
+        self.counters.lists += 1
         self._set_last_sync_rv(result.resource_version)
 
     def _interruptible(
@@ -456,6 +469,7 @@ class Reflector(Generic[T]):
                     try:
                         w = self._open_watch(options, stop)
                     except Exception as e:
+                        self.counters.watch_errors += 1
                         if is_watch_error_retriable(e):
                             logger.debug("%s: watch failed, backing off: %s", self.name, e)
                             if self._backoff_wait(stop, e):
@@ -484,7 +498,9 @@ class Reflector(Generic[T]):
                     continue  # D14: clean close -> re-watch at once, no relist
                 if isinstance(err, StopRequested):
                     return
+                self.counters.watch_errors += 1
                 if is_expired(err):
+                    self.counters.expired += 1
                     # Relist at the last RV (not ""): D8 handles a second 410.
                     logger.debug(
                         "%s: watch of %s closed: %s", self.name, self.type_description, err
@@ -534,6 +550,7 @@ class Reflector(Generic[T]):
             resync_error=lambda: self._resync_error,
             exit_on_initial_events_end=exit_on_initial_events_end,
             started_at_rv=started_at_rv,
+            counters=self.counters,
         )
 
     # ----------------------------------------------------------------------------- watch-list
@@ -542,11 +559,13 @@ class Reflector(Generic[T]):
         """D18-D20: stream the initial state; returns the still-open watch, None if stopped."""
 
         def retriable_with_side_effects(err: BaseException) -> bool:
+            self.counters.watch_errors += 1
             if is_watch_error_retriable(err):
                 logger.info("%s: watch-list failed, backing off: %s", self.name, err)
                 self._backoff_wait(stop, err)
                 return True
             if is_expired(err) or is_too_large_resource_version(err):
+                self.counters.expired += 1
                 with self._lock:
                     self._rv_unavailable = True
                 return True
@@ -620,6 +639,7 @@ class Reflector(Generic[T]):
         except BaseException:
             self._close_watch(w)
             raise
+        self.counters.lists += 1
         self._set_last_sync_rv(resource_version)
         return w
 

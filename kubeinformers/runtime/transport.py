@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from kubeinformers.runtime.backoff import is_connection_refused
 from kubeinformers.runtime.errors import ApiStatusError
-from kubeinformers.runtime.lazy import InvalidObjectError, LazyDecoder
+from kubeinformers.runtime.lazy import LazyDecoder
 from kubeinformers.runtime.listwatch import ListOptions, ObjectList, WatchEvent
 from kubeinformers.runtime.model import Status
 from kubeinformers.runtime.reflector import error_from_status
@@ -80,8 +80,9 @@ def default_decoder(
 
     Lazy decoding splits list pages and watch lines into raw items and decodes only each
     object's identity; the full model is validated on first access (kubeinformers.runtime.lazy).
-    A bad object is then reported through `on_invalid` instead of being dropped at decode
-    time. Eager decoding validates every object up front and skips bad ones.
+    A bad object is then reported through `on_invalid` on first access. Eager decoding
+    validates every object up front and reports a bad one at once; it stays cached as a lazy
+    object that raises on a full read (a bad update keeps the last valid version instead).
     """
     if decode not in ("lazy", "eager"):
         raise ValueError(f'decode must be "lazy" or "eager", got {decode!r}')
@@ -328,9 +329,18 @@ class ApiListerWatcher(Generic[T]):
             if first and len(self._logged_bad) < _MAX_LOGGED_BAD_OBJECTS:
                 self._logged_bad.add(marker)
         if first:
-            # A lazily built object that fails validation stays cached (its message says so);
-            # an eagerly decoded one is skipped.
-            logger.error("%s" if isinstance(err, InvalidObjectError) else "%s; skipping it", err)
+            # Say what became of it: a bad update is skipped (the last valid version stays);
+            # anything else stays cached as sent (a lazy object's own message says so).
+            if isinstance(err, ObjectDecodeError):
+                logger.error(
+                    "%s; %s",
+                    err,
+                    "skipping it, the cache keeps the last valid version"
+                    if err.event_type == "MODIFIED"
+                    else "kept in the cache as the server sent it, unreadable beyond its identity",
+                )
+            else:
+                logger.error("%s", err)
         handler = self._decode_error_handler
         if handler is not None:
             try:
@@ -407,7 +417,9 @@ class HttpWatch(Generic[T]):
                         event = decode(line)
                     except ObjectDecodeError as e:
                         self._owner.report_bad_object(e)
-                        continue
+                        if e.kept is None:
+                            continue
+                        event = e.kept
                     except ValueError as e:
                         # Not even JSON: skipping the line could lose a change; ending the
                         # watch makes the reflector resume from the last resourceVersion.

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Generic, TypeVar, cast
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kubeinformers.runtime.listwatch import ObjectList, WatchEvent, WatchEventType
@@ -171,6 +172,10 @@ class ObjectDecodeError(ValueError):
         self.path = path
         self.reason = reason
         self.event_type = event_type
+        # For ADDED/DELETED events: the object kept as a lazy one (identity readable, a full
+        # read raising), so the cache never lacks an object the server has, nor keeps one it
+        # deleted. A bad MODIFIED keeps the last valid version instead (kept is None).
+        self.kept: WatchEvent[Any] | None = None
 
 
 def _key(meta: _MetaWire | None) -> tuple[str, str]:
@@ -233,13 +238,21 @@ class JsonDecoder(Generic[T]):
         )
 
     def decode_list_skipping(self, data: bytes) -> tuple[ObjectList[T], list[ObjectDecodeError]]:
-        """The slow path after a page failed: decode item by item, returning the bad ones apart."""
+        """The slow path after a page failed: decode item by item, returning the bad ones apart.
+
+        A bad item stays in the page as a lazy object (its identity readable, a full read
+        raising InvalidObjectError): it exists on the server, so a relist must not delete it
+        from the cache and hand handlers a tombstone for it.
+        """
         raw = _loads(data)
         _reject_table(raw.get("kind"), self.what)
         md = raw.get("metadata") or {}
         items: list[T] = []
         bad: list[ObjectDecodeError] = []
         model = cast("type[BaseModel]", self.model)
+        from kubeinformers.runtime.lazy import LazyModelBuilder  # lazy imports this module
+
+        keep = LazyModelBuilder(model)
         for item in raw.get("items") or []:
             try:
                 items.append(cast("T", model.model_validate(item)))
@@ -249,6 +262,8 @@ class JsonDecoder(Generic[T]):
                 key, rv = _key(meta_wire)
                 path, reason = _first_error(e, 0)
                 bad.append(ObjectDecodeError(self.what, key, rv, path, reason))
+                if keep.supported:
+                    items.append(cast("T", keep.build(msgspec.json.encode(item))))
         page = ObjectList(
             items=items,
             resource_version=md.get("resourceVersion") or "",
@@ -279,8 +294,20 @@ class JsonDecoder(Generic[T]):
         try:
             wire = self._event_wire.model_validate_json(line)
         except ValidationError as e:
-            raise self._object_error(line, e, etype) from e
+            error = self._object_error(line, e, etype)
+            if isinstance(error, ObjectDecodeError) and etype in ("ADDED", "DELETED"):
+                error.kept = self._kept(line, etype)
+            raise error from e
         return WatchEvent(cast(WatchEventType, wire.type), wire.object)
+
+    def _kept(self, line: bytes, etype: str) -> WatchEvent[T] | None:
+        from kubeinformers.runtime.lazy import LazyModelBuilder  # lazy imports this module
+
+        builder = LazyModelBuilder(cast("type[BaseModel]", self.model))
+        if not builder.supported:
+            return None
+        raw = _decode_raw_event(line).object
+        return WatchEvent(cast(WatchEventType, etype), cast("T", builder.build(bytes(raw))))
 
     def _object_error(self, line: bytes, err: ValidationError, etype: str | None) -> ValueError:
         """Name the object (parsing just its metadata) and the failing field."""
@@ -293,6 +320,13 @@ class JsonDecoder(Generic[T]):
         key, rv = _key(meta.object.metadata)
         path, reason = _first_error(err, 1)  # drop the leading "object"
         return ObjectDecodeError(self.what, key, rv, path, reason, etype or meta.type)
+
+
+class _RawEvent(msgspec.Struct):
+    object: msgspec.Raw = msgspec.Raw(b"null")
+
+
+_decode_raw_event = msgspec.json.Decoder(_RawEvent).decode
 
 
 def _reject_table(kind: Any, what: str) -> None:
