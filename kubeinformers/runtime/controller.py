@@ -22,6 +22,7 @@ from kubeinformers.runtime.keys import (
     meta_namespace_key,
 )
 from kubeinformers.runtime.listwatch import ListerWatcher
+from kubeinformers.runtime.metrics import ReflectorCounters
 from kubeinformers.runtime.reflector import Reflector
 from kubeinformers.runtime.store import Indexer, Transaction, TransactionError, TransactionType
 
@@ -88,6 +89,8 @@ class ControllerConfig(Generic[T]):
     use_watch_list: bool | None = None
     page_size: int | None = None
     name: str | None = None
+    # The reflector's metrics counters, kept by the owner (the informer) across runs.
+    reflector_counters: ReflectorCounters | None = None
 
 
 class Controller(Generic[T]):
@@ -115,6 +118,7 @@ class Controller(Generic[T]):
             watch_error_handler=cfg.watch_error_handler,
             use_watch_list=cfg.use_watch_list,
             page_size=cfg.page_size,
+            counters=cfg.reflector_counters,
         )
         with self._lock:
             self._reflector = reflector

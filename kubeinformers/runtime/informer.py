@@ -40,6 +40,14 @@ from kubeinformers.runtime.keys import (
     object_resource_version,
 )
 from kubeinformers.runtime.listwatch import ListerWatcher
+from kubeinformers.runtime.metrics import (
+    HandlerMetrics,
+    InformerMetrics,
+    NotificationCounters,
+    ReflectorCounters,
+    build_informer_metrics,
+    track_informer,
+)
 from kubeinformers.runtime.processor import (
     ADD,
     DELETE,
@@ -90,6 +98,10 @@ class ResourceEventHandlerRegistration(Generic[T]):
     def has_synced(self) -> bool:
         return self._listener.has_synced()
 
+    def metrics(self) -> HandlerMetrics:
+        """This handler's buffered notifications, callbacks and time spent in them."""
+        return self._listener.metrics()
+
     @property
     def resync_period(self) -> float:
         """The effective resync period of this handler (F5, F6); 0 = never resynced."""
@@ -102,12 +114,14 @@ class ResourceEventHandlerRegistration(Generic[T]):
 class _Distributor(Generic[T]):
     """The informer as `process_deltas` sees it: callbacks become notifications (F10)."""
 
-    __slots__ = ("_processor",)
+    __slots__ = ("_counters", "_processor")
 
-    def __init__(self, processor: SharedProcessor[T]) -> None:
+    def __init__(self, processor: SharedProcessor[T], counters: NotificationCounters) -> None:
         self._processor = processor
+        self._counters = counters  # only the process loop calls us: one writer
 
     def on_add(self, obj: T, is_in_initial_list: bool) -> None:
+        self._counters.add += 1
         self._processor.distribute((ADD, obj, is_in_initial_list), False)
 
     def on_update(self, old: T, new: T) -> None:
@@ -117,9 +131,14 @@ class _Distributor(Generic[T]):
             is_sync = object_resource_version(old) == object_resource_version(new)
         except NoMetadataError:
             is_sync = False
+        if is_sync:
+            self._counters.sync += 1
+        else:
+            self._counters.update += 1
         self._processor.distribute((UPDATE, old, new), is_sync)
 
     def on_delete(self, obj: T | DeletedFinalStateUnknown[T]) -> None:
+        self._counters.delete += 1
         self._processor.distribute((DELETE, obj, None), False)
 
 
@@ -132,6 +151,16 @@ def _coroutine_functions(handler: object) -> list[str]:
     else:
         funcs = [getattr(handler, n, None) for n in ("on_add", "on_update", "on_delete")]
     return [getattr(f, "__qualname__", repr(f)) for f in funcs if inspect.iscoroutinefunction(f)]
+
+
+def _describe_handler(handler: object) -> str:
+    """A stable name for metrics: the handler's class, or its first function's qualname."""
+    if isinstance(handler, FilteringResourceEventHandler):
+        return _describe_handler(handler.handler)
+    if isinstance(handler, ResourceEventHandlerFuncs):
+        for f in handler.functions():
+            return str(getattr(f, "__qualname__", type(f).__qualname__))
+    return type(handler).__qualname__
 
 
 class SharedIndexInformer(Generic[T]):
@@ -171,7 +200,12 @@ class SharedIndexInformer(Generic[T]):
         self._processor: SharedProcessor[T] = SharedProcessor(
             name=self.name, clock=clock, logger=self._log
         )
-        self._distributor = _Distributor(self._processor)
+        # Metrics (`metrics()`): the reflector's counters outlive its run; see metrics.py.
+        self._reflector_counters = ReflectorCounters()
+        self._notification_counters = NotificationCounters()
+        self._distributor = _Distributor(self._processor, self._notification_counters)
+        self._queue: Queue[T] | None = None
+        self._handler_count = 0
         self._default_event_handler_resync_period = float(resync_period)
         self._resync_check_period = float(resync_period)
         self._use_watch_list = use_watch_list
@@ -184,6 +218,7 @@ class SharedIndexInformer(Generic[T]):
         self._block_deltas = threading.Lock()
         self._started = False
         self._stopped = False
+        track_informer(self)
 
     # -- running -----------------------------------------------------------------------------
 
@@ -217,7 +252,9 @@ class SharedIndexInformer(Generic[T]):
                 use_watch_list=self._use_watch_list,
                 page_size=self._page_size,
                 name=self.name,
+                reflector_counters=self._reflector_counters,
             )
+            self._queue = fifo
             self._controller = Controller(config, logger=self._log)
             self._started = True
         self._processor.start()
@@ -315,6 +352,7 @@ class SharedIndexInformer(Generic[T]):
                     else:
                         self._resync_check_period = period
                         self._processor.resync_check_period_changed(period)
+            self._handler_count += 1
             listener: ProcessorListener[T] = ProcessorListener(
                 handler,
                 period,
@@ -323,6 +361,7 @@ class SharedIndexInformer(Generic[T]):
                 upstream_has_synced=self.has_synced,
                 loop=loop,
                 logger=self._log,
+                name=f"{_describe_handler(handler)}#{self._handler_count}",
             )
             registration = ResourceEventHandlerRegistration(self, listener)
             if not self._started:
@@ -384,6 +423,32 @@ class SharedIndexInformer(Generic[T]):
     def get_indexer(self) -> Indexer[T]:
         """The same live cache as `get_store()` (F14)."""
         return self._indexer
+
+    # -- metrics -----------------------------------------------------------------------------
+
+    def metrics(self) -> InformerMetrics:
+        """A snapshot of this informer's counters: queued items, watch events and notifications
+        by type, lists and relists, 410s, watch restarts, the last synced resourceVersion,
+        invalid objects, and per handler its buffer and latency. Cheap: no object is walked.
+        """
+        queue = self._queue
+        resource = getattr(self.lister_watcher, "resource", None)
+        gvr = getattr(resource, "gvr", None)
+        if gvr is not None:
+            resource_label = f"{gvr.group_version}/{gvr.resource}"
+        else:
+            resource_label = self.object_type.__name__ if self.object_type is not None else ""
+        return build_informer_metrics(
+            informer=self.name,
+            resource=resource_label,
+            has_synced=self.has_synced(),
+            queued_items=len(queue) if isinstance(queue, (DeltaFIFO, RealFIFO)) else 0,
+            reflector=self._reflector_counters,
+            notifications=self._notification_counters,
+            last_sync_resource_version=self.last_sync_resource_version(),
+            invalid_objects=int(getattr(self.lister_watcher, "decode_errors", 0)),
+            handlers=tuple(listener.metrics() for listener in self._processor.listeners()),
+        )
 
     def __repr__(self) -> str:
         return f"SharedIndexInformer({self.name})"

@@ -10,6 +10,7 @@ listener goes on with the next notification.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import inspect
 import logging
 import threading
@@ -21,6 +22,7 @@ from typing import Any, Generic, TypeVar
 
 from kubeinformers.runtime.handlers import ResourceEventHandler
 from kubeinformers.runtime.keys import deletion_handling_meta_namespace_key
+from kubeinformers.runtime.metrics import HandlerMetrics, LatencyRecorder
 
 T = TypeVar("T")
 
@@ -34,6 +36,9 @@ DELETE = 2
 Notification = tuple[int, Any, Any]
 
 _KIND_NAMES = {ADD: "add", UPDATE: "update", DELETE: "delete"}
+
+_perf_counter = time.perf_counter
+_bisect_left = bisect.bisect_left
 
 # How long a stopping informer waits for one handler thread before logging that it is stuck.
 _JOIN_WARN_AFTER = 5.0
@@ -75,8 +80,10 @@ class ProcessorListener(Generic[T]):
         upstream_has_synced: Callable[[], bool],
         loop: asyncio.AbstractEventLoop | None = None,
         logger: logging.Logger | None = None,
+        name: str = "",
     ) -> None:
         self.handler = handler
+        self.name = name or repr(handler)  # the `handler` label of its metrics
         self.requested_resync_period = requested_resync_period
         self.resync_period = resync_period
         self.next_resync = now + resync_period  # G5
@@ -89,6 +96,9 @@ class ProcessorListener(Generic[T]):
         # G6: initial-list adds queued for this listener whose on_add has not returned yet.
         self._pending_initial = 0
         self._thread: threading.Thread | None = None
+        # Metrics, written by the delivery thread only (see metrics.py).
+        self.latency = LatencyRecorder()
+        self.errors = 0
 
     # -- fed by the processor ------------------------------------------------------------------
 
@@ -132,6 +142,11 @@ class ProcessorListener(Generic[T]):
         with self._cond:
             return len(self._buffer)
 
+    def metrics(self) -> HandlerMetrics:
+        """Buffered notifications, callbacks delivered and failed, time spent in them."""
+        latency = self.latency.snapshot()
+        return HandlerMetrics(self.name, self.pending(), latency.count, self.errors, latency)
+
     # -- resync (G4, G5) -----------------------------------------------------------------------
 
     def should_resync(self, now: float) -> bool:
@@ -169,6 +184,7 @@ class ProcessorListener(Generic[T]):
     def _deliver(self, notification: Notification) -> None:
         kind, a, b = notification
         handler = self.handler
+        started = _perf_counter()
         try:
             if kind == ADD:
                 result = handler.on_add(a, b)
@@ -179,6 +195,8 @@ class ProcessorListener(Generic[T]):
             if result is not None and inspect.isawaitable(result):
                 self._run_on_loop(result)
         except Exception:
+            self.latency.observe(_perf_counter() - started)
+            self.errors += 1
             obj = b if kind == UPDATE else a
             self._log.exception(
                 "event handler %r failed on %s of %s; going on with the next notification",
@@ -187,6 +205,13 @@ class ProcessorListener(Generic[T]):
                 _key_of(obj),
             )
             return  # G7: a failed initial add is never counted as finished
+        # LatencyRecorder.observe, inlined: this runs once per notification and handler.
+        elapsed = _perf_counter() - started
+        latency = self.latency
+        latency.counts[_bisect_left(latency.bounds, elapsed)] += 1
+        latency.sum += elapsed
+        if elapsed > latency.max:
+            latency.max = elapsed
         if kind == ADD and b:
             with self._cond:
                 self._pending_initial -= 1

@@ -14,6 +14,7 @@ from typing import Any
 from kubeinformers.runtime.errors import ApiStatusError
 from kubeinformers.runtime.keys import object_annotations, object_resource_version
 from kubeinformers.runtime.listwatch import INITIAL_EVENTS_END_ANNOTATION, Status
+from kubeinformers.runtime.metrics import ReflectorCounters
 from kubeinformers.runtime.reflector_support import (
     StopRequested,
     VeryShortWatchError,
@@ -42,6 +43,7 @@ def handle_watch(
     resync_error: Callable[[], BaseException | None] = lambda: None,
     exit_on_initial_events_end: bool = False,
     started_at_rv: str | None = None,
+    counters: ReflectorCounters | None = None,
 ) -> bool:
     """D12-D14: apply events to `store`; True when the initial-events-end bookmark arrived.
 
@@ -51,7 +53,10 @@ def handle_watch(
     Returns on a clean close (or, with `exit_on_initial_events_end`, at that bookmark). Raises
     the ERROR event's Status as ApiStatusError, VeryShortWatchError, the resync error, or
     StopRequested.
+
+    `counters` (the reflector's metrics) counts events by type and skipped events.
     """
+    c = counters if counters is not None else ReflectorCounters()
     add, update, delete = store.add, store.update, store.delete
     bookmark_fn = getattr(store, "bookmark", None)
     update_rv_fn = getattr(store, "update_resource_version", None)
@@ -66,6 +71,7 @@ def handle_watch(
         etype = event.type
         obj = event.object
         if etype == "ERROR":
+            c.error_events += 1
             raise (
                 error_from_status(obj)
                 if isinstance(obj, Status)
@@ -81,6 +87,7 @@ def handle_watch(
                 type_description,
                 type(obj).__qualname__,
             )
+            c.skipped += 1
             continue
         if type(obj) is dict:  # the Unstructured case
             gvk = (obj.get("apiVersion"), obj.get("kind"))
@@ -91,28 +98,36 @@ def handle_watch(
                     expected_gvk,
                     gvk,
                 )
+                c.skipped += 1
                 continue
             if gvk[1] == "Table" and gvk[0] in _TABLE_API_VERSIONS:
                 logger.error("%s: received a Table in a watch; skipping it", name)
+                c.skipped += 1
                 continue
         try:
             rv = object_resource_version(obj)
         except Exception:
             logger.error("%s: unable to understand watch event %s %r", name, etype, obj)
+            c.skipped += 1
             continue
         try:
             if etype == "ADDED":
+                c.added += 1
                 add(obj)
             elif etype == "MODIFIED":
+                c.modified += 1
                 update(obj)
             elif etype == "DELETED":
+                c.deleted += 1
                 delete(obj)
             elif etype == "BOOKMARK":
+                c.bookmarks += 1
                 if object_annotations(obj).get(INITIAL_EVENTS_END_ANNOTATION) == "true":
                     initial_events_end = True
                 if bookmark_fn is not None:
                     bookmark_fn(rv)
             else:
+                c.skipped += 1
                 logger.error("%s: unable to understand watch event type %r", name, etype)
         except Exception as e:
             logger.error("%s: unable to apply %s event to the store: %s", name, etype, e)

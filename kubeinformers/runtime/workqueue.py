@@ -16,6 +16,13 @@ from collections import deque
 from collections.abc import Hashable
 from typing import Generic, Protocol, TypeVar, cast
 
+from kubeinformers.runtime.metrics import (
+    WORKQUEUE_DURATION_BUCKETS,
+    LatencyRecorder,
+    WorkQueueMetrics,
+    track_queue,
+)
+
 __all__ = [
     "BucketRateLimiter",
     "Clock",
@@ -221,6 +228,7 @@ class NoopMetricsProvider:
         return _NOOP
 
 
+_NOOP_PROVIDER = NoopMetricsProvider()
 _global_provider: MetricsProvider | None = None
 _global_provider_lock = threading.Lock()
 
@@ -235,10 +243,18 @@ def set_provider(provider: MetricsProvider) -> None:
 
 
 class _QueueMetrics(Generic[K]):
-    """Bookkeeping behind the metric hooks; all calls happen under the queue's lock."""
+    """Bookkeeping behind the metric hooks; all calls happen under the queue's lock.
+
+    The in-process counters and histograms (`WorkQueue.metrics()`) are always kept; the
+    provider's metrics only for a named queue with a provider (no-ops otherwise).
+    """
 
     def __init__(self, name: str, provider: MetricsProvider, clock: Clock) -> None:
         self.clock = clock
+        self.adds_total = 0
+        self.retries_total = 0
+        self.queue_duration = LatencyRecorder(WORKQUEUE_DURATION_BUCKETS)
+        self.work_seconds = LatencyRecorder(WORKQUEUE_DURATION_BUCKETS)
         self.depth = provider.new_depth_metric(name)
         self.adds = provider.new_adds_metric(name)
         self.latency = provider.new_latency_metric(name)
@@ -250,6 +266,7 @@ class _QueueMetrics(Generic[K]):
         self.processing_start: dict[K, float] = {}
 
     def add(self, item: K) -> None:
+        self.adds_total += 1
         self.adds.inc()
         self.depth.inc()
         self.add_times.setdefault(item, self.clock.now())
@@ -260,14 +277,22 @@ class _QueueMetrics(Generic[K]):
         self.processing_start[item] = now
         started = self.add_times.pop(item, None)
         if started is not None:
+            self.queue_duration.observe(now - started)
             self.latency.observe(now - started)
 
     def done(self, item: K) -> None:
         started = self.processing_start.pop(item, None)
         if started is not None:
-            self.work_duration.observe(self.clock.now() - started)
+            elapsed = self.clock.now() - started
+            self.work_seconds.observe(elapsed)
+            self.work_duration.observe(elapsed)
 
-    def update_unfinished_work(self) -> None:
+    def retry(self) -> None:
+        self.retries_total += 1
+        self.retries.inc()
+
+    def unfinished_work(self) -> tuple[float, float]:
+        """(sum of the ages, oldest age) of the items being processed."""
         now = self.clock.now()
         total = 0.0
         longest = 0.0
@@ -275,6 +300,10 @@ class _QueueMetrics(Generic[K]):
             age = now - started
             total += age
             longest = max(longest, age)
+        return total, longest
+
+    def update_unfinished_work(self) -> None:
+        total, longest = self.unfinished_work()
         self.unfinished.set(total)
         self.longest.set(longest)
 
@@ -337,14 +366,17 @@ class WorkQueue(Generic[K]):
         self._shutting_down = False
         self._drain = False
         provider = metrics_provider if metrics_provider is not None else _global_provider
-        # client-go: an unnamed queue or no provider means no metrics at all.
-        self._metrics: _QueueMetrics[K] | None = None
+        # client-go: an unnamed queue or no provider means no provider metrics at all; the
+        # in-process ones (`metrics()`) are always kept, at a few dict operations per item.
         self._metrics_stop = threading.Event()
         if name and provider is not None and not isinstance(provider, NoopMetricsProvider):
-            self._metrics = _QueueMetrics(name, provider, self._clock)
+            self._metrics: _QueueMetrics[K] = _QueueMetrics(name, provider, self._clock)
             threading.Thread(
                 target=self._unfinished_work_loop, name=f"workqueue-metrics-{name}", daemon=True
             ).start()
+        else:
+            self._metrics = _QueueMetrics(name, _NOOP_PROVIDER, self._clock)
+        track_queue(self)
 
     # I2
     def add(self, item: K) -> None:
@@ -356,8 +388,7 @@ class WorkQueue(Generic[K]):
                 if item not in self._processing:
                     self._queue.touch(item)
                 return
-            if self._metrics is not None:
-                self._metrics.add(item)
+            self._metrics.add(item)
             self._dirty.add(item)
             if item in self._processing:
                 return  # I4: queued again by done()
@@ -376,8 +407,7 @@ class WorkQueue(Generic[K]):
             if not len(self._queue):
                 return cast(K, None), True
             item = self._queue.pop()
-            if self._metrics is not None:
-                self._metrics.get(item)
+            self._metrics.get(item)
             self._processing.add(item)
             self._dirty.discard(item)
             return item, False
@@ -385,8 +415,7 @@ class WorkQueue(Generic[K]):
     # I4
     def done(self, item: K) -> None:
         with self._lock:
-            if self._metrics is not None:
-                self._metrics.done(item)
+            self._metrics.done(item)
             self._processing.discard(item)
             if item in self._dirty:
                 self._queue.push(item)
@@ -419,16 +448,37 @@ class WorkQueue(Generic[K]):
     def update_unfinished_work(self) -> None:
         """Refresh the unfinished-work gauges now (a background thread does it every 0.5 s)."""
         with self._lock:
-            if self._metrics is not None:
-                self._metrics.update_unfinished_work()
+            self._metrics.update_unfinished_work()
 
     def _unfinished_work_loop(self) -> None:
         while not self._metrics_stop.wait(_UNFINISHED_WORK_PERIOD):
             self.update_unfinished_work()
 
     def _retry(self) -> None:
-        if self._metrics is not None:
-            self._metrics.retries.inc()
+        with self._lock:
+            self._metrics.retry()
+
+    def metrics(self) -> WorkQueueMetrics:
+        """client-go's workqueue series for this queue, read in-process (named or not)."""
+        waiting = self._waiting_count()
+        with self._lock:
+            m = self._metrics
+            unfinished, longest = m.unfinished_work()
+            return WorkQueueMetrics(
+                name=self.name,
+                depth=len(self._queue),
+                adds=m.adds_total,
+                retries=m.retries_total,
+                processing=len(self._processing),
+                waiting=waiting,
+                queue_duration=m.queue_duration.snapshot(),
+                work_duration=m.work_seconds.snapshot(),
+                unfinished_work_seconds=unfinished,
+                longest_running_processor_seconds=longest,
+            )
+
+    def _waiting_count(self) -> int:
+        return 0
 
 
 # --------------------------------------------------------------------------- delaying queue
@@ -490,6 +540,9 @@ class DelayingQueue(WorkQueue[K]):
         """Number of items waiting for their ready time."""
         with self._wait_lock:
             return len(self._ready_at)
+
+    def _waiting_count(self) -> int:
+        return self.waiting()
 
     def _waiting_loop(self) -> None:
         with self._wait_lock:
