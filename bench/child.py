@@ -1,0 +1,305 @@
+"""One contender, one measurement, in a fresh process: `python -m bench.child NAME ...`.
+
+Each run prints one JSON line. A fresh process per run keeps memory figures honest: the
+RSS delta is what this contender's cache costs, nothing left over from another contender.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bench.measure import MemoryProbe, full_collect, stopwatch
+
+Result = dict[str, Any]
+
+
+def _api_client(kubeconfig: str) -> Any:
+    from kubernetes import config
+
+    return config.new_client_from_config(config_file=kubeconfig)
+
+
+def _read_identity(name: str, namespace: str, labels: Any, seen: list[int]) -> None:
+    if name and namespace and labels is not None:
+        seen[0] += 1
+
+
+# ------------------------------------------------------------------------- informers
+
+
+def kubeinformers_informer(
+    kubeconfig: str, n: int, trace: bool, metadata_only: bool = False
+) -> Result:
+    """Our pod informer from the generated factory; a handler reads name, namespace, labels."""
+    from kubeinformers.generated import SharedInformerFactory
+
+    api = _api_client(kubeconfig)
+    probe = MemoryProbe(trace=trace)
+    probe.start()
+    factory = SharedInformerFactory(api)
+    seen = [0]
+    done = threading.Event()
+
+    def on_add(pod: Any, is_in_initial_list: bool) -> None:
+        md = pod.metadata
+        _read_identity(md.name, md.namespace, md.labels, seen)
+        if seen[0] >= n:
+            done.set()
+
+    if metadata_only:
+        from kubeinformers.runtime.dynamic import MetadataSharedInformerFactory  # type: ignore[attr-defined]
+
+        informer = MetadataSharedInformerFactory(api).for_resource(_pods_gvr()).informer()
+        runner: Any = informer
+    else:
+        pods = factory.core().v1().pods()
+        informer = pods.informer()
+        runner = factory
+    informer.add_event_handler(on_add=on_add)
+    with stopwatch() as synced:
+        if runner is factory:
+            factory.start()
+            factory.wait_for_cache_sync(timeout=600)
+        else:
+            stop = threading.Event()
+            threading.Thread(target=informer.run, args=(stop,), daemon=True).start()
+            while not informer.has_synced():
+                time.sleep(0.005)
+    done.wait(600)
+    handled = synced[0]
+    result: Result = {"sync_seconds": synced[0], "objects": len(informer.get_store().list_keys())}
+    result["handler_seen"] = seen[0]
+    result["handler_done_seconds"] = handled
+    result |= probe.per_object(n)
+    if not metadata_only:
+        result |= _lister_latency(factory, n)
+    factory.shutdown()
+    return result
+
+
+def _pods_gvr() -> Any:
+    from kubeinformers.runtime.resource import GroupVersionResource
+
+    return GroupVersionResource("", "v1", "pods")
+
+
+def _lister_latency(factory: Any, n: int) -> Result:
+    lister = factory.core().v1().pods().lister()
+    objs = lister.list()
+    rng = random.Random(7)
+    sample = [
+        (o.metadata.namespace, o.metadata.name) for o in rng.sample(objs, min(1000, len(objs)))
+    ]
+    ns_listers = {ns: lister.pods(ns) for ns, _ in sample}
+    start = time.perf_counter()
+    for ns, name in sample:
+        ns_listers[ns].get(name)
+    get_us = (time.perf_counter() - start) / len(sample) * 1e6
+    namespace = sample[0][0]
+    start = time.perf_counter()
+    for _ in range(20):
+        lister.pods(namespace).list()
+    ns_list_ms = (time.perf_counter() - start) / 20 * 1e3
+    start = time.perf_counter()
+    for _ in range(5):
+        matched = lister.list(selector="tier in (fe,be),app!=svc-1")
+    selector_ms = (time.perf_counter() - start) / 5 * 1e3
+    return {
+        "lister_get_us": get_us,
+        "lister_namespace_list_ms": ns_list_ms,
+        "lister_selector_list_ms": selector_ms,
+        "lister_selector_matched": len(matched),
+    }
+
+
+def official_informer(kubeconfig: str, n: int, trace: bool) -> Result:
+    """The official client's kubernetes.informer.SharedInformer over list_pod_for_all_namespaces."""
+    from kubernetes import client
+    from kubernetes.informer import SharedInformer
+
+    api = _api_client(kubeconfig)
+    probe = MemoryProbe(trace=trace)
+    probe.start()
+    seen = [0]
+    done = threading.Event()
+
+    def on_added(pod: Any) -> None:
+        md = pod.metadata
+        _read_identity(md.name, md.namespace, md.labels, seen)
+        if seen[0] >= n:
+            done.set()
+
+    informer = SharedInformer(client.CoreV1Api(api).list_pod_for_all_namespaces)
+    informer.add_event_handler("ADDED", on_added)
+    with stopwatch() as synced:
+        informer.start()
+        done.wait(600)
+    result: Result = {"sync_seconds": synced[0], "objects": len(informer.cache.list_keys())}
+    result["handler_seen"] = seen[0]
+    result |= probe.per_object(n)
+    informer.stop()
+    return result
+
+
+# ---------------------------------------------------------------------------- floors
+
+
+def client_list_v1pod(kubeconfig: str, n: int, trace: bool) -> Result:
+    """The official client's list into V1Pod objects (no informer at all)."""
+    from kubernetes import client
+
+    api = _api_client(kubeconfig)
+    probe = MemoryProbe(trace=trace)
+    probe.start()
+    with stopwatch() as t:
+        pods = client.CoreV1Api(api).list_pod_for_all_namespaces().items
+    return {"sync_seconds": t[0], "objects": len(pods)} | probe.per_object(n)
+
+
+def raw_orjson(kubeconfig: str, n: int, trace: bool) -> Result:
+    """The floor: the raw list bytes over the same connection, then orjson.loads."""
+    import orjson
+
+    api = _api_client(kubeconfig)
+    probe = MemoryProbe(trace=trace)
+    probe.start()
+    with stopwatch() as t:
+        body = _raw_get(api, "/api/v1/pods")
+        items = orjson.loads(body)["items"]
+    del body
+    return {"sync_seconds": t[0], "objects": len(items)} | probe.per_object(n)
+
+
+def _raw_get(api: Any, path: str, query: list[tuple[str, str]] | None = None) -> bytes:
+    headers: dict[str, str] = {"Accept": "application/json"}
+    api.update_params_for_auth(headers, [], ["BearerToken"], path, "GET", None)
+    from urllib.parse import urlencode
+
+    url = api.configuration.host + path + (("?" + urlencode(query)) if query else "")
+    resp = api.rest_client.pool_manager.request("GET", url, headers=headers, preload_content=True)
+    data: bytes = resp.data
+    return data
+
+
+# ---------------------------------------------------------------------- watch replay
+
+
+def kubeinformers_replay(kubeconfig: str, n: int, trace: bool, from_rv: str = "") -> Result:
+    """M buffered events from an old resourceVersion through decode → DeltaFIFO → indexer → handler."""
+    from kubeinformers.generated.core.v1 import Pod
+    from kubeinformers.generated.registry import RESOURCES
+    from kubeinformers.runtime.informer import SharedIndexInformer
+    from kubeinformers.runtime.listwatch import ListOptions, ObjectList
+    from kubeinformers.runtime.transport import ApiListerWatcher
+
+    api = _api_client(kubeconfig)
+    pods_resource = next(r for r in RESOURCES if r.group == "" and r.resource == "pods")
+    inner: ApiListerWatcher[Pod] = ApiListerWatcher(api, pods_resource, Pod)
+
+    class FromOldVersion:
+        """Lists nothing at `from_rv`, so the watch replays the server's history from there."""
+
+        def list(self, options: ListOptions) -> ObjectList[Pod]:
+            return ObjectList(items=[], resource_version=from_rv)
+
+        def watch(self, options: ListOptions) -> Any:
+            return inner.watch(options)
+
+        def is_watch_list_semantics_unsupported(self) -> bool:
+            return True
+
+    seen = [0]
+    done = threading.Event()
+
+    def count(*_: Any) -> None:
+        seen[0] += 1
+        if seen[0] >= n:
+            done.set()
+
+    informer = SharedIndexInformer(FromOldVersion(), Pod)
+    informer.add_event_handler(on_add=lambda o, _i: count(), on_update=lambda o, p: count())
+    stop = threading.Event()
+    with stopwatch() as t:
+        thread = threading.Thread(target=informer.run, args=(stop,))
+        thread.start()
+        done.wait(600)
+    stop.set()
+    thread.join(10)
+    return {"replay_seconds": t[0], "events": seen[0], "events_per_second": seen[0] / t[0]}
+
+
+def official_replay(kubeconfig: str, n: int, trace: bool, from_rv: str = "") -> Result:
+    """The official client's Watch.stream from the same old resourceVersion."""
+    from kubernetes import client, watch
+
+    api = _api_client(kubeconfig)
+    seen = 0
+    w = watch.Watch()
+    with stopwatch() as t:
+        for _event in w.stream(
+            client.CoreV1Api(api).list_pod_for_all_namespaces, resource_version=from_rv
+        ):
+            seen += 1
+            if seen >= n:
+                w.stop()
+                break
+    return {"replay_seconds": t[0], "events": seen, "events_per_second": seen / t[0]}
+
+
+def import_time(kubeconfig: str, n: int, trace: bool) -> Result:
+    """`import kubeinformers.generated` plus building the first pod informer, from cold.
+
+    The user's ApiClient (the `kubernetes` package's config) exists before: it is theirs,
+    not ours, and costs the same with any informer library.
+    """
+    api = _api_client(kubeconfig)
+    before = set(sys.modules)
+    start = time.perf_counter()
+    from kubeinformers.generated import SharedInformerFactory
+
+    factory = SharedInformerFactory(api)
+    factory.core().v1().pods().informer()
+    elapsed = time.perf_counter() - start
+    return {
+        "import_and_first_informer_seconds": elapsed,
+        "modules_imported": len(set(sys.modules) - before),
+    }
+
+
+CONTENDERS: dict[str, Callable[..., Result]] = {
+    "kubeinformers": kubeinformers_informer,
+    "kubeinformers-metadata": lambda k, n, t: kubeinformers_informer(k, n, t, metadata_only=True),
+    "official-informer": official_informer,
+    "client-list-v1pod": client_list_v1pod,
+    "raw-orjson": raw_orjson,
+    "kubeinformers-replay": kubeinformers_replay,
+    "official-replay": official_replay,
+    "import-time": import_time,
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.child")
+    parser.add_argument("contender", choices=sorted(CONTENDERS))
+    parser.add_argument("--kubeconfig", required=True)
+    parser.add_argument("--n", type=int, required=True)
+    parser.add_argument("--trace", action="store_true", help="measure with tracemalloc (slower)")
+    parser.add_argument("--from-rv", default="")
+    args = parser.parse_args(argv)
+    fn = CONTENDERS[args.contender]
+    full_collect()
+    kwargs = {"from_rv": args.from_rv} if args.contender.endswith("replay") else {}
+    result = fn(args.kubeconfig, args.n, args.trace, **kwargs)
+    json.dump(result, sys.stdout)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
