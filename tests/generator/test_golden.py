@@ -386,11 +386,20 @@ MISUSE = """\
 from __future__ import annotations
 
 from {pkg}.infra.v1 import RealmLister
+from {pkg}.my_app.v1 import GizmoLister
 from {pkg}.net.v1 import Route
 
 
 def namespaced_realm(lister: RealmLister) -> object:
     return lister.realms("default")
+
+
+def realm_by_namespace(lister: RealmLister) -> object:
+    return lister.by_namespace("default")
+
+
+def gizmo_without_namespace(lister: GizmoLister) -> object:
+    return lister.get("g")
 
 
 def keyword_by_api_name(route: Route) -> object:
@@ -419,6 +428,7 @@ def test_generated_code_and_typed_usage_pass_mypy_strict(golden: Golden, tmp_pat
 def test_mypy_rejects_a_namespace_step_on_a_cluster_scoped_lister(
     golden: Golden, tmp_path: Path
 ) -> None:
+    """H9: and a get without the namespace step on a namespaced one."""
     misuse = tmp_path / "misuse_golden.py"
     misuse.write_text(MISUSE.format(pkg=PKG))
     result = run_mypy(
@@ -427,7 +437,9 @@ def test_mypy_rejects_a_namespace_step_on_a_cluster_scoped_lister(
     out = result.stdout
     assert result.returncode == 1, out
     assert '"RealmLister" has no attribute "realms"' in out, out
+    assert '"RealmLister" has no attribute "by_namespace"' in out, out  # H9
+    assert '"GizmoLister" has no attribute "get"' in out, out  # H9: get needs gizmos(ns)
     assert 'Incompatible return value type (got "str | None", expected "int")' in out, out
-    assert len([line for line in out.splitlines() if ": error:" in line]) == 2, textwrap.indent(
+    assert len([line for line in out.splitlines() if ": error:" in line]) == 4, textwrap.indent(
         out, "  "
     )
