@@ -318,6 +318,11 @@ class DeltaFIFO(Generic[T]):
         with self._lock:
             return self._populated and self._initial_population_count == 0
 
+    def has_synced_nowait(self) -> bool:
+        """`has_synced()` read without the queue lock, for metrics: never waits for a `pop`
+        in progress (its `process` runs under the lock); may lag one change behind."""
+        return self._populated and self._initial_population_count == 0
+
     def is_closed(self) -> bool:
         with self._lock:
             return self._closed

@@ -432,6 +432,7 @@ class SharedIndexInformer(Generic[T]):
         invalid objects, and per handler its buffer and latency. Cheap: no object is walked.
         """
         queue = self._queue
+        fifo = queue if isinstance(queue, (DeltaFIFO, RealFIFO)) else None
         resource = getattr(self.lister_watcher, "resource", None)
         gvr = getattr(resource, "gvr", None)
         if gvr is not None:
@@ -441,8 +442,9 @@ class SharedIndexInformer(Generic[T]):
         return build_informer_metrics(
             informer=self.name,
             resource=resource_label,
-            has_synced=self.has_synced(),
-            queued_items=len(queue) if isinstance(queue, (DeltaFIFO, RealFIFO)) else 0,
+            # Both read without the queue's lock: `pop` holds it while an item is processed.
+            has_synced=fifo is not None and fifo.has_synced_nowait(),
+            queued_items=len(fifo) if fifo is not None else 0,
             reflector=self._reflector_counters,
             notifications=self._notification_counters,
             last_sync_resource_version=self.last_sync_resource_version(),

@@ -415,7 +415,9 @@ class KubeinformersCollector:
     def _queue_families(self) -> Iterator[Any]:
         core = self._core
         labels = ["name"]
-        depth = core.GaugeMetricFamily("workqueue_depth", "Current depth of workqueue", labels)
+        depth = core.GaugeMetricFamily(
+            "workqueue_depth", "Current depth of workqueue", labels=labels
+        )
         adds = core.CounterMetricFamily(
             "workqueue_adds", "Total number of adds handled by workqueue", labels=labels
         )

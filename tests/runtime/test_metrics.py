@@ -1,0 +1,438 @@
+"""Metrics (issue 8): `informer.metrics()`, `queue.metrics()` and the Prometheus export.
+
+Counts are checked against what the fake source actually sent (its RVs, its list calls), the
+relist and watch-restart paths of the reflector (D8 relist after 410, D14 re-watch after a
+clean close), the per-handler buffer of G1 and the handler latency.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kubeinformers.runtime import reflector as reflector_module
+from kubeinformers.runtime.backoff import Backoff
+from kubeinformers.runtime.informer import SharedIndexInformer
+from kubeinformers.runtime.metrics import (
+    HANDLER_LATENCY_BUCKETS,
+    HistogramSnapshot,
+    InformerMetrics,
+    LatencyRecorder,
+    live_informers,
+    live_queues,
+    register_prometheus,
+    unregister_prometheus,
+)
+from kubeinformers.runtime.workqueue import (
+    FakeClock,
+    ItemExponentialFailureRateLimiter,
+    RateLimitingQueue,
+    WorkQueue,
+)
+from kubeinformers.testing import FakeListerWatcher
+from tests.runtime._informer_support import WAIT, Pod, Recorder, Runner, pod, wait_for
+
+
+@pytest.fixture(autouse=True)
+def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Relists after a 410 come within ~0.05 s instead of ~1 s."""
+    monkeypatch.setattr(
+        reflector_module, "Backoff", functools.partial(Backoff, initial=0.05, cap=0.5)
+    )
+
+
+class Running:
+    """An informer over a fake source, running on its own thread until `stop()`."""
+
+    def __init__(
+        self, fake: FakeListerWatcher[Pod], *handlers: Any, name: str = "pods", **kw: Any
+    ) -> None:
+        self.fake = fake
+        self.informer: SharedIndexInformer[Pod] = SharedIndexInformer(fake, Pod, name=name, **kw)
+        self.registrations = [self.informer.add_event_handler(h) for h in handlers]
+        self.runner = Runner(self.informer.run, name=f"informer-{name}")
+        assert wait_for(self.informer.has_synced), "informer did not sync"
+
+    def metrics(self) -> InformerMetrics:
+        return self.informer.metrics()
+
+    def wait(self, cond: Any, what: str) -> InformerMetrics:
+        assert wait_for(lambda: cond(self.metrics())), f"{what}: {self.metrics()}"
+        return self.metrics()
+
+    def stop(self) -> None:
+        self.runner.stop()
+
+
+@pytest.fixture
+def fake() -> FakeListerWatcher[Pod]:
+    return FakeListerWatcher([pod("a"), pod("b")], model=Pod)
+
+
+def test_metrics_before_run_are_zero_and_name_the_informer(fake: FakeListerWatcher[Pod]) -> None:
+    informer: SharedIndexInformer[Pod] = SharedIndexInformer(fake, Pod, name="idle")
+    informer.add_event_handler(Recorder())
+    m = informer.metrics()
+    assert (m.informer, m.resource, m.has_synced, m.queued_items) == ("idle", "Pod", False, 0)
+    assert m.events.by_type() == {
+        "ADDED": 0,
+        "MODIFIED": 0,
+        "DELETED": 0,
+        "BOOKMARK": 0,
+        "ERROR": 0,
+    }
+    assert (m.list_calls, m.relists, m.watch_starts, m.last_sync_resource_version) == (0, 0, 0, "")
+    (h,) = m.handlers
+    assert h.handler == "Recorder#1" and h.delivered == 0 and h.latency.count == 0
+    with pytest.raises(AttributeError):
+        m.relists = 3  # type: ignore[misc]  # a frozen snapshot
+
+
+def test_watch_events_and_notifications_by_type_match_what_the_source_sent(
+    fake: FakeListerWatcher[Pod],
+) -> None:
+    rec = Recorder()
+    run = Running(fake, rec)
+    try:
+        fake.add(pod("c"))
+        fake.add(pod("d"))
+        fake.add(pod("e"))
+        fake.modify(pod("a", value=1))
+        fake.modify(pod("c", value=1))
+        fake.delete(pod("b"))
+        fake.send_bookmark()
+        m = run.wait(lambda m: m.events.bookmark == 1 and m.notifications.delete == 1, "events")
+        assert m.events.by_type() == {
+            "ADDED": 3,
+            "MODIFIED": 2,
+            "DELETED": 1,
+            "BOOKMARK": 1,
+            "ERROR": 0,
+        }
+        # the initial list (a and b) are adds too, but no watch events
+        assert m.notifications.by_type() == {"add": 5, "update": 2, "sync": 0, "delete": 1}
+        assert m.list_calls == len(fake.list_calls) == 1
+        assert (m.relists, m.expired, m.watch_starts, m.watch_restarts) == (0, 0, 1, 0)
+        assert m.last_sync_resource_version == fake.resource_version == "8"
+        assert m.has_synced and m.queued_items == 0 and m.skipped_events == 0
+        assert m.invalid_objects == 0  # the fake has no decoder
+        assert rec.expect(8).wait(WAIT)
+        m = run.wait(lambda m: m.handlers[0].delivered == 8, "deliveries")
+        assert m.handlers[0].latency.count == 8 and m.handlers[0].errors == 0
+    finally:
+        run.stop()
+
+
+def test_d17_watch_list_initial_events_are_counted_as_watch_events_and_one_list() -> None:
+    fake: FakeListerWatcher[Pod] = FakeListerWatcher(
+        [pod("a"), pod("b"), pod("c")], model=Pod, watch_list=True
+    )
+    run = Running(fake, Recorder(), use_watch_list=True)
+    try:
+        m = run.metrics()
+        assert m.events.added == 3 and m.events.bookmark == 1  # the initial-events-end bookmark
+        assert m.list_calls == len(fake.list_calls) == 0
+        assert (m.relists, m.watch_starts) == (0, 1)
+        assert m.last_sync_resource_version == fake.resource_version
+    finally:
+        run.stop()
+
+
+def test_d8_forced_expiry_counts_the_410s_and_one_relist(fake: FakeListerWatcher[Pod]) -> None:
+    run = Running(fake, Recorder())
+    try:
+        fake.add(pod("c"))
+        run.wait(lambda m: m.last_sync_resource_version == fake.resource_version, "c")
+        # A change the watch never sees, then a compaction past the informer's RV and a cut
+        # watch: the re-watch gets an ERROR 410, the relist at the last RV a 410 too, the D8
+        # retry at "" succeeds and the watch from its RV works.
+        fake.add(pod("d"), notify=False)
+        fake.expire(fake.resource_version)
+        fake.drop_watches()
+        m = run.wait(lambda m: m.relists == 1 and m.watch_starts == 3, "the relist")
+        assert m.expired == 2 and m.events.error == 1 and m.watch_errors == 1
+        assert m.list_calls == len(fake.list_calls) == 3
+        assert m.watch_restarts == 2
+        assert m.last_sync_resource_version == fake.resource_version
+        run.wait(lambda m: m.notifications.add == 4, "d, seen only by the relist")
+    finally:
+        run.stop()
+
+
+def test_d14_dropped_watch_counts_a_watch_restart_without_relist(
+    fake: FakeListerWatcher[Pod],
+) -> None:
+    run = Running(fake, Recorder())
+    try:
+        fake.add(pod("c"))  # an event: the watch is not "very short" (D14)
+        run.wait(lambda m: m.events.added == 1, "c")
+        fake.drop_watches()
+        m = run.wait(lambda m: m.watch_restarts == 1, "the re-watch")
+        assert (m.relists, m.expired, m.watch_errors, m.list_calls) == (0, 0, 0, 1)
+        fake.add(pod("d"))  # the new watch works
+        m = run.wait(lambda m: m.notifications.add == 4, "d")
+        assert m.last_sync_resource_version == fake.resource_version
+    finally:
+        run.stop()
+
+
+class Slow:
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def on_add(self, obj: Pod, is_in_initial_list: bool) -> None:
+        time.sleep(self.seconds)  # the handler's own work, not a wait for the test
+
+    def on_update(self, old: Pod, new: Pod) -> None:
+        pass
+
+    def on_delete(self, obj: object) -> None:
+        pass
+
+
+def test_a_slow_handler_shows_in_its_latency_only(fake: FakeListerWatcher[Pod]) -> None:
+    fast = Recorder()
+    run = Running(fake, Slow(0.05), fast)
+    try:
+        m = run.wait(lambda m: all(h.delivered == 2 for h in m.handlers), "initial adds")
+        slow_m, fast_m = m.handlers
+        assert slow_m.handler == "Slow#1" and fast_m.handler == "Recorder#2"
+        assert slow_m.latency.count == 2 and slow_m.latency.max >= 0.05
+        assert slow_m.latency.sum >= 0.1 and slow_m.latency.mean >= 0.05
+        # every observation is above the 25 ms bucket; the +Inf bucket holds them all
+        assert dict(slow_m.latency.buckets)[0.025] == 0
+        assert slow_m.latency.buckets[-1] == (float("inf"), 2)
+        assert fast_m.latency.count == 2
+        assert run.registrations[0].metrics() == slow_m
+    finally:
+        run.stop()
+
+
+def test_g1_buffered_notifications_of_a_blocked_handler(fake: FakeListerWatcher[Pod]) -> None:
+    release = threading.Event()
+    entered = threading.Event()
+
+    def blocking_add(obj: Pod, is_in_initial_list: bool) -> None:
+        if not is_in_initial_list:
+            entered.set()
+            release.wait(WAIT)
+
+    other = Recorder()
+    informer: SharedIndexInformer[Pod] = SharedIndexInformer(fake, Pod, name="blocked")
+    reg = informer.add_event_handler(on_add=blocking_add)
+    informer.add_event_handler(other)
+    runner = Runner(informer.run)
+    try:
+        assert wait_for(informer.has_synced)
+        for name in "cdefg":
+            fake.add(pod(name))
+        assert entered.wait(WAIT)
+        assert wait_for(lambda: reg.metrics().buffered == 4)  # c is in flight, d..g wait
+        assert other.expect(7).wait(WAIT)
+        m = informer.metrics()
+        blocked, free = m.handlers
+        assert blocked.handler.startswith("test_g1_buffered") and blocked.handler.endswith("#1")
+        assert (blocked.buffered, free.buffered, m.buffered_notifications) == (4, 0, 4)
+        release.set()
+        assert wait_for(lambda: reg.metrics().delivered == 7 and reg.metrics().buffered == 0)
+    finally:
+        release.set()
+        runner.stop()
+
+
+def test_handler_errors_are_counted(fake: FakeListerWatcher[Pod]) -> None:
+    def failing(obj: Pod, is_in_initial_list: bool) -> None:
+        raise RuntimeError("boom")
+
+    informer: SharedIndexInformer[Pod] = SharedIndexInformer(fake, Pod, name="failing")
+    reg = informer.add_event_handler(on_add=failing)
+    runner = Runner(informer.run)
+    try:
+        assert wait_for(lambda: reg.metrics().delivered == 2)
+        h = reg.metrics()
+        assert (h.errors, h.latency.count) == (2, 2)
+    finally:
+        runner.stop()
+
+
+def test_queued_items_while_the_process_loop_is_held(fake: FakeListerWatcher[Pod]) -> None:
+    run = Running(fake, Recorder())
+    try:
+        with run.informer._block_deltas:  # as a handler joining holds it (F8)
+            for name in "cdef":
+                fake.add(pod(name))
+            # one key is popped and waits for the lock; the other three stay queued
+            m = run.wait(lambda m: m.queued_items == 3, "queued items")
+            assert m.events.added == 4
+        m = run.wait(lambda m: m.queued_items == 0 and m.notifications.add == 6, "drained")
+    finally:
+        run.stop()
+
+
+def test_stopped_and_collected_informers_leave_the_live_registry(
+    fake: FakeListerWatcher[Pod],
+) -> None:
+    run = Running(fake, name="short-lived")
+    assert run.informer in live_informers()
+    run.stop()
+    assert run.informer not in live_informers()  # stopped: no longer exported
+    informer: SharedIndexInformer[Pod] = SharedIndexInformer(fake, Pod, name="collected")
+    assert informer in live_informers()
+    count = len(live_informers())
+    del informer
+    gc.collect()
+    assert len(live_informers()) == count - 1  # weakly held: nothing leaks
+
+
+# --------------------------------------------------------------------------- work queue
+
+
+def test_i_workqueue_metrics_in_process_with_client_go_series() -> None:
+    clock = FakeClock()
+    q: RateLimitingQueue[str] = RateLimitingQueue(
+        ItemExponentialFailureRateLimiter(1.0, 10.0), "in-process", clock=clock
+    )
+    try:
+        q.add("a")
+        q.add("a")  # collapsed: one add
+        q.add("b")
+        m = q.metrics()
+        assert (m.name, m.depth, m.adds, m.processing, m.retries) == ("in-process", 2, 2, 0, 0)
+        clock.step(2.0)
+        item, _ = q.get()
+        clock.step(3.0)
+        m = q.metrics()
+        assert (m.depth, m.processing) == (1, 1)
+        assert m.queue_duration.count == 1 and m.queue_duration.sum == 2.0
+        assert m.unfinished_work_seconds == 3.0 and m.longest_running_processor_seconds == 3.0
+        q.done(item)
+        m = q.metrics()
+        assert m.work_duration.count == 1 and m.work_duration.max == 3.0
+        assert dict(m.work_duration.buckets)[1.0] == 0 and dict(m.work_duration.buckets)[10.0] == 1
+        q.add_rate_limited("c")  # waits 1 s on the fake clock
+        m = q.metrics()
+        assert (m.retries, m.waiting, m.unfinished_work_seconds) == (1, 1, 0.0)
+    finally:
+        q.shut_down()
+
+
+def test_unnamed_queues_are_readable_but_not_exported() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    q.add("x")
+    assert q.metrics().adds == 1 and q.metrics().depth == 1
+    assert q not in live_queues()
+    named: WorkQueue[str] = WorkQueue("exported")
+    assert named in live_queues()
+    named.shut_down()
+    assert named not in live_queues()
+
+
+def test_latency_recorder_buckets_are_cumulative_and_le_inclusive() -> None:
+    r = LatencyRecorder((0.1, 1.0))
+    for v in (0.1, 0.5, 1.0, 2.0):
+        r.observe(v)
+    snap = r.snapshot()
+    assert snap == HistogramSnapshot(4, 3.6, 2.0, ((0.1, 1), (1.0, 3), (float("inf"), 4)))
+    assert LatencyRecorder().snapshot().buckets[:-1] == tuple(
+        (b, 0) for b in HANDLER_LATENCY_BUCKETS
+    )
+
+
+# --------------------------------------------------------------------------- Prometheus
+
+
+@pytest.fixture
+def registry() -> Iterator[Any]:
+    prometheus_client = pytest.importorskip("prometheus_client")
+    reg = prometheus_client.CollectorRegistry()
+    register_prometheus(reg)
+    yield reg
+    unregister_prometheus(reg)
+
+
+def test_prometheus_export_uses_client_go_workqueue_names_and_informer_prefix(
+    fake: FakeListerWatcher[Pod], registry: Any
+) -> None:
+    from prometheus_client import generate_latest
+
+    assert register_prometheus(registry) is register_prometheus(registry)  # idempotent
+    q: RateLimitingQueue[str] = RateLimitingQueue(name="prom-queue")
+    run = Running(fake, Slow(0.0), name="prom-pods")
+    try:
+        q.add("a")
+        q.get()
+        q.add_after("b", 0)
+        fake.add(pod("c"))
+        fake.modify(pod("c", value=1))
+        run.wait(lambda m: m.handlers[0].delivered == 4, "the update delivered")
+        text = generate_latest(registry).decode()
+        for name in (
+            "workqueue_depth",
+            "workqueue_adds_total",
+            "workqueue_queue_duration_seconds_bucket",
+            "workqueue_work_duration_seconds_count",
+            "workqueue_unfinished_work_seconds",
+            "workqueue_longest_running_processor_seconds",
+            "workqueue_retries_total",
+            "kubeinformers_informer_queued_items",
+            "kubeinformers_informer_events_total",
+            "kubeinformers_informer_notifications_total",
+            "kubeinformers_informer_list_calls_total",
+            "kubeinformers_informer_relists_total",
+            "kubeinformers_informer_watch_restarts_total",
+            "kubeinformers_informer_last_sync_resource_version",
+            "kubeinformers_informer_last_sync_resource_version_info",
+            "kubeinformers_informer_handler_duration_seconds_bucket",
+            "kubeinformers_informer_handler_buffered_notifications",
+            "kubeinformers_informer_invalid_objects_total",
+        ):
+            assert f"\n{name}{{" in text, name
+        labels = {"informer": "prom-pods", "resource": "Pod"}
+        sample = registry.get_sample_value
+        assert sample("workqueue_adds_total", {"name": "prom-queue"}) == 2.0
+        assert sample("workqueue_depth", {"name": "prom-queue"}) == 1.0
+        assert sample("workqueue_retries_total", {"name": "prom-queue"}) == 1.0
+        assert sample("kubeinformers_informer_events_total", {**labels, "type": "ADDED"}) == 1.0
+        assert sample("kubeinformers_informer_events_total", {**labels, "type": "MODIFIED"}) == 1
+        assert sample("kubeinformers_informer_notifications_total", {**labels, "type": "add"}) == 3
+        assert sample("kubeinformers_informer_last_sync_resource_version", labels) == float(
+            fake.resource_version
+        )
+        info = {**labels, "resource_version": fake.resource_version}
+        assert sample("kubeinformers_informer_last_sync_resource_version_info", info) == 1.0
+        assert sample("kubeinformers_informer_synced", labels) == 1.0
+        handler = {**labels, "handler": "Slow#1"}
+        assert sample("kubeinformers_informer_handler_duration_seconds_count", handler) == 4.0
+        assert sample("kubeinformers_informer_handler_buffered_notifications", handler) == 0.0
+    finally:
+        run.stop()
+        q.shut_down()
+    # stopped informers and shut-down queues are no longer exported
+    assert registry.get_sample_value("kubeinformers_informer_synced", labels) is None
+    assert registry.get_sample_value("workqueue_depth", {"name": "prom-queue"}) is None
+
+
+def test_register_prometheus_without_prometheus_client_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "prometheus_client", None)
+    monkeypatch.setitem(sys.modules, "prometheus_client.core", None)
+    with pytest.raises(ImportError, match=r"pip install 'kubeinformers\[prometheus\]'"):
+        register_prometheus()
+
+
+def test_importing_kubeinformers_does_not_import_prometheus_client() -> None:
+    code = (
+        "import sys; import kubeinformers.runtime.metrics, kubeinformers.runtime.informer, "
+        "kubeinformers.runtime.workqueue, kubeinformers.runtime.factory; "
+        "assert 'prometheus_client' not in sys.modules, 'imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
