@@ -436,3 +436,53 @@ def test_importing_kubeinformers_does_not_import_prometheus_client() -> None:
         "assert 'prometheus_client' not in sys.modules, 'imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+# --------------------------------------------------------------------------- invalid objects
+
+
+@pytest.mark.parametrize("decode", ["eager", "lazy"])
+def test_invalid_objects_reported_by_the_transport_are_counted(decode: str) -> None:
+    """Against the local API server, a Widget that does not fit its model (as in
+    tests/e2e/test_bad_input.py): eager decoding reports it when it arrives, lazy decoding on
+    its first read; either way `invalid_objects` counts the transport's reports."""
+    from examples.informers import CustomInformers
+    from kubeinformers.generated import SharedInformerFactory
+    from kubeinformers.runtime.lazy import InvalidObjectError
+    from kubeinformers.runtime.transport import ApiListerWatcher
+    from kubeinformers.testing.local_api_server import LocalApiServer
+    from tests.e2e.test_bad_input import NS, loose_widget_crd, widget
+
+    with LocalApiServer(bookmark_interval=0.5) as server:
+        server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+        server.create(loose_widget_crd())
+        server.create(widget("w-good"))
+        server.create(widget("w-bad", replicas="many"))
+        api = server.api_client()
+        factory = SharedInformerFactory(api, decode=decode)  # type: ignore[arg-type]
+        widgets = CustomInformers(factory).demo().v1().widgets()
+        informer = widgets.informer()
+        informer.set_watch_error_handler(lambda reflector, err: None)
+        try:
+            factory.start()
+            assert all(factory.wait_for_cache_sync(timeout=30).values())
+            m = informer.metrics()
+            assert (m.informer, m.resource) == (informer.name, "demo.kubeinformers.io/v1/widgets")
+            assert m.invalid_objects == (1 if decode == "eager" else 0)
+            with pytest.raises(InvalidObjectError):
+                _ = widgets.lister().widgets(NS).get("w-bad").spec
+            assert informer.metrics().invalid_objects == 1  # reported once, either way
+            server.create(widget("w-bad-2", replicas={"nested": True}))
+            server.create(widget("w-good-2"))
+            assert wait_for(lambda: informer.metrics().notifications.add == 4, timeout=20)
+            if decode == "lazy":
+                with pytest.raises(InvalidObjectError):
+                    _ = widgets.lister().widgets(NS).get("w-bad-2").spec
+            m = informer.metrics()
+            lw = informer.lister_watcher
+            assert isinstance(lw, ApiListerWatcher)
+            assert m.invalid_objects == 2 == lw.decode_errors
+            assert m.events.added >= 2 and m.skipped_events == 0
+        finally:
+            factory.shutdown()
+            api.close()
