@@ -22,7 +22,13 @@ from typing import Any
 from bench.pods import realistic_pod
 
 RESULTS = Path(__file__).resolve().parent / "results"
-SYNC_CONTENDERS = ("kubeinformers", "official-informer", "client-list-v1pod", "raw-orjson")
+SYNC_CONTENDERS = (
+    "kubeinformers",
+    "kubeinformers-metadata",
+    "official-informer",
+    "client-list-v1pod",
+    "raw-orjson",
+)
 REPLAY_CONTENDERS = ("kubeinformers-replay", "official-replay")
 
 

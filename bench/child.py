@@ -54,24 +54,17 @@ def kubeinformers_informer(
             done.set()
 
     if metadata_only:
-        from kubeinformers.runtime.dynamic import MetadataSharedInformerFactory  # type: ignore[attr-defined]
+        from kubeinformers.generated.meta.v1 import ObjectMeta
+        from kubeinformers.runtime.dynamic import MetadataSharedInformerFactory
 
-        informer = MetadataSharedInformerFactory(api).for_resource(_pods_gvr()).informer()
-        runner: Any = informer
+        factory = MetadataSharedInformerFactory(api, metadata_model=ObjectMeta)
+        informer: Any = factory.for_resource(_pods_gvr()).informer()
     else:
-        pods = factory.core().v1().pods()
-        informer = pods.informer()
-        runner = factory
+        informer = factory.core().v1().pods().informer()
     informer.add_event_handler(on_add=on_add)
     with stopwatch() as synced:
-        if runner is factory:
-            factory.start()
-            factory.wait_for_cache_sync(timeout=600)
-        else:
-            stop = threading.Event()
-            threading.Thread(target=informer.run, args=(stop,), daemon=True).start()
-            while not informer.has_synced():
-                time.sleep(0.005)
+        factory.start()
+        factory.wait_for_cache_sync(timeout=600)
     done.wait(600)
     handled = synced[0]
     result: Result = {"sync_seconds": synced[0], "objects": len(informer.get_store().list_keys())}
