@@ -42,7 +42,10 @@ pytest: $(STAMP)
 
 test: lint typecheck verify pytest
 
+# Regenerates the built-ins (when the OpenAPI spec is at hand) and the CRD informers.
 generate: $(STAMP)
+	@if [ -d "$(OPENAPI)" ]; then $(MAKE) --no-print-directory generate-builtins; \
+	else echo "make generate: no OpenAPI spec at $(OPENAPI) (set OPENAPI=); built-ins left as committed"; fi
 	$(BIN)/kubeinformers generate --crd $(CRDS) --out $(OUT) --package $(PACKAGE)
 
 generate-builtins: $(STAMP)
