@@ -251,6 +251,9 @@ class _QueueMetrics(Generic[K]):
 
     def __init__(self, name: str, provider: MetricsProvider, clock: Clock) -> None:
         self.clock = clock
+        self.now = time.monotonic if type(clock) is RealClock else clock.now
+        # Without a provider the no-op calls are skipped: this runs for every item.
+        self.external = not isinstance(provider, NoopMetricsProvider)
         self.adds_total = 0
         self.retries_total = 0
         self.queue_duration = LatencyRecorder(WORKQUEUE_DURATION_BUCKETS)
@@ -267,29 +270,35 @@ class _QueueMetrics(Generic[K]):
 
     def add(self, item: K) -> None:
         self.adds_total += 1
-        self.adds.inc()
-        self.depth.inc()
-        self.add_times.setdefault(item, self.clock.now())
+        if self.external:
+            self.adds.inc()
+            self.depth.inc()
+        if item not in self.add_times:
+            self.add_times[item] = self.now()
 
     def get(self, item: K) -> None:
-        self.depth.dec()
-        now = self.clock.now()
+        now = self.now()
         self.processing_start[item] = now
         started = self.add_times.pop(item, None)
         if started is not None:
             self.queue_duration.observe(now - started)
-            self.latency.observe(now - started)
+        if self.external:
+            self.depth.dec()
+            if started is not None:
+                self.latency.observe(now - started)
 
     def done(self, item: K) -> None:
         started = self.processing_start.pop(item, None)
         if started is not None:
-            elapsed = self.clock.now() - started
+            elapsed = self.now() - started
             self.work_seconds.observe(elapsed)
-            self.work_duration.observe(elapsed)
+            if self.external:
+                self.work_duration.observe(elapsed)
 
     def retry(self) -> None:
         self.retries_total += 1
-        self.retries.inc()
+        if self.external:
+            self.retries.inc()
 
     def unfinished_work(self) -> tuple[float, float]:
         """(sum of the ages, oldest age) of the items being processed."""
