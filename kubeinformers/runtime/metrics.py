@@ -361,8 +361,8 @@ class KubeinformersCollector:
         invalid = counter("invalid_objects", "Objects that failed decoding or validation.")
         skipped = counter("skipped_events", "Watch events dropped (wrong type, no metadata).")
         rv = gauge("last_sync_resource_version", "Last synced resourceVersion (if numeric).")
-        rv_info = core.InfoMetricFamily(
-            p + "last_sync_resource_version",
+        rv_info = core.InfoMetricFamily(  # exposed as kubeinformers_informer_last_sync_info
+            p + "last_sync",
             "Last synced resourceVersion, as the server sent it.",
             labels=labels,
         )

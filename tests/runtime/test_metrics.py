@@ -362,6 +362,7 @@ def test_prometheus_export_uses_client_go_workqueue_names_and_informer_prefix(
     fake: FakeListerWatcher[Pod], registry: Any
 ) -> None:
     from prometheus_client import generate_latest
+    from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
 
     assert register_prometheus(registry) is register_prometheus(registry)  # idempotent
     q: RateLimitingQueue[str] = RateLimitingQueue(name="prom-queue")
@@ -374,6 +375,7 @@ def test_prometheus_export_uses_client_go_workqueue_names_and_informer_prefix(
         fake.modify(pod("c", value=1))
         run.wait(lambda m: m.handlers[0].delivered == 4, "the update delivered")
         text = generate_latest(registry).decode()
+        assert openmetrics_latest(registry).decode().endswith("# EOF\n")  # valid there too
         for name in (
             "workqueue_depth",
             "workqueue_adds_total",
@@ -389,7 +391,7 @@ def test_prometheus_export_uses_client_go_workqueue_names_and_informer_prefix(
             "kubeinformers_informer_relists_total",
             "kubeinformers_informer_watch_restarts_total",
             "kubeinformers_informer_last_sync_resource_version",
-            "kubeinformers_informer_last_sync_resource_version_info",
+            "kubeinformers_informer_last_sync_info",
             "kubeinformers_informer_handler_duration_seconds_bucket",
             "kubeinformers_informer_handler_buffered_notifications",
             "kubeinformers_informer_invalid_objects_total",
@@ -407,7 +409,7 @@ def test_prometheus_export_uses_client_go_workqueue_names_and_informer_prefix(
             fake.resource_version
         )
         info = {**labels, "resource_version": fake.resource_version}
-        assert sample("kubeinformers_informer_last_sync_resource_version_info", info) == 1.0
+        assert sample("kubeinformers_informer_last_sync_info", info) == 1.0
         assert sample("kubeinformers_informer_synced", labels) == 1.0
         handler = {**labels, "handler": "Slow#1"}
         assert sample("kubeinformers_informer_handler_duration_seconds_count", handler) == 4.0
