@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import importlib
 import subprocess
 import sys
 import threading
@@ -362,7 +363,9 @@ def test_prometheus_export_uses_client_go_workqueue_names_and_informer_prefix(
     fake: FakeListerWatcher[Pod], registry: Any
 ) -> None:
     from prometheus_client import generate_latest
-    from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
+
+    # Any: this function is untyped in some prometheus_client versions and typed in others.
+    openmetrics: Any = importlib.import_module("prometheus_client.openmetrics.exposition")
 
     assert register_prometheus(registry) is register_prometheus(registry)  # idempotent
     q: RateLimitingQueue[str] = RateLimitingQueue(name="prom-queue")
@@ -375,7 +378,7 @@ def test_prometheus_export_uses_client_go_workqueue_names_and_informer_prefix(
         fake.modify(pod("c", value=1))
         run.wait(lambda m: m.handlers[0].delivered == 4, "the update delivered")
         text = generate_latest(registry).decode()
-        assert openmetrics_latest(registry).decode().endswith("# EOF\n")  # valid there too
+        assert openmetrics.generate_latest(registry).decode().endswith("# EOF\n")
         for name in (
             "workqueue_depth",
             "workqueue_adds_total",
