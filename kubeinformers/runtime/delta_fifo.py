@@ -15,7 +15,7 @@ import builtins
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sized
 from enum import StrEnum
 from typing import Any, Generic, NamedTuple, Protocol, TypeAlias, TypeVar
 
@@ -114,7 +114,58 @@ def _dedup_deltas(deltas: list[Delta[Any]]) -> None:
         del deltas[-1]
 
 
-class DeltaFIFO(Generic[T]):
+class _BlockingFIFO:
+    """What DeltaFIFO and RealFIFO share: waiting for items under the queue's condition,
+    closing, and the initial-population sync check (C1.10, C2.6).
+
+    Subclasses set `_lock`, `_cond` (over `_lock`), `_closed`, `_waiting`, `_populated`,
+    `_initial_population_count`, and return their pending items from `_pending()`.
+    """
+
+    _lock: threading.RLock
+    _cond: threading.Condition
+    _closed: bool
+    _waiting: int
+    _populated: bool
+    _initial_population_count: int
+
+    def _pending(self) -> Sized:
+        raise NotImplementedError
+
+    def _wait_locked(self, timeout: float | None) -> bool:
+        """Wait until the queue is non-empty; False on timeout. Raises when closed+empty."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._pending():
+            if self._closed:
+                raise FIFOClosedError()
+            remaining = None
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+            self._waiting += 1
+            try:
+                self._cond.wait(remaining)
+            finally:
+                self._waiting -= 1
+        return True
+
+    def has_synced(self) -> bool:
+        """True once populated and every item of the first Replace was popped (C1.10, C2.6)."""
+        with self._lock:
+            return self._populated and self._initial_population_count == 0
+
+    def has_synced_nowait(self) -> bool:
+        """`has_synced()` read without the queue lock, for metrics: never waits for a `pop`
+        in progress (its `process` runs under the lock); may lag one change behind."""
+        return self._populated and self._initial_population_count == 0
+
+    def is_closed(self) -> bool:
+        with self._lock:
+            return self._closed
+
+
+class DeltaFIFO(_BlockingFIFO, Generic[T]):
     """A producer/consumer queue of per-key deltas (client-go's DeltaFIFO, section C-1).
 
     ``key_func`` keys real objects (default A1; tombstones and Deltas are keyed per A7);
@@ -295,37 +346,8 @@ class DeltaFIFO(Generic[T]):
                     raise e.err from e
             return deltas
 
-    def _wait_locked(self, timeout: float | None) -> bool:
-        """Wait until the queue is non-empty; False on timeout. Raises when closed+empty."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not self._queue:
-            if self._closed:
-                raise FIFOClosedError()
-            remaining = None
-            if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-            self._waiting += 1
-            try:
-                self._cond.wait(remaining)
-            finally:
-                self._waiting -= 1
-        return True
-
-    def has_synced(self) -> bool:
-        """True once populated and the first Replace's items were all popped (C1.10)."""
-        with self._lock:
-            return self._populated and self._initial_population_count == 0
-
-    def has_synced_nowait(self) -> bool:
-        """`has_synced()` read without the queue lock, for metrics: never waits for a `pop`
-        in progress (its `process` runs under the lock); may lag one change behind."""
-        return self._populated and self._initial_population_count == 0
-
-    def is_closed(self) -> bool:
-        with self._lock:
-            return self._closed
+    def _pending(self) -> Sized:
+        return self._queue
 
     # -- inspection (legacy C1.12) -----------------------------------------------------
 

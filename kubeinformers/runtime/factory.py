@@ -16,7 +16,7 @@ import importlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
 
@@ -302,25 +302,36 @@ class SharedInformerFactory:
         with self._lock:
             return {gvr: self._informers[gvr] for gvr in self._threads}
 
-    def wait_for_cache_sync(self, timeout: float | None = None) -> dict[GroupVersionResource, bool]:
-        """Block until every started informer has synced, `timeout` passes or the factory shuts
-        down; return each started informer's `has_synced()` (H5: unstarted ones are absent)."""
-        informers = self._started_informers()
-        deadline = None if timeout is None else time.monotonic() + timeout
+    def _sync_waits(
+        self,
+        informers: Mapping[GroupVersionResource, SharedIndexInformer[Any]],
+        timeout: float | None,
+        clock: Callable[[], float],
+    ) -> Iterator[float]:
+        """How long to wait before each next look, until every informer has synced, the
+        deadline passes or the factory shuts down (polling backs off from 5 ms to 100 ms)."""
+        deadline = None if timeout is None else clock() + timeout
         pending = dict(informers)
         interval = _POLL_FIRST
         while True:
             pending = {gvr: inf for gvr, inf in pending.items() if not inf.has_synced()}
             if not pending or self._stop.is_set():
-                break
+                return
             wait = interval
             if deadline is not None:
-                remaining = deadline - time.monotonic()
+                remaining = deadline - clock()
                 if remaining <= 0:
-                    break
+                    return
                 wait = min(wait, remaining)
-            self._stop.wait(wait)
+            yield wait
             interval = min(interval * 2, _POLL_MAX)
+
+    def wait_for_cache_sync(self, timeout: float | None = None) -> dict[GroupVersionResource, bool]:
+        """Block until every started informer has synced, `timeout` passes or the factory shuts
+        down; return each started informer's `has_synced()` (H5: unstarted ones are absent)."""
+        informers = self._started_informers()
+        for wait in self._sync_waits(informers, timeout, time.monotonic):
+            self._stop.wait(wait)
         return {gvr: inf.has_synced() for gvr, inf in informers.items()}
 
     async def wait_for_cache_sync_async(
@@ -328,22 +339,8 @@ class SharedInformerFactory:
     ) -> dict[GroupVersionResource, bool]:
         """`wait_for_cache_sync` for coroutines: polls without blocking the event loop."""
         informers = self._started_informers()
-        loop = asyncio.get_running_loop()
-        deadline = None if timeout is None else loop.time() + timeout
-        pending = dict(informers)
-        interval = _POLL_FIRST
-        while True:
-            pending = {gvr: inf for gvr, inf in pending.items() if not inf.has_synced()}
-            if not pending or self._stop.is_set():
-                break
-            wait = interval
-            if deadline is not None:
-                remaining = deadline - loop.time()
-                if remaining <= 0:
-                    break
-                wait = min(wait, remaining)
+        for wait in self._sync_waits(informers, timeout, asyncio.get_running_loop().time):
             await asyncio.sleep(wait)
-            interval = min(interval * 2, _POLL_MAX)
         return {gvr: inf.has_synced() for gvr, inf in informers.items()}
 
     def shutdown(self, timeout: float | None = None) -> None:

@@ -15,9 +15,8 @@ It has the DeltaFIFO's consumer interface (``pop(process, timeout)`` handing out
 from __future__ import annotations
 
 import threading
-import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sized
 from itertools import islice
 from typing import Any, Generic, TypeAlias, TypeVar
 
@@ -25,9 +24,9 @@ from .delta_fifo import (
     Delta,
     Deltas,
     DeltaType,
-    FIFOClosedError,
     KnownObjects,
     PopProcessFunc,
+    _BlockingFIFO,
     known_items,
 )
 from .keys import DeletedFinalStateUnknown, ObjectKeyError, meta_namespace_key
@@ -50,7 +49,7 @@ _SYNC = DeltaType.SYNC
 _BATCHABLE = frozenset({_SYNC, _REPLACED, _ADDED, _UPDATED, _DELETED})
 
 
-class RealFIFO(Generic[T]):
+class RealFIFO(_BlockingFIFO, Generic[T]):
     """An ordered queue of single deltas (client-go's RealFIFO, non-atomic mode, C-2).
 
     ``known_objects`` (the consumer's store) is required (C2.2): it drives relist deletion
@@ -250,36 +249,8 @@ class RealFIFO(Generic[T]):
                     self._initial_population_count -= len(batch)
             return batch
 
-    def _wait_locked(self, timeout: float | None) -> bool:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not self._items:
-            if self._closed:
-                raise FIFOClosedError()
-            remaining = None
-            if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-            self._waiting += 1
-            try:
-                self._cond.wait(remaining)
-            finally:
-                self._waiting -= 1
-        return True
-
-    def has_synced(self) -> bool:
-        """True once populated and every entry of the first Replace was processed (C2.6)."""
-        with self._lock:
-            return self._populated and self._initial_population_count == 0
-
-    def has_synced_nowait(self) -> bool:
-        """`has_synced()` read without the queue lock, for metrics: never waits for a `pop`
-        in progress (its `process` runs under the lock); may lag one change behind."""
-        return self._populated and self._initial_population_count == 0
-
-    def is_closed(self) -> bool:
-        with self._lock:
-            return self._closed
+    def _pending(self) -> Sized:
+        return self._items
 
     def __len__(self) -> int:
         return len(self._items)
