@@ -17,6 +17,8 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+import msgspec
+
 from kubeinformers.runtime.resource import APIResource
 from kubeinformers.testing import _server_errors as errors
 from kubeinformers.testing import _server_objects as objs
@@ -27,7 +29,14 @@ from kubeinformers.testing._server_selectors import (
     parse_field_selector,
     parse_label_selector,
 )
-from kubeinformers.testing._server_store import Event, SKey, Store, TooOldError, Watcher
+from kubeinformers.testing._server_store import (
+    Event,
+    SKey,
+    Store,
+    TooOldError,
+    Watcher,
+    encode,
+)
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 _CONTINUE_VERSION = "meta.k8s.io/v1"
@@ -391,12 +400,26 @@ def render(obj: ObjDict, served: Served, *, in_list: bool = False) -> ObjDict:
     return obj
 
 
+def encoded(store: Store, obj: ObjDict, served: Served, out: Output | None = None) -> bytes:
+    """The JSON of `obj` as `render_as` (or, with no `out`, as a list item) gives it, encoded
+    once per stored version and form (`Store.encoded`)."""
+    if out is None:
+        form: tuple[object, ...] = ("item", served.api.api_version, served.custom)
+        return store.encoded(
+            served.skey, obj, form, lambda: encode(render(obj, served, in_list=True))
+        )
+    form = ("object", served.api.api_version, served.custom, out.kind, out.version)
+    return store.encoded(served.skey, obj, form, lambda: encode(render_as(obj, served, out)))
+
+
 @dataclass
 class ListResult:
     rv: int
     items: list[ObjDict]
     continue_: str = ""
     remaining: int | None = None
+    # the same items pre-encoded (`encoded`), for the plain JSON body
+    encoded: list[msgspec.Raw] | None = None
 
 
 def list_objects(
@@ -464,15 +487,17 @@ def list_objects(
         while i < len(rel) and rel[i][0] < start:
             i += 1
     page: list[ObjDict] = []
+    raw: list[msgspec.Raw] = []
     last = i
     while i < len(rel) and (not limit or len(page) < limit):
         obj = rel[i][1]
         meta = obj["metadata"]
         if label_match(meta.get("labels") or {}) and field_match(obj):
             page.append(render(obj, served, in_list=True))
+            raw.append(msgspec.Raw(encoded(store, obj, served)))
         last = i
         i += 1
-    result = ListResult(at, page)
+    result = ListResult(at, page, encoded=raw)
     if limit and i < len(rel):
         result.continue_ = encode_continue(at, rel[last][0] + "\x00")
         if not selected:
@@ -504,11 +529,12 @@ def list_body(served: Served, result: ListResult) -> ObjDict:
         meta["continue"] = result.continue_
     if result.remaining is not None:
         meta["remainingItemCount"] = result.remaining
+    items = result.items if result.encoded is None else result.encoded
     if served.custom:  # the unstructured encoder's sorted keys (items are sorted already)
         meta = {k: meta[k] for k in sorted(meta)}
         return {
             "apiVersion": served.api.api_version,
-            "items": result.items,
+            "items": items,
             "kind": served.api.list_kind,
             "metadata": meta,
         }
@@ -516,7 +542,7 @@ def list_body(served: Served, result: ListResult) -> ObjDict:
         "kind": served.api.list_kind,
         "apiVersion": served.api.api_version,
         "metadata": meta,
-        "items": result.items,
+        "items": items,
     }
 
 

@@ -338,7 +338,9 @@ class Handler(BaseHTTPRequestHandler):
                     encode({"type": typ, "object": api.render_as(source, served, out)}) + b"\n"
                 )
             return line
-        return encode({"type": typ, "object": api.render_as(obj, served, out)}) + b"\n"
+        state = self.server.state
+        body = api.encoded(state.store, obj, served, out)
+        return b'{"type":"%s","object":%s}\n' % (typ.encode(), body)
 
     def _stream(self, state: ServerState, plan: api.WatchPlan) -> None:
         self._start(200, "application/json", {"Transfer-Encoding": "chunked"})

@@ -5,7 +5,8 @@ global counter (as etcd's revision), a bounded history of events lets watches re
 older resourceVersion and lets lists be served at an exact past resourceVersion (snapshots are
 rebuilt by undoing the newer events). A resourceVersion older than the history (or older than
 an explicit `compact()`) is "too old": 410 Expired. Stored dicts are never mutated after they
-are stored, so readers may hold them without the lock.
+are stored, so readers may hold them without the lock, and each one's JSON encodings can be
+cached (`Store.encoded`) as kube-apiserver's watch cache does with its cachingObject.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import bisect
 import queue
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,6 +118,8 @@ class Store:
         self.watch_floor = self.rv  # every event with rv > watch_floor is in the history
         self.compacted = 0  # "etcd compaction": exact/continue lists below it → 410
         self.watchers: set[Watcher] = set()
+        # (skey, key) -> (the stored dict, {form: its encoding}); valid while that dict is current
+        self._encoded: dict[tuple[SKey, str], tuple[ObjDict, dict[Hashable, bytes]]] = {}
 
     # --- reads -------------------------------------------------------------------------
 
@@ -154,6 +157,24 @@ class Store:
                     state[ev.key] = ev.prev
         return sorted((k, v) for k, v in state.items() if k.startswith(prefix))
 
+    def encoded(self, skey: SKey, obj: ObjDict, form: Hashable, make: Callable[[], bytes]) -> bytes:
+        """`make()` — the encoding of `obj` in `form` — computed once while `obj` is current.
+
+        Like kube-apiserver's cachingObject, every list and watch serving the same version of
+        an object in the same form reuses one serialization. Past versions (snapshots) and
+        objects no longer stored are encoded afresh, never cached.
+        """
+        ck = (skey, object_key(obj))
+        entry = self._encoded.get(ck)
+        if entry is None or entry[0] is not obj:
+            if self._objects.get(skey, {}).get(ck[1]) is not obj:
+                return make()
+            entry = self._encoded[ck] = (obj, {})
+        data = entry[1].get(form)
+        if data is None:
+            data = entry[1][form] = make()
+        return data
+
     def count(self) -> int:
         with self.lock:
             return sum(len(v) for v in self._objects.values())
@@ -179,6 +200,7 @@ class Store:
             if prev is None:
                 bisect.insort(self._keys.setdefault(skey, []), key)
             objs[key] = obj
+            self._encoded.pop((skey, key), None)
             self._record(
                 Event(
                     self.rv, skey, key, event_type or ("MODIFIED" if prev else "ADDED"), obj, prev
@@ -192,6 +214,7 @@ class Store:
             prev = self._objects.get(skey, {}).pop(key, None)
             if prev is None:
                 return None
+            self._encoded.pop((skey, key), None)
             keys = self._keys[skey]
             del keys[bisect.bisect_left(keys, key)]
             self.rv += 1
@@ -269,6 +292,7 @@ class Store:
                     obj, metadata=dict(obj["metadata"], resourceVersion=str(self.rv))
                 )
             self._history.clear()
+            self._encoded.clear()
             self.watch_floor = self.compacted = self.rv
 
     def drop_resource(self, skey: SKey) -> list[ObjDict]:

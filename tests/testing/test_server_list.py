@@ -220,3 +220,28 @@ def test_deletecollection_with_selector(server: LocalApiServer) -> None:
         "cm-4",
         "cm-6",
     ]
+
+
+def test_cached_encodings_follow_every_write_and_past_versions_are_never_served_from_them(
+    server: LocalApiServer,
+) -> None:
+    """Each stored version is encoded once (as the watch cache's cachingObject does); a write
+    replaces it, and an exact list at an older resourceVersion still shows the old one."""
+    _, _, before = request(server, "GET", CM)
+    _, _, again = request(server, "GET", CM)
+    assert again == before  # served from the cached encodings
+    cm = server.get("v1", "ConfigMap", "cm-1", "default")
+    cm["data"] = {"k": "changed"}
+    server.replace(cm)
+    _, _, after = request(server, "GET", CM)
+    changed = next(i for i in after["items"] if i["metadata"]["name"] == "cm-1")
+    assert changed["data"] == {"k": "changed"}
+    assert "kind" not in changed and "apiVersion" not in changed  # typed list items
+    old_rv = before["metadata"]["resourceVersion"]
+    _, _, past = request(server, "GET", f"{CM}?resourceVersion={old_rv}&resourceVersionMatch=Exact")
+    assert past["items"] == before["items"]
+    server.delete("v1", "ConfigMap", "cm-2", "default")
+    _, _, gone = request(server, "GET", CM)
+    assert "cm-2" not in names(gone)
+    _, _, one = request(server, "GET", f"{CM}/cm-1")
+    assert one["kind"] == "ConfigMap" and one["data"] == {"k": "changed"}

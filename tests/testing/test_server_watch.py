@@ -220,3 +220,16 @@ def test_a_watch_the_client_closed_is_released_without_waiting_for_an_event(
 
     threading.Thread(target=poll, daemon=True).start()
     assert released.wait(5), "the server kept the abandoned watch"
+
+
+def test_initial_events_carry_the_current_version_after_a_write(server: LocalApiServer) -> None:
+    """Initial events reuse each object's cached encoding; a write must replace it."""
+    first = watch(server, f"{CM}?watch=1&allowWatchBookmarks=true").wait_lines(3)
+    a = server.get("v1", "ConfigMap", "a", "default")
+    a["data"] = {"k": "new"}
+    server.replace(a)
+    events = watch(server, f"{CM}?watch=1&allowWatchBookmarks=true").wait_lines(3)
+    assert types(events) == ["ADDED", "ADDED", "BOOKMARK"]
+    objs = {e["object"]["metadata"]["name"]: e["object"] for e in events[:2]}
+    assert objs["a"]["data"] == {"k": "new"} and objs["a"]["kind"] == "ConfigMap"
+    assert objs["b"] == next(e["object"] for e in first if e["object"]["metadata"]["name"] == "b")
