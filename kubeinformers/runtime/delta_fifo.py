@@ -128,9 +128,26 @@ class _BlockingFIFO:
     _waiting: int
     _populated: bool
     _initial_population_count: int
+    _synced_callback: Callable[[], None] | None = None
 
     def _pending(self) -> Sized:
         raise NotImplementedError
+
+    def on_synced(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once, as soon as `has_synced()` turns true (now, if it is).
+
+        It runs under the queue lock, so it must be quick (set an Event): sync waiters then
+        wake at the sync instead of at their next poll.
+        """
+        with self._lock:
+            self._synced_callback = callback
+            self._fire_synced_locked()
+
+    def _fire_synced_locked(self) -> None:
+        callback = self._synced_callback
+        if callback is not None and self._populated and self._initial_population_count == 0:
+            self._synced_callback = None
+            callback()
 
     def _wait_locked(self, timeout: float | None) -> bool:
         """Wait until the queue is non-empty; False on timeout. Raises when closed+empty."""
@@ -281,6 +298,7 @@ class DeltaFIFO(_BlockingFIFO, Generic[T]):
             if not self._populated:  # step 4
                 self._populated = True
                 self._initial_population_count = len(keys) + queued_deletions
+                self._fire_synced_locked()  # an empty first list syncs right here
 
     def resync(self) -> None:
         """Enqueue ``Sync`` for every known object whose key has nothing queued (C1.8).
@@ -344,6 +362,9 @@ class DeltaFIFO(_BlockingFIFO, Generic[T]):
                 self._add_if_not_present_locked(key, deltas)
                 if e.err is not None:
                     raise e.err from e
+            finally:
+                if self._synced_callback is not None:
+                    self._fire_synced_locked()
             return deltas
 
     def _pending(self) -> Sized:

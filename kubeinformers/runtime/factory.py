@@ -137,6 +137,8 @@ class SharedInformerFactory:
         self._threads: dict[GroupVersionResource, threading.Thread] = {}
         self._extra_models: dict[GroupVersionResource, tuple[APIResource, type[Any] | str]] = {}
         self._stop = threading.Event()
+        # Set when a started informer syncs or the factory shuts down: wakes the sync waiters.
+        self._sync_wake = threading.Event()
         self._shutting_down = False
 
     # --- options ---------------------------------------------------------------------------
@@ -285,6 +287,7 @@ class SharedInformerFactory:
                     daemon=True,
                 )
                 self._threads[gvr] = thread
+                informer._on_synced(self._sync_wake.set)
                 thread.start()
 
     def _run_informer(self, gvr: GroupVersionResource, informer: SharedIndexInformer[Any]) -> None:
@@ -331,7 +334,9 @@ class SharedInformerFactory:
         down; return each started informer's `has_synced()` (H5: unstarted ones are absent)."""
         informers = self._started_informers()
         for wait in self._sync_waits(informers, timeout, time.monotonic):
-            self._stop.wait(wait)
+            # Woken by an informer's sync or the shutdown; the poll is only the fallback.
+            self._sync_wake.wait(wait)
+            self._sync_wake.clear()
         return {gvr: inf.has_synced() for gvr, inf in informers.items()}
 
     async def wait_for_cache_sync_async(
@@ -354,6 +359,7 @@ class SharedInformerFactory:
         with self._lock:
             self._shutting_down = True
             self._stop.set()
+            self._sync_wake.set()
             threads = list(self._threads.items())
         if threading.current_thread().name.startswith(_HANDLER_THREAD_PREFIX):
             logger.info("shutdown() called from an event handler: informers stop without waiting")

@@ -218,6 +218,10 @@ class SharedIndexInformer(Generic[T]):
         self._block_deltas = threading.Lock()
         self._started = False
         self._stopped = False
+        # Called once, right after the first list has been processed (`_on_synced`).
+        self._synced_callbacks: list[Callable[[], None]] = []
+        self._synced_announced = False
+        self._synced_lock = threading.Lock()  # taken under the queue lock: never the reverse
         track_informer(self)
 
     # -- running -----------------------------------------------------------------------------
@@ -254,6 +258,7 @@ class SharedIndexInformer(Generic[T]):
                 name=self.name,
                 reflector_counters=self._reflector_counters,
             )
+            fifo.on_synced(self._announce_synced)
             self._queue = fifo
             self._controller = Controller(config, logger=self._log)
             self._started = True
@@ -273,6 +278,29 @@ class SharedIndexInformer(Generic[T]):
     def _handle_batch_deltas(self, deltas: list[Delta[T]], is_in_initial_list: bool) -> None:
         with self._block_deltas:
             process_deltas_in_batch(self._distributor, self._indexer, deltas, is_in_initial_list)
+
+    def _announce_synced(self) -> None:
+        """The queue's sync callback: tell the sync waiters (`_on_synced`). Runs under the
+        queue lock, once."""
+        with self._synced_lock:
+            self._synced_announced = True
+            callbacks = list(self._synced_callbacks)
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                self._log.exception("sync callback of informer %s failed", self.name)
+
+    def _on_synced(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (quick: it runs under the queue lock) once the first list has been
+        processed, so that a waiter wakes at the sync rather than at its next poll; now if the
+        informer has synced already. A stopped informer never syncs: keep a timeout.
+        """
+        with self._synced_lock:
+            if not self._synced_announced:
+                self._synced_callbacks.append(callback)
+                return
+        callback()
 
     def has_synced(self) -> bool:
         """The first list has been fully popped and processed into the cache (F3)."""

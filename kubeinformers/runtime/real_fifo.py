@@ -159,6 +159,7 @@ class RealFIFO(_BlockingFIFO, Generic[T]):
             if not self._populated:
                 self._populated = True
                 self._initial_population_count = len(self._items)
+                self._fire_synced_locked()  # an empty first list syncs right here
 
     def resync(self) -> None:
         """Enqueue ``Sync(known object)`` (untransformed) for every known key that appears
@@ -198,6 +199,7 @@ class RealFIFO(_BlockingFIFO, Generic[T]):
             finally:
                 if self._initial_population_count > 0:
                     self._initial_population_count -= 1
+                    self._fire_synced_locked()
             return deltas
 
     def pop_batch(
@@ -247,6 +249,7 @@ class RealFIFO(_BlockingFIFO, Generic[T]):
             finally:
                 if self._initial_population_count > 0:
                     self._initial_population_count -= len(batch)
+                    self._fire_synced_locked()
             return batch
 
     def _pending(self) -> Sized:

@@ -704,3 +704,43 @@ def test_c1_9_concurrent_producer_and_consumer_lose_nothing() -> None:
     for name, values in received.items():
         k = int(name[1:])
         assert values == list(range(k, n_events, n_keys))
+
+
+def test_c1_10_on_synced_fires_once_after_the_last_initial_item_was_processed() -> None:
+    fifo = Fifo()
+    fired: list[bool] = []
+    fifo.on_synced(lambda: fired.append(True))
+    fifo.replace([thing("a"), thing("b")], "0")
+    during: list[list[bool]] = []
+    fifo.pop(lambda d, i: during.append(list(fired)))
+    assert fired == []
+    fifo.pop(lambda d, i: during.append(list(fired)))
+    assert during == [[], []]  # not while the last initial item is still being processed
+    assert fired == [True] and fifo.has_synced()
+    fifo.add(thing("c"))
+    fifo.pop(lambda d, i: None)
+    assert fired == [True]
+
+
+def test_c1_10_on_synced_fires_at_an_empty_first_replace_and_when_already_synced() -> None:
+    fifo = Fifo()
+    fired: list[str] = []
+    fifo.on_synced(lambda: fired.append("first"))
+    fifo.replace([], "0")
+    assert fired == ["first"]
+    fifo.on_synced(lambda: fired.append("late"))
+    assert fired == ["first", "late"]
+
+
+def test_c1_10_on_synced_fires_even_when_the_last_initial_process_raises() -> None:
+    fifo = Fifo()
+    fired: list[bool] = []
+    fifo.on_synced(lambda: fired.append(True))
+    fifo.replace([thing("a")], "0")
+
+    def fail(deltas: Deltas[Thing], initial: bool) -> None:
+        raise RuntimeError("handler failed")
+
+    with pytest.raises(RuntimeError):
+        fifo.pop(fail)
+    assert fired == [True] and fifo.has_synced()

@@ -453,3 +453,24 @@ def test_h4_shutdown_from_an_event_handler_does_not_deadlock() -> None:
     assert returned.wait(10), "shutdown() from a handler never returned"
     f.shutdown(timeout=10)  # from the test thread: waits for the informer
     assert informer.is_stopped()
+
+
+def test_h5_wait_for_cache_sync_wakes_at_the_sync_not_at_the_next_poll(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With a ten-minute poll, only the informers' sync callback can end the wait in time.
+    monkeypatch.setattr(factory_module, "_POLL_FIRST", 600.0)
+    monkeypatch.setattr(factory_module, "_POLL_MAX", 600.0)
+    f = SharedInformerFactory(None)
+    try:
+        f.informer_for(PODS, Recorder(FakeListerWatcher([obj("a", f"p{i}") for i in range(50)])))
+        f.informer_for(DEPLOYMENTS, Recorder(FakeListerWatcher([])))  # an empty first list
+        result: dict[GroupVersionResource, bool] = {}
+        waiter = threading.Thread(target=lambda: result.update(f.wait_for_cache_sync()))
+        f.start()
+        waiter.start()
+        waiter.join(30)
+        assert not waiter.is_alive(), "wait_for_cache_sync slept until its next poll"
+        assert result == {PODS: True, DEPLOYMENTS: True}
+    finally:
+        f.shutdown(timeout=10)

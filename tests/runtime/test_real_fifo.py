@@ -398,3 +398,28 @@ def test_real_fifo_fits_the_controllers_queue_protocol() -> None:
     queue: Queue[Thing] = fifo_with()
     queue.add(thing("a"))
     assert queue.pop(lambda d, i: None)[0].type is DeltaType.ADDED
+
+
+def test_c2_6_on_synced_fires_after_the_last_initial_entry_single_and_batched() -> None:
+    fifo = fifo_with()
+    fired: list[bool] = []
+    fifo.on_synced(lambda: fired.append(True))
+    fifo.replace([thing("a", 1), thing("a", 2)], "0")
+    during: list[bool] = []
+    fifo.pop(lambda d, i: during.append(bool(fired)))
+    fifo.pop(lambda d, i: during.append(bool(fired)))
+    assert during == [False, False] and fired == [True]
+
+    batched = fifo_with()
+    batched.on_synced(lambda: fired.append(False))
+    batched.replace([thing("a"), thing("b"), thing("c")], "0")
+    batched.pop_batch(lambda d, i: None, lambda d, i: None)
+    assert fired == [True, False] and batched.has_synced()
+
+
+def test_c2_6_on_synced_fires_at_an_empty_first_replace() -> None:
+    fifo = fifo_with()
+    fired: list[bool] = []
+    fifo.on_synced(lambda: fired.append(True))
+    fifo.replace([], "0")
+    assert fired == [True]
