@@ -92,6 +92,7 @@ class ProcessorListener(Generic[T]):
         self._log = logger or _log
         self._buffer: deque[Notification] = deque()
         self._cond = threading.Condition(threading.Lock())
+        self._idle = False  # the delivery thread waits for a notification (set under _cond)
         self._closed = False
         # G6: initial-list adds queued for this listener whose on_add has not returned yet.
         self._pending_initial = 0
@@ -110,7 +111,8 @@ class ProcessorListener(Generic[T]):
             if notification[0] == ADD and notification[2]:
                 self._pending_initial += 1
             self._buffer.append(notification)
-            self._cond.notify()
+            if self._idle:
+                self._cond.notify()
 
     def start(self, thread_name: str) -> None:
         if self._thread is not None:
@@ -170,15 +172,23 @@ class ProcessorListener(Generic[T]):
     # -- delivery thread -----------------------------------------------------------------------
 
     def _run(self) -> None:
+        # The lock is taken only to wait: while notifications are buffered, each is taken with
+        # one atomic popleft (appends happen under the lock, which also publishes `_idle`).
         buffer = self._buffer
         cond = self._cond
         while True:
-            with cond:
-                while not buffer and not self._closed:
-                    cond.wait()
-                if self._closed:
-                    return
+            if not buffer:
+                with cond:
+                    self._idle = True
+                    while not buffer and not self._closed:
+                        cond.wait()
+                    self._idle = False
+            if self._closed:
+                return
+            try:
                 notification = buffer.popleft()
+            except IndexError:  # cleared by close() since
+                continue
             self._deliver(notification)
 
     def _deliver(self, notification: Notification) -> None:
