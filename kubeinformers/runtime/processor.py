@@ -94,8 +94,10 @@ class ProcessorListener(Generic[T]):
         self._cond = threading.Condition(threading.Lock())
         self._idle = False  # the delivery thread waits for a notification (set under _cond)
         self._closed = False
-        # G6: initial-list adds queued for this listener whose on_add has not returned yet.
-        self._pending_initial = 0
+        # G6: initial-list adds queued for this listener, and those whose on_add returned. Each
+        # counter has one writer (the producer, the delivery thread), so neither needs a lock.
+        self._initial_queued = 0
+        self._initial_done = 0
         self._thread: threading.Thread | None = None
         # Metrics, written by the delivery thread only (see metrics.py).
         self.latency = LatencyRecorder()
@@ -104,14 +106,19 @@ class ProcessorListener(Generic[T]):
     # -- fed by the processor ------------------------------------------------------------------
 
     def add(self, notification: Notification) -> None:
-        """Queue a notification; never blocks (G1). Dropped once the listener is closed (G8)."""
-        with self._cond:
-            if self._closed:
-                return
-            if notification[0] == ADD and notification[2]:
-                self._pending_initial += 1
-            self._buffer.append(notification)
-            if self._idle:
+        """Queue a notification; never blocks (G1). Dropped once the listener is closed (G8).
+
+        Lock-free unless the delivery thread is idle: the append is published before `_idle`
+        is read, and the delivery thread sets `_idle` before it looks at the buffer under the
+        lock, so either it sees the notification or we see it idle and wake it.
+        """
+        if self._closed:
+            return
+        if notification[0] == ADD and notification[2]:
+            self._initial_queued += 1
+        self._buffer.append(notification)
+        if self._idle:
+            with self._cond:
                 self._cond.notify()
 
     def start(self, thread_name: str) -> None:
@@ -167,13 +174,13 @@ class ProcessorListener(Generic[T]):
         if not self._upstream_has_synced():
             return False
         with self._cond:
-            return self._pending_initial == 0
+            return self._initial_queued == self._initial_done
 
     # -- delivery thread -----------------------------------------------------------------------
 
     def _run(self) -> None:
         # The lock is taken only to wait: while notifications are buffered, each is taken with
-        # one atomic popleft (appends happen under the lock, which also publishes `_idle`).
+        # one atomic popleft (see `add` for the hand-over).
         buffer = self._buffer
         cond = self._cond
         while True:
@@ -223,8 +230,7 @@ class ProcessorListener(Generic[T]):
         if elapsed > latency.max:
             latency.max = elapsed
         if kind == ADD and b:
-            with self._cond:
-                self._pending_initial -= 1
+            self._initial_done += 1
 
     def _run_on_loop(self, awaitable: Awaitable[None]) -> None:
         """Run a coroutine handler's result on the registration's loop and wait for it, so the
