@@ -112,6 +112,23 @@ _decode_head = msgspec.json.Decoder(_ItemHead).decode
 _decode_identity = msgspec.json.Decoder(_Identity).decode
 
 
+class _ObjectIdentity(msgspec.Struct):
+    metadata: _Identity | None = None
+
+
+class _CanonicalEvent(msgspec.Struct, forbid_unknown_fields=True):
+    """A watch event with exactly the keys kube-apiserver writes (`type`, then `object`)."""
+
+    type: str
+    object: _ObjectIdentity | None = None
+
+
+_decode_canonical_event = msgspec.json.Decoder(_CanonicalEvent).decode
+_EVENT_PREFIX = b'{"type":"'
+_OBJECT_KEY = b'","object":'
+_CANONICAL_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED"})
+
+
 def is_lazy(obj: object) -> bool:
     """Whether `obj` is a lazy object not yet built (materialised objects are plain models)."""
     return getattr(type(obj), "__kubeinformers_lazy_base__", None) is not None
@@ -266,7 +283,13 @@ class LazyModelBuilder(typing.Generic[M]):
             identity = None if meta_raw == b"null" else _decode_identity(meta_raw)
         except msgspec.DecodeError:
             return self._eager(raw)  # malformed identity: let the model say precisely why
-        raw = bytes(raw)
+        return self.assemble(bytes(raw), identity)
+
+    def assemble(self, raw: bytes, identity: Any) -> M:
+        """The lazy object for `raw` whose metadata identity was decoded already (`_Identity`,
+        or None for a null metadata). Only for a `supported` builder."""
+        item_class, meta_class = self._item_class, self._meta_class
+        assert item_class is not None and meta_class is not None
         state: dict[str, Any] = {_RAW: raw}
         if self.on_invalid is not None:
             state[_REPORT] = self.on_invalid
@@ -360,6 +383,9 @@ class LazyDecoder(typing.Generic[M]):
     def decode_event(self, line: bytes) -> WatchEvent[M]:
         if not self.builder.supported:
             return self.fallback.decode_event(line)
+        fast = self._decode_canonical(line)
+        if fast is not None:
+            return fast
         try:
             event = _decode_event_body(line)
         except msgspec.DecodeError as exc:
@@ -371,6 +397,33 @@ class LazyDecoder(typing.Generic[M]):
         return WatchEvent(
             typing.cast(WatchEventType, event.type), self.builder.build(bytes(event.object))
         )
+
+
+    def _decode_canonical(self, line: bytes) -> WatchEvent[M] | None:
+        """One parse for an event as kube-apiserver writes it, `{"type":"T","object":{...}}`.
+
+        The parse yields the type and the object's identity; the object's bytes are the slice
+        between the `"object":` key and the envelope's closing brace. Anything else (another
+        key, another order, escapes, a null object, ERROR or BOOKMARK) returns None and takes
+        the general path.
+        """
+        if type(line) is not bytes or not line.startswith(_EVENT_PREFIX):
+            return None
+        try:
+            head = _decode_canonical_event(line)
+        except msgspec.DecodeError:
+            return None
+        typ, obj = head.type, head.object
+        if obj is None or typ not in _CANONICAL_TYPES:
+            return None
+        start = len(_EVENT_PREFIX) + len(typ)
+        if line[start : start + len(_OBJECT_KEY)] != _OBJECT_KEY:
+            return None
+        end = line.rfind(b"}")
+        if line[end + 1 :].strip():
+            return None
+        raw = line[start + len(_OBJECT_KEY) : end]
+        return WatchEvent(typing.cast(WatchEventType, typ), self.builder.assemble(raw, obj.metadata))
 
 
 _OBJECT_EVENTS = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
