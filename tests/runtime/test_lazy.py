@@ -245,3 +245,50 @@ def test_decoder_falls_back_to_eager_for_models_without_identity() -> None:
         b'{"metadata":{"resourceVersion":"1"},"items":[{"value":1}]}'
     )
     assert [type(i) for i in page.items] == [NoMeta]
+
+
+CANONICAL = b'{"type":"MODIFIED","object":' + pod_json("x") + b"}\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        CANONICAL,  # as kube-apiserver writes it: the one-parse path
+        b'{"object":' + pod_json("x") + b',"type":"MODIFIED"}',  # keys in another order
+        b'{ "type": "MODIFIED", "object": ' + pod_json("x") + b" }",  # spaced
+        b'{"type":"MODIFIE\\u0044","object":' + pod_json("x") + b"}",  # an escaped type
+        b'{"type":"MODIFIED","object":' + pod_json("x") + b',"extra":{"k":1}}',  # another key
+        b'{"type":"MODIFIED","object":' + pod_json("x") + b"}\r\n  ",  # trailing whitespace
+    ],
+)
+def test_every_form_of_a_watch_event_decodes_to_the_same_object(line: bytes) -> None:
+    decoder = LazyDecoder(Pod)
+    one_parse = decoder._decode_canonical(line)
+    canonical = line.startswith(b'{"type":"MODIFIED","object":') and b"extra" not in line
+    assert (one_parse is not None) == canonical
+    event = decoder.decode_event(line)
+    assert event.type == "MODIFIED"
+    assert is_lazy(event.object)
+    assert keys.meta_namespace_key(event.object) == "default/x"
+    assert keys.object_resource_version(event.object) == "42"
+    assert keys.object_labels(event.object) == {"app": "web"}
+    assert event.object == Pod.model_validate_json(pod_json("x"))
+
+
+def test_a_canonical_event_with_a_null_or_metadata_free_object() -> None:
+    decoder = LazyDecoder(Pod)
+    no_meta = decoder.decode_event(b'{"type":"ADDED","object":{"kind":"Pod"}}')
+    assert keys.object_name(no_meta.object) == "" and no_meta.object == Pod(kind="Pod")
+    with pytest.raises(ValueError):
+        decoder.decode_event(b'{"type":"ADDED","object":null')  # truncated: not JSON
+
+
+def test_a_canonical_event_with_an_invalid_object_is_still_lazy_and_reports_on_read() -> None:
+    reported: list[InvalidObjectError] = []
+    decoder = LazyDecoder(Pod, on_invalid=reported.append)
+    bad = pod_json("x", spec={"containers": [{"image": "no-name"}]})
+    event = decoder.decode_event(b'{"type":"ADDED","object":' + bad + b"}")
+    assert keys.meta_namespace_key(event.object) == "default/x"
+    with pytest.raises(InvalidObjectError, match="default/x"):
+        _ = event.object.spec  # type: ignore[union-attr]
+    assert len(reported) == 1
