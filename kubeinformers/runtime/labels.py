@@ -22,6 +22,8 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 __all__ = [
     "Operator",
@@ -217,28 +219,37 @@ def _requirement_problems(key: str, operator: Operator, values: list[str]) -> li
 
 
 _Matcher = Callable[[Mapping[str, str]], bool]
+_EMPTY_LABELS: Mapping[str, str] = MappingProxyType({})
 
 
-def _compile(requirement: Requirement) -> _Matcher:
-    """A closure equivalent to `requirement.matches`, without the per-call operator dispatch."""
-    key, op, values = requirement.key, requirement.operator, requirement.values
-    if op is Operator.EXISTS:
-        return lambda labels: key in labels
-    if op is Operator.DOES_NOT_EXIST:
-        return lambda labels: key not in labels
-    if op in (Operator.IN, Operator.EQUALS, Operator.DOUBLE_EQUALS):
-        if len(values) == 1:
-            only = values[0]
-            return lambda labels: labels.get(key) == only
-        allowed = frozenset(values)
-        return lambda labels: labels.get(key) in allowed
-    if op in (Operator.NOT_IN, Operator.NOT_EQUALS):
-        if len(values) == 1:
-            excluded = values[0]
-            return lambda labels: labels.get(key) != excluded
-        forbidden = frozenset(values)
-        return lambda labels: labels.get(key) not in forbidden
-    return requirement.matches
+def _fuse(requirements: tuple[Requirement, ...]) -> _Matcher:
+    """One function testing every requirement, for listers that run it on every cached object.
+
+    The expression is built from the operators only; keys and values are bound as the
+    function's globals (`k0`, `v0`, ...), never written into the source.
+    """
+    names: dict[str, Any] = {}
+    tests: list[str] = []
+    for i, requirement in enumerate(requirements):
+        key, op, values = requirement.key, requirement.operator, requirement.values
+        k, v = f"k{i}", f"v{i}"
+        names[k] = key
+        if op is Operator.EXISTS:
+            tests.append(f"{k} in labels")
+        elif op is Operator.DOES_NOT_EXIST:
+            tests.append(f"{k} not in labels")
+        elif op in (Operator.IN, Operator.EQUALS, Operator.DOUBLE_EQUALS):
+            names[v] = values[0] if len(values) == 1 else frozenset(values)
+            tests.append(f"labels.get({k}) {'==' if len(values) == 1 else 'in'} {v}")
+        elif op in (Operator.NOT_IN, Operator.NOT_EQUALS):
+            names[v] = values[0] if len(values) == 1 else frozenset(values)
+            tests.append(f"labels.get({k}) {'!=' if len(values) == 1 else 'not in'} {v}")
+        else:  # > and <: integer parsing, as Requirement.matches does it
+            names[v] = requirement.matches
+            tests.append(f"{v}(labels)")
+    source = "lambda labels: " + (" and ".join(tests) if tests else "True")
+    fused: _Matcher = eval(source, names)
+    return fused
 
 
 class Selector:
@@ -248,14 +259,14 @@ class Selector:
     matches none.
     """
 
-    __slots__ = ("_matchers", "_requirements")
+    __slots__ = ("_match", "_requirements")
 
     def __init__(self, requirements: Iterable[Requirement] = ()) -> None:
         self._requirements: tuple[Requirement, ...] = tuple(
             sorted(requirements, key=lambda r: r.key)
         )
-        # One specialised test per requirement: listers run them for every cached object.
-        self._matchers: tuple[_Matcher, ...] = tuple(_compile(r) for r in self._requirements)
+        # One function for all requirements: listers run it for every cached object.
+        self._match: _Matcher = _fuse(self._requirements)
 
     @classmethod
     def from_set(cls, labels: Mapping[str, str], *, validate: bool = False) -> Selector:
@@ -283,12 +294,13 @@ class Selector:
 
     def matches(self, labels: Mapping[str, str] | None) -> bool:
         """Whether every requirement holds for `labels` (None is an empty label set)."""
-        if labels is None:
-            labels = {}
-        for matcher in self._matchers:
-            if not matcher(labels):
-                return False
-        return True
+        return self._match(_EMPTY_LABELS if labels is None else labels)
+
+    @property
+    def matcher(self) -> Callable[[Mapping[str, str]], bool]:
+        """`matches` for a label mapping that is never None, without the call in between
+        (what listers run over every cached object)."""
+        return self._match
 
     def add(self, *requirements: Requirement) -> Selector:
         """A new selector with `requirements` added (this one is unchanged)."""
@@ -344,11 +356,19 @@ class _NothingSelector(Selector):
     def matches(self, labels: Mapping[str, str] | None) -> bool:
         return False
 
+    @property
+    def matcher(self) -> Callable[[Mapping[str, str]], bool]:
+        return _match_nothing
+
     def add(self, *requirements: Requirement) -> Selector:
         return self
 
     def __repr__(self) -> str:
         return "labels.nothing()"
+
+
+def _match_nothing(labels: Mapping[str, str]) -> bool:
+    return False
 
 
 _EVERYTHING = Selector()

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import builtins
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, Generic, Protocol, TypeVar
 
 from kubeinformers.runtime.errors import ApiStatusError
@@ -83,10 +84,15 @@ def filter_by_selector(objects: Iterable[T], selector: Selector) -> list[T]:
         return []
     if selector.empty():
         return objects if isinstance(objects, list) else list(objects)
-    matches = selector.matches
-    return [obj for obj in objects if matches(object_labels(obj))]
+    items: list[Any] = objects if isinstance(objects, list) else list(objects)  # maybe read twice
+    match = selector.matcher
+    try:  # typed objects: their labels without the generic accessor's dispatch
+        return [obj for obj in items if match(obj.metadata.labels or _NO_LABELS)]
+    except AttributeError:  # mappings, or an object without metadata
+        return [obj for obj in items if match(object_labels(obj))]
 
 
+_NO_LABELS: Mapping[str, str] = MappingProxyType({})
 _warned_missing_index: set[int] = set()
 
 

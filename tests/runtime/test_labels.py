@@ -446,3 +446,30 @@ def test_selector_fast_path_agrees_with_requirement_matches() -> None:
                 str(requirement),
                 label_set,
             )
+
+
+def test_fused_selector_is_the_and_of_its_requirements() -> None:
+    """The selector's one fused test equals all(Requirement.matches) for every pair."""
+    ops = [
+        (Operator.EXISTS, ()),
+        (Operator.DOES_NOT_EXIST, ()),
+        (Operator.EQUALS, ("a",)),
+        (Operator.NOT_EQUALS, ("a",)),
+        (Operator.IN, ("a", "b")),
+        (Operator.NOT_IN, ("a", "b")),
+        (Operator.GREATER_THAN, ("1",)),
+    ]
+    keys = ("example.com/x", "y")
+    requirements = [_req(k, op, *values) for k in keys for op, values in ops]
+    label_sets = [{}] + [
+        {k: v for k, v in zip(keys, pair, strict=True) if v is not None}
+        for pair in [("a", None), (None, "b"), ("a", "b"), ("2", "a"), ("b", "0"), ("c", "c")]
+    ]
+    for first in requirements:
+        for second in requirements:
+            selector = Selector([first, second])
+            for label_set in label_sets:
+                expected = first.matches(label_set) and second.matches(label_set)
+                assert selector.matches(label_set) is expected, (str(selector), label_set)
+                assert selector.matcher(label_set) is expected
+    assert labels.nothing().matcher({}) is False and labels.everything().matcher({}) is True

@@ -269,3 +269,21 @@ def test_h10_generic_list_and_namespace_list_as_h9(pod_indexer: Indexer[Obj]) ->
     assert names(generic.by_namespace("other").list()) == ["other/web-3"]
     assert len(generic.by_namespace("").list()) == 5
     assert generic.list(labels.nothing()) == []
+
+
+def test_h9_selector_list_reads_labels_of_models_mappings_and_objects_without_metadata() -> None:
+    from kubeinformers.runtime.labels import parse
+    from kubeinformers.runtime.listers import filter_by_selector
+
+    class Meta(KubeModel):
+        labels: dict[str, str] | None = None
+
+    class Thing(KubeModel):
+        metadata: Meta | None = None
+
+    typed = [Thing(metadata=Meta(labels={"app": "web"})), Thing(metadata=Meta())]
+    mixed: list[object] = [*typed, {"metadata": {"labels": {"app": "web"}}}, Thing()]
+    selector = parse("app=web")
+    assert filter_by_selector(typed, selector) == typed[:1]
+    assert filter_by_selector(iter(mixed), selector) == [mixed[0], mixed[2]]
+    assert filter_by_selector(mixed, parse("app!=web")) == [mixed[1], mixed[3]]
