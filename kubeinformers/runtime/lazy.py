@@ -398,7 +398,6 @@ class LazyDecoder(typing.Generic[M]):
             typing.cast(WatchEventType, event.type), self.builder.build(bytes(event.object))
         )
 
-
     def _decode_canonical(self, line: bytes) -> WatchEvent[M] | None:
         """One parse for an event as kube-apiserver writes it, `{"type":"T","object":{...}}`.
 
@@ -423,7 +422,9 @@ class LazyDecoder(typing.Generic[M]):
         if line[end + 1 :].strip():
             return None
         raw = line[start + len(_OBJECT_KEY) : end]
-        return WatchEvent(typing.cast(WatchEventType, typ), self.builder.assemble(raw, obj.metadata))
+        return WatchEvent(
+            typing.cast(WatchEventType, typ), self.builder.assemble(raw, obj.metadata)
+        )
 
 
 _OBJECT_EVENTS = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
