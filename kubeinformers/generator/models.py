@@ -45,6 +45,7 @@ def _options(aliases: Mapping[str, str]) -> dict[str, Any]:
         "snake_case_field": True,
         "aliases": {k: v for k, v in aliases.items() if v and v != k},
         "use_annotated": True,
+        "disable_future_imports": True,
         "field_constraints": True,
         "collapse_root_models": True,
         "use_standard_collections": True,
