@@ -136,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         from_rv = str(server.resource_version)
         modify_pods(server, args.events, n)
         print(f"  {args.events:,} updates buffered from resourceVersion {from_rv}", flush=True)
+        run_child("kubeinformers-replay", kubeconfig, args.events, from_rv=from_rv)  # warm-up
         replay: dict[str, list[dict[str, Any]]] = {c: [] for c in REPLAY_CONTENDERS}
         for r in range(args.runs):
             for c in REPLAY_CONTENDERS if r % 2 == 0 else tuple(reversed(REPLAY_CONTENDERS)):
