@@ -340,6 +340,10 @@ class Selector:
     def __hash__(self) -> int:
         return hash((self.matches_nothing, self._requirements))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The fused matcher is built from the requirements; it is never pickled itself.
+        return (Selector, (self._requirements,))
+
 
 class _NothingSelector(Selector):
     """Matches no label set at all (apimachinery `labels.Nothing()`); prints as ""."""
@@ -365,6 +369,9 @@ class _NothingSelector(Selector):
 
     def __repr__(self) -> str:
         return "labels.nothing()"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (nothing, ())
 
 
 def _match_nothing(labels: Mapping[str, str]) -> bool:

@@ -473,3 +473,12 @@ def test_fused_selector_is_the_and_of_its_requirements() -> None:
                 assert selector.matches(label_set) is expected, (str(selector), label_set)
                 assert selector.matcher(label_set) is expected
     assert labels.nothing().matcher({}) is False and labels.everything().matcher({}) is True
+
+
+def test_selectors_pickle_to_equal_working_selectors() -> None:
+    import pickle
+
+    for selector in (labels.parse("tier in (fe,be),app!=svc-1,!gone"), labels.nothing()):
+        copy = pickle.loads(pickle.dumps(selector))
+        assert copy == selector
+        assert copy.matches({"tier": "fe"}) is selector.matches({"tier": "fe"})
