@@ -342,10 +342,26 @@ class SharedInformerFactory:
     async def wait_for_cache_sync_async(
         self, timeout: float | None = None
     ) -> dict[GroupVersionResource, bool]:
-        """`wait_for_cache_sync` for coroutines: polls without blocking the event loop."""
+        """`wait_for_cache_sync` for coroutines: never blocks the event loop; woken by each
+        informer's sync (through the loop's thread-safe call), with polling as the fallback."""
         informers = self._started_informers()
-        for wait in self._sync_waits(informers, timeout, asyncio.get_running_loop().time):
-            await asyncio.sleep(wait)
+        loop = asyncio.get_running_loop()
+        woken = asyncio.Event()
+
+        def wake() -> None:  # runs on an informer's thread, under its queue lock
+            try:
+                loop.call_soon_threadsafe(woken.set)
+            except RuntimeError:  # the loop has closed: nobody waits any more
+                pass
+
+        for informer in informers.values():
+            informer._on_synced(wake)
+        for wait in self._sync_waits(informers, timeout, loop.time):
+            try:
+                await asyncio.wait_for(woken.wait(), wait)
+            except TimeoutError:
+                pass
+            woken.clear()
         return {gvr: inf.has_synced() for gvr, inf in informers.items()}
 
     def shutdown(self, timeout: float | None = None) -> None:

@@ -474,3 +474,23 @@ def test_h5_wait_for_cache_sync_wakes_at_the_sync_not_at_the_next_poll(
         assert result == {PODS: True, DEPLOYMENTS: True}
     finally:
         f.shutdown(timeout=10)
+
+
+def test_h5_wait_for_cache_sync_async_wakes_at_the_sync_not_at_the_next_poll(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(factory_module, "_POLL_FIRST", 600.0)
+    monkeypatch.setattr(factory_module, "_POLL_MAX", 600.0)
+
+    async def main() -> dict[GroupVersionResource, bool]:
+        f = SharedInformerFactory(None)
+        lw = FakeListerWatcher([obj("a", f"p{i}") for i in range(50)])
+        f.informer_for(PODS, Recorder(lw))
+        f.start()
+        try:
+            # Only the sync callback can end this wait before the ten-minute poll.
+            return await asyncio.wait_for(f.wait_for_cache_sync_async(), timeout=30)
+        finally:
+            await asyncio.to_thread(f.shutdown, 10)
+
+    assert asyncio.run(main()) == {PODS: True}
