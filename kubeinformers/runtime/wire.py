@@ -11,6 +11,7 @@ metadata as the API's mapping; the keys accessors read both shapes.
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import re
@@ -207,8 +208,16 @@ class JsonDecoder(Generic[T]):
         if not self._dict:
             if not (isinstance(model, type) and issubclass(model, BaseModel)):
                 raise TypeError(f"model must be a pydantic model class or dict, got {model!r}")
-            self._list_wire: type[ListWire[Any]] = ListWire[model]  # type: ignore[valid-type]
-            self._event_wire: type[EventWire[Any]] = EventWire[model]  # type: ignore[valid-type]
+
+    # The wire models build the model's whole validation schema (~0.1 s for a Pod): only when
+    # first used, so a lazy informer, which never needs them for its own model, never pays.
+    @functools.cached_property
+    def _list_wire(self) -> type[ListWire[Any]]:
+        return ListWire[self.model]  # type: ignore[name-defined]
+
+    @functools.cached_property
+    def _event_wire(self) -> type[EventWire[Any]]:
+        return EventWire[self.model]  # type: ignore[name-defined]
 
     # ----------------------------------------------------------------------------- lists
 
