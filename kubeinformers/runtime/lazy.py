@@ -93,7 +93,7 @@ class InvalidObjectError(ValueError):
         self.validation_error = error
 
 
-class _Identity(msgspec.Struct):
+class _Identity(msgspec.Struct, gc=False):
     name: str | None = None
     namespace: str | None = None
     resourceVersion: str | None = None
@@ -104,7 +104,7 @@ class _Identity(msgspec.Struct):
 _NULL = msgspec.Raw(b"null")
 
 
-class _ItemHead(msgspec.Struct):
+class _ItemHead(msgspec.Struct, gc=False):
     metadata: msgspec.Raw = _NULL
 
 
@@ -112,11 +112,11 @@ _decode_head = msgspec.json.Decoder(_ItemHead).decode
 _decode_identity = msgspec.json.Decoder(_Identity).decode
 
 
-class _ObjectIdentity(msgspec.Struct):
+class _ObjectIdentity(msgspec.Struct, gc=False):
     metadata: _Identity | None = None
 
 
-class _CanonicalEvent(msgspec.Struct, forbid_unknown_fields=True):
+class _CanonicalEvent(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """A watch event with exactly the keys kube-apiserver writes (`type`, then `object`)."""
 
     type: str
@@ -328,7 +328,7 @@ class _ListBody(msgspec.Struct):
     items: list[msgspec.Raw] | None = None
 
 
-class _EventBody(msgspec.Struct):
+class _EventBody(msgspec.Struct, gc=False):
     type: str
     object: msgspec.Raw = _NULL
 
