@@ -188,7 +188,13 @@ def main(argv: list[str] | None = None) -> int:
             "",
         ),
         ("lister get µs (<= 5)", ours.get("lister_get_us"), 5.0, "le"),
-        ("selector list ms (<= 10)", ours.get("lister_selector_list_ms"), 10.0, "le"),
+        # The target is for 10,000 pods: a list scans every cached pod, so it scales with N.
+        (
+            f"selector list ms (<= {10 * n / 10_000:g})",
+            ours.get("lister_selector_list_ms"),
+            10.0 * n / 10_000,
+            "le",
+        ),
         ("namespace list ms", ours.get("lister_namespace_list_ms"), None, ""),
         ("import + first informer s (<= 0.5)", imp["import_and_first_informer_seconds"], 0.5, "le"),
     ]
