@@ -353,7 +353,8 @@ class DeltaFIFO(_BlockingFIFO, Generic[T]):
                     return []
             is_in_initial_list = not (self._populated and self._initial_population_count == 0)
             key = self._queue.popleft()
-            if self._initial_population_count > 0:
+            initial = self._initial_population_count > 0
+            if initial:
                 self._initial_population_count -= 1
             deltas = self._items.pop(key)
             try:
@@ -363,7 +364,7 @@ class DeltaFIFO(_BlockingFIFO, Generic[T]):
                 if e.err is not None:
                     raise e.err from e
             finally:
-                if self._synced_callback is not None:
+                if initial:  # after processing, as RealFIFO: never mid-processing
                     self._fire_synced_locked()
             return deltas
 

@@ -284,7 +284,7 @@ class SharedIndexInformer(Generic[T]):
         queue lock, once."""
         with self._synced_lock:
             self._synced_announced = True
-            callbacks = list(self._synced_callbacks)
+            callbacks, self._synced_callbacks = self._synced_callbacks, []  # called once: let go
         for callback in callbacks:
             try:
                 callback()

@@ -22,7 +22,6 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 __all__ = [
@@ -219,7 +218,6 @@ def _requirement_problems(key: str, operator: Operator, values: list[str]) -> li
 
 
 _Matcher = Callable[[Mapping[str, str]], bool]
-_EMPTY_LABELS: Mapping[str, str] = MappingProxyType({})
 
 
 def _fuse(requirements: tuple[Requirement, ...]) -> _Matcher:
@@ -294,7 +292,7 @@ class Selector:
 
     def matches(self, labels: Mapping[str, str] | None) -> bool:
         """Whether every requirement holds for `labels` (None is an empty label set)."""
-        return self._match(_EMPTY_LABELS if labels is None else labels)
+        return self._match({} if labels is None else labels)
 
     @property
     def matcher(self) -> Callable[[Mapping[str, str]], bool]:

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import builtins
 import logging
-from collections.abc import Iterable, Mapping
-from types import MappingProxyType
+from collections.abc import Iterable
 from typing import Any, Generic, Protocol, TypeVar
 
 from kubeinformers.runtime.errors import ApiStatusError
@@ -82,17 +81,16 @@ def filter_by_selector(objects: Iterable[T], selector: Selector) -> list[T]:
     """The objects whose labels match; everything() returns all without reading labels (H9)."""
     if selector.matches_nothing:
         return []
-    if selector.empty():
-        return objects if isinstance(objects, list) else list(objects)
     items: list[Any] = objects if isinstance(objects, list) else list(objects)  # maybe read twice
+    if selector.empty():
+        return items
     match = selector.matcher
     try:  # typed objects: their labels without the generic accessor's dispatch
-        return [obj for obj in items if match(obj.metadata.labels or _NO_LABELS)]
+        return [obj for obj in items if match(obj.metadata.labels or {})]
     except AttributeError:  # mappings, or an object without metadata
         return [obj for obj in items if match(object_labels(obj))]
 
 
-_NO_LABELS: Mapping[str, str] = MappingProxyType({})
 _warned_missing_index: set[int] = set()
 
 

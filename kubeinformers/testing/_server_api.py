@@ -415,11 +415,9 @@ def encoded(store: Store, obj: ObjDict, served: Served, out: Output | None = Non
 @dataclass
 class ListResult:
     rv: int
-    items: list[ObjDict]
+    items: list[ObjDict]  # the stored objects; rendered for the response by `list_as`
     continue_: str = ""
     remaining: int | None = None
-    # the same items pre-encoded (`encoded`), for the plain JSON body
-    encoded: list[msgspec.Raw] | None = None
 
 
 def list_objects(
@@ -487,17 +485,15 @@ def list_objects(
         while i < len(rel) and rel[i][0] < start:
             i += 1
     page: list[ObjDict] = []
-    raw: list[msgspec.Raw] = []
     last = i
     while i < len(rel) and (not limit or len(page) < limit):
         obj = rel[i][1]
         meta = obj["metadata"]
         if label_match(meta.get("labels") or {}) and field_match(obj):
-            page.append(render(obj, served, in_list=True))
-            raw.append(msgspec.Raw(encoded(store, obj, served)))
+            page.append(obj)
         last = i
         i += 1
-    result = ListResult(at, page, encoded=raw)
+    result = ListResult(at, page)
     if limit and i < len(rel):
         result.continue_ = encode_continue(at, rel[last][0] + "\x00")
         if not selected:
@@ -523,13 +519,13 @@ def too_large(want: int, current: int) -> ApiError:
     )
 
 
-def list_body(served: Served, result: ListResult) -> ObjDict:
+def list_body(store: Store, served: Served, result: ListResult) -> ObjDict:
     meta: ObjDict = {"resourceVersion": str(result.rv)}
     if result.continue_ or served.custom:
         meta["continue"] = result.continue_
     if result.remaining is not None:
         meta["remainingItemCount"] = result.remaining
-    items = result.items if result.encoded is None else result.encoded
+    items = [msgspec.Raw(encoded(store, o, served)) for o in result.items]
     if served.custom:  # the unstructured encoder's sorted keys (items are sorted already)
         meta = {k: meta[k] for k in sorted(meta)}
         return {
@@ -546,10 +542,10 @@ def list_body(served: Served, result: ListResult) -> ObjDict:
     }
 
 
-def list_as(served: Served, result: ListResult, out: Output) -> ObjDict:
+def list_as(store: Store, served: Served, result: ListResult, out: Output) -> ObjDict:
     """A list response in the negotiated form (`negotiate`)."""
     if out.kind is None:
-        return list_body(served, result)
+        return list_body(store, served, result)
     if out.kind == "Table":
         return dict(table_body(served, result), apiVersion=out.api_version)
     if out.kind == "PartialObjectMetadataList":

@@ -255,7 +255,7 @@ class Handler(BaseHTTPRequestHandler):
             self._stream(state, plan)
         elif verb == "list":
             result = api.list_objects(store, served, ns, query, state.too_large_wait)
-            self._send_json(200, api.list_as(served, result, out))
+            self._send_json(200, api.list_as(store, served, result, out))
         elif verb == "get":
             self._send_json(
                 200, api.render_as(write.get(store, served, ns, info.name), served, out)
@@ -300,11 +300,7 @@ class Handler(BaseHTTPRequestHandler):
             )
             self._send_json(
                 200,
-                api.list_as(
-                    served,
-                    api.ListResult(store.rv, [api.render(o, served, in_list=True) for o in gone]),
-                    out,
-                ),
+                api.list_as(store, served, api.ListResult(store.rv, gone), out),
             )
         else:
             raise api_error(
