@@ -3,27 +3,27 @@
 Order of checks as in kube-apiserver: authentication (401) → authorization (403) → flow
 control (where injected 429/500 faults sit) → routing (404: plain text for an unknown
 group/version, a JSON Status for an unknown resource) → the REST operation. Watches are
-HTTP/1.1 chunked responses, one JSON event per line and per chunk.
+HTTP/1.1 chunked responses, one JSON event per line and per chunk, sent by
+`_server_watch_stream.WatchStreamHandler`, which `Handler` inherits.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import queue
-import select
-import socket
 import ssl
 import time
 import uuid
 from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from kubeinformers.testing import _server_api as api
+from kubeinformers.testing import _server_render as rendering
 from kubeinformers.testing import _server_write as write
 from kubeinformers.testing._server_errors import ApiError, ObjDict, api_error, status_body
+from kubeinformers.testing._server_registry import Served
 from kubeinformers.testing._server_state import (
     ADMIN_USER,
     RequestInfo,
@@ -32,7 +32,8 @@ from kubeinformers.testing._server_state import (
     injected_failure,
     parse_request,
 )
-from kubeinformers.testing._server_store import CLOSE_DROP, Event, Store, encode
+from kubeinformers.testing._server_store import encode
+from kubeinformers.testing._server_watch_stream import WatchStreamHandler, _hard_close
 
 log = logging.getLogger("kubeinformers.testing.local_api_server")
 
@@ -41,10 +42,7 @@ _PRIORITY_LEVEL_UID = str(uuid.uuid4())
 _PUBLIC_PATHS = ("/version", "/healthz", "/livez", "/readyz")
 
 
-_BATCH_BYTES = 64 * 1024
-
-
-class Handler(BaseHTTPRequestHandler):
+class Handler(WatchStreamHandler):
     protocol_version = "HTTP/1.1"
     # TCP_NODELAY: headers and body go out as separate writes; with Nagle's algorithm every
     # request on a keep-alive connection would wait ~40 ms for the client's delayed ACK.
@@ -224,7 +222,7 @@ class Handler(BaseHTTPRequestHandler):
     def _resource(
         self,
         state: ServerState,
-        served: api.Served,
+        served: Served,
         info: RequestInfo,
         query: Mapping[str, str],
         raw: bytes,
@@ -234,7 +232,7 @@ class Handler(BaseHTTPRequestHandler):
         if info.subresource and not (status_only and served.status_subresource):
             raise api_error(404, "NotFound", "the server could not find the requested resource", {})
         verb = info.verb
-        out = api.negotiate(self.headers.get("Accept", ""))  # 406 before any work, as kube
+        out = rendering.negotiate(self.headers.get("Accept", ""))  # 406 before any work, as kube
         if verb == "watch":
             if info.name:
                 query = dict(
@@ -255,19 +253,19 @@ class Handler(BaseHTTPRequestHandler):
             self._stream(state, plan)
         elif verb == "list":
             result = api.list_objects(store, served, ns, query, state.too_large_wait)
-            self._send_json(200, api.list_as(store, served, result, out))
+            self._send_json(200, rendering.list_as(store, served, result, out))
         elif verb == "get":
             self._send_json(
-                200, api.render_as(write.get(store, served, ns, info.name), served, out)
+                200, rendering.render_as(write.get(store, served, ns, info.name), served, out)
             )
         elif verb == "create":
             obj = write.create(store, reg, served, ns, _json(raw), self._manager(query))
-            self._send_json(201, api.render_as(obj, served, out))
+            self._send_json(201, rendering.render_as(obj, served, out))
         elif verb == "update":
             obj = write.update(
                 store, reg, served, ns, info.name, _json(raw), self._manager(query), status_only
             )
-            self._send_json(200, api.render_as(obj, served, out))
+            self._send_json(200, rendering.render_as(obj, served, out))
         elif verb == "patch":
             obj = write.patch(
                 store,
@@ -280,14 +278,14 @@ class Handler(BaseHTTPRequestHandler):
                 self._manager(query),
                 status_only,
             )
-            self._send_json(200, api.render_as(obj, served, out))
+            self._send_json(200, rendering.render_as(obj, served, out))
         elif verb == "delete":
             body = _json(raw) if raw else {}
             code, obj = write.delete(
                 store, reg, served, ns, info.name, body if isinstance(body, dict) else {}
             )
             self._send_json(
-                code, api.render_as(obj, served, out) if obj.get("kind") != "Status" else obj
+                code, rendering.render_as(obj, served, out) if obj.get("kind") != "Status" else obj
             )
         elif verb == "deletecollection":
             labels, fields, _ = api.selectors(served, query)
@@ -300,7 +298,7 @@ class Handler(BaseHTTPRequestHandler):
             )
             self._send_json(
                 200,
-                api.list_as(store, served, api.ListResult(store.rv, gone), out),
+                rendering.list_as(store, served, rendering.ListResult(store.rv, gone), out),
             )
         else:
             raise api_error(
@@ -308,159 +306,6 @@ class Handler(BaseHTTPRequestHandler):
                 "MethodNotAllowed",
                 "the server does not allow this method on the requested resource",
             )
-
-    # --- watch streams ----------------------------------------------------------------------------
-
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-
-    def _event_line(
-        self, typ: str, obj: ObjDict | Event, served: api.Served, out: api.Output
-    ) -> bytes:
-        if isinstance(obj, Event):
-            ck = (typ, served.api.api_version, out.kind, out.version)
-            line = obj.lines.get(ck)
-            if line is None:
-                source = (
-                    obj.prev
-                    if typ == "DELETED" and obj.type == "MODIFIED" and obj.prev
-                    else obj.obj
-                )
-                if source is obj.prev and source is not None:
-                    source = dict(
-                        source, metadata=dict(source["metadata"], resourceVersion=str(obj.rv))
-                    )
-                line = obj.lines[ck] = (
-                    encode({"type": typ, "object": api.render_as(source, served, out)}) + b"\n"
-                )
-            return line
-        state = self.server.state
-        body = api.encoded(state.store, obj, served, out)
-        return b'{"type":"%s","object":%s}\n' % (typ.encode(), body)
-
-    def _stream(self, state: ServerState, plan: api.WatchPlan) -> None:
-        self._start(200, "application/json", {"Transfer-Encoding": "chunked"})
-        self.end_headers()
-        self._streaming = True
-        self.log_request(200)
-        watcher, served, store = plan.watcher, plan.served, state.store
-        try:
-            # Initial events go out in ~64 KiB chunks (one write each, not one per event), as a
-            # real server's buffered stream does; faulted lines are still sent one by one.
-            batch = bytearray()
-            for typ, obj in plan.initial:
-                self._send_line(state, self._event_line(typ, obj, served, plan.output), batch)
-            if batch:
-                self._chunk(bytes(batch))
-            if plan.error is not None or watcher is None:
-                if plan.error is not None:
-                    self._chunk(encode({"type": "ERROR", "object": plan.error}) + b"\n")
-                self._chunk(b"")
-                return
-            self._watch_loop(state, plan, watcher, served, store)
-        except (_Dropped, BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
-            self.close_connection = True
-            _hard_close(self.connection)
-        finally:
-            if watcher is not None:
-                store.stop_watch(watcher)
-
-    def _watch_loop(
-        self,
-        state: ServerState,
-        plan: api.WatchPlan,
-        watcher: Any,
-        served: api.Served,
-        store: Store,
-    ) -> None:
-        now = time.monotonic()
-        deadline = now + plan.timeout if plan.timeout else None
-        periodic = now + state.bookmark_interval if plan.bookmarks else float("inf")
-        pretimeout = [deadline - 2.0, deadline - 1.0] if plan.bookmarks and deadline else []
-        pretimeout = [t for t in pretimeout if t > now]
-        end_rv = plan.initial_end_rv
-        while True:
-            now = time.monotonic()
-            if deadline is not None and now >= deadline:
-                self._chunk(b"")
-                return
-            if end_rv is not None and not state.faults.stall_initial_events_end:
-                self._chunk(
-                    encode(
-                        {
-                            "type": "BOOKMARK",
-                            "object": api.bookmark_object(served, end_rv, True, plan.output),
-                        }
-                    )
-                    + b"\n"
-                )
-                end_rv = None
-            due = min([periodic, *pretimeout[:1]])
-            if now >= due and end_rv is None:
-                if pretimeout and now >= pretimeout[0]:
-                    pretimeout.pop(0)
-                else:
-                    periodic = now + state.bookmark_interval
-                self._bookmark(store, watcher, served, plan.output)
-                continue
-            wait = min(due, deadline or float("inf"), now + 1.0) - now
-            if end_rv is not None:
-                wait = min(wait, 0.05)
-            try:
-                item = watcher.queue.get(timeout=max(wait, 0.0))
-            except queue.Empty:
-                if self._client_gone():
-                    raise _Dropped from None
-                continue
-            if isinstance(item, str):
-                if item == CLOSE_DROP:
-                    raise _Dropped
-                self._chunk(b"")
-                return
-            typ, ev = item
-            self._send_line(state, self._event_line(typ, ev, served, plan.output))
-
-    def _client_gone(self) -> bool:
-        """A watch client sends nothing: a readable socket means it closed (or broke protocol)."""
-        try:
-            readable, _, _ = select.select([self.connection], [], [], 0)
-        except (OSError, ValueError):
-            return True
-        if not readable:
-            return False
-        if isinstance(self.connection, ssl.SSLSocket):
-            return True
-        try:
-            peeked: bytes = self.connection.recv(1, socket.MSG_PEEK)
-            return peeked == b""
-        except OSError:
-            return True
-
-    def _bookmark(self, store: Store, watcher: Any, served: api.Served, out: api.Output) -> None:
-        with store.lock:
-            if not watcher.queue.empty() or store.rv < watcher.start_rv:
-                return  # events first; never a bookmark behind the watch's own position
-            rv = store.rv
-        bookmark = api.bookmark_object(served, rv, output=out)
-        self._chunk(encode({"type": "BOOKMARK", "object": bookmark}) + b"\n")
-
-    def _send_line(self, state: ServerState, line: bytes, batch: bytearray | None = None) -> None:
-        fault = state.faults.take_line_fault()
-        if fault is None and batch is not None:
-            batch += line
-            if len(batch) >= _BATCH_BYTES:
-                self._chunk(bytes(batch))
-                batch.clear()
-            return
-        if batch:
-            self._chunk(bytes(batch))
-            batch.clear()
-        if fault == "corrupt":
-            line = line[: len(line) // 2].replace(b"{", b"[") + b"\x00garbage}\n"
-        elif fault == "truncate":
-            self._chunk(line[: len(line) // 2])
-            raise _Dropped
-        self._chunk(line)
 
     # --- discovery ---------------------------------------------------------------------------
 
@@ -541,17 +386,6 @@ class Handler(BaseHTTPRequestHandler):
             )
         else:
             self._page_not_found()
-
-
-class _Dropped(Exception):
-    """Cut the connection without ending the chunked stream."""
-
-
-def _hard_close(conn: socket.socket) -> None:
-    try:
-        conn.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
 
 
 def _group(name: str, versions: list[str]) -> ObjDict:

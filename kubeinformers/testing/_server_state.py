@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from kubeinformers.testing import _server_api as api
 from kubeinformers.testing._server_errors import ApiError, ObjDict, status_body
+from kubeinformers.testing._server_registry import Registry
 from kubeinformers.testing._server_store import Store
 
 _REASONS = {
@@ -68,7 +69,7 @@ class ServerState:
     """Everything the request handlers share; owned by LocalApiServer."""
 
     store: Store
-    registry: api.Registry
+    registry: Registry
     token: str | None
     users: dict[str, str]  # extra bearer tokens → user names without any permission
     # (verb|*, group, resource, namespace|*); replaced whole, never mutated (readers iterate it)

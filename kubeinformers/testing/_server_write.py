@@ -17,8 +17,8 @@ import yaml
 
 from kubeinformers.testing import _server_errors as errors
 from kubeinformers.testing import _server_objects as objs
-from kubeinformers.testing._server_api import Registry, Served, served_from_crd
 from kubeinformers.testing._server_errors import ApiError, ObjDict, api_error
+from kubeinformers.testing._server_registry import Registry, Served, served_from_crd
 from kubeinformers.testing._server_schema import json_patch, merge_patch
 from kubeinformers.testing._server_store import CLOSE_CLEAN, Store
 

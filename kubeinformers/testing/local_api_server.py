@@ -47,10 +47,10 @@ import yaml
 
 from kubeinformers.runtime.resource import APIResource
 from kubeinformers.runtime.wire import gc_paused
-from kubeinformers.testing import _server_api as api
 from kubeinformers.testing import _server_write as write
 from kubeinformers.testing._server_http import LocalHTTPServer
 from kubeinformers.testing._server_objects import CRDS, NAMESPACES, ObjDict
+from kubeinformers.testing._server_registry import Registry, Served, builtin
 from kubeinformers.testing._server_state import ServerState
 from kubeinformers.testing._server_store import CLOSE_CLEAN, CLOSE_DROP, Store
 from kubeinformers.testing._server_tls import serving_certificate
@@ -143,11 +143,11 @@ class LocalApiServer:
         self.tls = tls
         self.token = token
         self._port = port
-        registry = api.Registry()
+        registry = Registry()
         for res in _builtin_resources() if resources is None else resources:
-            registry.add(api.builtin(res))
-        registry.add(api.builtin(NAMESPACES))
-        registry.add(api.builtin(CRDS))
+            registry.add(builtin(res))
+        registry.add(builtin(NAMESPACES))
+        registry.add(builtin(CRDS))
         self._state = ServerState(
             store=Store(history_size),
             registry=registry,
@@ -294,7 +294,7 @@ class LocalApiServer:
     # --- direct access (seeding without HTTP round trips) -------------------------------------
     # Objects go in and come out as deep copies: what a caller holds is never the server's.
 
-    def _served_for(self, obj: Mapping[str, Any]) -> api.Served:
+    def _served_for(self, obj: Mapping[str, Any]) -> Served:
         api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
         group, _, version = api_version.rpartition("/")
         for gv_served in self._state.registry.in_group_version(group, version):
