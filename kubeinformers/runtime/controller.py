@@ -23,12 +23,18 @@ from kubeinformers.runtime.keys import (
 )
 from kubeinformers.runtime.listwatch import ListerWatcher
 from kubeinformers.runtime.metrics import ReflectorCounters
+from kubeinformers.runtime.real_fifo import BookmarkInfo, ReplacedAllInfo
 from kubeinformers.runtime.reflector import Reflector
 from kubeinformers.runtime.store import Indexer, Transaction, TransactionError, TransactionType
 
 T = TypeVar("T")
 
 _log = logging.getLogger("kubeinformers.controller")
+
+_DELETED = DeltaType.DELETED
+_REPLACED_ALL = DeltaType.REPLACED_ALL
+_SYNC_ALL = DeltaType.SYNC_ALL
+_WHOLE_STORE = frozenset({DeltaType.REPLACED_ALL, DeltaType.SYNC_ALL, DeltaType.BOOKMARK})
 
 ProcessFunc = Callable[[list[Delta[T]], bool], None]
 WatchErrorHandler = Callable[[Reflector[Any], BaseException], None]
@@ -71,6 +77,12 @@ class Store(Protocol[T]):
     def delete(self, obj: T | DeletedFinalStateUnknown[T]) -> None: ...
     def get(self, obj: T) -> T | None: ...
     def transaction(self, *txns: Transaction) -> None: ...
+    # The atomic queue's whole-store entries (C3.4-C3.6):
+    def key_of(self, obj: Any) -> str: ...
+    def snapshot(self) -> dict[str, T]: ...
+    def list(self) -> list[T]: ...
+    def replace(self, objs: Iterable[T], resource_version: str = "") -> None: ...
+    def bookmark(self, resource_version: str) -> None: ...
 
 
 @dataclass
@@ -181,18 +193,59 @@ def process_deltas(
     """Apply deltas oldest to newest, writing the store before each callback (E3).
 
     Add vs update is decided by whether the key is in the store, never by the delta type;
-    a Deleted delta always reaches `on_delete`, even for a key the store did not hold.
+    a Deleted delta always reaches `on_delete`, even for a key the store did not hold. The
+    atomic queue's ReplacedAll, SyncAll and Bookmark deltas act on the whole store (C3.4-C3.6).
     """
     for delta in deltas:
         obj = delta.object
-        if delta.type is DeltaType.DELETED:
+        kind = delta.type
+        if kind is _DELETED:
             store.delete(obj)
             handler.on_delete(obj)
+            continue
+        if kind in _WHOLE_STORE:
+            if kind is _REPLACED_ALL:
+                _process_replaced_all(
+                    handler, store, cast(ReplacedAllInfo[T], obj), is_in_initial_list
+                )
+            elif kind is _SYNC_ALL:
+                for current in store.list():  # C3.5
+                    handler.on_update(current, current)
+            else:
+                store.bookmark(cast(BookmarkInfo, obj).resource_version)  # C3.6
             continue
         # Sync, Replaced, Added, Updated: the object is never a tombstone here. One upsert
         # both writes and tells whether the key was present (and with what).
         new = cast(T, obj)
         old = store.upsert(new)
+        if old is not None:
+            handler.on_update(old, new)
+        else:
+            handler.on_add(new, is_in_initial_list)
+
+
+def _process_replaced_all(
+    handler: ResourceEventHandler[T],
+    store: Store[T],
+    info: ReplacedAllInfo[T],
+    is_in_initial_list: bool,
+) -> None:
+    """C3.4: the store is swapped for the new list first; then every key it no longer has
+    is deleted (as a tombstone holding the last stored object), then each listed object is
+    an update of what was stored under its key, or an add. Every callback sees the new store.
+    """
+    before = store.snapshot()
+    key_of = store.key_of
+    listed = [(key_of(obj), obj) for obj in info.objects]
+    listed_keys = {key for key, _ in listed}
+    deletions = [
+        DeletedFinalStateUnknown(key, old) for key, old in before.items() if key not in listed_keys
+    ]
+    store.replace(info.objects, info.resource_version)
+    for tombstone in deletions:
+        handler.on_delete(tombstone)
+    for key, new in listed:
+        old = before.get(key)
         if old is not None:
             handler.on_update(old, new)
         else:

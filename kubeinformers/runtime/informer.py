@@ -169,8 +169,13 @@ class SharedIndexInformer(Generic[T]):
     Nothing runs until `run(stop)`, which blocks until `stop` is set and then joins every
     thread it started. The queue is the DeltaFIFO (C-1); `queue="ordered"` selects the
     RealFIFO (C-2): strict arrival order across keys, nothing compacted, relist tombstones
-    before the relisted items, store writes in batches of distinct keys (E4). Handlers are called on their own threads, one notification at a time,
-    in order; coroutine handlers run on the event loop given to `add_event_handler(loop=...)`.
+    before the relisted items, store writes in batches of distinct keys (E4);
+    `queue="atomic"` the RealFIFO in atomic mode, client-go v0.36's default (C-3): as
+    "ordered", but a relist swaps the whole store before its first callback, a resync is one
+    entry processed in order, bookmarks reach the store (its
+    `last_store_sync_resource_version()`, B15) and the watch never waits for a handler write.
+    Handlers are called on their own threads, one notification at a time, in order;
+    coroutine handlers run on the event loop given to `add_event_handler(loop=...)`.
     """
 
     def __init__(
@@ -183,12 +188,13 @@ class SharedIndexInformer(Generic[T]):
         name: str | None = None,
         use_watch_list: bool | None = None,
         page_size: int | None = None,
-        queue: Literal["delta", "ordered"] = "delta",
+        queue: Literal["delta", "ordered", "atomic"] = "delta",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if queue not in ("delta", "ordered"):
+        if queue not in ("delta", "ordered", "atomic"):
             raise ValueError(
-                f'queue must be "delta" (DeltaFIFO) or "ordered" (RealFIFO), not {queue!r}'
+                f'queue must be "delta" (DeltaFIFO), "ordered" (RealFIFO) or "atomic" '
+                f"(RealFIFO in atomic mode), not {queue!r}"
             )
         self.queue_kind = queue
         self.lister_watcher = lister_watcher
@@ -196,7 +202,12 @@ class SharedIndexInformer(Generic[T]):
         self.name = name or (object_type.__name__ if object_type is not None else "informer")
         self._log = logging.getLogger(f"kubeinformers.informer.{self.name}")
         # F1: the cache is keyed by A2 so tombstones delete the right entry.
-        self._indexer: Indexer[T] = Indexer(deletion_handling_meta_namespace_key, indexers)
+        self._indexer: Indexer[T] = Indexer(
+            deletion_handling_meta_namespace_key,
+            indexers,
+            # B15: the store tracks its resourceVersion only with the atomic queue.
+            track_resource_version=queue == "atomic",
+        )
         self._processor: SharedProcessor[T] = SharedProcessor(
             name=self.name, clock=clock, logger=self._log
         )
@@ -236,6 +247,9 @@ class SharedIndexInformer(Generic[T]):
             if self.queue_kind == "ordered":
                 # C-2: every event its own entry, in arrival order; batches of distinct keys (E4).
                 fifo = RealFIFO(meta_namespace_key, self._indexer, self._transform)
+            elif self.queue_kind == "atomic":
+                # C-3: relists, resyncs and bookmarks as whole-store entries; unlocked processing.
+                fifo = RealFIFO(meta_namespace_key, None, self._transform, atomic=True)
             else:
                 # C-1, as client-go's informer up to v0.32 configured it.
                 fifo = DeltaFIFO(
@@ -248,7 +262,7 @@ class SharedIndexInformer(Generic[T]):
                 queue=fifo,
                 lister_watcher=self.lister_watcher,
                 process=self._handle_deltas,
-                process_batch=self._handle_batch_deltas if self.queue_kind == "ordered" else None,
+                process_batch=(self._handle_batch_deltas if self.queue_kind != "delta" else None),
                 object_type=self.object_type,
                 full_resync_period=self._resync_check_period,
                 should_resync=self._processor.should_resync,

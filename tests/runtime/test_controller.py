@@ -230,6 +230,98 @@ def test_e3_l30_relist_of_nothing_deletes_everything() -> None:
     assert store.list() == []
 
 
+# -- E3 with the atomic queue: ReplacedAll, SyncAll, Bookmark (C3.4-C3.6) ------------------------
+
+
+def _drain_atomic(fifo: RealFIFO[Pod], store: Indexer[Pod], handler: Any) -> None:
+    while len(fifo):
+        fifo.pop(lambda d, initial: process_deltas(handler, store, d, initial), timeout=1.0)
+
+
+def test_c3_4_l29_atomic_relist_swaps_the_store_before_any_callback() -> None:
+    store = new_store(pod("pod-1", "1"), pod("pod-2", "2", ver="1"), pod("pod-3", "3"))
+    store_at_callback: list[list[str]] = []
+
+    def seen(*_: Any) -> None:
+        store_at_callback.append(sorted(describe(o) for o in store.list()))
+
+    rec = Recorder(on_event=seen)
+    deleted: list[Any] = []
+
+    def on_delete(obj: Any) -> None:
+        deleted.append(obj)
+        rec.on_delete(obj)
+
+    handler: ResourceEventHandlerFuncs[Pod] = ResourceEventHandlerFuncs(
+        on_add=rec.on_add, on_update=rec.on_update, on_delete=on_delete
+    )
+    fifo: RealFIFO[Pod] = RealFIFO(meta_namespace_key, atomic=True)
+    fifo.replace([pod("pod-1", "4"), pod("pod-2", "5", ver="2"), pod("pod-4", "6")], "6")
+    _drain_atomic(fifo, store, handler)
+    # Deletions first (tombstones holding the last stored object), then list order.
+    assert rec.snapshot() == [
+        ("delete", "T{default/pod-3}"),
+        ("update", "default/pod-1@1", "default/pod-1@4"),
+        ("update", "default/pod-2@2", "default/pod-2@5"),
+        ("add", "default/pod-4@6", True),
+    ]
+    new_list = ["default/pod-1@4", "default/pod-2@5", "default/pod-4@6"]
+    assert store_at_callback == [new_list] * 4  # every callback sees the new store
+    [tombstone] = deleted
+    assert isinstance(tombstone, DeletedFinalStateUnknown)
+    assert describe(tombstone.obj) == "default/pod-3@3"
+
+
+def test_c3_4_l30_atomic_relist_of_nothing_deletes_everything() -> None:
+    store = new_store(pod("pod-1", "1"), pod("pod-3", "3"))
+    rec = Recorder()
+    fifo: RealFIFO[Pod] = RealFIFO(meta_namespace_key, atomic=True)
+    fifo.add(pod("seen", "1"))  # populated: the relist below is not the initial list
+    fifo.replace([], "2")
+    _drain_atomic(fifo, store, rec)
+    assert rec.snapshot()[0] == ("add", "default/seen@1", False)
+    assert sorted(rec.snapshot()[1:]) == [
+        ("delete", "T{default/pod-1}"),
+        ("delete", "T{default/pod-3}"),
+        ("delete", "T{default/seen}"),
+    ]
+    assert store.list() == []
+
+
+def test_c3_5_sync_all_updates_every_stored_object_with_itself() -> None:
+    store = new_store(pod("a", "1"), pod("b", "2"))
+    rec = Recorder()
+    fifo: RealFIFO[Pod] = RealFIFO(meta_namespace_key, atomic=True)
+    fifo.update(pod("a", "3"))
+    fifo.resync()
+    _drain_atomic(fifo, store, rec)
+    assert rec.snapshot()[0] == ("update", "default/a@1", "default/a@3")
+    # Processed in queue order: the resync sees a@3, never the older a@1.
+    assert sorted(rec.snapshot()[1:]) == [
+        ("update", "default/a@3", "default/a@3"),
+        ("update", "default/b@2", "default/b@2"),
+    ]
+
+
+def test_c3_6_l32_bookmarks_and_events_set_the_stores_version_without_callbacks() -> None:
+    store: Indexer[Pod] = Indexer(deletion_handling_meta_namespace_key, track_resource_version=True)
+    rec = Recorder()
+    fifo: RealFIFO[Pod] = RealFIFO(meta_namespace_key, atomic=True)
+    fifo.replace([pod("pod-1", "10")], "10")
+    _drain_atomic(fifo, store, rec)
+    assert store.last_store_sync_resource_version() == "10"
+    fifo.update(pod("pod-1", "11"))
+    _drain_atomic(fifo, store, rec)
+    assert store.last_store_sync_resource_version() == "11"  # L32: the MODIFIED's version
+    fifo.bookmark("15")
+    _drain_atomic(fifo, store, rec)
+    assert store.last_store_sync_resource_version() == "15"
+    fifo.delete(pod("pod-1", "16"))
+    _drain_atomic(fifo, store, rec)
+    assert store.last_store_sync_resource_version() == "16"  # L32: the DELETE's version
+    assert [e[0] for e in rec.snapshot()] == ["add", "update", "delete"]  # none for the bookmark
+
+
 # -- E5: the non-shared informer ----------------------------------------------------------------
 
 

@@ -584,6 +584,75 @@ def test_ordered_queue_relist_sends_tombstones_before_relisted_items(
     ]
 
 
+# -- queue="atomic": the RealFIFO in atomic mode (C-3), client-go v0.36's default -------------------
+
+
+def test_atomic_queue_relist_swaps_the_store_then_deletes_then_updates_in_list_order(
+    runners: list[Runner],
+) -> None:
+    """L29 through the informer (C3.4): every callback of the relist sees the relisted store."""
+    fake, inf = informer_with(pod("pod-1"), pod("pod-2"), pod("pod-3"), queue="atomic")
+    store_at_callback: list[list[str]] = []
+    rec = Recorder(
+        on_event=lambda _e: store_at_callback.append(
+            sorted(describe(o) for o in inf.get_store().list())
+        )
+    )
+    inf.add_event_handler(rec)
+    start(inf, runners)
+    assert rec.expect(3).wait(WAIT)
+    assert rec.snapshot() == [
+        ("add", "default/pod-1@1", True),
+        ("add", "default/pod-2@2", True),
+        ("add", "default/pod-3@3", True),
+    ]
+    fake.modify(pod("pod-1", value=1), notify=False)
+    fake.delete(pod("pod-3"), notify=False)
+    fake.add(pod("pod-4"), notify=False)
+    fake.expire(fake.resource_version)
+    fake.drop_watches()
+    assert rec.expect(7).wait(WAIT)
+    assert rec.snapshot()[3:] == [
+        ("delete", "T{default/pod-3}"),
+        ("update", "default/pod-1@1", "default/pod-1@4"),
+        ("update", "default/pod-2@2", "default/pod-2@2"),
+        ("add", "default/pod-4@6", False),
+    ]
+    relisted = ["default/pod-1@4", "default/pod-2@2", "default/pod-4@6"]
+    assert store_at_callback[3:] == [relisted] * 4
+
+
+def test_atomic_queue_store_tracks_the_version_of_events_and_bookmarks(
+    runners: list[Runner],
+) -> None:
+    """B15 / L32: with the atomic queue the store's last_store_sync_resource_version follows
+    the relist, each event and each bookmark; other queues leave it empty."""
+    fake: FakeListerWatcher[Pod] = FakeListerWatcher(
+        [pod("pod-1")],
+        bookmark_factory=lambda rv, ann: Pod.model_validate(
+            {"metadata": {"resourceVersion": rv, "annotations": ann}}
+        ),
+    )
+    inf: SharedIndexInformer[Pod] = SharedIndexInformer(fake, Pod, queue="atomic")
+    rec = Recorder()
+    inf.add_event_handler(rec)
+    start(inf, runners)
+    store = inf.get_indexer()
+    assert wait_for(lambda: store.last_store_sync_resource_version() == "1")
+    fake.modify(pod("pod-1", value=1))
+    assert wait_for(lambda: store.last_store_sync_resource_version() == "2")
+    fake.add(pod("other"), notify=False)  # moves the fake's version on without an event
+    fake.send_bookmark()
+    assert wait_for(lambda: store.last_store_sync_resource_version() == "3")
+    fake.delete(pod("pod-1"))
+    assert wait_for(lambda: store.last_store_sync_resource_version() == "4")
+    assert [e[0] for e in rec.snapshot()] == ["add", "update", "delete"]
+
+    _fake, delta = informer_with(pod("pod-1"))
+    start(delta, runners)
+    assert delta.get_indexer().last_store_sync_resource_version() == ""
+
+
 def test_queue_kind_is_validated() -> None:
     fake: FakeListerWatcher[Pod] = FakeListerWatcher()
     with pytest.raises(ValueError, match="ordered"):
