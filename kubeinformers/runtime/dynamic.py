@@ -32,7 +32,7 @@ from kubeinformers.runtime.factory import (
     TransformFunc,
     TweakListOptionsFunc,
 )
-from kubeinformers.runtime.informer import SharedIndexInformer
+from kubeinformers.runtime.informer import QueueKind, SharedIndexInformer
 from kubeinformers.runtime.model import KubeModel
 from kubeinformers.runtime.resource import APIResource, GroupVersionResource
 from kubeinformers.runtime.store import NAMESPACE_INDEX, meta_namespace_index_func
@@ -184,6 +184,7 @@ class DynamicSharedInformerFactory(SharedInformerFactory):
         namespace: str | None = None,
         tweak_list_options: TweakListOptionsFunc | None = None,
         transform: TransformFunc | None = None,
+        queue: QueueKind = "delta",
     ) -> None:
         super().__init__(
             api_client,
@@ -191,6 +192,7 @@ class DynamicSharedInformerFactory(SharedInformerFactory):
             namespace=namespace,
             tweak_list_options=tweak_list_options,
             transform=transform,
+            queue=queue,
         )
         self._resolver = _ResourceResolver(api_client)
 
@@ -225,6 +227,7 @@ class DynamicSharedInformerFactory(SharedInformerFactory):
             resync_period,
             {NAMESPACE_INDEX: meta_namespace_index_func},
             name=str(resource.gvr),
+            queue=self.queue,
         )
 
 
@@ -247,6 +250,7 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
         namespace: str | None = None,
         tweak_list_options: TweakListOptionsFunc | None = None,
         transform: TransformFunc | None = None,
+        queue: QueueKind = "delta",
     ) -> None: ...
 
     @overload
@@ -259,6 +263,7 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
         namespace: str | None = None,
         tweak_list_options: TweakListOptionsFunc | None = None,
         transform: TransformFunc | None = None,
+        queue: QueueKind = "delta",
     ) -> None: ...
 
     def __init__(
@@ -270,6 +275,7 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
         namespace: str | None = None,
         tweak_list_options: TweakListOptionsFunc | None = None,
         transform: TransformFunc | None = None,
+        queue: QueueKind = "delta",
     ) -> None:
         super().__init__(
             api_client,
@@ -277,6 +283,7 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
             namespace=namespace,
             tweak_list_options=tweak_list_options,
             transform=transform,
+            queue=queue,
         )
         self._resolver = _ResourceResolver(api_client)
         meta: Any = dict[str, Any] if metadata_model is None else metadata_model
@@ -320,4 +327,5 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
             resync_period,
             {NAMESPACE_INDEX: meta_namespace_index_func},
             name=f"{resource.gvr}(metadata)",
+            queue=self.queue,
         )

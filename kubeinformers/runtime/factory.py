@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
 
-from kubeinformers.runtime.informer import SharedIndexInformer
+from kubeinformers.runtime.informer import QueueKind, SharedIndexInformer
 from kubeinformers.runtime.listers import GenericLister
 from kubeinformers.runtime.listwatch import ListOptions
 from kubeinformers.runtime.resource import APIResource, GroupVersionResource
@@ -104,7 +104,9 @@ class SharedInformerFactory:
     `namespace` restricts namespaced resources to one namespace (ignored for cluster-scoped
     ones, H8); `tweak_list_options` rewrites every list and watch request (e.g. to add a label
     selector); `transform` is installed on every informer the factory creates (H2);
-    `custom_resync` maps a resource to its own resync period (seconds).
+    `custom_resync` maps a resource to its own resync period (seconds); `queue` chooses every
+    informer's queue: "delta" (DeltaFIFO, the default), "ordered" (RealFIFO) or "atomic"
+    (RealFIFO in atomic mode, client-go v0.36's default; see `SharedIndexInformer`).
 
     Use it as a context manager to have `shutdown()` called on exit.
     """
@@ -119,6 +121,7 @@ class SharedInformerFactory:
         transform: TransformFunc | None = None,
         custom_resync: Mapping[GroupVersionResource, float] | None = None,
         decode: DecodeMode = "lazy",
+        queue: QueueKind = "delta",
     ) -> None:
         if resync_period < 0:
             raise ValueError(f"resync_period must be >= 0 seconds, got {resync_period}")
@@ -132,6 +135,9 @@ class SharedInformerFactory:
         # little memory); "eager": validated up front (a bad object is reported at decode time
         # and kept unreadable beyond its identity, so the cache still mirrors the server).
         self._decode: DecodeMode = decode
+        if queue not in ("delta", "ordered", "atomic"):
+            raise ValueError(f'queue must be "delta", "ordered" or "atomic", not {queue!r}')
+        self._queue: QueueKind = queue
         self._lock = threading.Lock()
         self._informers: dict[GroupVersionResource, SharedIndexInformer[Any]] = {}
         self._threads: dict[GroupVersionResource, threading.Thread] = {}
@@ -155,6 +161,11 @@ class SharedInformerFactory:
     @property
     def tweak_list_options(self) -> TweakListOptionsFunc | None:
         return self._tweak_list_options
+
+    @property
+    def queue(self) -> QueueKind:
+        """The queue of every informer this factory creates ("delta", "ordered", "atomic")."""
+        return self._queue
 
     @property
     def default_resync(self) -> float:
@@ -228,6 +239,7 @@ class SharedInformerFactory:
             resync_period,
             {NAMESPACE_INDEX: meta_namespace_index_func},
             name=_informer_name(resource),
+            queue=self._queue,
         )
 
     def informers(self) -> dict[GroupVersionResource, SharedIndexInformer[Any]]:

@@ -62,6 +62,9 @@ from kubeinformers.runtime.store import Indexer
 
 T = TypeVar("T")
 
+QueueKind = Literal["delta", "ordered", "atomic"]
+"""The informer's queue: DeltaFIFO (C-1, the default), RealFIFO (C-2) or atomic RealFIFO (C-3)."""
+
 IndexFunc = Callable[[Any], list[str]]
 TransformFunc = Callable[[Any], Any]
 WatchErrorHandler = Callable[[Reflector[Any], BaseException], None]
@@ -188,7 +191,7 @@ class SharedIndexInformer(Generic[T]):
         name: str | None = None,
         use_watch_list: bool | None = None,
         page_size: int | None = None,
-        queue: Literal["delta", "ordered", "atomic"] = "delta",
+        queue: QueueKind = "delta",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if queue not in ("delta", "ordered", "atomic"):
@@ -502,6 +505,7 @@ __all__ = [
     "MINIMUM_RESYNC_PERIOD",
     "InformerStartedError",
     "InformerStoppedError",
+    "QueueKind",
     "ResourceEventHandlerRegistration",
     "SharedIndexInformer",
 ]

@@ -439,6 +439,66 @@ def test_h6_for_resource_with_the_real_generated_registry(api_server: LocalApiSe
             generic.lister().by_namespace("other").get("zz")
 
 
+@pytest.mark.parametrize("queue", ["ordered", "atomic"])
+def test_factory_queue_option_reaches_every_informer_it_creates(
+    api_server: LocalApiServer, queue: Any
+) -> None:
+    """`queue=` picks the informers' FIFO; with "atomic" (C-3) the typed path works end to end
+    and the store tracks the server's resourceVersion (B15)."""
+    from kubeinformers.generated import SharedInformerFactory as Generated
+    from kubeinformers.runtime.dynamic import (
+        DynamicSharedInformerFactory,
+        MetadataSharedInformerFactory,
+    )
+
+    api = api_server.api_client()
+    assert (
+        DynamicSharedInformerFactory(api, queue=queue).for_resource(PODS).informer().queue_kind
+        == queue
+    )
+    assert (
+        MetadataSharedInformerFactory(api, queue=queue).for_resource(PODS).informer().queue_kind
+        == queue
+    )
+    with pytest.raises(ValueError, match="queue must be"):
+        SharedInformerFactory(api, queue="lifo")  # type: ignore[arg-type]
+
+    with Generated(api, queue=queue) as f:
+        assert f.queue == queue
+        pods = f.core().v1().pods()
+        seen: list[tuple[str, str]] = []
+        deleted = threading.Event()
+
+        def on_delete(obj: Any) -> None:
+            seen.append(("delete", obj.metadata.name))
+            deleted.set()
+
+        pods.informer().add_event_handler(
+            on_add=lambda obj, _initial: seen.append(("add", obj.metadata.name)),
+            on_delete=on_delete,
+        )
+        assert pods.informer().queue_kind == queue
+        f.start()
+        assert f.wait_for_cache_sync(timeout=10) == {PODS: True}
+        api_server.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "late", "namespace": "default"},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            }
+        )
+        api_server.delete("v1", "Pod", "late", "default")
+        assert deleted.wait(10)
+        assert seen[-2:] == [("add", "late"), ("delete", "late")]
+        assert pods.lister().pods("default").list() != []
+        tracked = pods.informer().get_indexer().last_store_sync_resource_version()
+        if queue == "atomic":
+            assert tracked == str(api_server.resource_version)
+        else:
+            assert tracked == ""
+
+
 def test_h4_shutdown_from_an_event_handler_does_not_deadlock() -> None:
     f = SharedInformerFactory(None)
     informer = f.informer_for(PODS, Recorder(FakeListerWatcher([obj("a", "x")])))
