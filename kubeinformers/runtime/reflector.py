@@ -8,9 +8,10 @@ timer (D15), the default watch error handler (D16) and the streaming watch-list 
 Threads: `run()` runs on the caller's thread. One helper thread per `run()` waits for the stop
 event and stops the current watch (or abandons a running LIST) so `run()` returns promptly;
 each LIST runs on a short-lived helper thread; one more runs the resync timer while a watch is
-open when `resync_period > 0`. Pieces live beside it: pager.py (paging), backoff.py (delays and
-retry decisions), watch_handler.py (one stream → store), reflector_support.py (errors, gates,
-the watch-list temporary store and consistency detector).
+open when `resync_period > 0`. Pieces live beside it: reflector_initial.py (the initial LIST
+and watch-list, a mixin `Reflector` inherits), pager.py (paging), backoff.py (delays and retry
+decisions), watch_handler.py (one stream → store), reflector_support.py (errors, gates, the
+watch-list temporary store and consistency detector).
 """
 
 from __future__ import annotations
@@ -29,45 +30,35 @@ from kubeinformers.runtime.backoff import (
     is_internal_error,
     is_watch_error_retriable,
 )
-from kubeinformers.runtime.errors import (
-    ApiStatusError,
-    is_expired,
-    is_too_large_resource_version,
-    is_too_many_requests,
-)
+from kubeinformers.runtime.errors import ApiStatusError, is_expired, is_too_many_requests
 from kubeinformers.runtime.lazy import InvalidObjectError
 from kubeinformers.runtime.listwatch import (
     ListerWatcher,
     ListOptions,
-    ObjectList,
     Watch,
     watch_list_semantics_unsupported,
 )
 from kubeinformers.runtime.metrics import ReflectorCounters
-from kubeinformers.runtime.pager import DEFAULT_PAGE_SIZE, list_pages
+from kubeinformers.runtime.pager import DEFAULT_PAGE_SIZE
+from kubeinformers.runtime.reflector_initial import GC_PAUSE_LIMIT as GC_PAUSE_LIMIT
+from kubeinformers.runtime.reflector_initial import InitialState
 from kubeinformers.runtime.reflector_support import (
-    CONSISTENCY_DETECTOR_ENV,
     ReflectorStore,
     StopRequested,
-    TempStore,
     VeryShortWatchError,
     WatchListInconsistencyError,
     caller_name,
-    check_watch_list_consistency,
-    env_true,
     error_from_status,
     watch_list_gate_enabled,
-    wrap_list_error,
 )
 from kubeinformers.runtime.watch_handler import handle_watch
-from kubeinformers.runtime.wire import ObjectDecodeError, gc_paused
+from kubeinformers.runtime.wire import ObjectDecodeError
 
 T = TypeVar("T")
 
 logger = logging.getLogger("kubeinformers.reflector")
 
 MIN_WATCH_TIMEOUT = 300.0  # D2/D10: 5 minutes; the maximum is twice the minimum
-GC_PAUSE_LIMIT = 30.0  # seconds the collector may stay off during watch-list's initial events
 INTERNAL_ERROR_RESET_PERIOD = 60.0  # D14: the internal-error window restarts after 1 min quiet
 
 
@@ -113,7 +104,7 @@ class _Stream(Generic[T]):
         self.events: Iterator[Any] = iter(watch)
 
 
-class Reflector(Generic[T]):
+class Reflector(InitialState[T]):
     """Lists and watches one resource through a ListerWatcher, writing every change to `store`."""
 
     def __init__(
@@ -326,94 +317,6 @@ class Reflector(Generic[T]):
             if w is not None:
                 self._close_watch(w)
 
-    # ----------------------------------------------------------------------------- list
-
-    def _list(self, stop: threading.Event) -> None:
-        """D6-D9: paged LIST at the relist RV, one immediate retry at "" on 410/too-large."""
-        rv = self._relist_resource_version()
-        options = ListOptions(resource_version=rv)
-        # D7: choose the page size once per attempt; the D8 retry reuses it.
-        if self.page_size:
-            page_size = self.page_size
-        elif self._paginated_result:
-            page_size = DEFAULT_PAGE_SIZE
-        elif rv not in ("", "0"):
-            page_size = 0  # let the watch cache serve it
-        else:
-            page_size = DEFAULT_PAGE_SIZE
-
-        def list_with_retry() -> tuple[ObjectList[T], bool]:
-            try:
-                return list_pages(self.lister_watcher, options, page_size)
-            except Exception as e:
-                if not (is_expired(e) or is_too_large_resource_version(e)):
-                    raise
-                self.counters.expired += 1
-                self.counters.list_calls += 1  # the reflector's thread waits meanwhile
-                with self._lock:
-                    self._rv_unavailable = True
-                logger.debug(
-                    '%s: list at RV %r unavailable (%s); relisting at ""', self.name, rv, e
-                )
-                return list_pages(
-                    self.lister_watcher,
-                    ListOptions(resource_version=self._relist_resource_version()),
-                    page_size,
-                )
-
-        self.counters.list_calls += 1
-        try:
-            outcome = self._interruptible(stop, list_with_retry)
-        except Exception as e:
-            logger.warning("%s: failed to list %s: %s", self.name, self.type_description, e)
-            raise wrap_list_error(self.type_description, e) from e
-        if outcome is None:
-            return  # stop requested
-        result, paginated = outcome
-        if rv == "0" and paginated:
-            self._paginated_result = True  # D7: sticky
-        with self._lock:
-            self._rv_unavailable = False
-        try:
-            self.store.replace(result.items, result.resource_version)
-        except Exception as e:
-            raise RuntimeError(f"unable to sync list result: {e}") from e
-        self.counters.lists += 1
-        self._set_last_sync_rv(result.resource_version)
-
-    def _interruptible(
-        self, stop: threading.Event, fn: Callable[[], tuple[ObjectList[T], bool]]
-    ) -> tuple[ObjectList[T], bool] | None:
-        """Run a (paged) LIST on a helper thread so that `stop` ends the wait at once.
-
-        As client-go's list goroutine: when stop wins, the result is dropped and None returned.
-        """
-        done = threading.Event()
-        box: list[tuple[ObjectList[T], bool] | BaseException] = []
-
-        def target() -> None:
-            try:
-                box.append(fn())
-            except BaseException as e:
-                box.append(e)
-            finally:
-                done.set()
-
-        with self._lock:
-            if stop.is_set():
-                return None
-            self._interrupt = done
-        threading.Thread(target=target, name=f"reflector-list:{self.name}", daemon=True).start()
-        done.wait()
-        with self._lock:
-            self._interrupt = None
-        if stop.is_set() or not box:
-            return None
-        value = box[0]
-        if isinstance(value, BaseException):
-            raise value
-        return value
-
     # ----------------------------------------------------------------------------- watch
 
     def _watch_with_resync(self, w: _Stream[T] | None, stop: threading.Event) -> None:
@@ -552,96 +455,6 @@ class Reflector(Generic[T]):
             started_at_rv=started_at_rv,
             counters=self.counters,
         )
-
-    # ----------------------------------------------------------------------------- watch-list
-
-    def _watch_list(self, stop: threading.Event) -> _Stream[T] | None:
-        """D18-D20: stream the initial state; returns the still-open watch, None if stopped."""
-
-        def retriable_with_side_effects(err: BaseException) -> bool:
-            self.counters.watch_errors += 1
-            if is_watch_error_retriable(err):
-                logger.info("%s: watch-list failed, backing off: %s", self.name, err)
-                self._backoff_wait(stop, err)
-                return True
-            if is_expired(err) or is_too_large_resource_version(err):
-                self.counters.expired += 1
-                with self._lock:
-                    self._rv_unavailable = True
-                return True
-            return False
-
-        transform = getattr(self.store, "transformer", None)
-        transform = transform if callable(transform) else None
-        rv_holder = [""]
-
-        def set_rv(rv: str) -> None:
-            rv_holder[0] = rv
-
-        while True:
-            if stop.is_set():
-                return None
-            rv_holder[0] = ""
-            last_known_rv = self._rewatch_resource_version()
-            temp = TempStore(transform)
-            options = ListOptions(
-                resource_version=last_known_rv,
-                resource_version_match="NotOlderThan",
-                allow_watch_bookmarks=True,
-                send_initial_events=True,
-                timeout_seconds=self._watch_timeout(),
-            )
-            start = self._clock()
-            try:
-                w = self._open_watch(options, stop)
-            except Exception as e:
-                if retriable_with_side_effects(e):
-                    continue
-                raise
-            if w is None:
-                return None
-            try:
-                with gc_paused(max_seconds=GC_PAUSE_LIMIT):  # thousands of survivors: see wire
-                    done = self._handle_watch(
-                        start,
-                        w.events,
-                        temp,
-                        set_rv,
-                        stop,
-                        exit_on_initial_events_end=True,
-                        started_at_rv=last_known_rv,
-                    )
-            except StopRequested:
-                self._close_watch(w)
-                return None
-            except Exception as e:
-                self._close_watch(w)
-                if retriable_with_side_effects(e):
-                    continue
-                raise
-            if done:
-                break
-            self._close_watch(w)  # closed before the bookmark: ask again
-        resource_version = rv_holder[0]
-        with self._lock:
-            self._rv_unavailable = False
-        try:
-            if env_true(CONSISTENCY_DETECTOR_ENV):
-                check_watch_list_consistency(
-                    self.lister_watcher,
-                    f"{self.name}: the watch-list result of {self.type_description}",
-                    resource_version,
-                    temp.list(),
-                    transform,
-                    lambda: self._wait(stop, 1.0) or stop.is_set(),
-                )
-            self.store.replace(temp.list(), resource_version)
-        except BaseException:
-            self._close_watch(w)
-            raise
-        self.counters.lists += 1
-        self._set_last_sync_rv(resource_version)
-        return w
 
 
 __all__ = [
