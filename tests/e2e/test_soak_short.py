@@ -1,8 +1,8 @@
 """The soak's short variant (issue 8): 50 injected faults, the same invariants as `make soak`.
 
 Informers of pods (all namespaces), configmaps (one namespace), a CRD kind (label-selected),
-configmaps metadata-only, and the CRD kind again with the ordered queue (RealFIFO, C-2) and
-eager decoding; three handlers each (one raises, one blocks when armed),
+configmaps metadata-only, the CRD kind again with the ordered queue (RealFIFO, C-2) and
+eager decoding, and pods again with the atomic queue (C-3); three handlers each (one raises, one blocks when armed),
 while a writer churns objects and faults fire from a seeded RNG (tests/soak/faults.py).
 Every checkpoint: caches and every handler's replayed view equal the server's state for their
 selection (keys and resourceVersions) after relists (D8, D14), watch-list stalls and fallbacks

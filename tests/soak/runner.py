@@ -1,9 +1,10 @@
 """Runs the soak: informers + handlers against LocalApiServer, a writer, a fault injector.
 
-Five informers over HTTPS with a bearer token: pods (all namespaces, generated factory),
+Six informers over HTTPS with a bearer token: pods (all namespaces, generated factory),
 configmaps restricted to one namespace, the demo CRD's widgets selected by label (generated
 from crds/ into examples/informers), configmaps metadata-only (MetadataSharedInformerFactory),
-and widgets again through the ordered queue (RealFIFO) with eager decoding. Three handlers
+widgets again through the ordered queue (RealFIFO) with eager decoding, and pods again through
+the atomic queue (RealFIFO in atomic mode, C-3). Three handlers
 each: a plain one, one that raises when armed, one that blocks for seconds when armed.
 
 Between faults the caches are sampled for phantoms (a key/resourceVersion the server never
@@ -247,6 +248,8 @@ def _start_informers(api: Any, stop: threading.Event) -> tuple[list[RuntimeFacto
     in_namespace = SharedInformerFactory(api, namespace="soak-a")
     labelled = SharedInformerFactory(api, tweak_list_options=_label_selected)
     metadata = MetadataSharedInformerFactory(api)
+    # C-3: the atomic RealFIFO (client-go v0.36's informer queue) on the generated path
+    atomic = SharedInformerFactory(api, queue="atomic")
     # C-2 (RealFIFO, batches of distinct keys) and eager decoding, on a plain runtime factory
     ordered = RuntimeFactory(api)
     ordered_widgets = ordered.informer_for(
@@ -277,6 +280,7 @@ def _start_informers(api: Any, stop: threading.Event) -> tuple[list[RuntimeFacto
             Selection(CONFIGMAPS),
         ),
         ("widgets(ordered,eager)", ordered_widgets, Selection(WIDGETS)),
+        ("pods(atomic)", atomic.core().v1().pods().informer(), Selection(PODS)),
     ]
     result = []
     for name, informer, selection in watched:
@@ -286,7 +290,14 @@ def _start_informers(api: Any, stop: threading.Event) -> tuple[list[RuntimeFacto
                 on_add=r.on_add, on_update=r.on_update, on_delete=r.on_delete
             )
         result.append(Watched(name, informer, selection, recorders))
-    factories: list[RuntimeFactory] = [everything, in_namespace, labelled, metadata, ordered]
+    factories: list[RuntimeFactory] = [
+        everything,
+        in_namespace,
+        labelled,
+        metadata,
+        ordered,
+        atomic,
+    ]
     for factory in factories:
         factory.start()
     return factories, result
