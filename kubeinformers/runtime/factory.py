@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
 
-from kubeinformers.runtime.informer import QueueKind, SharedIndexInformer
+from kubeinformers.runtime.informer import QUEUE_KINDS, QueueKind, SharedIndexInformer
 from kubeinformers.runtime.listers import GenericLister
 from kubeinformers.runtime.listwatch import ListOptions
 from kubeinformers.runtime.resource import APIResource, GroupVersionResource
@@ -135,7 +135,7 @@ class SharedInformerFactory:
         # little memory); "eager": validated up front (a bad object is reported at decode time
         # and kept unreadable beyond its identity, so the cache still mirrors the server).
         self._decode: DecodeMode = decode
-        if queue not in ("delta", "ordered", "atomic"):
+        if queue not in QUEUE_KINDS:
             raise ValueError(f'queue must be "delta", "ordered" or "atomic", not {queue!r}')
         self._queue: QueueKind = queue
         self._lock = threading.Lock()

@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, get_args
 
 from kubeinformers.runtime.controller import (
     Controller,
@@ -64,6 +64,7 @@ T = TypeVar("T")
 
 QueueKind = Literal["delta", "ordered", "atomic"]
 """The informer's queue: DeltaFIFO (C-1, the default), RealFIFO (C-2) or atomic RealFIFO (C-3)."""
+QUEUE_KINDS: tuple[QueueKind, ...] = get_args(QueueKind)
 
 IndexFunc = Callable[[Any], list[str]]
 TransformFunc = Callable[[Any], Any]
@@ -194,7 +195,7 @@ class SharedIndexInformer(Generic[T]):
         queue: QueueKind = "delta",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if queue not in ("delta", "ordered", "atomic"):
+        if queue not in QUEUE_KINDS:
             raise ValueError(
                 f'queue must be "delta" (DeltaFIFO), "ordered" (RealFIFO) or "atomic" '
                 f"(RealFIFO in atomic mode), not {queue!r}"
@@ -503,6 +504,7 @@ class SharedIndexInformer(Generic[T]):
 
 __all__ = [
     "MINIMUM_RESYNC_PERIOD",
+    "QUEUE_KINDS",
     "InformerStartedError",
     "InformerStoppedError",
     "QueueKind",

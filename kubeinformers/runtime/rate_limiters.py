@@ -35,14 +35,29 @@ class RateLimiter(Protocol[K_contra]):
     def num_requeues(self, item: K_contra) -> int: ...
 
 
-class ItemExponentialFailureRateLimiter(Generic[K]):
+class _PerItemFailures(Generic[K]):
+    """The failure count per item that the per-item limiters keep; `forget` clears it."""
+
+    def __init__(self) -> None:
+        self._failures: dict[K, int] = {}
+        self._lock = threading.Lock()
+
+    def num_requeues(self, item: K) -> int:
+        with self._lock:
+            return self._failures.get(item, 0)
+
+    def forget(self, item: K) -> None:
+        with self._lock:
+            self._failures.pop(item, None)
+
+
+class ItemExponentialFailureRateLimiter(_PerItemFailures[K]):
     """``base_delay * 2**failures`` per item, capped at ``max_delay`` (I9)."""
 
     def __init__(self, base_delay: float = 0.005, max_delay: float = 1000.0) -> None:
+        super().__init__()
         self.base_delay = base_delay
         self.max_delay = max_delay
-        self._failures: dict[K, int] = {}
-        self._lock = threading.Lock()
 
     def when(self, item: K) -> float:
         with self._lock:
@@ -52,38 +67,21 @@ class ItemExponentialFailureRateLimiter(Generic[K]):
             return self.max_delay
         return min(self.base_delay * 2.0**exp, self.max_delay)
 
-    def num_requeues(self, item: K) -> int:
-        with self._lock:
-            return self._failures.get(item, 0)
 
-    def forget(self, item: K) -> None:
-        with self._lock:
-            self._failures.pop(item, None)
-
-
-class ItemFastSlowRateLimiter(Generic[K]):
+class ItemFastSlowRateLimiter(_PerItemFailures[K]):
     """``fast_delay`` for the first ``max_fast_attempts`` retries of an item, then ``slow_delay``."""
 
     def __init__(self, fast_delay: float, slow_delay: float, max_fast_attempts: int) -> None:
+        super().__init__()
         self.fast_delay = fast_delay
         self.slow_delay = slow_delay
         self.max_fast_attempts = max_fast_attempts
-        self._failures: dict[K, int] = {}
-        self._lock = threading.Lock()
 
     def when(self, item: K) -> float:
         with self._lock:
             n = self._failures.get(item, 0) + 1
             self._failures[item] = n
         return self.fast_delay if n <= self.max_fast_attempts else self.slow_delay
-
-    def num_requeues(self, item: K) -> int:
-        with self._lock:
-            return self._failures.get(item, 0)
-
-    def forget(self, item: K) -> None:
-        with self._lock:
-            self._failures.pop(item, None)
 
 
 class BucketRateLimiter(Generic[K]):

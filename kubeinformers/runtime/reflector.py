@@ -51,7 +51,6 @@ from kubeinformers.runtime.reflector_support import (
     error_from_status,
     watch_list_gate_enabled,
 )
-from kubeinformers.runtime.watch_handler import handle_watch
 from kubeinformers.runtime.wire import ObjectDecodeError
 
 T = TypeVar("T")
@@ -427,34 +426,6 @@ class Reflector(InitialState[T]):
         finally:
             if w is not None:
                 self._close_watch(w)
-
-    def _handle_watch(
-        self,
-        start: float,
-        events: Iterator[Any],
-        store: Any,
-        set_rv: Callable[[str], None],
-        stop: threading.Event,
-        *,
-        exit_on_initial_events_end: bool = False,
-        started_at_rv: str | None = None,
-    ) -> bool:
-        return handle_watch(
-            start,
-            events,
-            store,
-            set_rv,
-            stop,
-            name=self.name,
-            expected_type=self.expected_type,
-            type_description=self.type_description,
-            expected_gvk=self.expected_gvk,
-            clock=self._clock,
-            resync_error=lambda: self._resync_error,
-            exit_on_initial_events_end=exit_on_initial_events_end,
-            started_at_rv=started_at_rv,
-            counters=self.counters,
-        )
 
 
 __all__ = [

@@ -27,6 +27,7 @@ from kubeinformers.runtime.reflector_support import (
     env_true,
     wrap_list_error,
 )
+from kubeinformers.runtime.watch_handler import handle_watch
 from kubeinformers.runtime.wire import gc_paused
 
 if TYPE_CHECKING:
@@ -55,6 +56,9 @@ class InitialState(Generic[T]):
     _rv_unavailable: bool
     _paginated_result: bool
     _interrupt: threading.Event | None
+    expected_type: type | None
+    expected_gvk: tuple[str, str] | None
+    _resync_error: BaseException | None
 
     if TYPE_CHECKING:  # provided by Reflector
 
@@ -67,17 +71,38 @@ class InitialState(Generic[T]):
         ) -> bool: ...
         def _open_watch(self, options: ListOptions, stop: threading.Event) -> _Stream[T] | None: ...
         def _close_watch(self, stream: _Stream[T]) -> None: ...
-        def _handle_watch(
-            self,
-            start: float,
-            events: Iterator[Any],
-            store: Any,
-            set_rv: Callable[[str], None],
-            stop: threading.Event,
-            *,
-            exit_on_initial_events_end: bool = False,
-            started_at_rv: str | None = None,
-        ) -> bool: ...
+
+    # ----------------------------------------------------------------------------- streams
+
+    def _handle_watch(
+        self,
+        start: float,
+        events: Iterator[Any],
+        store: Any,
+        set_rv: Callable[[str], None],
+        stop: threading.Event,
+        *,
+        exit_on_initial_events_end: bool = False,
+        started_at_rv: str | None = None,
+    ) -> bool:
+        """One stream into `store` (watch_handler.handle_watch) with this reflector's settings;
+        the watch loop and watch-list both use it."""
+        return handle_watch(
+            start,
+            events,
+            store,
+            set_rv,
+            stop,
+            name=self.name,
+            expected_type=self.expected_type,
+            type_description=self.type_description,
+            expected_gvk=self.expected_gvk,
+            clock=self._clock,
+            resync_error=lambda: self._resync_error,
+            exit_on_initial_events_end=exit_on_initial_events_end,
+            started_at_rv=started_at_rv,
+            counters=self.counters,
+        )
 
     # ----------------------------------------------------------------------------- list
 

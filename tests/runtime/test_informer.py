@@ -562,6 +562,25 @@ def test_ordered_queue_delivers_across_keys_in_arrival_order(runners: list[Runne
     ]
 
 
+def _relist_after_changes_unseen_by_the_watch(fake: FakeListerWatcher[Pod]) -> None:
+    """pod-1 modified, pod-3 deleted, pod-4 added without watch events, then a 410 and a
+    dropped watch: the informer relists."""
+    fake.modify(pod("pod-1", value=1), notify=False)
+    fake.delete(pod("pod-3"), notify=False)
+    fake.add(pod("pod-4"), notify=False)
+    fake.expire(fake.resource_version)
+    fake.drop_watches()
+
+
+# What both RealFIFO modes deliver for that relist: the tombstone first, then list order.
+RELIST_WITH_DELETIONS_FIRST = [
+    ("delete", "T{default/pod-3}"),
+    ("update", "default/pod-1@1", "default/pod-1@4"),
+    ("update", "default/pod-2@2", "default/pod-2@2"),
+    ("add", "default/pod-4@6", False),
+]
+
+
 def test_ordered_queue_relist_sends_tombstones_before_relisted_items(
     runners: list[Runner],
 ) -> None:
@@ -570,18 +589,9 @@ def test_ordered_queue_relist_sends_tombstones_before_relisted_items(
     inf.add_event_handler(rec)
     start(inf, runners)
     assert rec.expect(3).wait(WAIT)
-    fake.modify(pod("pod-1", value=1), notify=False)
-    fake.delete(pod("pod-3"), notify=False)
-    fake.add(pod("pod-4"), notify=False)
-    fake.expire(fake.resource_version)
-    fake.drop_watches()
+    _relist_after_changes_unseen_by_the_watch(fake)
     assert rec.expect(7).wait(WAIT)
-    assert rec.snapshot()[3:] == [
-        ("delete", "T{default/pod-3}"),
-        ("update", "default/pod-1@1", "default/pod-1@4"),
-        ("update", "default/pod-2@2", "default/pod-2@2"),
-        ("add", "default/pod-4@6", False),
-    ]
+    assert rec.snapshot()[3:] == RELIST_WITH_DELETIONS_FIRST
 
 
 # -- queue="atomic": the RealFIFO in atomic mode (C-3), client-go v0.36's default -------------------
@@ -606,18 +616,9 @@ def test_atomic_queue_relist_swaps_the_store_then_deletes_then_updates_in_list_o
         ("add", "default/pod-2@2", True),
         ("add", "default/pod-3@3", True),
     ]
-    fake.modify(pod("pod-1", value=1), notify=False)
-    fake.delete(pod("pod-3"), notify=False)
-    fake.add(pod("pod-4"), notify=False)
-    fake.expire(fake.resource_version)
-    fake.drop_watches()
+    _relist_after_changes_unseen_by_the_watch(fake)
     assert rec.expect(7).wait(WAIT)
-    assert rec.snapshot()[3:] == [
-        ("delete", "T{default/pod-3}"),
-        ("update", "default/pod-1@1", "default/pod-1@4"),
-        ("update", "default/pod-2@2", "default/pod-2@2"),
-        ("add", "default/pod-4@6", False),
-    ]
+    assert rec.snapshot()[3:] == RELIST_WITH_DELETIONS_FIRST
     relisted = ["default/pod-1@4", "default/pod-2@2", "default/pod-4@6"]
     assert store_at_callback[3:] == [relisted] * 4
 
