@@ -22,12 +22,12 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, Protocol, TypeVar, cast
 
-from kubeinformers.runtime.handlers import ResourceEventHandler, ResourceEventHandlerFuncs
-from kubeinformers.runtime.keys import (
+from kubeinformers.runtime.cache.handlers import ResourceEventHandler, ResourceEventHandlerFuncs
+from kubeinformers.runtime.cache.keys import (
     DeletedFinalStateUnknown,
     deletion_handling_meta_namespace_key,
 )
-from kubeinformers.runtime.workqueue import MetricsProvider, RateLimiter, RateLimitingQueue
+from kubeinformers.runtime.workqueue.queue import MetricsProvider, RateLimiter, RateLimitingQueue
 
 __all__ = ["Controller", "Reconcile", "SyncSource", "WatchableInformer"]
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
-from kubeinformers.runtime.model import Status
+from kubeinformers.runtime.api.model import Status
 
 T = TypeVar("T")
 
@@ -75,7 +75,7 @@ class Watch(Protocol[T]):
 class ListerWatcher(Protocol[T]):
     """Lists a resource (one page per call, following `continue_`) and watches it.
 
-    Errors from the server are raised as `kubeinformers.runtime.errors.ApiStatusError`;
+    Errors from the server are raised as `kubeinformers.runtime.api.errors.ApiStatusError`;
     connection failures as `OSError` (or a subclass) or `ApiStatusError` with code 0.
     A ListerWatcher may also define `is_watch_list_semantics_unsupported() -> bool`
     returning True to opt out of watch-list (D17).

@@ -14,18 +14,23 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Generic, Protocol, TypeVar, cast
 
-from kubeinformers.runtime.delta_fifo import Delta, DeltaFIFO, DeltaType, FIFOClosedError
-from kubeinformers.runtime.handlers import HandlerResult, ResourceEventHandler
-from kubeinformers.runtime.keys import (
+from kubeinformers.runtime.api.listwatch import ListerWatcher
+from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaFIFO, DeltaType, FIFOClosedError
+from kubeinformers.runtime.cache.handlers import HandlerResult, ResourceEventHandler
+from kubeinformers.runtime.cache.keys import (
     DeletedFinalStateUnknown,
     deletion_handling_meta_namespace_key,
     meta_namespace_key,
 )
-from kubeinformers.runtime.listwatch import ListerWatcher
+from kubeinformers.runtime.cache.real_fifo import BookmarkInfo, ReplacedAllInfo
+from kubeinformers.runtime.cache.store import (
+    Indexer,
+    Transaction,
+    TransactionError,
+    TransactionType,
+)
 from kubeinformers.runtime.metrics import ReflectorCounters
-from kubeinformers.runtime.real_fifo import BookmarkInfo, ReplacedAllInfo
-from kubeinformers.runtime.reflector import Reflector
-from kubeinformers.runtime.store import Indexer, Transaction, TransactionError, TransactionType
+from kubeinformers.runtime.reflector.reflector import Reflector
 
 T = TypeVar("T")
 

@@ -25,17 +25,17 @@ from urllib.parse import quote
 
 from pydantic import ConfigDict, Field
 
-from kubeinformers.runtime.errors import ApiStatusError
-from kubeinformers.runtime.factory import (
+from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.model import KubeModel
+from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
+from kubeinformers.runtime.cache.factory import (
     GenericInformer,
     SharedInformerFactory,
     TransformFunc,
     TweakListOptionsFunc,
 )
-from kubeinformers.runtime.informer import QueueKind, SharedIndexInformer
-from kubeinformers.runtime.model import KubeModel
-from kubeinformers.runtime.resource import APIResource, GroupVersionResource
-from kubeinformers.runtime.store import NAMESPACE_INDEX, meta_namespace_index_func
+from kubeinformers.runtime.cache.informer import QueueKind, SharedIndexInformer
+from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, meta_namespace_index_func
 
 __all__ = [
     "METADATA_LIST_ACCEPT",
@@ -212,7 +212,7 @@ class DynamicSharedInformerFactory(SharedInformerFactory):
     def _new_dynamic_informer(
         self, resource: APIResource, resync_period: float
     ) -> SharedIndexInformer[DynamicObject]:
-        from kubeinformers.runtime.transport import ApiListerWatcher
+        from kubeinformers.runtime.client.transport import ApiListerWatcher
 
         lister_watcher: ApiListerWatcher[DynamicObject] = ApiListerWatcher(
             self.api_client,
@@ -309,7 +309,7 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
     def _new_metadata_informer(
         self, resource: APIResource, resync_period: float
     ) -> SharedIndexInformer[PartialObjectMetadata[M]]:
-        from kubeinformers.runtime.transport import ApiListerWatcher
+        from kubeinformers.runtime.client.transport import ApiListerWatcher
 
         model = self._object_model
         lister_watcher: ApiListerWatcher[PartialObjectMetadata[M]] = ApiListerWatcher(

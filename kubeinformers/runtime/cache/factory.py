@@ -20,14 +20,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
 
-from kubeinformers.runtime.informer import QUEUE_KINDS, QueueKind, SharedIndexInformer
-from kubeinformers.runtime.listers import GenericLister
-from kubeinformers.runtime.listwatch import ListOptions
-from kubeinformers.runtime.resource import APIResource, GroupVersionResource
-from kubeinformers.runtime.store import NAMESPACE_INDEX, meta_namespace_index_func
+from kubeinformers.runtime.api.listwatch import ListOptions
+from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
+from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind, SharedIndexInformer
+from kubeinformers.runtime.cache.listers import GenericLister
+from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, meta_namespace_index_func
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.transport import DecodeMode
+    from kubeinformers.runtime.client.transport import DecodeMode
 
 __all__ = [
     "GenericInformer",
@@ -222,7 +222,7 @@ class SharedInformerFactory:
         self, resource: APIResource, model: type[T], resync_period: float
     ) -> SharedIndexInformer[T]:
         """An unshared informer with this factory's options (`NewFilteredPodInformer`, H8)."""
-        from kubeinformers.runtime.transport import ApiListerWatcher
+        from kubeinformers.runtime.client.transport import ApiListerWatcher
 
         namespace = self._namespace if resource.namespaced and self._namespace else None
         lister_watcher = ApiListerWatcher(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Generic, Protocol, TypeVar
 
-from kubeinformers.runtime.keys import DeletedFinalStateUnknown
+from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
 
 T = TypeVar("T")
 T_contra = TypeVar("T_contra", contravariant=True)

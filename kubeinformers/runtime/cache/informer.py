@@ -16,15 +16,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, Literal, TypeVar, get_args
 
-from kubeinformers.runtime.controller import (
+from kubeinformers.runtime.api.listwatch import ListerWatcher
+from kubeinformers.runtime.cache.controller import (
     Controller,
     ControllerConfig,
     Queue,
     process_deltas,
     process_deltas_in_batch,
 )
-from kubeinformers.runtime.delta_fifo import Delta, DeltaFIFO
-from kubeinformers.runtime.handlers import (
+from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaFIFO
+from kubeinformers.runtime.cache.handlers import (
     AddFunc,
     DeleteFunc,
     FilteringResourceEventHandler,
@@ -32,14 +33,23 @@ from kubeinformers.runtime.handlers import (
     ResourceEventHandlerFuncs,
     UpdateFunc,
 )
-from kubeinformers.runtime.keys import (
+from kubeinformers.runtime.cache.keys import (
     DeletedFinalStateUnknown,
     NoMetadataError,
     deletion_handling_meta_namespace_key,
     meta_namespace_key,
     object_resource_version,
 )
-from kubeinformers.runtime.listwatch import ListerWatcher
+from kubeinformers.runtime.cache.processor import (
+    ADD,
+    DELETE,
+    UPDATE,
+    ProcessorListener,
+    SharedProcessor,
+    determine_resync_period,
+)
+from kubeinformers.runtime.cache.real_fifo import RealFIFO
+from kubeinformers.runtime.cache.store import Indexer
 from kubeinformers.runtime.metrics import (
     HandlerMetrics,
     InformerMetrics,
@@ -48,17 +58,7 @@ from kubeinformers.runtime.metrics import (
     build_informer_metrics,
     track_informer,
 )
-from kubeinformers.runtime.processor import (
-    ADD,
-    DELETE,
-    UPDATE,
-    ProcessorListener,
-    SharedProcessor,
-    determine_resync_period,
-)
-from kubeinformers.runtime.real_fifo import RealFIFO
-from kubeinformers.runtime.reflector import Reflector
-from kubeinformers.runtime.store import Indexer
+from kubeinformers.runtime.reflector.reflector import Reflector
 
 T = TypeVar("T")
 

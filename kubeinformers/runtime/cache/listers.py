@@ -15,11 +15,12 @@ import logging
 from collections.abc import Iterable
 from typing import Any, Generic, Protocol, TypeVar
 
-from kubeinformers.runtime.errors import ApiStatusError
-from kubeinformers.runtime.keys import object_labels, object_namespace
-from kubeinformers.runtime.labels import Selector, to_selector
-from kubeinformers.runtime.resource import APIResource, GroupVersionResource
-from kubeinformers.runtime.store import NAMESPACE_INDEX
+from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
+from kubeinformers.runtime.cache.keys import object_labels, object_namespace
+from kubeinformers.runtime.cache.store import NAMESPACE_INDEX
+from kubeinformers.runtime.labels.parser import to_selector
+from kubeinformers.runtime.labels.selector import Selector
 
 __all__ = [
     "NAMESPACE_INDEX",

@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
-from kubeinformers.runtime.handlers import ResourceEventHandler
-from kubeinformers.runtime.keys import deletion_handling_meta_namespace_key
+from kubeinformers.runtime.cache.handlers import ResourceEventHandler
+from kubeinformers.runtime.cache.keys import deletion_handling_meta_namespace_key
 from kubeinformers.runtime.metrics import HandlerMetrics, LatencyRecorder
 
 T = TypeVar("T")

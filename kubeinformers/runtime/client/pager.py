@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from kubeinformers.runtime.errors import ApiStatusError
-from kubeinformers.runtime.listwatch import ListerWatcher, ListOptions, ObjectList
+from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions, ObjectList
 
 T = TypeVar("T")
 

@@ -4,7 +4,7 @@ Authentication, TLS, proxies, kubeconfig and exec plugins all come from the `kub
 package: requests go through the ApiClient's own urllib3 pool manager with the headers its
 configuration computes (`update_params_for_auth` runs the token-refresh hook each time).
 Bodies are decoded straight from bytes into the model by a swappable `decoder`
-(kubeinformers.runtime.wire.JsonDecoder by default); no `kubernetes` model classes are used.
+(kubeinformers.runtime.codec.wire.JsonDecoder by default); no `kubernetes` model classes are used.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from urllib.parse import quote, urlencode
 import urllib3
 from pydantic import BaseModel
 
-from kubeinformers.runtime.backoff import is_connection_refused
-from kubeinformers.runtime.errors import ApiStatusError
-from kubeinformers.runtime.lazy import LazyDecoder
-from kubeinformers.runtime.listwatch import ListOptions, ObjectList, WatchEvent
-from kubeinformers.runtime.model import Status
-from kubeinformers.runtime.reflector import error_from_status
-from kubeinformers.runtime.resource import APIResource
-from kubeinformers.runtime.wire import JsonDecoder, ObjectDecodeError
+from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList, WatchEvent
+from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
+from kubeinformers.runtime.codec.wire import JsonDecoder, ObjectDecodeError
+from kubeinformers.runtime.reflector.backoff import is_connection_refused
+from kubeinformers.runtime.reflector.reflector import error_from_status
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -79,7 +79,7 @@ def default_decoder(
     """The decoder for `model`: lazy models (built on first access) unless `decode="eager"`.
 
     Lazy decoding splits list pages and watch lines into raw items and decodes only each
-    object's identity; the full model is validated on first access (kubeinformers.runtime.lazy).
+    object's identity; the full model is validated on first access (kubeinformers.runtime.codec.lazy).
     A bad object is then reported through `on_invalid` on first access. Eager decoding
     validates every object up front and reports a bad one at once; it stays cached as a lazy
     object that raises on a full read (a bad update keeps the last valid version instead).

@@ -23,8 +23,9 @@ from typing import Any, Generic, TypeVar, cast
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kubeinformers.runtime.listwatch import ObjectList, WatchEvent, WatchEventType
-from kubeinformers.runtime.model import Status
+from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
+from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.codec.lazy import LazyModelBuilder
 
 T = TypeVar("T")
 
@@ -259,8 +260,6 @@ class JsonDecoder(Generic[T]):
         items: list[T] = []
         bad: list[ObjectDecodeError] = []
         model = cast("type[BaseModel]", self.model)
-        from kubeinformers.runtime.lazy import LazyModelBuilder  # lazy imports this module
-
         keep = LazyModelBuilder(model)
         for item in raw.get("items") or []:
             try:
@@ -310,8 +309,6 @@ class JsonDecoder(Generic[T]):
         return WatchEvent(cast(WatchEventType, wire.type), wire.object)
 
     def _kept(self, line: bytes, etype: str) -> WatchEvent[T] | None:
-        from kubeinformers.runtime.lazy import LazyModelBuilder  # lazy imports this module
-
         builder = LazyModelBuilder(cast("type[BaseModel]", self.model))
         if not builder.supported:
             return None

@@ -1,24 +1,29 @@
 """The label-selector lexer and parser (apimachinery: pkg/labels/selector.go Lexer/Parser).
 
-Split out of `labels` (one concept per module): it turns a selector string into validated
-`Requirement`s; `labels.parse` wraps it with the cache and builds the `Selector`. This module
-imports `labels`, never the other way round at load time (`labels` imports it on first parse).
+It turns a selector string into validated `Requirement`s; `parse` caches the `Selector` built
+from them and `to_selector` accepts what users pass as a selector. This module imports
+`selector`, never the other way round.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass
 
-from kubeinformers.runtime.labels import (
+from kubeinformers.runtime.labels.selector import (
+    _EVERYTHING,
     _NUMERIC_OPERATORS,
     _SET_OPERATORS,
     Operator,
     Requirement,
+    Selector,
     _parse_int64,
     validate_label_key,
     validate_label_value,
 )
+
+__all__ = ["parse", "to_selector"]
 
 
 class _Tok(enum.Enum):
@@ -209,3 +214,32 @@ class _Parser:
                 raise self.error(item, "expected: a label value, ',' or ')'")
             else:
                 raise self.error(item, "expected: ',' or ')'")
+
+
+def to_selector(selector: str | Selector | None) -> Selector:
+    """Accept what users pass to `list(selector=...)`: a string, a Selector, or None (everything)."""
+    if selector is None:
+        return _EVERYTHING
+    if isinstance(selector, Selector):
+        return selector
+    if isinstance(selector, str):
+        return parse(selector)
+    raise TypeError(
+        f"a label selector must be a string, a labels.Selector or None, not {type(selector).__name__}"
+    )
+
+
+@functools.lru_cache(maxsize=512)
+def _parse_cached(text: str) -> Selector:
+    return Selector(_Parser(text).parse())
+
+
+def parse(selector: str) -> Selector:
+    """Parse a label selector string; ValueError names the position and what was expected.
+
+    >>> parse("app=web,tier in (fe,be),!canary").matches({"app": "web", "tier": "fe"})
+    True
+    """
+    if not selector:
+        return _EVERYTHING
+    return _parse_cached(selector)

@@ -14,13 +14,13 @@ alphanumeric. Requirements are kept sorted by key, so `str()` of equal selectors
 Selectors are immutable and parsing is cached: listers may be called with the same selector
 string thousands of times a second.
 
-The lexer and parser live in `label_parser`; `parse` here caches what they produce.
+Text becomes a Selector in `kubeinformers.runtime.labels.parser` (`parse`, `to_selector`),
+which imports this module; this module never imports the parser.
 """
 
 from __future__ import annotations
 
 import enum
-import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -32,8 +32,6 @@ __all__ = [
     "Selector",
     "everything",
     "nothing",
-    "parse",
-    "to_selector",
     "validate_label_key",
     "validate_label_value",
 ]
@@ -390,38 +388,3 @@ def everything() -> Selector:
 def nothing() -> Selector:
     """The selector that matches no label set (shared, immutable)."""
     return _NOTHING
-
-
-def to_selector(selector: str | Selector | None) -> Selector:
-    """Accept what users pass to `list(selector=...)`: a string, a Selector, or None (everything)."""
-    if selector is None:
-        return _EVERYTHING
-    if isinstance(selector, Selector):
-        return selector
-    if isinstance(selector, str):
-        return parse(selector)
-    raise TypeError(
-        f"a label selector must be a string, a labels.Selector or None, not {type(selector).__name__}"
-    )
-
-
-# --- parsing (the lexer and parser are in `label_parser`) --------------------------------
-
-
-@functools.lru_cache(maxsize=512)
-def _parse_cached(text: str) -> Selector:
-    # Imported here, not at the top: label_parser imports this module.
-    from kubeinformers.runtime.label_parser import _Parser
-
-    return Selector(_Parser(text).parse())
-
-
-def parse(selector: str) -> Selector:
-    """Parse a label selector string; ValueError names the position and what was expected.
-
-    >>> parse("app=web,tier in (fe,be),!canary").matches({"app": "web", "tier": "fe"})
-    True
-    """
-    if not selector:
-        return _EVERYTHING
-    return _parse_cached(selector)

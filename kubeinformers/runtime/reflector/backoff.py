@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from kubeinformers.runtime.errors import ApiStatusError, is_too_many_requests
+from kubeinformers.runtime.api.errors import ApiStatusError, is_too_many_requests
 
 DEFAULT_INITIAL = 0.8
 DEFAULT_CAP = 30.0

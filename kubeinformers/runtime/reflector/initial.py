@@ -14,12 +14,13 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from kubeinformers.runtime.backoff import is_watch_error_retriable
-from kubeinformers.runtime.errors import is_expired, is_too_large_resource_version
-from kubeinformers.runtime.listwatch import ListerWatcher, ListOptions, ObjectList
+from kubeinformers.runtime.api.errors import is_expired, is_too_large_resource_version
+from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions, ObjectList
+from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE, list_pages
+from kubeinformers.runtime.codec.wire import gc_paused
 from kubeinformers.runtime.metrics import ReflectorCounters
-from kubeinformers.runtime.pager import DEFAULT_PAGE_SIZE, list_pages
-from kubeinformers.runtime.reflector_support import (
+from kubeinformers.runtime.reflector.backoff import is_watch_error_retriable
+from kubeinformers.runtime.reflector.support import (
     CONSISTENCY_DETECTOR_ENV,
     StopRequested,
     TempStore,
@@ -27,11 +28,7 @@ from kubeinformers.runtime.reflector_support import (
     env_true,
     wrap_list_error,
 )
-from kubeinformers.runtime.watch_handler import handle_watch
-from kubeinformers.runtime.wire import gc_paused
-
-if TYPE_CHECKING:
-    from kubeinformers.runtime.reflector import _Stream
+from kubeinformers.runtime.reflector.watch_handler import _Stream, handle_watch
 
 T = TypeVar("T")
 

@@ -20,29 +20,30 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from kubeinformers.runtime.backoff import (
+from kubeinformers.runtime.api.errors import ApiStatusError, is_expired, is_too_many_requests
+from kubeinformers.runtime.api.listwatch import (
+    ListerWatcher,
+    ListOptions,
+    Watch,
+    watch_list_semantics_unsupported,
+)
+from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE
+from kubeinformers.runtime.codec.lazy import InvalidObjectError
+from kubeinformers.runtime.codec.wire import ObjectDecodeError
+from kubeinformers.runtime.metrics import ReflectorCounters
+from kubeinformers.runtime.reflector.backoff import (
     Backoff,
     RetryWithDeadline,
     is_connection_refused,
     is_internal_error,
     is_watch_error_retriable,
 )
-from kubeinformers.runtime.errors import ApiStatusError, is_expired, is_too_many_requests
-from kubeinformers.runtime.lazy import InvalidObjectError
-from kubeinformers.runtime.listwatch import (
-    ListerWatcher,
-    ListOptions,
-    Watch,
-    watch_list_semantics_unsupported,
-)
-from kubeinformers.runtime.metrics import ReflectorCounters
-from kubeinformers.runtime.pager import DEFAULT_PAGE_SIZE
-from kubeinformers.runtime.reflector_initial import GC_PAUSE_LIMIT as GC_PAUSE_LIMIT
-from kubeinformers.runtime.reflector_initial import InitialState
-from kubeinformers.runtime.reflector_support import (
+from kubeinformers.runtime.reflector.initial import GC_PAUSE_LIMIT as GC_PAUSE_LIMIT
+from kubeinformers.runtime.reflector.initial import InitialState
+from kubeinformers.runtime.reflector.support import (
     ReflectorStore,
     StopRequested,
     VeryShortWatchError,
@@ -51,7 +52,7 @@ from kubeinformers.runtime.reflector_support import (
     error_from_status,
     watch_list_gate_enabled,
 )
-from kubeinformers.runtime.wire import ObjectDecodeError
+from kubeinformers.runtime.reflector.watch_handler import _Stream
 
 T = TypeVar("T")
 
@@ -91,16 +92,6 @@ def _gvk_string(gvk: tuple[str, str]) -> str:
     api_version, kind = gvk
     group_version = api_version if "/" in api_version else f"/{api_version}"
     return f"{group_version}, Kind={kind}"
-
-
-class _Stream(Generic[T]):
-    """An open watch and its one event iterator (a watch-list hands both on to the watch loop)."""
-
-    __slots__ = ("events", "watch")
-
-    def __init__(self, watch: Watch[T]) -> None:
-        self.watch = watch
-        self.events: Iterator[Any] = iter(watch)
 
 
 class Reflector(InitialState[T]):

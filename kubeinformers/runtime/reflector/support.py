@@ -11,10 +11,10 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, Protocol
 
-from kubeinformers.runtime.errors import ApiStatusError
-from kubeinformers.runtime.keys import deletion_handling_meta_namespace_key, object_uid
-from kubeinformers.runtime.listwatch import ListerWatcher, ListOptions, Status
-from kubeinformers.runtime.pager import DEFAULT_PAGE_SIZE, list_pages
+from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions, Status
+from kubeinformers.runtime.cache.keys import deletion_handling_meta_namespace_key, object_uid
+from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE, list_pages
 
 logger = logging.getLogger("kubeinformers.reflector")
 

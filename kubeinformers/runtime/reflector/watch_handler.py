@@ -9,19 +9,21 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from kubeinformers.runtime.errors import ApiStatusError
-from kubeinformers.runtime.keys import object_annotations, object_resource_version
-from kubeinformers.runtime.listwatch import INITIAL_EVENTS_END_ANNOTATION, Status
+from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.listwatch import INITIAL_EVENTS_END_ANNOTATION, Status, Watch
+from kubeinformers.runtime.cache.keys import object_annotations, object_resource_version
 from kubeinformers.runtime.metrics import ReflectorCounters
-from kubeinformers.runtime.reflector_support import (
+from kubeinformers.runtime.reflector.support import (
     StopRequested,
     VeryShortWatchError,
     error_from_status,
 )
 
 logger = logging.getLogger("kubeinformers.reflector")
+
+T = TypeVar("T")
 
 VERY_SHORT_WATCH = 1.0  # D14: seconds
 _TABLE_API_VERSIONS = frozenset({"meta.k8s.io/v1", "meta.k8s.io/v1beta1"})
@@ -168,3 +170,13 @@ def handle_watch(
 
 
 __all__ = ["VERY_SHORT_WATCH", "WATCH_LIST_WARNING_PERIOD", "handle_watch"]
+
+
+class _Stream(Generic[T]):
+    """An open watch and its one event iterator (a watch-list hands both on to the watch loop)."""
+
+    __slots__ = ("events", "watch")
+
+    def __init__(self, watch: Watch[T]) -> None:
+        self.watch = watch
+        self.events: Iterator[Any] = iter(watch)

@@ -20,17 +20,7 @@ from typing import Generic, Protocol, TypeVar, cast
 
 from kubeinformers.runtime.clock import Clock, FakeClock, RealClock
 from kubeinformers.runtime.metrics import WorkQueueMetrics, track_queue
-from kubeinformers.runtime.rate_limiters import (
-    BucketRateLimiter,
-    ItemExponentialFailureRateLimiter,
-    ItemFastSlowRateLimiter,
-    MaxOfRateLimiter,
-    RateLimiter,
-    WithMaxWaitRateLimiter,
-    default_controller_rate_limiter,
-    default_item_based_rate_limiter,
-)
-from kubeinformers.runtime.workqueue_metrics import (
+from kubeinformers.runtime.workqueue.metrics import (
     _NOOP_PROVIDER,
     CounterMetric,
     GaugeMetric,
@@ -39,6 +29,16 @@ from kubeinformers.runtime.workqueue_metrics import (
     NoopMetricsProvider,
     SettableGaugeMetric,
     _QueueMetrics,
+)
+from kubeinformers.runtime.workqueue.rate_limiters import (
+    BucketRateLimiter,
+    ItemExponentialFailureRateLimiter,
+    ItemFastSlowRateLimiter,
+    MaxOfRateLimiter,
+    RateLimiter,
+    WithMaxWaitRateLimiter,
+    default_controller_rate_limiter,
+    default_item_based_rate_limiter,
 )
 
 __all__ = [

@@ -17,23 +17,23 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from kubeinformers.testing import _server_errors as errors
-from kubeinformers.testing import _server_objects as objs
-from kubeinformers.testing._server_errors import ApiError, ObjDict, api_error
-from kubeinformers.testing._server_registry import Served
-from kubeinformers.testing._server_render import (
+from kubeinformers.testing.apiserver import errors
+from kubeinformers.testing.apiserver import objects as objs
+from kubeinformers.testing.apiserver.errors import ApiError, ObjDict, api_error
+from kubeinformers.testing.apiserver.registry import Served
+from kubeinformers.testing.apiserver.render import (
     PLAIN,
     ListResult,
     Output,
     partial_object,
     render_as,
 )
-from kubeinformers.testing._server_selectors import (
+from kubeinformers.testing.apiserver.selectors import (
     SelectorError,
     parse_field_selector,
     parse_label_selector,
 )
-from kubeinformers.testing._server_store import Event, SKey, Store, TooOldError, Watcher
+from kubeinformers.testing.apiserver.store import Event, SKey, Store, TooOldError, Watcher
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 _CONTINUE_VERSION = "meta.k8s.io/v1"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubeinformers.runtime.resource import APIResource
+from kubeinformers.runtime.api.resource import APIResource
 
 ObjDict = dict[str, Any]
 

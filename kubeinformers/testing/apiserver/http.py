@@ -15,25 +15,24 @@ import ssl
 import time
 import uuid
 from collections.abc import Mapping
-from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from kubeinformers.testing import _server_api as api
-from kubeinformers.testing import _server_render as rendering
-from kubeinformers.testing import _server_write as write
-from kubeinformers.testing._server_errors import ApiError, ObjDict, api_error, status_body
-from kubeinformers.testing._server_registry import Served
-from kubeinformers.testing._server_state import (
+from kubeinformers.testing.apiserver import api, write
+from kubeinformers.testing.apiserver import render as rendering
+from kubeinformers.testing.apiserver.errors import ApiError, ObjDict, api_error, status_body
+from kubeinformers.testing.apiserver.registry import Served
+from kubeinformers.testing.apiserver.state import (
     ADMIN_USER,
     RequestInfo,
     ServerState,
+    StateHTTPServer,
     denied,
     injected_failure,
     parse_request,
 )
-from kubeinformers.testing._server_store import encode
-from kubeinformers.testing._server_watch_stream import WatchStreamHandler, _hard_close
+from kubeinformers.testing.apiserver.store import encode
+from kubeinformers.testing.apiserver.watch_stream import WatchStreamHandler, _hard_close
 
 log = logging.getLogger("kubeinformers.testing.local_api_server")
 
@@ -400,7 +399,7 @@ def _json(raw: bytes) -> Any:
         raise api_error(400, "BadRequest", f"error decoding request body: {err}") from None
 
 
-class LocalHTTPServer(ThreadingHTTPServer):
+class LocalHTTPServer(StateHTTPServer):
     """ThreadingHTTPServer with per-connection TLS handshakes off the accept loop."""
 
     daemon_threads = True

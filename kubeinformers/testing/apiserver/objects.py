@@ -14,9 +14,9 @@ import secrets
 import uuid
 from typing import Any
 
-from kubeinformers.runtime.resource import APIResource
-from kubeinformers.testing._server_errors import api_error, conflict, invalid
-from kubeinformers.testing._server_schema import validate_schema
+from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.testing.apiserver.errors import api_error, conflict, invalid
+from kubeinformers.testing.apiserver.schema import validate_schema
 
 ObjDict = dict[str, Any]
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from kubeinformers.runtime.resource import APIResource
-from kubeinformers.testing import _server_objects as objs
-from kubeinformers.testing._server_errors import ObjDict
-from kubeinformers.testing._server_selectors import EXTRA_FIELD_LABELS
-from kubeinformers.testing._server_store import SKey
+from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.testing.apiserver import objects as objs
+from kubeinformers.testing.apiserver.errors import ObjDict
+from kubeinformers.testing.apiserver.selectors import EXTRA_FIELD_LABELS
+from kubeinformers.testing.apiserver.store import SKey
 
 
 @dataclass(frozen=True)

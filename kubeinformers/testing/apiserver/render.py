@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import msgspec
 
-from kubeinformers.testing import _server_objects as objs
-from kubeinformers.testing._server_errors import ObjDict, api_error
-from kubeinformers.testing._server_registry import Served
-from kubeinformers.testing._server_store import Store, encode
+from kubeinformers.testing.apiserver import objects as objs
+from kubeinformers.testing.apiserver.errors import ObjDict, api_error
+from kubeinformers.testing.apiserver.registry import Served
+from kubeinformers.testing.apiserver.store import Store, encode
 
 # --- content negotiation (Accept) ---------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import copy
 import re
 from typing import Any
 
-from kubeinformers.testing._server_errors import ObjDict, api_error
+from kubeinformers.testing.apiserver.errors import ObjDict, api_error
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

@@ -11,11 +11,12 @@ import socket
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from http.server import ThreadingHTTPServer
 
-from kubeinformers.testing import _server_api as api
-from kubeinformers.testing._server_errors import ApiError, ObjDict, status_body
-from kubeinformers.testing._server_registry import Registry
-from kubeinformers.testing._server_store import Store
+from kubeinformers.testing.apiserver import api
+from kubeinformers.testing.apiserver.errors import ApiError, ObjDict, status_body
+from kubeinformers.testing.apiserver.registry import Registry
+from kubeinformers.testing.apiserver.store import Store
 
 _REASONS = {
     400: "BadRequest",
@@ -162,3 +163,13 @@ def injected_failure(code: int, retry_after: float | None) -> ApiError:
     else:
         message = f"injected fault (LocalApiServer.fail_next): HTTP {code}"
     return ApiError(code, status_body(code, _REASONS.get(code, ""), message, details), headers)
+
+
+class StateHTTPServer(ThreadingHTTPServer):
+    """An HTTP server whose request handlers serve `state` (what the watch streams read).
+
+    `LocalHTTPServer` (in `http`) is the one used; this base lets the watch-stream handler
+    name its server's type without importing `http`, which imports it.
+    """
+
+    state: ServerState

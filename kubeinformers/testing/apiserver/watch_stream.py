@@ -1,6 +1,6 @@
 """LocalApiServer's watch streams: a watch plan sent as an HTTP/1.1 chunked response.
 
-Split from the request handler (`_server_http`) because streaming is its own concept: initial
+Split from the request handler (`http`) because streaming is its own concept: initial
 events in ~64 KiB chunks, then the watcher's events one JSON line per chunk, bookmarks
 (periodic, before the timeout, initial-events-end), injected line faults, and noticing that
 the client went away. `Handler` inherits it.
@@ -17,15 +17,12 @@ from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
-from kubeinformers.testing import _server_api as api
-from kubeinformers.testing import _server_render as rendering
-from kubeinformers.testing._server_errors import ObjDict
-from kubeinformers.testing._server_registry import Served
-from kubeinformers.testing._server_state import ServerState
-from kubeinformers.testing._server_store import CLOSE_DROP, Event, Store, encode
-
-if TYPE_CHECKING:
-    from kubeinformers.testing._server_http import LocalHTTPServer
+from kubeinformers.testing.apiserver import api
+from kubeinformers.testing.apiserver import render as rendering
+from kubeinformers.testing.apiserver.errors import ObjDict
+from kubeinformers.testing.apiserver.registry import Served
+from kubeinformers.testing.apiserver.state import ServerState, StateHTTPServer
+from kubeinformers.testing.apiserver.store import CLOSE_DROP, Event, Store, encode
 
 _BATCH_BYTES = 64 * 1024
 
@@ -33,7 +30,7 @@ _BATCH_BYTES = 64 * 1024
 class WatchStreamHandler(BaseHTTPRequestHandler):
     """The watch-streaming methods of `Handler` (which sends the headers: `_start`)."""
 
-    server: LocalHTTPServer
+    server: StateHTTPServer
     _streaming: bool  # set by `Handler._dispatch`: the 200 of a stream is out
 
     if TYPE_CHECKING:

@@ -15,12 +15,12 @@ from typing import Any
 
 import yaml
 
-from kubeinformers.testing import _server_errors as errors
-from kubeinformers.testing import _server_objects as objs
-from kubeinformers.testing._server_errors import ApiError, ObjDict, api_error
-from kubeinformers.testing._server_registry import Registry, Served, served_from_crd
-from kubeinformers.testing._server_schema import json_patch, merge_patch
-from kubeinformers.testing._server_store import CLOSE_CLEAN, Store
+from kubeinformers.testing.apiserver import errors
+from kubeinformers.testing.apiserver import objects as objs
+from kubeinformers.testing.apiserver.errors import ApiError, ObjDict, api_error
+from kubeinformers.testing.apiserver.registry import Registry, Served, served_from_crd
+from kubeinformers.testing.apiserver.schema import json_patch, merge_patch
+from kubeinformers.testing.apiserver.store import CLOSE_CLEAN, Store
 
 _CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 _NS_KEY = ("", "namespaces")
