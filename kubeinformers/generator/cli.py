@@ -124,7 +124,7 @@ def derive_package(out: Path, cwd: Path | None = None) -> str | None:
     identifier (`examples/informers` → `examples.informers`), else the folder's own name;
     None when even that is no identifier."""
     cwd = (cwd or Path.cwd()).resolve()
-    target = out.resolve()
+    target = (cwd / out).resolve()
     parts: tuple[str, ...] = (target.name,)
     if target.is_relative_to(cwd) and target != cwd:
         below = target.relative_to(cwd).parts
