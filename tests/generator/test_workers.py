@@ -91,9 +91,9 @@ def generator(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
     corpus.mkdir()
     for i in range(GROUPS):
         (corpus / f"g{i}.json").write_text(json.dumps(_crd(f"g{i}.example.com")))
+    args = ["--crd", str(corpus), "--out", str(tmp_path / "out"), "--package", "out", "-j", "2"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kubeinformers.generator", "generate", "--crd", str(corpus)]
-        + ["--out", str(tmp_path / "out"), "--package", "out", "-j", "2"],
+        [sys.executable, "-m", "kubeinformers.generator", "generate", *args],
         cwd=REPO,
         env=dict(os.environ, PYTHONPATH=str(REPO)),
         stderr=subprocess.PIPE,
