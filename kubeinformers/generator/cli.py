@@ -55,8 +55,9 @@ EPILOG = """\
 exit codes:
   0  everything generated (or, with --check, the output is up to date)
   1  some inputs failed: each error names the file, the document index and the path in the
-     schema; with --keep-going the rest was generated, without it nothing was written;
-     with --check: the output differs from what would be generated
+     schema; with --keep-going the rest was generated (nothing when every input failed),
+     without it nothing was written; with --check: the output differs from what would be
+     generated
   2  usage error, or a fatal error (unreadable output folder, generator failure)
 """
 
@@ -216,7 +217,7 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         default=[],
         metavar="PATH",
-        help="a CRD YAML file or a folder of them, multi-document (repeatable)",
+        help="a CRD YAML file, a folder of them, or an install bundle (multi-document; repeatable)",
     )
     p.add_argument(
         "--cluster",

@@ -551,11 +551,14 @@ def resolve_duplicates(model: APIModel, prefer: Sequence[Path] = ()) -> None:
             dropped.extend(d for d in defs if d is not chosen)
             continue
         other = next(d for d in defs[1:] if d.spec != first.spec)
+        # suggest a file (a CRD read from --cluster has a URL, which --prefer cannot name)
+        files_on_disk = [d for d in defs if Path(d.source.file).is_file()]
+        suggested = other if other in files_on_disk or not files_on_disk else files_on_disk[-1]
         files = ", ".join(_where(d.source) for d in defs)
         hint = (
             "the --prefer paths hold several different ones; prefer a single file"
             if distinct_best
-            else f"pick one with --prefer FILE (e.g. --prefer {other.source.file})"
+            else f"pick one with --prefer FILE (e.g. --prefer {suggested.source.file})"
         )
         model.errors.append(
             first.source.error(
