@@ -185,3 +185,26 @@ def test_a_kubeconfig_that_does_not_exist_is_named(
         f"kubeinformers generate: --cluster: KUBECONFIG={missing} names no existing file; "
         "point KUBECONFIG at your cluster's kubeconfig"
     ) in run.stderr
+
+
+def test_keep_going_generates_every_group_but_the_conflicting_document(tmp_path: Path) -> None:
+    """The same two recorded documents as files (--openapi folder): apps/v1's DeleteOptions
+    made to differ, so apps/v1 is left out while coordination.k8s.io is generated."""
+    folder = tmp_path / "v3"
+    folder.mkdir()
+    lease_doc = read_recorded("/openapi/v3/apis/coordination.k8s.io/v1")
+    apps_doc = read_recorded("/openapi/v3/apis/apps/v1")
+    apps_doc["components"]["schemas"][DELETE_OPTIONS]["properties"]["dryRun"]["type"] = "string"
+    (folder / "a_coordination.json").write_text(json.dumps(lease_doc))
+    (folder / "b_apps.json").write_text(json.dumps(apps_doc))
+    out = tmp_path / "kg"
+    run = run_generator("--openapi", folder, "--keep-going", "--out", out, "--package", "kg")
+    assert run.returncode == 1, run.output
+    (error,) = [line for line in run.stderr.splitlines() if line.startswith("error: ")]
+    assert error.startswith(
+        f"error: {folder / 'b_apps.json'} (document 0) at components.schemas.{DELETE_OPTIONS}: "
+        f"differs from the schema of the same name in {folder / 'a_coordination.json'} (at "
+        "properties.dryRun.type: 'array' in"
+    ), error
+    assert (out / "coordination" / "v1" / "informers.py").is_file()
+    assert not (out / "apps").exists()
