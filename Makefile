@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CRDS ?= crds
 OUT ?= examples/informers
-PACKAGE ?= $(subst /,.,$(OUT))
+# Empty: the generator derives the package from OUT (see `kubeinformers generate --help`).
+PACKAGE ?=
 OPENAPI ?= ../shared/data/openapi/v3
 
 .PHONY: help venv demo test lint typecheck pytest generate generate-builtins generate-crds verify bench soak clean
@@ -13,7 +14,7 @@ OPENAPI ?= ../shared/data/openapi/v3
 help:
 	@echo "make demo     generate from crds/ and run the example controllers against a local API server"
 	@echo "make test     ruff, mypy --strict, make verify, pytest"
-	@echo "make generate regenerate the example CRD informers (CRDS=dir OUT=dir PACKAGE=name)"
+	@echo "make generate regenerate the example CRD informers, or yours: CRDS=path OUT=dir [PACKAGE=name]"
 	@echo "make verify   regenerate into a temporary folder and fail on any difference"
 	@echo "make bench    benchmarks against the peers (BIG=1 for 100,000 objects)"
 	@echo "make soak     fault-injection soak (SEED=n FAULTS=n)"
@@ -42,11 +43,14 @@ pytest: $(STAMP)
 
 test: lint typecheck verify pytest
 
-# Regenerates the built-ins (when the OpenAPI spec is at hand) and the CRD informers.
+# The project's own run (no CRDS= or OUT= given) also regenerates the built-ins when the
+# OpenAPI spec is at hand; a run for your CRDs generates only them.
 generate: $(STAMP)
+ifeq ($(origin CRDS)$(origin OUT),filefile)
 	@if [ -d "$(OPENAPI)" ]; then $(MAKE) --no-print-directory generate-builtins; \
 	else echo "make generate: no OpenAPI spec at $(OPENAPI) (set OPENAPI=); built-ins left as committed"; fi
-	$(BIN)/kubeinformers generate --crd $(CRDS) --out $(OUT) --package $(PACKAGE)
+endif
+	$(BIN)/kubeinformers generate --crd $(CRDS) --out $(OUT)$(if $(PACKAGE), --package $(PACKAGE),)
 
 generate-builtins: $(STAMP)
 	$(BIN)/kubeinformers generate --openapi $(OPENAPI) --out kubeinformers/generated --package kubeinformers.generated

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
 import os
 import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from kubeinformers.generator import workers
 from kubeinformers.generator.load import LoadError
 from kubeinformers.generator.schema import OBJECT_META, Prepared
 
@@ -163,8 +162,7 @@ def generate_models(
     if jobs > 1 and len(inputs) > 1 and len(prep.schemas) >= PARALLEL_MIN_SCHEMAS:
         order = sorted(range(len(inputs)), key=lambda i: -len(inputs[i]))
         aliases = dict(prep.aliases)
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        with workers.bound_pool(jobs) as pool:
             futures = {i: pool.submit(_run_or_none, inputs[i], aliases) for i in order}
             for done, (i, future) in enumerate(futures.items(), start=1):
                 results[i] = future.result()

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubeinformers.generator import naming
-from kubeinformers.generator.load import APIModel, CRDVersion, LoadError, Source
+from kubeinformers.generator.difference import describe
+from kubeinformers.generator.load import APIModel, CRDVersion, LoadError, OpenAPIDocument, Source
 
 OBJECT_META = "meta.v1.models.ObjectMeta"
 _VERSION = re.compile(r"^v\d+((alpha|beta)\d+)?$")
@@ -69,6 +70,7 @@ class Prepared:
     notes: list[str] = field(default_factory=list)
     crd_modules: set[str] = field(default_factory=set)
     clashes: set[tuple[str, str]] = field(default_factory=set)
+    left_out: set[Source] = field(default_factory=set)  # documents that conflict (see merge)
 
     def module_of(self, name: str) -> str:
         return name.rsplit(".", 1)[0]
@@ -282,23 +284,100 @@ def builtin_name(original: str, gv_group: Mapping[str, str], group_pkgs: Mapping
     return f"{pkg or 'other'}.models.{cls}"
 
 
+# Extensions whose lists a server writes per document: each /openapi/v3 group-version
+# document of a real server lists only its own group's kinds for the shared apimachinery
+# types (DeleteOptions, WatchEvent), so the same schema reads differently in every document.
+_PER_DOCUMENT_LISTS = ("x-kubernetes-group-version-kind",)
+
+
+def _without_descriptions(node: Any) -> Any:
+    if isinstance(node, Mapping):
+        return {k: _without_descriptions(v) for k, v in node.items() if k != "description"}
+    if isinstance(node, list):
+        return [_without_descriptions(v) for v in node]
+    return node
+
+
+def _other_keys(body: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if k not in _PER_DOCUMENT_LISTS}
+
+
+def _comparable(body: Any) -> Any:
+    """What must agree between two copies of a schema: all but descriptions and lists."""
+    return _without_descriptions(_other_keys(body)) if isinstance(body, Mapping) else body
+
+
+def _union(first: Any, other: Any) -> Any:
+    """The first list, then the other's items it lacks (order kept, so output is stable)."""
+    if not isinstance(first, list) or not isinstance(other, list):
+        return first if first is not None else other
+    return first + [item for item in other if item not in first]
+
+
+def merge_documents(
+    documents: Sequence[OpenAPIDocument], prep: Prepared
+) -> dict[str, tuple[Any, Source, str]]:
+    """Component schemas of every document by name: `{name: (body, source, ref prefix)}`.
+
+    Copies of one schema that differ only in per-document extension lists
+    (`x-kubernetes-group-version-kind`) are one schema with the lists united; copies that
+    differ only in descriptions keep the first text. A document whose schema really
+    differs from an earlier document's is left out as a whole (an error naming both, and
+    `prep.left_out`), so every other group-version is still generated from consistent types.
+    """
+    merged: dict[str, tuple[Any, Source, str]] = {}
+    described: set[str] = set()
+    for doc in documents:
+        conflicts: list[LoadError] = []
+        for name, body in doc.schemas.items():
+            if name not in merged or merged[name][0] == body:
+                continue
+            first, first_source, _ = merged[name]
+            if _comparable(first) == _comparable(body):
+                continue
+            detail = describe(
+                _comparable(first), _comparable(body), first_source.file, "this document"
+            )
+            conflicts.append(
+                doc.source.error(
+                    f"components.schemas.{name}",
+                    f"differs from the schema of the same name in {first_source.file} "
+                    f"({detail}); this document is left out — generate the rest with "
+                    "--keep-going, or choose groups with --group",
+                )
+            )
+        if conflicts:
+            prep.errors.extend(conflicts)
+            prep.left_out.add(doc.source)
+            continue
+        for name, body in doc.schemas.items():
+            if name not in merged:
+                merged[name] = (body, doc.source, doc.ref_prefix)
+                continue
+            first, first_source, prefix = merged[name]
+            if first == body or not isinstance(first, Mapping) or not isinstance(body, Mapping):
+                continue
+            if _other_keys(first) != _other_keys(body):
+                described.add(name)  # equal but for descriptions: checked above
+            united = dict(first)
+            for key in _PER_DOCUMENT_LISTS:
+                if key in first or key in body:
+                    united[key] = _union(first.get(key), body.get(key))
+            merged[name] = (united, first_source, prefix)
+    if described:
+        prep.notes.append(
+            f"{len(described)} schema(s) differ between documents only in descriptions "
+            f"({', '.join(sorted(described)[:3])}{', ...' if len(described) > 3 else ''}); "
+            "the first document's text is used"
+        )
+    return merged
+
+
 def prepare(model: APIModel, group_pkgs: Mapping[str, str]) -> Prepared:
     """Merge and clean every schema of `model`. Errors are collected, not raised."""
     prep = Prepared()
     # 1. merge component schemas, remembering the first source; duplicates must agree.
-    merged: dict[str, tuple[Any, Source, str]] = {}
-    for doc in model.documents:
-        for name, body in doc.schemas.items():
-            if name in merged:
-                if merged[name][0] != body:
-                    prep.errors.append(
-                        doc.source.error(
-                            f"components.schemas.{name}",
-                            f"differs from the schema of the same name in {merged[name][1].file}",
-                        )
-                    )
-                continue
-            merged[name] = (body, doc.source, doc.ref_prefix)
+    merged = merge_documents(model.documents, prep)
     # 2. group of every Go package prefix, from the schemas' x-kubernetes-group-version-kind.
     gv_group: dict[str, str] = {}
     for name, (body, _, _) in sorted(merged.items()):

@@ -59,11 +59,18 @@ class Run:
 
 
 def run_generator(
-    *args: str | Path, timeout: float = 600, env: dict[str, str] | None = None
+    *args: str | Path,
+    timeout: float = 600,
+    env: dict[str, str] | None = None,
+    base_env: dict[str, str] | None = None,
 ) -> Run:
-    """`python -m kubeinformers.generator generate ARGS` from the repository root."""
+    """`python -m kubeinformers.generator generate ARGS` from the repository root.
+
+    The environment is `base_env` (default: this process's) updated with `env`.
+    """
     argv = ("generate", *(str(a) for a in args))
-    env = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
+    base = dict(os.environ if base_env is None else base_env)
+    env = dict(base, PYTHONPATH=str(REPO), **(env or {}))
     proc = subprocess.run(
         [sys.executable, "-m", "kubeinformers.generator", *argv],
         cwd=REPO,
