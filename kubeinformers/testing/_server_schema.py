@@ -126,7 +126,7 @@ def validate_schema(obj: ObjDict, schema: ObjDict) -> list[tuple[str, str, str]]
     """A subset of OpenAPI v3 validation as apiextensions words it (root metadata skipped)."""
     causes: list[tuple[str, str, str]] = []
     props = schema.get("properties") or {}
-    for key, value in sorted(obj.items()):
+    for key, value in obj.items():
         if key in ("apiVersion", "kind", "metadata") or key not in props:
             continue
         _validate(value, props[key], key, causes)
@@ -202,7 +202,7 @@ def _validate(value: Any, s: ObjDict, path: str, causes: list[tuple[str, str, st
             if req not in value:
                 causes.append(("FieldValueRequired", f"{path}.{req}", "Required value"))
         extra = s.get("additionalProperties")
-        for k, v in sorted(value.items()):  # kube-openapi reports properties by name
+        for k, v in value.items():
             if k in props:
                 _validate(v, props[k], f"{path}.{k}", causes)
             elif isinstance(extra, dict):
