@@ -249,6 +249,8 @@ def list_objects(
     else:
         start = ""
         if rv_s in ("", "0"):
+            if not rv_s:
+                store.consistent_read(served.skey)
             at, items = store.current(served.skey, prefix)
             if rv_s == "0":
                 limit = 0  # served from the watch cache, which ignores limit
@@ -362,6 +364,8 @@ def plan_watch(
         return plan
     with store.lock:
         if send_initial:
+            if not rv_s:
+                store.consistent_read(served.skey)
             at, items = store.current(served.skey, prefix)
             plan.initial = [("ADDED", o) for _, o in items if watcher.visible(o)]
             store.start_watch(watcher, None)

@@ -421,7 +421,9 @@ class LocalApiServer:
 
     def restart(self, keep_resource_versions: bool = True, *, downtime: float = 0.0) -> None:
         """Simulate an API server restart: every connection is cut, the port refuses
-        connections for `downtime` seconds, then serves again with the same objects. With
+        connections for `downtime` seconds, then serves again with the same objects. As on a
+        real server the watch cache starts again at the current resourceVersion: a watch from
+        an older one gets 410 Expired (lists at older versions still work). With
         keep_resource_versions=False the counter restarts low (an etcd restored from backup):
         every object gets a new, smaller resourceVersion, so clients see 410 / "too large"."""
         with self._lifecycle:
@@ -430,6 +432,7 @@ class LocalApiServer:
                 time.sleep(downtime)
             if not keep_resource_versions:
                 self._state.store.renumber(start=1)
+            self._state.store.restart_watch_cache()
             self._serve()
 
     def compact(self, *, watch_cache: bool = True) -> int:
