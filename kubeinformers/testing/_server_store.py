@@ -123,6 +123,7 @@ class Store:
         # The watch cache's start (an API server restart rebuilds it at the current version):
         # watches from before it → 410, lists are unaffected (served from "etcd").
         self.cache_floor = 0
+        self._cache_start: dict[SKey, int] = {}  # a resource served later (a CRD's): its start
         # Per resource, the version its watch cache has seen: its last event, or the current
         # version after a consistent read (which waits for the cache to catch up). Bookmarks
         # carry it, and only a watch it has moved past gets one.
@@ -261,7 +262,9 @@ class Store:
         with self.lock:
             replay: list[tuple[str, Event]] = []
             if from_rv is not None and from_rv < self.rv:
-                oldest = max(self.watch_floor, self.cache_floor)
+                oldest = max(
+                    self.watch_floor, self.cache_floor, self._cache_start.get(watcher.skey, 0)
+                )
                 if from_rv < oldest:
                     raise TooOldError(from_rv, oldest)
                 watcher.start_rv = from_rv
@@ -302,6 +305,12 @@ class Store:
                 self._history.clear()
                 self.watch_floor = self.rv
             return self.rv
+
+    def start_watch_cache(self, skey: SKey) -> None:
+        """A resource starts being served (its CRD was created): its watch cache starts at the
+        current version, so a watch from before that gets 410."""
+        with self.lock:
+            self._cache_start[skey] = self.rv
 
     def restart_watch_cache(self) -> None:
         """An API server restart: its watch caches start again at the current version, so a

@@ -88,7 +88,10 @@ def _register_crd(store: Store, registry: Registry, crd: ObjDict) -> None:
     """Serve the CRD's versions and write the Established status, as the controllers do."""
     spec = crd.get("spec") or {}
     served_now = objs.crd_resources(crd)
-    registry.remove(spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
+    skey = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
+    if not registry.served(skey):
+        store.start_watch_cache(skey)
+    registry.remove(*skey)
     for res, ver in served_now:
         registry.add(served_from_crd(res, ver))
     if not ((crd.get("status") or {}).get("conditions")):
