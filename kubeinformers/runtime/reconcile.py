@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Hashable
-from typing import Any, Generic, Protocol, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from kubeinformers import _moved
 from kubeinformers.runtime.cache.handlers import ResourceEventHandler, ResourceEventHandlerFuncs
@@ -46,6 +46,7 @@ Reconcile = Callable[[K], float | None]
 done, or a number of seconds to look at the key again later (a periodic re-check)."""
 
 
+@runtime_checkable
 class SyncSource(Protocol):
     def has_synced(self) -> bool: ...
 
@@ -138,8 +139,8 @@ class ReconcileLoop(Generic[K]):
             ResourceEventHandlerFuncs(on_add=on_add, on_update=on_update, on_delete=enqueue)
         )
         # Prefer the registration's own sync state (late handlers, F8/G6) over the informer's.
-        synced = getattr(registration, "has_synced", None)
-        self._sync_sources.append(synced if callable(synced) else informer.has_synced)
+        source = registration if isinstance(registration, SyncSource) else informer
+        self._sync_sources.append(source.has_synced)
 
     def wait_for(self, source: SyncSource) -> None:
         """Also wait for another cache (an informer only read through its lister) to sync."""

@@ -24,6 +24,7 @@ from kubeinformers.runtime.reflector.support import (
     CONSISTENCY_DETECTOR_ENV,
     StopRequested,
     TempStore,
+    TransformingStore,
     check_watch_list_consistency,
     env_true,
     wrap_list_error,
@@ -207,7 +208,8 @@ class InitialState(Generic[T]):
                 return True
             return False
 
-        transform = getattr(self.store, "transformer", None)
+        store = self.store
+        transform = store.transformer if isinstance(store, TransformingStore) else None
         transform = transform if callable(transform) else None
         rv_holder = [""]
 

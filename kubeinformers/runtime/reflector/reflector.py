@@ -20,13 +20,14 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any, TypeVar
 
 from kubeinformers.runtime.api.errors import ApiStatusError, is_expired, is_too_many_requests
 from kubeinformers.runtime.api.listwatch import (
     ListerWatcher,
     ListOptions,
+    ReportsDecodeErrors,
     Watch,
     watch_list_semantics_unsupported,
 )
@@ -165,9 +166,8 @@ class Reflector(InitialState[T]):
         self._interrupt: threading.Event | None = None  # set by stop: ends a LIST wait
         self._resync_error: BaseException | None = None
         # A transport that can report undecodable objects hands them to the error handler.
-        setter = getattr(lister_watcher, "set_decode_error_handler", None)
-        if callable(setter):
-            setter(self._report_decode_error)
+        if isinstance(lister_watcher, ReportsDecodeErrors):
+            lister_watcher.set_decode_error_handler(self._report_decode_error)
 
     # ----------------------------------------------------------------------------- state
 
@@ -206,8 +206,8 @@ class Reflector(InitialState[T]):
     def _backoff_wait(self, stop: threading.Event, err: BaseException | None = None) -> bool:
         """Wait one backoff delay (D4), at least the server's Retry-After; True if stopped."""
         delay = self._backoff.next_delay()
-        retry_after = getattr(err, "retry_after", None)
-        if isinstance(retry_after, (int, float)) and retry_after > delay:
+        retry_after = err.retry_after if isinstance(err, ApiStatusError) else None
+        if retry_after is not None and retry_after > delay:
             delay = float(retry_after)
         self._wait(stop, delay)
         return stop.is_set()
@@ -265,10 +265,10 @@ class Reflector(InitialState[T]):
             if self._current_watch is w:
                 self._current_watch = None
         w.stop()
-        close = getattr(stream.events, "close", None)
-        if callable(close):
+        events = stream.events
+        if isinstance(events, Generator):  # what __iter__ of a watch returns
             try:
-                close()
+                events.close()
             except ValueError:  # still running in another thread: it ends by itself
                 pass
 

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable
 from types import FrameType
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from kubeinformers.runtime.api.errors import ApiStatusError
 from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions, Status
@@ -31,6 +31,29 @@ class ReflectorStore(Protocol):
     def delete(self, obj: Any) -> None: ...
     def replace(self, objs: list[Any], resource_version: str) -> None: ...
     def resync(self) -> None: ...
+
+
+@runtime_checkable
+class BookmarkStore(Protocol):
+    """A store that takes a bookmark's resourceVersion (the atomic RealFIFO, C3.6, B15)."""
+
+    def bookmark(self, resource_version: str) -> None: ...
+
+
+@runtime_checkable
+class ResourceVersionUpdater(Protocol):
+    """A store told the resourceVersion of every event and bookmark (client-go:
+    cache.ResourceVersionUpdater)."""
+
+    def update_resource_version(self, resource_version: str) -> None: ...
+
+
+@runtime_checkable
+class TransformingStore(Protocol):
+    """A store that transforms objects itself (client-go: cache.TransformingStore): a
+    watch-list's temporary store applies the same transform (D19)."""
+
+    transformer: Callable[[Any], Any] | None
 
 
 class VeryShortWatchError(Exception):

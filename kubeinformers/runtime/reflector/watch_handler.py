@@ -16,6 +16,8 @@ from kubeinformers.runtime.api.listwatch import INITIAL_EVENTS_END_ANNOTATION, S
 from kubeinformers.runtime.cache.keys import object_annotations, object_resource_version
 from kubeinformers.runtime.metrics import ReflectorCounters
 from kubeinformers.runtime.reflector.support import (
+    BookmarkStore,
+    ResourceVersionUpdater,
     StopRequested,
     VeryShortWatchError,
     error_from_status,
@@ -60,8 +62,10 @@ def handle_watch(
     """
     c = counters if counters is not None else ReflectorCounters()
     add, update, delete = store.add, store.update, store.delete
-    bookmark_fn = getattr(store, "bookmark", None)
-    update_rv_fn = getattr(store, "update_resource_version", None)
+    bookmark_fn = store.bookmark if isinstance(store, BookmarkStore) else None
+    update_rv_fn = (
+        store.update_resource_version if isinstance(store, ResourceVersionUpdater) else None
+    )
     # D13: a watch from "" or "0" may replay synthetic ADDEDs out of RV order.
     record_rv = started_at_rv not in ("", "0")
     event_count = 0
