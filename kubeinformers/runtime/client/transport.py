@@ -18,14 +18,16 @@ from urllib.parse import quote, urlencode
 import urllib3
 from pydantic import BaseModel
 
-from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.errors import (
+    ApiStatusError,
+    error_from_status,
+    is_connection_refused,
+)
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList, WatchEvent
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
 from kubeinformers.runtime.codec.wire import JsonDecoder, ObjectDecodeError
-from kubeinformers.runtime.reflector.backoff import is_connection_refused
-from kubeinformers.runtime.reflector.reflector import error_from_status
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient

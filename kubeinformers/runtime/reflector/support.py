@@ -12,7 +12,8 @@ from types import FrameType
 from typing import Any, Protocol, runtime_checkable
 
 from kubeinformers.runtime.api.errors import ApiStatusError
-from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions, Status
+from kubeinformers.runtime.api.errors import error_from_status as error_from_status
+from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions
 from kubeinformers.runtime.cache.keys import deletion_handling_meta_namespace_key, object_uid
 from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE, list_pages
 
@@ -73,21 +74,6 @@ class WatchListInconsistencyError(AssertionError):
 
 class StopRequested(Exception):
     """Internal: the stop event was set while a watch was running."""
-
-
-def error_from_status(status: Status, *, retry_after: float | None = None) -> ApiStatusError:
-    """An ApiStatusError carrying a Status (the object of a watch ERROR event, or a failure body)."""
-    details = status.details.model_dump(by_alias=True, exclude_none=True) if status.details else {}
-    if retry_after is None and status.details is not None:
-        seconds = status.details.retry_after_seconds
-        retry_after = float(seconds) if seconds else None
-    return ApiStatusError(
-        status.code or 0,
-        status.reason or "",
-        status.message or "",
-        details=details,
-        retry_after=retry_after,
-    )
 
 
 def watch_list_gate_enabled() -> bool:
