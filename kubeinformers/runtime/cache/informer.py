@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, Literal, TypeVar, get_args
 
-from kubeinformers.runtime.api.listwatch import ListerWatcher
+from kubeinformers.runtime.api.listwatch import CountsDecodeErrors, ListerWatcher, ServesResource
 from kubeinformers.runtime.cache.controller import (
     Controller,
     ControllerConfig,
@@ -479,9 +479,9 @@ class SharedIndexInformer(Generic[T]):
         """
         queue = self._queue
         fifo = queue if isinstance(queue, (DeltaFIFO, RealFIFO)) else None
-        resource = getattr(self.lister_watcher, "resource", None)
-        gvr = getattr(resource, "gvr", None)
-        if gvr is not None:
+        source = self.lister_watcher
+        if isinstance(source, ServesResource):
+            gvr = source.resource.gvr
             resource_label = f"{gvr.group_version}/{gvr.resource}"
         else:
             resource_label = self.object_type.__name__ if self.object_type is not None else ""
@@ -494,7 +494,7 @@ class SharedIndexInformer(Generic[T]):
             reflector=self._reflector_counters,
             notifications=self._notification_counters,
             last_sync_resource_version=self.last_sync_resource_version(),
-            invalid_objects=int(getattr(self.lister_watcher, "decode_errors", 0)),
+            invalid_objects=source.decode_errors if isinstance(source, CountsDecodeErrors) else 0,
             handlers=tuple(listener.metrics() for listener in self._processor.listeners()),
         )
 

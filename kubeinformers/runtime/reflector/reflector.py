@@ -8,10 +8,11 @@ timer (D15), the default watch error handler (D16) and the streaming watch-list 
 Threads: `run()` runs on the caller's thread. One helper thread per `run()` waits for the stop
 event and stops the current watch (or abandons a running LIST) so `run()` returns promptly;
 each LIST runs on a short-lived helper thread; one more runs the resync timer while a watch is
-open when `resync_period > 0`. Pieces live beside it: reflector_initial.py (the initial LIST
-and watch-list, a mixin `Reflector` inherits), pager.py (paging), backoff.py (delays and retry
-decisions), watch_handler.py (one stream → store), reflector_support.py (errors, gates, the
-watch-list temporary store and consistency detector).
+open when `resync_period > 0`. Its parts, each given what it needs at construction: state.py
+(the shared resourceVersion bookkeeping and what a stop must end), list.py (the paged LIST),
+watch_list.py (the streaming initial state), watch.py (opening a watch, applying its events to
+a store), backoff.py (delays and retry decisions), support.py (errors, gates, the watch-list
+temporary store and consistency detector); paging is client.pager.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from kubeinformers.runtime.api.errors import ApiStatusError, is_expired, is_too_many_requests
 from kubeinformers.runtime.api.listwatch import (
     ListerWatcher,
     ListOptions,
-    Watch,
+    ReportsDecodeErrors,
     watch_list_semantics_unsupported,
 )
 from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE
@@ -41,8 +42,8 @@ from kubeinformers.runtime.reflector.backoff import (
     is_internal_error,
     is_watch_error_retriable,
 )
-from kubeinformers.runtime.reflector.initial import GC_PAUSE_LIMIT as GC_PAUSE_LIMIT
-from kubeinformers.runtime.reflector.initial import InitialState
+from kubeinformers.runtime.reflector.list import PagedList
+from kubeinformers.runtime.reflector.state import ReflectorState
 from kubeinformers.runtime.reflector.support import (
     ReflectorStore,
     StopRequested,
@@ -52,7 +53,9 @@ from kubeinformers.runtime.reflector.support import (
     error_from_status,
     watch_list_gate_enabled,
 )
-from kubeinformers.runtime.reflector.watch_handler import _Stream
+from kubeinformers.runtime.reflector.watch import StreamHandler, Watches, _Stream
+from kubeinformers.runtime.reflector.watch_list import GC_PAUSE_LIMIT as GC_PAUSE_LIMIT
+from kubeinformers.runtime.reflector.watch_list import WatchList
 
 T = TypeVar("T")
 
@@ -94,7 +97,7 @@ def _gvk_string(gvk: tuple[str, str]) -> str:
     return f"{group_version}, Kind={kind}"
 
 
-class Reflector(InitialState[T]):
+class Reflector(Generic[T]):
     """Lists and watches one resource through a ListerWatcher, writing every change to `store`."""
 
     def __init__(
@@ -123,7 +126,6 @@ class Reflector(InitialState[T]):
         # Metrics (list calls, relists, 410s, watches, events by type): bumped on this
         # reflector's thread only; the informer reads them for `metrics()`.
         self.counters = counters if counters is not None else ReflectorCounters()
-        self.expected_type = expected_type
         self.store = store
         self.resync_period = resync_period
         self.should_resync = should_resync
@@ -157,38 +159,72 @@ class Reflector(InitialState[T]):
         self._wait: Callable[[threading.Event, float], bool] = wait or (
             lambda event, seconds: event.wait(seconds)
         )
-        self._lock = threading.Lock()
-        self._last_sync_rv = ""
-        self._rv_unavailable = False
-        self._paginated_result = False
-        self._current_watch: Watch[T] | None = None
-        self._interrupt: threading.Event | None = None  # set by stop: ends a LIST wait
-        self._resync_error: BaseException | None = None
+        self._state = ReflectorState()
+        self._watches: Watches[T] = Watches(lister_watcher, self._state, self.counters)
+        self._stream = StreamHandler(
+            name=self.name,
+            expected_type=expected_type,
+            type_description=self.type_description,
+            expected_gvk=expected_gvk,
+            clock=clock,
+            resync_error=lambda: self._state.resync_error,
+            counters=self.counters,
+        )
+        self._paged_list: PagedList[T] = PagedList(
+            lister_watcher,
+            store,
+            self._state,
+            self.counters,
+            name=self.name,
+            type_description=self.type_description,
+            page_size=self.page_size,
+        )
+        self._streamed_list: WatchList[T] = WatchList(
+            lister_watcher,
+            store,
+            self._state,
+            self.counters,
+            self._stream,
+            self._watches,
+            name=self.name,
+            type_description=self.type_description,
+            backoff_wait=self._backoff_wait,
+            watch_timeout=self._watch_timeout,
+            clock=clock,
+            wait=self._wait,
+        )
         # A transport that can report undecodable objects hands them to the error handler.
-        setter = getattr(lister_watcher, "set_decode_error_handler", None)
-        if callable(setter):
-            setter(self._report_decode_error)
+        if isinstance(lister_watcher, ReportsDecodeErrors):
+            lister_watcher.set_decode_error_handler(self._report_decode_error)
 
     # ----------------------------------------------------------------------------- state
 
+    @property
+    def expected_type(self) -> type | None:
+        """D1: the type every watched object must have (None: any); settable."""
+        return self._stream.expected_type
+
+    @expected_type.setter
+    def expected_type(self, value: type | None) -> None:
+        self._stream.expected_type = value
+
     def last_sync_resource_version(self) -> str:
         """D21: the RV of the last list, watch-list or event processed; not synced with the store."""
-        return self._last_sync_rv
-
-    def _set_last_sync_rv(self, rv: str) -> None:
-        self._last_sync_rv = rv
+        return self._state.last_sync_rv
 
     def _relist_resource_version(self) -> str:
-        """D6: "" after an unavailable RV, "0" before anything was seen, else the last RV."""
-        with self._lock:
-            if self._rv_unavailable:
-                return ""
-            return self._last_sync_rv or "0"
+        return self._state.relist_resource_version()
 
     def _rewatch_resource_version(self) -> str:
-        """D18: "" after an unavailable RV, else the last RV (initially "", not "0")."""
-        with self._lock:
-            return "" if self._rv_unavailable else self._last_sync_rv
+        return self._state.rewatch_resource_version()
+
+    def _list(self, stop: threading.Event) -> None:
+        """D6-D9: the paged LIST (list.py)."""
+        self._paged_list.run(stop)
+
+    def _watch_list(self, stop: threading.Event) -> _Stream[T] | None:
+        """D17-D20: the watch-list (watch_list.py); the open watch, or None if stopped."""
+        return self._streamed_list.run(stop)
 
     def _report_decode_error(self, err: BaseException) -> None:
         self._call_error_handler(err)
@@ -206,8 +242,8 @@ class Reflector(InitialState[T]):
     def _backoff_wait(self, stop: threading.Event, err: BaseException | None = None) -> bool:
         """Wait one backoff delay (D4), at least the server's Retry-After; True if stopped."""
         delay = self._backoff.next_delay()
-        retry_after = getattr(err, "retry_after", None)
-        if isinstance(retry_after, (int, float)) and retry_after > delay:
+        retry_after = err.retry_after if isinstance(err, ApiStatusError) else None
+        if retry_after is not None and retry_after > delay:
             delay = float(retry_after)
         self._wait(stop, delay)
         return stop.is_set()
@@ -237,40 +273,13 @@ class Reflector(InitialState[T]):
 
     def _stop_current_watch_on(self, stop: threading.Event) -> None:
         stop.wait()
-        with self._lock:
-            w = self._current_watch
-            interrupt = self._interrupt
+        with self._state.lock:
+            w = self._state.current_watch
+            interrupt = self._state.interrupt
         if w is not None:
             w.stop()
         if interrupt is not None:
             interrupt.set()
-
-    def _open_watch(self, options: ListOptions, stop: threading.Event) -> _Stream[T] | None:
-        """Start a watch and register it so `stop` can end it; None if stop was already set."""
-        w = self.lister_watcher.watch(options)
-        self.counters.watch_starts += 1
-        with self._lock:
-            self._current_watch = w
-        if stop.is_set():
-            w.stop()
-            return None
-        if self._resync_error is not None:
-            w.stop()  # the resync timer failed meanwhile: end at once so _handle_watch reports it
-        return _Stream(w)
-
-    def _close_watch(self, stream: _Stream[T]) -> None:
-        """Stop the watch and close its iterator (a generator releases its connection then)."""
-        w = stream.watch
-        with self._lock:
-            if self._current_watch is w:
-                self._current_watch = None
-        w.stop()
-        close = getattr(stream.events, "close", None)
-        if callable(close):
-            try:
-                close()
-            except ValueError:  # still running in another thread: it ends by itself
-                pass
 
     def list_and_watch(self, stop: threading.Event) -> None:
         """D5: watch-list (or LIST on its failure), then watch with the resync timer.
@@ -279,7 +288,7 @@ class Reflector(InitialState[T]):
         with a non-retriable error.
         """
         w: _Stream[T] | None = None
-        self._resync_error = None
+        self._state.resync_error = None
         try:
             fallback = not self.use_watch_list
             if self.use_watch_list:
@@ -305,7 +314,7 @@ class Reflector(InitialState[T]):
             w = None
         finally:
             if w is not None:
-                self._close_watch(w)
+                self._watches.close(w)
 
     # ----------------------------------------------------------------------------- watch
 
@@ -333,9 +342,9 @@ class Reflector(InitialState[T]):
                 except Exception as e:
                     if cancel.is_set():
                         return  # this watch is over; don't fail the next one
-                    self._resync_error = e
-                    with self._lock:
-                        w = self._current_watch
+                    self._state.resync_error = e
+                    with self._state.lock:
+                        w = self._state.current_watch
                     if w is not None:
                         w.stop()
                     return
@@ -346,21 +355,22 @@ class Reflector(InitialState[T]):
             self.max_internal_error_retry_duration, INTERNAL_ERROR_RESET_PERIOD, self._clock
         )
         # A watch handed over by watch-list is past its initial events: record every RV.
-        watch_rv = self._last_sync_rv
+        state = self._state
+        watch_rv = state.last_sync_rv
         try:
             while True:
                 if stop.is_set():
                     return
                 start = self._clock()
                 if w is None:
-                    watch_rv = self._last_sync_rv
+                    watch_rv = state.last_sync_rv
                     options = ListOptions(
                         resource_version=watch_rv,
                         timeout_seconds=self._watch_timeout(),
                         allow_watch_bookmarks=True,
                     )
                     try:
-                        w = self._open_watch(options, stop)
+                        w = self._watches.open(options, stop)
                     except Exception as e:
                         self.counters.watch_errors += 1
                         if is_watch_error_retriable(e):
@@ -373,18 +383,18 @@ class Reflector(InitialState[T]):
                         return
                 err: BaseException | None = None
                 try:
-                    self._handle_watch(
+                    self._stream.handle(
                         start,
                         w.events,
                         self.store,
-                        self._set_last_sync_rv,
+                        state.set_last_sync_rv,
                         stop,
                         started_at_rv=watch_rv,
                     )
                 except Exception as e:
                     err = e
                 finally:
-                    self._close_watch(w)
+                    self._watches.close(w)
                     w = None
                 retry.after(err)
                 if err is None:
@@ -416,7 +426,7 @@ class Reflector(InitialState[T]):
                 return
         finally:
             if w is not None:
-                self._close_watch(w)
+                self._watches.close(w)
 
 
 __all__ = [

@@ -5,8 +5,8 @@ and returns its result or raises `ApiError` with the Status the real kube-apiser
 (wording, reason and code as in the recorded transcripts). Lists honour
 resourceVersion / resourceVersionMatch / limit / continue / selectors as kube-apiserver 1.36
 does; watches are prepared here (validation, initial events, registration) and streamed by
-the HTTP layer. Served resources are in `_server_registry`, response forms in
-`_server_render`, writes in `_server_write`.
+the HTTP layer. Served resources are in `registry`, response forms in
+`render`, writes in `write`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Order of checks as in kube-apiserver: authentication (401) → authorization (40
 control (where injected 429/500 faults sit) → routing (404: plain text for an unknown
 group/version, a JSON Status for an unknown resource) → the REST operation. Watches are
 HTTP/1.1 chunked responses, one JSON event per line and per chunk, sent by
-`_server_watch_stream.WatchStreamHandler`, which `Handler` inherits.
+`watch_stream.WatchStreamHandler`, which `Handler` inherits.
 """
 
 from __future__ import annotations
