@@ -1,7 +1,8 @@
 """Step 2b: pydantic v2 models through datamodel-code-generator, called as a library.
 
 Input is the single, pre-processed OpenAPI document of `schema.prepare`; output is one
-`models.py` per `<group>/<version>` package. Every class derives from
+`models.py` per built-in `<group>/<version>` package, and one module per CRD kind and version
+(`<group>/<version>/<kind>.py`), so that importing one kind never builds the others. Every class derives from
 `kubeinformers.runtime.model.KubeModel` (extra fields kept, populate by name or alias,
 serialise by alias). When the output holds CRDs only, `ObjectMeta` is imported from the
 built-in tree (`kubeinformers.generated.meta.v1.models`) rather than generated again.
@@ -19,7 +20,9 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from kubeinformers.generator import imports
 from kubeinformers.generator.load import LoadError
+from kubeinformers.generator.naming import RESERVED_CLASSES
 from kubeinformers.generator.schema import OBJECT_META, Prepared
 
 log = logging.getLogger("kubeinformers.generator.models")
@@ -35,7 +38,7 @@ class ModelError(Exception):
     """datamodel-code-generator refused the input."""
 
 
-def _options(aliases: Mapping[str, str]) -> dict[str, Any]:
+def _options(aliases: Mapping[str, str], crd: bool) -> dict[str, Any]:
     return {
         "input_file_type": "openapi",
         "openapi_scopes": ["schemas"],
@@ -45,6 +48,7 @@ def _options(aliases: Mapping[str, str]) -> dict[str, Any]:
         "snake_case_field": True,
         "aliases": {k: v for k, v in aliases.items() if v and v != k},
         "use_annotated": True,
+        "enum_field_as_literal": "all",  # CRD enums → Literal[...]: mypy catches a wrong value
         "disable_future_imports": True,
         "field_constraints": True,
         "collapse_root_models": True,
@@ -53,7 +57,9 @@ def _options(aliases: Mapping[str, str]) -> dict[str, Any]:
         "use_exact_imports": True,
         "use_double_quotes": True,
         "use_schema_description": True,
-        "use_field_description": True,
+        # CRD fields: `Field(description=...)`, which IDEs show; the built-ins keep attribute
+        # docstrings (a smaller core/v1, and no change to what users of them see).
+        "use_field_description": not crd,
         "output_datetime_class": "datetime",
         "disable_timestamp": True,
         "formatters": ["builtin"],
@@ -71,18 +77,48 @@ def _document(schemas: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _run(schemas: Mapping[str, Any], aliases: Mapping[str, str]) -> dict[tuple[str, ...], str]:
+def _run(
+    schemas: Mapping[str, Any],
+    aliases: Mapping[str, str],
+    crd_modules: frozenset[str] = frozenset(),
+) -> dict[tuple[str, ...], str]:
     from datamodel_code_generator import generate
 
+    schemas, names = _with_placeholders(schemas, crd_modules)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = generate(_document(schemas), **_options(aliases))
+        out = generate(_document(schemas), **_options(aliases, crd=bool(crd_modules)))
     if isinstance(out, str):
         # A single module: datamodel-code-generator only does this for one dotted prefix.
-        return {("models.py",): out}
+        return {("models.py",): imports.restore(out, names)}
     if not isinstance(out, dict):
         raise ModelError("datamodel-code-generator produced no output")
-    return dict(out)
+    return {parts: imports.restore(code, names) for parts, code in out.items()}
+
+
+def _with_placeholders(
+    schemas: Mapping[str, Any], crd_modules: frozenset[str]
+) -> tuple[Mapping[str, Any], dict[str, str]]:
+    """CRD classes whose names datamodel-code-generator would change or that would shadow an
+    import (see `imports`) renamed to placeholders: (schemas, {placeholder: real name})."""
+    own = [n for n in schemas if n.rsplit(".", 1)[0] in crd_modules]
+    imported = RESERVED_CLASSES | {
+        n.rsplit(".", 1)[1] for n in schemas if n.rsplit(".", 1)[0] not in crd_modules
+    }
+    renames: dict[str, str] = {}
+    names: dict[str, str] = {}
+    for name in sorted(own):
+        module, cls = name.rsplit(".", 1)
+        if imports.needs_placeholder(cls, imported):
+            ph = imports.placeholder(len(names))
+            names[ph] = cls
+            renames[name] = f"{module}.{ph}"
+    if not renames:
+        return schemas, names
+    text = json.dumps({renames.get(k, k): v for k, v in schemas.items()})
+    for old, new in renames.items():
+        text = text.replace(f'"#/components/schemas/{old}"', f'"#/components/schemas/{new}"')
+    return json.loads(text), names
 
 
 def units(prep: Prepared) -> list[list[str]]:
@@ -132,11 +168,11 @@ def default_jobs() -> int:
 
 
 def _run_or_none(
-    schemas: dict[str, Any], aliases: Mapping[str, str]
+    schemas: dict[str, Any], aliases: Mapping[str, str], crd_modules: frozenset[str]
 ) -> dict[tuple[str, ...], str] | None:
     """For worker processes: the output, or None to have the caller retry and explain."""
     try:
-        return _run(schemas, aliases)
+        return _run(schemas, aliases, crd_modules)
     except Exception:
         return None
 
@@ -165,7 +201,8 @@ def generate_models(
         aliases = dict(prep.aliases)
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures = {i: pool.submit(_run_or_none, inputs[i], aliases) for i in order}
+            crd_modules = frozenset(prep.crd_modules)
+            futures = {i: pool.submit(_run_or_none, inputs[i], aliases, crd_modules) for i in order}
             for done, (i, future) in enumerate(futures.items(), start=1):
                 results[i] = future.result()
                 _report(progress, done, len(inputs), unit_list[i])
@@ -191,8 +228,9 @@ def _report(
 def _run_unit(
     prep: Prepared, schemas: dict[str, Any], errors: list[LoadError]
 ) -> dict[tuple[str, ...], str]:
+    crd_modules = frozenset(prep.crd_modules)
     try:
-        return _run(schemas, prep.aliases)
+        return _run(schemas, prep.aliases, crd_modules)
     except Exception as e:
         roots = [r for r in _crd_roots(prep) if r in schemas]
         if not roots:
@@ -201,7 +239,7 @@ def _run_unit(
         for root in roots:
             closure = _closure(schemas, [root])
             try:
-                _run({k: schemas[k] for k in closure}, prep.aliases)
+                _run({k: schemas[k] for k in closure}, prep.aliases, crd_modules)
             except Exception as inner:
                 source, where = prep.origin[root]
                 errors.append(
@@ -217,7 +255,7 @@ def _run_unit(
                 del prep.kinds[key]
         if not any(n != OBJECT_META for n in schemas):
             return {}
-        return _run(schemas, prep.aliases)
+        return _run(schemas, prep.aliases, crd_modules)
 
 
 def _post_process(
@@ -225,8 +263,8 @@ def _post_process(
 ) -> dict[str, str]:
     files: dict[str, str] = {}
     for parts, code in raw.items():
-        if parts[-1] != "models.py":
-            continue  # __init__.py files are rendered from our own templates
+        if parts[-1] == "__init__.py":
+            continue  # rendered from our own templates
         path = "/".join(parts)
         if parts[:2] == ("meta", "v1") and not keep_meta:
             continue

@@ -7,10 +7,12 @@ What happens here, and why:
   (every apimachinery type lives in `meta.v1`), so the output has no `io/k8s/...` tree;
 - the walk goes by schema keyword (`properties`, `items`, `allOf`, ...), never blindly:
   JSONSchemaProps has properties literally named `$ref`, `default` and `type`;
-- validation-only keywords (`enum`, `pattern`, bounds, `default`s, CEL rules) are dropped:
-  these are read models for what a server sends, and a server newer or older than the spec
-  may send values the spec's enum does not list; a default would also make a parsed object
-  differ from what the server sent;
+- validation-only keywords (`pattern`, bounds, `default`s, CEL rules) are dropped: these are
+  read models for what a server sends, and a default would make a parsed object differ from
+  what the server sent. Built-in enums are dropped too (a server newer than the spec may
+  send values it does not list); a CRD's string and integer enums are kept and become
+  `Literal[...]` (the API server refuses a custom object whose value the CRD does not list,
+  so mypy can catch a wrong value without the model refusing what the server sends);
 - int-or-string (v2 `format`, CRD `x-kubernetes-int-or-string`) → `int | str`; Quantity →
   `str | int | float`; `byte`, `duration`, IP formats → `str`; `date-time` → `datetime`,
   except apimachinery's Time and MicroTime → `kubeinformers.runtime.timestamps` (same
@@ -92,6 +94,7 @@ class _Walker:
         taken: set[str],
         hoist: str | None = None,
         object_meta_ref: str = OBJECT_META,
+        scope: str = "",
     ) -> None:
         self.prep = prep
         self.source = source
@@ -100,6 +103,7 @@ class _Walker:
         self.taken = taken
         self.hoist = hoist
         self.object_meta_ref = object_meta_ref
+        self.scope = scope  # class names are unique per version package (its __init__ exports all)
 
     def ref(self, target: str) -> dict[str, Any]:
         return {"$ref": f"#/components/schemas/{target}"}
@@ -136,6 +140,10 @@ class _Walker:
             out["format"] = "date-time"
         if node.get("nullable") is True:
             out["nullable"] = True
+        if self.hoist is not None and typ in ("string", "integer"):
+            enum = _enum_values(node.get("enum"), str if typ == "string" else int)
+            if enum:
+                out["enum"] = enum  # → Literal[...]: the API server enforces a CRD's enums
         props = node.get("properties")
         preserve = bool(node.get("x-kubernetes-preserve-unknown-fields"))
         embedded = bool(node.get("x-kubernetes-embedded-resource"))
@@ -216,14 +224,13 @@ class _Walker:
 
     def hoisted(self, schema: dict[str, Any], hint: str) -> dict[str, Any]:
         assert self.hoist is not None
-        hint = naming.model_class(hint)
         name = hint
         n = 2
-        while f"{self.hoist}.{name}" in self.taken:
+        while f"{self.scope}/{name}" in self.taken:
             name = f"{hint}{n}"
             n += 1
         final = f"{self.hoist}.{name}"
-        self.taken.add(final)
+        self.taken.add(f"{self.scope}/{name}")
         self.prep.schemas[final] = schema
         self.prep.origin[final] = (self.source, "")
         out: dict[str, Any] = self.ref(final)
@@ -258,6 +265,16 @@ def _drop_dangling(prep: Prepared) -> None:
                     if kind == name:
                         del prep.kinds[key]
                 changed = True
+
+
+def _enum_values(enum: Any, typ: type) -> list[Any]:
+    """The values of a string or integer enum; empty when any value is of another type."""
+    if not isinstance(enum, list):
+        return []
+    values = [v for v in enum if v is not None]
+    if not values or not all(type(v) is typ for v in values):
+        return []
+    return list(dict.fromkeys(values))
 
 
 def _may_be_null(schema: Mapping[str, Any]) -> bool:
@@ -342,24 +359,37 @@ def prepare(model: APIModel, group_pkgs: Mapping[str, str]) -> Prepared:
                     key = (str(gvk.get("group", "")), str(gvk.get("version")), str(gvk.get("kind")))
                     prep.kinds.setdefault(key, final)
     _drop_dangling(prep)
-    # 4. CRDs: one root class per served version, nested objects hoisted.
+    # 4. CRDs: one module per kind and version, one root class each, nested objects hoisted.
     if model.crds:
-        taken.update(
-            f"{group_pkgs[c.resource.group]}.{naming.version_package(c.resource.version)}"
-            f".models.{naming.model_class(c.resource.kind)}"
-            for c in model.crds
-        )
+        modules: dict[tuple[str, str, str], str] = {}
+        scoped: set[str] = set()
+        for c in model.crds:
+            r = c.resource
+            key = (r.group, r.version, r.kind)
+            gv = f"{group_pkgs[r.group]}.{naming.version_package(r.version)}"
+            if key in modules:
+                continue
+            cls, renamed = naming.kind_class(r.kind)
+            if renamed:
+                prep.notes.append(
+                    f"{r.source.file}: kind {r.kind!r} is not a Python identifier; "
+                    f"its class is {cls}"
+                )
+            taken_here = {m.rsplit(".", 1)[1] for m in modules.values() if m.startswith(gv + ".")}
+            modules[key] = f"{gv}.{naming.kind_module(r.kind, taken_here)}"
+            scoped.add(f"{gv}/{cls}")
+        taken.update(scoped)
         for crd in model.crds:
-            _prepare_crd(prep, crd, group_pkgs, taken)
+            r = crd.resource
+            _prepare_crd(prep, crd, modules[(r.group, r.version, r.kind)], taken)
     return prep
 
 
-def _prepare_crd(
-    prep: Prepared, crd: CRDVersion, group_pkgs: Mapping[str, str], taken: set[str]
-) -> None:
+def _prepare_crd(prep: Prepared, crd: CRDVersion, module: str, taken: set[str]) -> None:
     r = crd.resource
-    module = f"{group_pkgs[r.group]}.{naming.version_package(r.version)}.models"
-    root = f"{module}.{naming.model_class(r.kind)}"
+    cls, _ = naming.kind_class(r.kind)
+    root = f"{module}.{cls}"
+    scope = module.rsplit(".", 1)[0]
     prep.crd_modules.add(module)
     key = (r.group, r.version, r.kind)
     if key in prep.kinds:
@@ -382,8 +412,9 @@ def _prepare_crd(
     schema["type"] = "object"
     where = f"spec.versions[{crd.version_index}].schema.openAPIV3Schema"
     hoist_taken = set(taken)
-    hoist_taken.discard(root)
-    walker = _Walker(prep, r.source, {}, "#/", hoist_taken, hoist=module)
+    hoist_taken.discard(f"{scope}/{cls}")
+    hoist_taken.discard(f"{scope}/{naming.class_name(r.kind)}")
+    walker = _Walker(prep, r.source, {}, "#/", hoist_taken, hoist=module, scope=scope)
     before = set(prep.schemas)
     try:
         cleaned = walker.clean(schema, where, naming.class_name(r.kind))
@@ -409,6 +440,8 @@ def _prepare_crd(
     for name in set(prep.schemas) - before:
         prep.origin[name] = (r.source, where)
     prep.origin[root] = (r.source, where)
-    taken.update(set(prep.schemas) - before)
+    taken.update(
+        f"{scope}/{name.rsplit('.', 1)[1]}" for name in set(prep.schemas) - before if name != root
+    )
     prep.kinds[key] = root
     prep.aliases.setdefault("metadata", "metadata")

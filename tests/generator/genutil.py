@@ -11,11 +11,13 @@ import importlib
 import os
 import subprocess
 import sys
+import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -99,6 +101,21 @@ def importable(root: Path, package: str) -> Iterator[None]:
         top = package.split(".")[0]
         for name in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
             del sys.modules[name]
+
+
+def lister_model(lister_cls: type) -> Any:
+    """T of a generated `XLister(NamespacedLister["T"])`: the listers name their model by a
+    forward reference (importing them imports no model module), resolved here in the
+    lister's version package, where every model is exported."""
+    for base in getattr(lister_cls, "__orig_bases__", ()):
+        args = typing.get_args(base)
+        if len(args) == 1:
+            (arg,) = args
+            if not isinstance(arg, typing.ForwardRef):
+                return arg
+            package = importlib.import_module(lister_cls.__module__.rpartition(".")[0])
+            return getattr(package, arg.__forward_arg__)
+    raise AssertionError(f"{lister_cls} is not a Lister[T]")
 
 
 def python_files(folder: Path) -> list[Path]:
