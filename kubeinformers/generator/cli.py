@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kubeinformers.generator import load, naming, render, schema, write
+from kubeinformers.generator import load, naming, render, schema, shapes, write
 from kubeinformers.generator.load import APIModel, LoadError
 from kubeinformers.generator.models import ModelError, generate_models
 
@@ -130,6 +130,9 @@ def build(
         return result
     t = time.perf_counter()
     other = render.render(model.resources, prep.kinds, model_files, names.names, package, builtin)
+    builtin_shapes = shapes.builtin_shapes(prep.schemas)
+    if builtin_shapes:
+        other[f"{shapes.MODULE}.py"] = shapes.module_source(builtin_shapes)
     result.timings["render"] = time.perf_counter() - t
     progress(f"rendered {len(other)} accessor, informer and lister files; formatting")
     t = time.perf_counter()

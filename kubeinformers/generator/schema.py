@@ -31,10 +31,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubeinformers.generator import naming
+from kubeinformers.generator import naming, shapes
 from kubeinformers.generator.load import APIModel, CRDVersion, LoadError, Source
+from kubeinformers.generator.shapes import Matcher
 
 OBJECT_META = "meta.v1.models.ObjectMeta"
+SHARED_BUILTINS = "kubeinformers.generated"  # CRD-only output imports built-ins from here
 _VERSION = re.compile(r"^v\d+((alpha|beta)\d+)?$")
 _JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "object", "array"})
 _SPECIAL: dict[str, dict[str, Any]] = {
@@ -95,6 +97,7 @@ class _Walker:
         hoist: str | None = None,
         object_meta_ref: str = OBJECT_META,
         scope: str = "",
+        matcher: Matcher | None = None,
     ) -> None:
         self.prep = prep
         self.source = source
@@ -104,11 +107,16 @@ class _Walker:
         self.hoist = hoist
         self.object_meta_ref = object_meta_ref
         self.scope = scope  # class names are unique per version package (its __init__ exports all)
+        self.matcher = matcher
+        self.same_shape: dict[str, str] = {}  # shape key → class of this kind with that shape
 
     def ref(self, target: str) -> dict[str, Any]:
         return {"$ref": f"#/components/schemas/{target}"}
 
-    def clean(self, node: Any, path: str, hint: str) -> dict[str, Any]:
+    def clean(self, node: Any, path: str, hint: str | tuple[str, ...]) -> dict[str, Any]:
+        """`node` cleaned; `hint` is the class-name path to it (kind, field, field, ...)."""
+        if isinstance(hint, str):
+            hint = (hint,)
         if not isinstance(node, Mapping):
             raise self.source.error(path, f"a schema must be a mapping, not {node!r}")
         desc = node.get("description")
@@ -163,7 +171,7 @@ class _Walker:
                     cleaned[name] = self.ref(self.object_meta_ref)
                 else:
                     cleaned[name] = self.clean(
-                        props[name], sub_path, hint + naming.class_name(str(name))
+                        props[name], sub_path, (*hint, naming.class_name(str(name)))
                     )
                 py = naming.field_name(str(name))
                 if py in seen and seen[py] != name:
@@ -200,7 +208,7 @@ class _Walker:
         addl = node.get("additionalProperties")
         if isinstance(addl, Mapping):
             out["additionalProperties"] = self.clean(
-                addl, f"{path}.additionalProperties", hint + "Value"
+                addl, f"{path}.additionalProperties", (*hint, "Value")
             )
             out.setdefault("type", "object")
         elif addl is True and not props:
@@ -222,17 +230,37 @@ class _Walker:
             return self.hoisted(out, hint)
         return out
 
-    def hoisted(self, schema: dict[str, Any], hint: str) -> dict[str, Any]:
+    def hoisted(self, schema: dict[str, Any], hint: tuple[str, ...]) -> dict[str, Any]:
+        """A `$ref` to the class of `schema`: a built-in class of the same structure (see
+        `shapes`), a class of this kind with the same structure, or a new class."""
         assert self.hoist is not None
-        name = hint
-        n = 2
-        while f"{self.scope}/{name}" in self.taken:
-            name = f"{hint}{n}"
-            n += 1
+        nested = len(hint) > 1  # the root stays the kind's own class
+        if nested and self.matcher is not None:
+            builtin = self.matcher.match(schema, hint[-1])
+            if builtin is not None:
+                return self.ref(builtin)
+        key = _shape_key(schema) if nested else ""
+        if nested and key in self.same_shape:
+            return self.ref(self.same_shape[key])
+        candidates = ["".join(hint)]
+        if len(candidates[0]) > MAX_CLASS_NAME:
+            # Readable names: the kind and the shortest unambiguous tail of the field path
+            # (`WorkflowMatchExpressions`), not the whole path (170 characters in argo).
+            candidates = [hint[0] + "".join(hint[-n:]) for n in range(1, len(hint))]
+        name = next((c for c in candidates if f"{self.scope}/{c}" not in self.taken), None)
+        if name is None:
+            base = candidates[0]
+            name, n = f"{base}2", 3
+            while f"{self.scope}/{name}" in self.taken:
+                name, n = f"{base}{n}", n + 1
         final = f"{self.hoist}.{name}"
         self.taken.add(f"{self.scope}/{name}")
         self.prep.schemas[final] = schema
         self.prep.origin[final] = (self.source, "")
+        if nested:
+            self.same_shape[key] = final
+            if self.matcher is not None:
+                self.matcher.remember(final, schema)
         out: dict[str, Any] = self.ref(final)
         return out
 
@@ -246,6 +274,20 @@ class _Walker:
 
 
 _REF = re.compile(r'"\$ref": "#/components/schemas/([^"]+)"')
+MAX_CLASS_NAME = 40  # longer path names are shortened (see `_Walker.hoisted`)
+
+
+def _shape_key(schema: Mapping[str, Any]) -> str:
+    """Two nested objects of one kind with equal keys share a class (descriptions aside)."""
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, Mapping):
+            return {k: strip(v) for k, v in node.items() if k != "description"}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    return json.dumps(strip(schema), sort_keys=True)
 
 
 def _drop_dangling(prep: Prepared) -> None:
@@ -265,6 +307,18 @@ def _drop_dangling(prep: Prepared) -> None:
                     if kind == name:
                         del prep.kinds[key]
                 changed = True
+
+
+def _closure_of(schemas: Mapping[str, Any], root: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [root]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in schemas:
+            continue
+        seen.add(name)
+        todo.extend(_REF.findall(json.dumps(schemas[name])))
+    return seen
 
 
 def _enum_values(enum: Any, typ: type) -> list[Any]:
@@ -299,7 +353,9 @@ def builtin_name(original: str, gv_group: Mapping[str, str], group_pkgs: Mapping
     return f"{pkg or 'other'}.models.{cls}"
 
 
-def prepare(model: APIModel, group_pkgs: Mapping[str, str]) -> Prepared:
+def prepare(
+    model: APIModel, group_pkgs: Mapping[str, str], reuse_builtins: bool = True
+) -> Prepared:
     """Merge and clean every schema of `model`. Errors are collected, not raised."""
     prep = Prepared()
     # 1. merge component schemas, remembering the first source; duplicates must agree.
@@ -379,13 +435,19 @@ def prepare(model: APIModel, group_pkgs: Mapping[str, str]) -> Prepared:
             modules[key] = f"{gv}.{naming.kind_module(r.kind, taken_here)}"
             scoped.add(f"{gv}/{cls}")
         taken.update(scoped)
+        builtins = shapes.builtin_shapes(prep.schemas)
+        if not builtins and reuse_builtins:
+            builtins = shapes.load_builtin_shapes(SHARED_BUILTINS)
+        matcher = shapes.Matcher(builtins) if reuse_builtins else None
         for crd in model.crds:
             r = crd.resource
-            _prepare_crd(prep, crd, modules[(r.group, r.version, r.kind)], taken)
+            _prepare_crd(prep, crd, modules[(r.group, r.version, r.kind)], taken, matcher)
     return prep
 
 
-def _prepare_crd(prep: Prepared, crd: CRDVersion, module: str, taken: set[str]) -> None:
+def _prepare_crd(
+    prep: Prepared, crd: CRDVersion, module: str, taken: set[str], matcher: shapes.Matcher | None
+) -> None:
     r = crd.resource
     cls, _ = naming.kind_class(r.kind)
     root = f"{module}.{cls}"
@@ -414,7 +476,9 @@ def _prepare_crd(prep: Prepared, crd: CRDVersion, module: str, taken: set[str]) 
     hoist_taken = set(taken)
     hoist_taken.discard(f"{scope}/{cls}")
     hoist_taken.discard(f"{scope}/{naming.class_name(r.kind)}")
-    walker = _Walker(prep, r.source, {}, "#/", hoist_taken, hoist=module, scope=scope)
+    walker = _Walker(
+        prep, r.source, {}, "#/", hoist_taken, hoist=module, scope=scope, matcher=matcher
+    )
     before = set(prep.schemas)
     try:
         cleaned = walker.clean(schema, where, naming.class_name(r.kind))
@@ -437,6 +501,11 @@ def _prepare_crd(prep: Prepared, crd: CRDVersion, module: str, taken: set[str]) 
     # A watch BOOKMARK of a custom resource carries only apiVersion, kind and metadata.
     body.pop("required", None)
     prep.schemas[root] = body
+    # Classes only a built-in class replaced (a LabelSelector's matchExpressions) are unused.
+    reachable = _closure_of(prep.schemas, root)
+    for name in set(prep.schemas) - before - reachable:
+        del prep.schemas[name]
+        prep.origin.pop(name, None)
     for name in set(prep.schemas) - before:
         prep.origin[name] = (r.source, where)
     prep.origin[root] = (r.source, where)

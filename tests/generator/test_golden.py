@@ -262,6 +262,51 @@ def test_enums_are_literals_descriptions_reach_fields_acronyms_split(golden: Gol
         spec_cls.model_validate({**body, "rows": 3})
 
 
+def test_embedded_core_types_are_the_builtin_classes(golden: Golden) -> None:
+    """Issue 15: a CRD object shaped like a core type (descriptions aside, written against an
+    older Kubernetes) is that type's built-in class, so a user passes a core Toleration where
+    the CRD wants one; an object with a field the core type lacks keeps its own class."""
+    from kubeinformers.generated.core.v1 import ResourceRequirements, Toleration
+    from kubeinformers.generated.meta.v1 import LabelSelector
+
+    embed = _mod("embed.v1")
+    fields = embed.JobSpec.model_fields
+    assert fields["tolerations"].annotation == list[Toleration] | None
+    assert fields["resources"].annotation == ResourceRequirements | None
+    assert fields["selector"].annotation == LabelSelector | None
+    own = typing.get_args(typing.get_args(fields["lenient_tolerations"].annotation)[0])[0]
+    assert own.__name__ == "JobSpecLenientTolerations" and "weight" in own.model_fields
+    assert fields["owner"].annotation.__args__[0].__name__ == "JobSpecOwner"
+    # only the classes still in use are generated (matchExpressions went with LabelSelector)
+    assert sorted(c for c, _ in embed._LAZY.items() if c.startswith("Job")) == [
+        "Job",
+        "JobInformer",
+        "JobLister",
+        "JobSpec",
+        "JobSpecLenientTolerations",
+        "JobSpecOwner",
+    ]
+    body = {
+        "apiVersion": "embed.example.com/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "namespace": "ns"},
+        "spec": {
+            "tolerations": [{"key": "k", "operator": "Exists", "tolerationSeconds": 5}],
+            "resources": {"limits": {"cpu": "500m", "memory": 1024}, "claims": [{"name": "g"}]},
+            "selector": {"matchExpressions": [{"key": "a", "operator": "In", "values": ["b"]}]},
+            "lenientTolerations": [{"key": "k", "weight": 3}],
+            "owner": {"name": "o"},
+        },
+    }
+    job = embed.Job.model_validate(body)
+    assert type(job.spec.tolerations[0]) is Toleration
+    assert job.model_dump(mode="json", exclude_unset=True) == body
+    built = embed.JobSpec(tolerations=[Toleration(key="k", operator="Exists")])
+    assert built.model_dump(mode="json", exclude_unset=True) == {
+        "tolerations": [{"key": "k", "operator": "Exists"}]
+    }
+
+
 def test_one_kind_imports_without_the_other_kinds_of_its_version(golden: Golden) -> None:
     """Issue 15: one module per kind; the version package and its `models` module name all
     classes lazily, so importing one kind (or its informer) builds no other kind's models."""
