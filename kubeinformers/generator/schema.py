@@ -246,7 +246,8 @@ class _Walker:
         if len(candidates[0]) > MAX_CLASS_NAME:
             # Readable names: the kind and the shortest unambiguous tail of the field path
             # (`WorkflowMatchExpressions`), not the whole path (170 characters in argo).
-            candidates = [hint[0] + "".join(hint[-n:]) for n in range(1, len(hint))]
+            tails = [hint[0] + "".join(hint[-n:]) for n in range(1, len(hint))]
+            candidates = [*tails, *candidates]
         name = next((c for c in candidates if f"{self.scope}/{c}" not in self.taken), None)
         if name is None:
             base = candidates[0]
