@@ -280,16 +280,20 @@ def render(
         g0 = group_list[0]
         v0 = g0.versions[0]
         example = f"{g0.accessor}().{v0.version}().{v0.kinds[0].accessor}()"
-    files["__init__.py"] = env.get_template("factory.py.j2").render(
-        header=header,
-        root={
-            "builtin": builtin,
-            "package": package,
-            "groups": group_list,
-            "example": example,
-            "api_title": api_title,
-        },
-    )
+    root = {
+        "builtin": builtin,
+        "package": package,
+        "groups": group_list,
+        "example": example,
+        "api_title": api_title,
+    }
+    factory = env.get_template("factory.py.j2").render(header=header, root=root)
+    if builtin:
+        # The factory in a module of its own, imported on first use (see root.py.j2).
+        files["_factory.py"] = factory
+        files["__init__.py"] = env.get_template("root.py.j2").render(header=header, root=root)
+    else:
+        files["__init__.py"] = factory
     files["registry.py"] = env.get_template("registry.py.j2").render(
         header=header,
         registry={
