@@ -236,7 +236,7 @@ class _Walker:
         assert self.hoist is not None
         nested = len(hint) > 1  # the root stays the kind's own class
         if nested and self.matcher is not None:
-            builtin = self.matcher.match(schema, hint[-1])
+            builtin = self.matcher.match(schema, hint)
             if builtin is not None:
                 return self.ref(builtin)
         key = _shape_key(schema) if nested else ""

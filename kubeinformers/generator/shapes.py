@@ -16,6 +16,10 @@ schema allows:
   still is one, while `{name: string}` is not a Container;
 - a built-in of fewer than `DISTINCTIVE_FIELDS` fields shares a word with the field's name
   (`{name, namespace}` under `attachedTo` is no SecretReference; under `secretRef` it is);
+- a small built-in named for the core resource it belongs to (PodCondition,
+  PersistentVolumeClaimCondition) is taken only where the path names that resource: a
+  Certificate's conditions are no pod's, whatever their fields; a big one (PodTemplateSpec)
+  is distinctive enough without;
 - of the built-ins that fit best, the field's name picks one (`secretKeyRef` → a
   SecretKeySelector, not the ConfigMapKeySelector of the same shape); when it cannot, the
   CRD keeps its own class.
@@ -37,6 +41,22 @@ SHAPE_MODULES = ("core.v1.models.", "meta.v1.models.")
 MODULE = "_shapes"  # the module of a built-in tree that holds their shapes
 MIN_COVERAGE = 0.6
 DISTINCTIVE_FIELDS = 5  # a smaller built-in must share a word with the field's name
+DISTINCTIVE_WEIGHT = 12  # fields, counted through nested built-ins (see _RESOURCE_QUALIFIERS)
+# First words of core/v1 classes that belong to one resource (PodCondition, NodeAddress).
+_RESOURCE_QUALIFIERS = frozenset(
+    {
+        "pod",
+        "node",
+        "namespace",
+        "persistent",
+        "service",
+        "replication",
+        "component",
+        "endpoint",
+        "event",
+        "limit",
+    }
+)
 Token = str | list[Any]
 Shape = dict[str, Any]  # {"p": {field: token}, "r": [required fields]}
 
@@ -163,8 +183,11 @@ class Matcher:
         if s is not None:
             self.local[name] = s
 
-    def match(self, schema: Mapping[str, Any], hint: str) -> str | None:
-        """The built-in class `schema` (a hoisted CRD object) can be read as, or None."""
+    def match(self, schema: Mapping[str, Any], path: tuple[str, ...]) -> str | None:
+        """The built-in class `schema` (a hoisted CRD object at class-name `path`: kind,
+        field, field, ...) can be read as, or None."""
+        hint = path[-1]
+        path_words = set().union(*(_stems(p) for p in path))
         s = shape(schema, self._schemas, builtin=False)
         if s is None or len(s["p"]) < 2 or not self.builtins:
             return None
@@ -179,9 +202,18 @@ class Matcher:
         for name in candidates:
             coverage = len(s["p"]) / len(self.builtins[name]["p"])
             if coverage >= MIN_COVERAGE and self._fits(s, name):
-                overlap = len(hint_words & _stems(name.rsplit(".", 1)[1]))
-                if overlap or len(self.builtins[name]["p"]) >= DISTINCTIVE_FIELDS:
-                    fits.append((coverage, overlap, name))
+                cls = name.rsplit(".", 1)[1]
+                overlap = len(hint_words & _stems(cls))
+                if not overlap and len(self.builtins[name]["p"]) < DISTINCTIVE_FIELDS:
+                    continue
+                qualifier = naming.words(cls)[0]
+                if (
+                    qualifier in _RESOURCE_QUALIFIERS
+                    and qualifier not in path_words
+                    and self._weight(name) < DISTINCTIVE_WEIGHT
+                ):
+                    continue  # a PodCondition's fields under no pod: a Job's own condition
+                fits.append((coverage, overlap, name))
         if not fits:
             return None
         fits.sort(key=lambda f: (-f[0], -f[1], f[2]))
@@ -191,6 +223,17 @@ class Matcher:
             # CRD keeps a class of its own rather than borrow a misleading name.
             return None
         return fits[0][2]
+
+    def _weight(self, builtin: str, depth: int = 0) -> int:
+        """Fields of `builtin`, counting those of the built-ins it holds (a few levels)."""
+        total = 0
+        for tok in self.builtins[builtin]["p"].values():
+            total += 1
+            while isinstance(tok, list):
+                tok = tok[1]
+            if depth < 3 and tok.startswith("@") and tok[1:] in self.builtins:
+                total += self._weight(tok[1:], depth + 1)
+        return total
 
     def _fits(self, s: Shape, builtin: str) -> bool:
         b = self.builtins[builtin]

@@ -277,6 +277,8 @@ def test_embedded_core_types_are_the_builtin_classes(golden: Golden) -> None:
     own = typing.get_args(typing.get_args(fields["lenient_tolerations"].annotation)[0])[0]
     assert own.__name__ == "JobSpecLenientTolerations" and "weight" in own.model_fields
     assert fields["owner"].annotation.__args__[0].__name__ == "JobSpecOwner"
+    conditions = embed.JobStatus.model_fields["conditions"].annotation
+    assert typing.get_args(typing.get_args(conditions)[0])[0].__name__ == "JobStatusConditions"
     # only the classes still in use are generated (matchExpressions went with LabelSelector)
     assert sorted(c for c, _ in embed._LAZY.items() if c.startswith("Job")) == [
         "Job",
@@ -285,6 +287,8 @@ def test_embedded_core_types_are_the_builtin_classes(golden: Golden) -> None:
         "JobSpec",
         "JobSpecLenientTolerations",
         "JobSpecOwner",
+        "JobStatus",
+        "JobStatusConditions",
     ]
     body = {
         "apiVersion": "embed.example.com/v1",
