@@ -17,7 +17,6 @@ from collections.abc import Mapping
 
 _PLACEHOLDER = "KubeinformersPlaceholder{:05d}Class"
 _KEPT_AS_IS = re.compile(r"^[A-Z][A-Za-z0-9]*$")  # datamodel-code-generator changes others
-_IS_PLACEHOLDER = re.compile(r"^KubeinformersPlaceholder\d{5}Class$")
 
 
 def placeholder(index: int) -> str:
@@ -42,7 +41,7 @@ def restore(code: str, names: Mapping[str, str]) -> str:
         return code
     tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
     real = set(present.values())
-    imported = _imported_names(tokens)
+    imported, module_paths = _imported_names(tokens)
     clashing = real & set(imported)
     edits: list[tuple[int, int, int, str]] = []  # (row, col, length, replacement)
     depth = 0
@@ -57,7 +56,7 @@ def restore(code: str, names: Mapping[str, str]) -> str:
         if tok.string in present:
             edits.append((row, col, len(tok.string), present[tok.string]))
             continue
-        if tok.string not in clashing:
+        if tok.string not in clashing or i in module_paths:
             continue
         prev = _significant(tokens, i, -1)
         nxt = _significant(tokens, i, 1)
@@ -93,15 +92,24 @@ def _significant(tokens: list[tokenize.TokenInfo], i: int, step: int) -> tokeniz
     return None
 
 
-def _imported_names(tokens: list[tokenize.TokenInfo]) -> dict[str, set[int]]:
-    """Name bound by each top-level `from X import a, b` → indexes of its tokens there."""
+def _imported_names(tokens: list[tokenize.TokenInfo]) -> tuple[dict[str, set[int]], set[int]]:
+    """(name bound by each top-level `from X import a, b` → indexes of its tokens there,
+    indexes of the tokens naming modules: `X` there, and all of a plain `import x.y`)."""
     out: dict[str, set[int]] = {}
+    module_paths: set[int] = set()
     i = 0
     while i < len(tokens):
         tok = tokens[i]
-        if tok.type == tokenize.NAME and tok.string == "from" and tok.start[1] == 0:
+        if tok.type == tokenize.NAME and tok.string == "import" and tok.start[1] == 0:
+            j = i + 1
+            while j < len(tokens) and tokens[j].type != tokenize.NEWLINE:
+                module_paths.add(j)
+                j += 1
+            i = j
+        elif tok.type == tokenize.NAME and tok.string == "from" and tok.start[1] == 0:
             j = i + 1
             while j < len(tokens) and tokens[j].string != "import":
+                module_paths.add(j)
                 j += 1
             j += 1
             while j < len(tokens) and tokens[j].type != tokenize.NEWLINE:
@@ -109,14 +117,10 @@ def _imported_names(tokens: list[tokenize.TokenInfo]) -> dict[str, set[int]]:
                 if cur.type == tokenize.NAME and cur.string != "as":
                     after = _significant(tokens, j, 1)
                     if after is not None and after.string == "as":
-                        j += 2  # `a as b`: b is bound, already an alias of ours or theirs
+                        j += 2  # `a as b`: b is the bound name (recorded next)
                         continue
                     out.setdefault(cur.string, set()).add(j)
                 j += 1
             i = j
         i += 1
-    return out
-
-
-def is_placeholder(name: str) -> bool:
-    return bool(_IS_PLACEHOLDER.match(name))
+    return out, module_paths
