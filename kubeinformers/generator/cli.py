@@ -136,7 +136,8 @@ def build(
     result.timings["render"] = time.perf_counter() - t
     progress(f"rendered {len(other)} accessor, informer and lister files; formatting")
     t = time.perf_counter()
-    result.files = write.format_all({**model_files, **other}, frozenset(model_files))
+    preformatted = frozenset(model_files) | {f"{shapes.MODULE}.py"}
+    result.files = write.format_all({**model_files, **other}, preformatted)
     result.timings["format"] = time.perf_counter() - t
     return result
 

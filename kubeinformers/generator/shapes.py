@@ -32,6 +32,7 @@ built-ins), which is also where such CRD models import the classes from.
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -154,7 +155,13 @@ def module_source(shapes: Mapping[str, Shape]) -> str:
         "",
         "from typing import Any",
         "",
-        f"SHAPES: dict[str, dict[str, Any]] = {dict(shapes)!r}",
+        "# One class per line (written as is, not formatted: a small diff when the API grows).",
+        "SHAPES: dict[str, dict[str, Any]] = {",
+        *(
+            f"    {json.dumps(name)}: {json.dumps(shape)},"
+            for name, shape in sorted(shapes.items())
+        ),
+        "}",
         "",
     ]
     return "\n".join(lines)
