@@ -111,6 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=None)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--events", type=int, default=20_000, help="watch replay events")
+    parser.add_argument(
+        "--no-generator",
+        action="store_true",
+        help="skip the generator section (bench/generator.py)",
+    )
     args = parser.parse_args(argv)
     n = args.n or (100_000 if args.big else 10_000)
 
@@ -262,6 +267,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     print(f"\nwritten {out}")
+    if not args.no_generator:
+        from bench.generator import main as generator_bench
+
+        generator_bench([])
     return 0
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kubeinformers.generator import cluster as cluster_input
-from kubeinformers.generator import load, naming, render, schema, write
+from kubeinformers.generator import load, naming, render, schema, shapes, write
 from kubeinformers.generator.load import APIModel, LoadError
 from kubeinformers.generator.models import ModelError, generate_models
 
@@ -187,10 +187,14 @@ def build(
         return result  # with --keep-going too: when every input failed, nothing is written
     t = time.perf_counter()
     other = render.render(resources, prep.kinds, model_files, names.names, package, builtin)
+    builtin_shapes = shapes.builtin_shapes(prep.schemas)
+    if builtin_shapes:
+        other[f"{shapes.MODULE}.py"] = shapes.module_source(builtin_shapes)
     result.timings["render"] = time.perf_counter() - t
     progress(f"rendered {len(other)} accessor, informer and lister files; formatting")
     t = time.perf_counter()
-    result.files = write.format_all({**model_files, **other}, frozenset(model_files))
+    preformatted = frozenset(model_files) | {f"{shapes.MODULE}.py"}
+    result.files = write.format_all({**model_files, **other}, preformatted)
     result.timings["format"] = time.perf_counter() - t
     return result
 

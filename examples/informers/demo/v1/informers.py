@@ -2,7 +2,8 @@
 """Shared informers of demo.kubeinformers.io/v1: one class per kind that offers list and watch.
 
 `GadgetInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -16,14 +17,13 @@ from .listers import (
     GadgetLister,
     WidgetLister,
 )
-from .models import (
-    Gadget,
-    Widget,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .gadget import Gadget
+    from .widget import Widget
 
 
 class GadgetInformer:
@@ -38,6 +38,8 @@ class GadgetInformer:
 
     def informer(self) -> _SharedIndexInformer[Gadget]:
         """The factory's shared informer of gadgets, created on first request."""
+        from .gadget import Gadget
+
         return self._factory.typed_informer(self.RESOURCE, Gadget)
 
     def lister(self) -> GadgetLister:
@@ -57,6 +59,8 @@ class WidgetInformer:
 
     def informer(self) -> _SharedIndexInformer[Widget]:
         """The factory's shared informer of widgets, created on first request."""
+        from .widget import Widget
+
         return self._factory.typed_informer(self.RESOURCE, Widget)
 
     def lister(self) -> WidgetLister:

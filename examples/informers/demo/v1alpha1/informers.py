@@ -2,7 +2,8 @@
 """Shared informers of demo.kubeinformers.io/v1alpha1: one class per kind that offers list and watch.
 
 `WidgetInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from .listers import (
     WidgetLister,
 )
-from .models import (
-    Widget,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .widget import Widget
 
 
 class WidgetInformer:
@@ -36,6 +36,8 @@ class WidgetInformer:
 
     def informer(self) -> _SharedIndexInformer[Widget]:
         """The factory's shared informer of widgets, created on first request."""
+        from .widget import Widget
+
         return self._factory.typed_informer(self.RESOURCE, Widget)
 
     def lister(self) -> WidgetLister:

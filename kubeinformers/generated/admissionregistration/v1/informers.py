@@ -2,7 +2,8 @@
 """Shared informers of admissionregistration.k8s.io/v1: one class per kind that offers list and watch.
 
 `MutatingWebhookConfigurationInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -18,16 +19,15 @@ from .listers import (
     ValidatingAdmissionPolicyBindingLister,
     ValidatingWebhookConfigurationLister,
 )
-from .models import (
-    MutatingWebhookConfiguration,
-    ValidatingAdmissionPolicy,
-    ValidatingAdmissionPolicyBinding,
-    ValidatingWebhookConfiguration,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import MutatingWebhookConfiguration
+    from .models import ValidatingAdmissionPolicy
+    from .models import ValidatingAdmissionPolicyBinding
+    from .models import ValidatingWebhookConfiguration
 
 
 class MutatingWebhookConfigurationInformer:
@@ -42,6 +42,8 @@ class MutatingWebhookConfigurationInformer:
 
     def informer(self) -> _SharedIndexInformer[MutatingWebhookConfiguration]:
         """The factory's shared informer of mutatingwebhookconfigurations, created on first request."""
+        from .models import MutatingWebhookConfiguration
+
         return self._factory.typed_informer(self.RESOURCE, MutatingWebhookConfiguration)
 
     def lister(self) -> MutatingWebhookConfigurationLister:
@@ -61,6 +63,8 @@ class ValidatingAdmissionPolicyInformer:
 
     def informer(self) -> _SharedIndexInformer[ValidatingAdmissionPolicy]:
         """The factory's shared informer of validatingadmissionpolicies, created on first request."""
+        from .models import ValidatingAdmissionPolicy
+
         return self._factory.typed_informer(self.RESOURCE, ValidatingAdmissionPolicy)
 
     def lister(self) -> ValidatingAdmissionPolicyLister:
@@ -80,6 +84,8 @@ class ValidatingAdmissionPolicyBindingInformer:
 
     def informer(self) -> _SharedIndexInformer[ValidatingAdmissionPolicyBinding]:
         """The factory's shared informer of validatingadmissionpolicybindings, created on first request."""
+        from .models import ValidatingAdmissionPolicyBinding
+
         return self._factory.typed_informer(self.RESOURCE, ValidatingAdmissionPolicyBinding)
 
     def lister(self) -> ValidatingAdmissionPolicyBindingLister:
@@ -99,6 +105,8 @@ class ValidatingWebhookConfigurationInformer:
 
     def informer(self) -> _SharedIndexInformer[ValidatingWebhookConfiguration]:
         """The factory's shared informer of validatingwebhookconfigurations, created on first request."""
+        from .models import ValidatingWebhookConfiguration
+
         return self._factory.typed_informer(self.RESOURCE, ValidatingWebhookConfiguration)
 
     def lister(self) -> ValidatingWebhookConfigurationLister:

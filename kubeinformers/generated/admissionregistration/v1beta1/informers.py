@@ -2,7 +2,8 @@
 """Shared informers of admissionregistration.k8s.io/v1beta1: one class per kind that offers list and watch.
 
 `MutatingAdmissionPolicyInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -16,14 +17,13 @@ from .listers import (
     MutatingAdmissionPolicyLister,
     MutatingAdmissionPolicyBindingLister,
 )
-from .models import (
-    MutatingAdmissionPolicy,
-    MutatingAdmissionPolicyBinding,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import MutatingAdmissionPolicy
+    from .models import MutatingAdmissionPolicyBinding
 
 
 class MutatingAdmissionPolicyInformer:
@@ -38,6 +38,8 @@ class MutatingAdmissionPolicyInformer:
 
     def informer(self) -> _SharedIndexInformer[MutatingAdmissionPolicy]:
         """The factory's shared informer of mutatingadmissionpolicies, created on first request."""
+        from .models import MutatingAdmissionPolicy
+
         return self._factory.typed_informer(self.RESOURCE, MutatingAdmissionPolicy)
 
     def lister(self) -> MutatingAdmissionPolicyLister:
@@ -57,6 +59,8 @@ class MutatingAdmissionPolicyBindingInformer:
 
     def informer(self) -> _SharedIndexInformer[MutatingAdmissionPolicyBinding]:
         """The factory's shared informer of mutatingadmissionpolicybindings, created on first request."""
+        from .models import MutatingAdmissionPolicyBinding
+
         return self._factory.typed_informer(self.RESOURCE, MutatingAdmissionPolicyBinding)
 
     def lister(self) -> MutatingAdmissionPolicyBindingLister:

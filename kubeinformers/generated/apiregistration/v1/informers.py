@@ -2,7 +2,8 @@
 """Shared informers of apiregistration.k8s.io/v1: one class per kind that offers list and watch.
 
 `APIServiceInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from .listers import (
     APIServiceLister,
 )
-from .models import (
-    APIService,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import APIService
 
 
 class APIServiceInformer:
@@ -36,6 +36,8 @@ class APIServiceInformer:
 
     def informer(self) -> _SharedIndexInformer[APIService]:
         """The factory's shared informer of apiservices, created on first request."""
+        from .models import APIService
+
         return self._factory.typed_informer(self.RESOURCE, APIService)
 
     def lister(self) -> APIServiceLister:

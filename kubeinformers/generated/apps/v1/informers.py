@@ -2,7 +2,8 @@
 """Shared informers of apps/v1: one class per kind that offers list and watch.
 
 `ControllerRevisionInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -19,17 +20,16 @@ from .listers import (
     ReplicaSetLister,
     StatefulSetLister,
 )
-from .models import (
-    ControllerRevision,
-    DaemonSet,
-    Deployment,
-    ReplicaSet,
-    StatefulSet,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import ControllerRevision
+    from .models import DaemonSet
+    from .models import Deployment
+    from .models import ReplicaSet
+    from .models import StatefulSet
 
 
 class ControllerRevisionInformer:
@@ -44,6 +44,8 @@ class ControllerRevisionInformer:
 
     def informer(self) -> _SharedIndexInformer[ControllerRevision]:
         """The factory's shared informer of controllerrevisions, created on first request."""
+        from .models import ControllerRevision
+
         return self._factory.typed_informer(self.RESOURCE, ControllerRevision)
 
     def lister(self) -> ControllerRevisionLister:
@@ -63,6 +65,8 @@ class DaemonSetInformer:
 
     def informer(self) -> _SharedIndexInformer[DaemonSet]:
         """The factory's shared informer of daemonsets, created on first request."""
+        from .models import DaemonSet
+
         return self._factory.typed_informer(self.RESOURCE, DaemonSet)
 
     def lister(self) -> DaemonSetLister:
@@ -82,6 +86,8 @@ class DeploymentInformer:
 
     def informer(self) -> _SharedIndexInformer[Deployment]:
         """The factory's shared informer of deployments, created on first request."""
+        from .models import Deployment
+
         return self._factory.typed_informer(self.RESOURCE, Deployment)
 
     def lister(self) -> DeploymentLister:
@@ -101,6 +107,8 @@ class ReplicaSetInformer:
 
     def informer(self) -> _SharedIndexInformer[ReplicaSet]:
         """The factory's shared informer of replicasets, created on first request."""
+        from .models import ReplicaSet
+
         return self._factory.typed_informer(self.RESOURCE, ReplicaSet)
 
     def lister(self) -> ReplicaSetLister:
@@ -120,6 +128,8 @@ class StatefulSetInformer:
 
     def informer(self) -> _SharedIndexInformer[StatefulSet]:
         """The factory's shared informer of statefulsets, created on first request."""
+        from .models import StatefulSet
+
         return self._factory.typed_informer(self.RESOURCE, StatefulSet)
 
     def lister(self) -> StatefulSetLister:

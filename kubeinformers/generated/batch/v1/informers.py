@@ -2,7 +2,8 @@
 """Shared informers of batch/v1: one class per kind that offers list and watch.
 
 `CronJobInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -16,14 +17,13 @@ from .listers import (
     CronJobLister,
     JobLister,
 )
-from .models import (
-    CronJob,
-    Job,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import CronJob
+    from .models import Job
 
 
 class CronJobInformer:
@@ -38,6 +38,8 @@ class CronJobInformer:
 
     def informer(self) -> _SharedIndexInformer[CronJob]:
         """The factory's shared informer of cronjobs, created on first request."""
+        from .models import CronJob
+
         return self._factory.typed_informer(self.RESOURCE, CronJob)
 
     def lister(self) -> CronJobLister:
@@ -57,6 +59,8 @@ class JobInformer:
 
     def informer(self) -> _SharedIndexInformer[Job]:
         """The factory's shared informer of jobs, created on first request."""
+        from .models import Job
+
         return self._factory.typed_informer(self.RESOURCE, Job)
 
     def lister(self) -> JobLister:

@@ -2,7 +2,8 @@
 """Shared informers of certificates.k8s.io/v1: one class per kind that offers list and watch.
 
 `CertificateSigningRequestInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from .listers import (
     CertificateSigningRequestLister,
 )
-from .models import (
-    CertificateSigningRequest,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import CertificateSigningRequest
 
 
 class CertificateSigningRequestInformer:
@@ -36,6 +36,8 @@ class CertificateSigningRequestInformer:
 
     def informer(self) -> _SharedIndexInformer[CertificateSigningRequest]:
         """The factory's shared informer of certificatesigningrequests, created on first request."""
+        from .models import CertificateSigningRequest
+
         return self._factory.typed_informer(self.RESOURCE, CertificateSigningRequest)
 
     def lister(self) -> CertificateSigningRequestLister:

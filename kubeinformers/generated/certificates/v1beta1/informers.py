@@ -2,7 +2,8 @@
 """Shared informers of certificates.k8s.io/v1beta1: one class per kind that offers list and watch.
 
 `ClusterTrustBundleInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -16,14 +17,13 @@ from .listers import (
     ClusterTrustBundleLister,
     PodCertificateRequestLister,
 )
-from .models import (
-    ClusterTrustBundle,
-    PodCertificateRequest,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import ClusterTrustBundle
+    from .models import PodCertificateRequest
 
 
 class ClusterTrustBundleInformer:
@@ -38,6 +38,8 @@ class ClusterTrustBundleInformer:
 
     def informer(self) -> _SharedIndexInformer[ClusterTrustBundle]:
         """The factory's shared informer of clustertrustbundles, created on first request."""
+        from .models import ClusterTrustBundle
+
         return self._factory.typed_informer(self.RESOURCE, ClusterTrustBundle)
 
     def lister(self) -> ClusterTrustBundleLister:
@@ -57,6 +59,8 @@ class PodCertificateRequestInformer:
 
     def informer(self) -> _SharedIndexInformer[PodCertificateRequest]:
         """The factory's shared informer of podcertificaterequests, created on first request."""
+        from .models import PodCertificateRequest
+
         return self._factory.typed_informer(self.RESOURCE, PodCertificateRequest)
 
     def lister(self) -> PodCertificateRequestLister:

@@ -2,7 +2,8 @@
 """Shared informers of coordination.k8s.io/v1beta1: one class per kind that offers list and watch.
 
 `LeaseCandidateInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from .listers import (
     LeaseCandidateLister,
 )
-from .models import (
-    LeaseCandidate,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import LeaseCandidate
 
 
 class LeaseCandidateInformer:
@@ -36,6 +36,8 @@ class LeaseCandidateInformer:
 
     def informer(self) -> _SharedIndexInformer[LeaseCandidate]:
         """The factory's shared informer of leasecandidates, created on first request."""
+        from .models import LeaseCandidate
+
         return self._factory.typed_informer(self.RESOURCE, LeaseCandidate)
 
     def lister(self) -> LeaseCandidateLister:

@@ -2,7 +2,8 @@
 """Shared informers of core/v1: one class per kind that offers list and watch.
 
 `ConfigMapInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -29,27 +30,26 @@ from .listers import (
     ServiceAccountLister,
     ServiceLister,
 )
-from .models import (
-    ConfigMap,
-    Endpoints,
-    Event,
-    LimitRange,
-    Namespace,
-    Node,
-    PersistentVolume,
-    PersistentVolumeClaim,
-    Pod,
-    PodTemplate,
-    ReplicationController,
-    ResourceQuota,
-    Secret,
-    Service,
-    ServiceAccount,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import ConfigMap
+    from .models import Endpoints
+    from .models import Event
+    from .models import LimitRange
+    from .models import Namespace
+    from .models import Node
+    from .models import PersistentVolume
+    from .models import PersistentVolumeClaim
+    from .models import Pod
+    from .models import PodTemplate
+    from .models import ReplicationController
+    from .models import ResourceQuota
+    from .models import Secret
+    from .models import Service
+    from .models import ServiceAccount
 
 
 class ConfigMapInformer:
@@ -64,6 +64,8 @@ class ConfigMapInformer:
 
     def informer(self) -> _SharedIndexInformer[ConfigMap]:
         """The factory's shared informer of configmaps, created on first request."""
+        from .models import ConfigMap
+
         return self._factory.typed_informer(self.RESOURCE, ConfigMap)
 
     def lister(self) -> ConfigMapLister:
@@ -83,6 +85,8 @@ class EndpointsInformer:
 
     def informer(self) -> _SharedIndexInformer[Endpoints]:
         """The factory's shared informer of endpoints, created on first request."""
+        from .models import Endpoints
+
         return self._factory.typed_informer(self.RESOURCE, Endpoints)
 
     def lister(self) -> EndpointsLister:
@@ -102,6 +106,8 @@ class EventInformer:
 
     def informer(self) -> _SharedIndexInformer[Event]:
         """The factory's shared informer of events, created on first request."""
+        from .models import Event
+
         return self._factory.typed_informer(self.RESOURCE, Event)
 
     def lister(self) -> EventLister:
@@ -121,6 +127,8 @@ class LimitRangeInformer:
 
     def informer(self) -> _SharedIndexInformer[LimitRange]:
         """The factory's shared informer of limitranges, created on first request."""
+        from .models import LimitRange
+
         return self._factory.typed_informer(self.RESOURCE, LimitRange)
 
     def lister(self) -> LimitRangeLister:
@@ -140,6 +148,8 @@ class NamespaceInformer:
 
     def informer(self) -> _SharedIndexInformer[Namespace]:
         """The factory's shared informer of namespaces, created on first request."""
+        from .models import Namespace
+
         return self._factory.typed_informer(self.RESOURCE, Namespace)
 
     def lister(self) -> NamespaceLister:
@@ -159,6 +169,8 @@ class NodeInformer:
 
     def informer(self) -> _SharedIndexInformer[Node]:
         """The factory's shared informer of nodes, created on first request."""
+        from .models import Node
+
         return self._factory.typed_informer(self.RESOURCE, Node)
 
     def lister(self) -> NodeLister:
@@ -178,6 +190,8 @@ class PersistentVolumeClaimInformer:
 
     def informer(self) -> _SharedIndexInformer[PersistentVolumeClaim]:
         """The factory's shared informer of persistentvolumeclaims, created on first request."""
+        from .models import PersistentVolumeClaim
+
         return self._factory.typed_informer(self.RESOURCE, PersistentVolumeClaim)
 
     def lister(self) -> PersistentVolumeClaimLister:
@@ -197,6 +211,8 @@ class PersistentVolumeInformer:
 
     def informer(self) -> _SharedIndexInformer[PersistentVolume]:
         """The factory's shared informer of persistentvolumes, created on first request."""
+        from .models import PersistentVolume
+
         return self._factory.typed_informer(self.RESOURCE, PersistentVolume)
 
     def lister(self) -> PersistentVolumeLister:
@@ -216,6 +232,8 @@ class PodTemplateInformer:
 
     def informer(self) -> _SharedIndexInformer[PodTemplate]:
         """The factory's shared informer of podtemplates, created on first request."""
+        from .models import PodTemplate
+
         return self._factory.typed_informer(self.RESOURCE, PodTemplate)
 
     def lister(self) -> PodTemplateLister:
@@ -235,6 +253,8 @@ class PodInformer:
 
     def informer(self) -> _SharedIndexInformer[Pod]:
         """The factory's shared informer of pods, created on first request."""
+        from .models import Pod
+
         return self._factory.typed_informer(self.RESOURCE, Pod)
 
     def lister(self) -> PodLister:
@@ -254,6 +274,8 @@ class ReplicationControllerInformer:
 
     def informer(self) -> _SharedIndexInformer[ReplicationController]:
         """The factory's shared informer of replicationcontrollers, created on first request."""
+        from .models import ReplicationController
+
         return self._factory.typed_informer(self.RESOURCE, ReplicationController)
 
     def lister(self) -> ReplicationControllerLister:
@@ -273,6 +295,8 @@ class ResourceQuotaInformer:
 
     def informer(self) -> _SharedIndexInformer[ResourceQuota]:
         """The factory's shared informer of resourcequotas, created on first request."""
+        from .models import ResourceQuota
+
         return self._factory.typed_informer(self.RESOURCE, ResourceQuota)
 
     def lister(self) -> ResourceQuotaLister:
@@ -292,6 +316,8 @@ class SecretInformer:
 
     def informer(self) -> _SharedIndexInformer[Secret]:
         """The factory's shared informer of secrets, created on first request."""
+        from .models import Secret
+
         return self._factory.typed_informer(self.RESOURCE, Secret)
 
     def lister(self) -> SecretLister:
@@ -311,6 +337,8 @@ class ServiceAccountInformer:
 
     def informer(self) -> _SharedIndexInformer[ServiceAccount]:
         """The factory's shared informer of serviceaccounts, created on first request."""
+        from .models import ServiceAccount
+
         return self._factory.typed_informer(self.RESOURCE, ServiceAccount)
 
     def lister(self) -> ServiceAccountLister:
@@ -330,6 +358,8 @@ class ServiceInformer:
 
     def informer(self) -> _SharedIndexInformer[Service]:
         """The factory's shared informer of services, created on first request."""
+        from .models import Service
+
         return self._factory.typed_informer(self.RESOURCE, Service)
 
     def lister(self) -> ServiceLister:

@@ -2,7 +2,8 @@
 """Shared informers of flowcontrol.apiserver.k8s.io/v1: one class per kind that offers list and watch.
 
 `FlowSchemaInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -16,14 +17,13 @@ from .listers import (
     FlowSchemaLister,
     PriorityLevelConfigurationLister,
 )
-from .models import (
-    FlowSchema,
-    PriorityLevelConfiguration,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import FlowSchema
+    from .models import PriorityLevelConfiguration
 
 
 class FlowSchemaInformer:
@@ -38,6 +38,8 @@ class FlowSchemaInformer:
 
     def informer(self) -> _SharedIndexInformer[FlowSchema]:
         """The factory's shared informer of flowschemas, created on first request."""
+        from .models import FlowSchema
+
         return self._factory.typed_informer(self.RESOURCE, FlowSchema)
 
     def lister(self) -> FlowSchemaLister:
@@ -57,6 +59,8 @@ class PriorityLevelConfigurationInformer:
 
     def informer(self) -> _SharedIndexInformer[PriorityLevelConfiguration]:
         """The factory's shared informer of prioritylevelconfigurations, created on first request."""
+        from .models import PriorityLevelConfiguration
+
         return self._factory.typed_informer(self.RESOURCE, PriorityLevelConfiguration)
 
     def lister(self) -> PriorityLevelConfigurationLister:

@@ -2,7 +2,8 @@
 """Shared informers of internal.apiserver.k8s.io/v1alpha1: one class per kind that offers list and watch.
 
 `StorageVersionInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from .listers import (
     StorageVersionLister,
 )
-from .models import (
-    StorageVersion,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import StorageVersion
 
 
 class StorageVersionInformer:
@@ -36,6 +36,8 @@ class StorageVersionInformer:
 
     def informer(self) -> _SharedIndexInformer[StorageVersion]:
         """The factory's shared informer of storageversions, created on first request."""
+        from .models import StorageVersion
+
         return self._factory.typed_informer(self.RESOURCE, StorageVersion)
 
     def lister(self) -> StorageVersionLister:

@@ -2,7 +2,8 @@
 """Shared informers of networking.k8s.io/v1: one class per kind that offers list and watch.
 
 `IngressClassInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -19,17 +20,16 @@ from .listers import (
     NetworkPolicyLister,
     ServiceCIDRLister,
 )
-from .models import (
-    IPAddress,
-    Ingress,
-    IngressClass,
-    NetworkPolicy,
-    ServiceCIDR,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import IPAddress
+    from .models import Ingress
+    from .models import IngressClass
+    from .models import NetworkPolicy
+    from .models import ServiceCIDR
 
 
 class IngressClassInformer:
@@ -44,6 +44,8 @@ class IngressClassInformer:
 
     def informer(self) -> _SharedIndexInformer[IngressClass]:
         """The factory's shared informer of ingressclasses, created on first request."""
+        from .models import IngressClass
+
         return self._factory.typed_informer(self.RESOURCE, IngressClass)
 
     def lister(self) -> IngressClassLister:
@@ -63,6 +65,8 @@ class IngressInformer:
 
     def informer(self) -> _SharedIndexInformer[Ingress]:
         """The factory's shared informer of ingresses, created on first request."""
+        from .models import Ingress
+
         return self._factory.typed_informer(self.RESOURCE, Ingress)
 
     def lister(self) -> IngressLister:
@@ -82,6 +86,8 @@ class IPAddressInformer:
 
     def informer(self) -> _SharedIndexInformer[IPAddress]:
         """The factory's shared informer of ipaddresses, created on first request."""
+        from .models import IPAddress
+
         return self._factory.typed_informer(self.RESOURCE, IPAddress)
 
     def lister(self) -> IPAddressLister:
@@ -101,6 +107,8 @@ class NetworkPolicyInformer:
 
     def informer(self) -> _SharedIndexInformer[NetworkPolicy]:
         """The factory's shared informer of networkpolicies, created on first request."""
+        from .models import NetworkPolicy
+
         return self._factory.typed_informer(self.RESOURCE, NetworkPolicy)
 
     def lister(self) -> NetworkPolicyLister:
@@ -120,6 +128,8 @@ class ServiceCIDRInformer:
 
     def informer(self) -> _SharedIndexInformer[ServiceCIDR]:
         """The factory's shared informer of servicecidrs, created on first request."""
+        from .models import ServiceCIDR
+
         return self._factory.typed_informer(self.RESOURCE, ServiceCIDR)
 
     def lister(self) -> ServiceCIDRLister:

@@ -2,7 +2,8 @@
 """Shared informers of networking.k8s.io/v1beta1: one class per kind that offers list and watch.
 
 `IPAddressInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -16,14 +17,13 @@ from .listers import (
     IPAddressLister,
     ServiceCIDRLister,
 )
-from .models import (
-    IPAddress,
-    ServiceCIDR,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import IPAddress
+    from .models import ServiceCIDR
 
 
 class IPAddressInformer:
@@ -38,6 +38,8 @@ class IPAddressInformer:
 
     def informer(self) -> _SharedIndexInformer[IPAddress]:
         """The factory's shared informer of ipaddresses, created on first request."""
+        from .models import IPAddress
+
         return self._factory.typed_informer(self.RESOURCE, IPAddress)
 
     def lister(self) -> IPAddressLister:
@@ -57,6 +59,8 @@ class ServiceCIDRInformer:
 
     def informer(self) -> _SharedIndexInformer[ServiceCIDR]:
         """The factory's shared informer of servicecidrs, created on first request."""
+        from .models import ServiceCIDR
+
         return self._factory.typed_informer(self.RESOURCE, ServiceCIDR)
 
     def lister(self) -> ServiceCIDRLister:

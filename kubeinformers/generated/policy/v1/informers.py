@@ -2,7 +2,8 @@
 """Shared informers of policy/v1: one class per kind that offers list and watch.
 
 `PodDisruptionBudgetInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from .listers import (
     PodDisruptionBudgetLister,
 )
-from .models import (
-    PodDisruptionBudget,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import PodDisruptionBudget
 
 
 class PodDisruptionBudgetInformer:
@@ -36,6 +36,8 @@ class PodDisruptionBudgetInformer:
 
     def informer(self) -> _SharedIndexInformer[PodDisruptionBudget]:
         """The factory's shared informer of poddisruptionbudgets, created on first request."""
+        from .models import PodDisruptionBudget
+
         return self._factory.typed_informer(self.RESOURCE, PodDisruptionBudget)
 
     def lister(self) -> PodDisruptionBudgetLister:

@@ -2,7 +2,8 @@
 """Shared informers of rbac.authorization.k8s.io/v1: one class per kind that offers list and watch.
 
 `ClusterRoleBindingInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -18,16 +19,15 @@ from .listers import (
     RoleBindingLister,
     RoleLister,
 )
-from .models import (
-    ClusterRole,
-    ClusterRoleBinding,
-    Role,
-    RoleBinding,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import ClusterRole
+    from .models import ClusterRoleBinding
+    from .models import Role
+    from .models import RoleBinding
 
 
 class ClusterRoleBindingInformer:
@@ -42,6 +42,8 @@ class ClusterRoleBindingInformer:
 
     def informer(self) -> _SharedIndexInformer[ClusterRoleBinding]:
         """The factory's shared informer of clusterrolebindings, created on first request."""
+        from .models import ClusterRoleBinding
+
         return self._factory.typed_informer(self.RESOURCE, ClusterRoleBinding)
 
     def lister(self) -> ClusterRoleBindingLister:
@@ -61,6 +63,8 @@ class ClusterRoleInformer:
 
     def informer(self) -> _SharedIndexInformer[ClusterRole]:
         """The factory's shared informer of clusterroles, created on first request."""
+        from .models import ClusterRole
+
         return self._factory.typed_informer(self.RESOURCE, ClusterRole)
 
     def lister(self) -> ClusterRoleLister:
@@ -80,6 +84,8 @@ class RoleBindingInformer:
 
     def informer(self) -> _SharedIndexInformer[RoleBinding]:
         """The factory's shared informer of rolebindings, created on first request."""
+        from .models import RoleBinding
+
         return self._factory.typed_informer(self.RESOURCE, RoleBinding)
 
     def lister(self) -> RoleBindingLister:
@@ -99,6 +105,8 @@ class RoleInformer:
 
     def informer(self) -> _SharedIndexInformer[Role]:
         """The factory's shared informer of roles, created on first request."""
+        from .models import Role
+
         return self._factory.typed_informer(self.RESOURCE, Role)
 
     def lister(self) -> RoleLister:

@@ -2,7 +2,8 @@
 """Shared informers of resource.k8s.io/v1beta1: one class per kind that offers list and watch.
 
 `DeviceClassInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -18,16 +19,15 @@ from .listers import (
     ResourceClaimLister,
     ResourceSliceLister,
 )
-from .models import (
-    DeviceClass,
-    ResourceClaim,
-    ResourceClaimTemplate,
-    ResourceSlice,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import DeviceClass
+    from .models import ResourceClaim
+    from .models import ResourceClaimTemplate
+    from .models import ResourceSlice
 
 
 class DeviceClassInformer:
@@ -42,6 +42,8 @@ class DeviceClassInformer:
 
     def informer(self) -> _SharedIndexInformer[DeviceClass]:
         """The factory's shared informer of deviceclasses, created on first request."""
+        from .models import DeviceClass
+
         return self._factory.typed_informer(self.RESOURCE, DeviceClass)
 
     def lister(self) -> DeviceClassLister:
@@ -61,6 +63,8 @@ class ResourceClaimTemplateInformer:
 
     def informer(self) -> _SharedIndexInformer[ResourceClaimTemplate]:
         """The factory's shared informer of resourceclaimtemplates, created on first request."""
+        from .models import ResourceClaimTemplate
+
         return self._factory.typed_informer(self.RESOURCE, ResourceClaimTemplate)
 
     def lister(self) -> ResourceClaimTemplateLister:
@@ -80,6 +84,8 @@ class ResourceClaimInformer:
 
     def informer(self) -> _SharedIndexInformer[ResourceClaim]:
         """The factory's shared informer of resourceclaims, created on first request."""
+        from .models import ResourceClaim
+
         return self._factory.typed_informer(self.RESOURCE, ResourceClaim)
 
     def lister(self) -> ResourceClaimLister:
@@ -99,6 +105,8 @@ class ResourceSliceInformer:
 
     def informer(self) -> _SharedIndexInformer[ResourceSlice]:
         """The factory's shared informer of resourceslices, created on first request."""
+        from .models import ResourceSlice
+
         return self._factory.typed_informer(self.RESOURCE, ResourceSlice)
 
     def lister(self) -> ResourceSliceLister:

@@ -2,7 +2,8 @@
 """Shared informers of storage.k8s.io/v1: one class per kind that offers list and watch.
 
 `CSIDriverInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module is
+imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -20,18 +21,17 @@ from .listers import (
     VolumeAttachmentLister,
     VolumeAttributesClassLister,
 )
-from .models import (
-    CSIDriver,
-    CSINode,
-    CSIStorageCapacity,
-    StorageClass,
-    VolumeAttachment,
-    VolumeAttributesClass,
-)
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import CSIDriver
+    from .models import CSINode
+    from .models import CSIStorageCapacity
+    from .models import StorageClass
+    from .models import VolumeAttachment
+    from .models import VolumeAttributesClass
 
 
 class CSIDriverInformer:
@@ -46,6 +46,8 @@ class CSIDriverInformer:
 
     def informer(self) -> _SharedIndexInformer[CSIDriver]:
         """The factory's shared informer of csidrivers, created on first request."""
+        from .models import CSIDriver
+
         return self._factory.typed_informer(self.RESOURCE, CSIDriver)
 
     def lister(self) -> CSIDriverLister:
@@ -65,6 +67,8 @@ class CSINodeInformer:
 
     def informer(self) -> _SharedIndexInformer[CSINode]:
         """The factory's shared informer of csinodes, created on first request."""
+        from .models import CSINode
+
         return self._factory.typed_informer(self.RESOURCE, CSINode)
 
     def lister(self) -> CSINodeLister:
@@ -84,6 +88,8 @@ class CSIStorageCapacityInformer:
 
     def informer(self) -> _SharedIndexInformer[CSIStorageCapacity]:
         """The factory's shared informer of csistoragecapacities, created on first request."""
+        from .models import CSIStorageCapacity
+
         return self._factory.typed_informer(self.RESOURCE, CSIStorageCapacity)
 
     def lister(self) -> CSIStorageCapacityLister:
@@ -103,6 +109,8 @@ class StorageClassInformer:
 
     def informer(self) -> _SharedIndexInformer[StorageClass]:
         """The factory's shared informer of storageclasses, created on first request."""
+        from .models import StorageClass
+
         return self._factory.typed_informer(self.RESOURCE, StorageClass)
 
     def lister(self) -> StorageClassLister:
@@ -122,6 +130,8 @@ class VolumeAttachmentInformer:
 
     def informer(self) -> _SharedIndexInformer[VolumeAttachment]:
         """The factory's shared informer of volumeattachments, created on first request."""
+        from .models import VolumeAttachment
+
         return self._factory.typed_informer(self.RESOURCE, VolumeAttachment)
 
     def lister(self) -> VolumeAttachmentLister:
@@ -141,6 +151,8 @@ class VolumeAttributesClassInformer:
 
     def informer(self) -> _SharedIndexInformer[VolumeAttributesClass]:
         """The factory's shared informer of volumeattributesclasses, created on first request."""
+        from .models import VolumeAttributesClass
+
         return self._factory.typed_informer(self.RESOURCE, VolumeAttributesClass)
 
     def lister(self) -> VolumeAttributesClassLister:
