@@ -173,6 +173,9 @@ if TYPE_CHECKING:
         FakeClock as FakeClock,
     )
     from kubeinformers.runtime.clock import (
+        Now as Now,
+    )
+    from kubeinformers.runtime.clock import (
         RealClock as RealClock,
     )
     from kubeinformers.runtime.codec.lazy import (
@@ -344,6 +347,7 @@ _EXPORTS: dict[str, str] = {
     "Clock": "kubeinformers.runtime.clock",
     "RealClock": "kubeinformers.runtime.clock",
     "FakeClock": "kubeinformers.runtime.clock",
+    "Now": "kubeinformers.runtime.clock",
     # The reconcile loop and leader election (client-go: tools/leaderelection)
     "ReconcileLoop": "kubeinformers.runtime.reconcile",
     "Requeue": "kubeinformers.runtime.reconcile",
@@ -400,6 +404,7 @@ __all__ = [
     "NamespacedLister",
     "NoInformerFoundError",
     "NotFoundError",
+    "Now",
     "ObjectDecodeError",
     "ObjectList",
     "PartialObjectMetadata",

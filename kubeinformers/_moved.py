@@ -42,7 +42,7 @@ MOVED: dict[str, str] = {
     "runtime.processor": "runtime.cache.processor",
     "runtime.rate_limiters": "runtime.workqueue.rate_limiters",
     "runtime.real_fifo": "runtime.cache.real_fifo",
-    "runtime.reflector_initial": "runtime.reflector.list",
+    "runtime.reflector_initial": "runtime.reflector.watch_list",
     "runtime.reflector_support": "runtime.reflector.support",
     "runtime.resource": "runtime.api.resource",
     "runtime.store": "runtime.cache.store",

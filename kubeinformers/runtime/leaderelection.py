@@ -32,6 +32,7 @@ from kubernetes.client.exceptions import ApiException
 
 from kubeinformers.runtime.api.fields import field_of as _field
 from kubeinformers.runtime.api.timestamps import format_micro_time
+from kubeinformers.runtime.clock import Now
 
 __all__ = [
     "JITTER_FACTOR",
@@ -232,7 +233,7 @@ class LeaderElectionConfig:
     retry_period: float = 2.0
     release_on_cancel: bool = False
     name: str = ""
-    clock: Callable[[], float] = field(default=time.monotonic)
+    clock: Now = field(default=time.monotonic)
 
     def validate(self) -> None:
         if self.lease_duration <= self.renew_deadline:

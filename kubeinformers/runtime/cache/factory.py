@@ -25,6 +25,7 @@ from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
 from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind, SharedIndexInformer
 from kubeinformers.runtime.cache.listers import GenericLister
 from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, meta_namespace_index_func
+from kubeinformers.runtime.clock import Now
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.client.transport import DecodeMode
@@ -321,7 +322,7 @@ class SharedInformerFactory:
         self,
         informers: Mapping[GroupVersionResource, SharedIndexInformer[Any]],
         timeout: float | None,
-        clock: Callable[[], float],
+        clock: Now,
     ) -> Iterator[float]:
         """How long to wait before each next look, until every informer has synced, the
         deadline passes or the factory shuts down (polling backs off from 5 ms to 100 ms)."""

@@ -50,6 +50,7 @@ from kubeinformers.runtime.cache.processor import (
 )
 from kubeinformers.runtime.cache.real_fifo import RealFIFO
 from kubeinformers.runtime.cache.store import Indexer
+from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.metrics import (
     HandlerMetrics,
     InformerMetrics,
@@ -193,7 +194,7 @@ class SharedIndexInformer(Generic[T]):
         use_watch_list: bool | None = None,
         page_size: int | None = None,
         queue: QueueKind = "delta",
-        clock: Callable[[], float] = time.monotonic,
+        clock: Now = time.monotonic,
     ) -> None:
         if queue not in QUEUE_KINDS:
             raise ValueError(

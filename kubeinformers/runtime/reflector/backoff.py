@@ -26,6 +26,7 @@ from kubeinformers.runtime.api.errors import is_internal_error
 from kubeinformers.runtime.api.errors import (
     is_watch_error_retriable as is_watch_error_retriable,
 )
+from kubeinformers.runtime.clock import Now
 
 DEFAULT_INITIAL = 0.8
 DEFAULT_CAP = 30.0
@@ -50,7 +51,7 @@ class Backoff:
         steps: int | None = None,
         reset_interval: float = DEFAULT_RESET_INTERVAL,
         *,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Now = time.monotonic,
         rand: Callable[[], float] = random.random,
     ) -> None:
         if initial <= 0:
@@ -107,9 +108,7 @@ class RetryWithDeadline:
     (client-go: tools/cache/retry_with_deadline.go)
     """
 
-    def __init__(
-        self, max_duration: float, reset_period: float, clock: Callable[[], float]
-    ) -> None:
+    def __init__(self, max_duration: float, reset_period: float, clock: Now) -> None:
         self._max = max_duration
         self._reset_period = reset_period
         self._clock = clock

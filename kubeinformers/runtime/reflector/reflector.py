@@ -32,6 +32,7 @@ from kubeinformers.runtime.api.listwatch import (
     watch_list_semantics_unsupported,
 )
 from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE
+from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.codec.lazy import InvalidObjectError
 from kubeinformers.runtime.codec.wire import ObjectDecodeError
 from kubeinformers.runtime.metrics import ReflectorCounters
@@ -117,7 +118,7 @@ class Reflector(Generic[T]):
         min_watch_timeout: float | None = None,
         max_internal_error_retry_duration: float = 0.0,
         backoff: Backoff | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Now = time.monotonic,
         wait: Callable[[threading.Event, float], bool] | None = None,
         rand: Callable[[], float] = random.random,
         counters: ReflectorCounters | None = None,

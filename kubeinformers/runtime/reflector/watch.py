@@ -24,6 +24,7 @@ from kubeinformers.runtime.api.listwatch import (
     Watch,
 )
 from kubeinformers.runtime.cache.keys import object_annotations, object_resource_version
+from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.metrics import ReflectorCounters
 from kubeinformers.runtime.reflector.state import ReflectorState
 from kubeinformers.runtime.reflector.support import (
@@ -54,7 +55,7 @@ def handle_watch(
     expected_type: type | None,
     type_description: str,
     expected_gvk: tuple[str, str] | None = None,
-    clock: Callable[[], float],
+    clock: Now,
     resync_error: Callable[[], BaseException | None] = lambda: None,
     exit_on_initial_events_end: bool = False,
     started_at_rv: str | None = None,
@@ -217,7 +218,7 @@ class StreamHandler:
         expected_type: type | None,
         type_description: str,
         expected_gvk: tuple[str, str] | None,
-        clock: Callable[[], float],
+        clock: Now,
         resync_error: Callable[[], BaseException | None],
         counters: ReflectorCounters,
     ) -> None:

@@ -12,6 +12,7 @@ from typing import Any, Generic, TypeVar
 
 from kubeinformers.runtime.api.errors import is_expired, is_too_large_resource_version
 from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions
+from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.codec.wire import gc_paused
 from kubeinformers.runtime.metrics import ReflectorCounters
 from kubeinformers.runtime.reflector.backoff import is_watch_error_retriable
@@ -49,7 +50,7 @@ class WatchList(Generic[T]):
         type_description: str,
         backoff_wait: Callable[[threading.Event, BaseException | None], bool],
         watch_timeout: Callable[[], int],
-        clock: Callable[[], float],
+        clock: Now,
         wait: Callable[[threading.Event, float], bool],
     ) -> None:
         self.lister_watcher = lister_watcher
