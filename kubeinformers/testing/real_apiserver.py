@@ -13,7 +13,8 @@ directory holding `kube-apiserver` and `etcd`), then `../shared/realk8s/bin/*.xz
 clone or the working directory (extracted once into a cache keyed by their content; the same
 cache `realk8s/start` fills). The server gets a throw-away CA (pure Python, no openssl), an
 admin token in `system:masters`, a token for the user `noperms` (authenticated, no RBAC
-bindings: 403), RBAC, and the same flags as `realk8s/start`.
+bindings: 403), RBAC, and the same flags as `realk8s/start` plus a 2 s grace for open watches
+on SIGTERM (realk8s's apiserver waits for them to end, so its TERM restarts take 20 s and a KILL).
 
 Both processes run in their own process group and get SIGKILL when the thread that started
 them ends (PR_SET_PDEATHSIG), so they die with the test process even when it is SIGKILLed;
@@ -628,6 +629,9 @@ class RealApiServer:
                 "--enable-priority-and-fairness=false",
                 "--max-requests-inflight=1000",
                 "--max-mutating-requests-inflight=500",
+                # Without it a SIGTERM waits for open watches to end by themselves (minutes):
+                # restart_apiserver() would fall back to SIGKILL after 20 s every time.
+                "--shutdown-watch-termination-grace-period=2s",
                 "--v=1",
                 *self._extra,
             ]
