@@ -3,8 +3,8 @@
 A kube-apiserver restart (a rollout, a crash) fails every list and watch for a few seconds: the
 watch connection drops, the port refuses connections, then the new server answers 503 ("the
 request has been made before all known HTTP paths have been installed") until its handlers are
-in place. Each failure is retried with backoff and heals by itself, so the reflector reports an
-outage once: the first failure as one WARNING, the rest at DEBUG, the recovery as one INFO.
+in place, and 429 "storage is (re)initializing" until its watch cache is filled. Each failure
+is retried with backoff and heals by itself, so the reflector reports an outage once: the first failure as one WARNING, the rest at DEBUG, the recovery as one INFO.
 A server that stays away is not silenced: the WARNING is repeated every `repeat_after` seconds
 while it lasts. Failures that are not an outage (401/403, 404, 410, 500, a certificate the
 client does not trust, a bad object) keep their own, louder reporting.
@@ -22,6 +22,7 @@ from kubeinformers.runtime.errors import ApiStatusError
 from kubeinformers.runtime.reflector_support import VeryShortWatchError
 
 REPEAT_AFTER_SECONDS = 60.0
+_REINITIALIZING = "storage is (re)initializing"
 
 
 def _is_tls_failure(err: BaseException) -> bool:
@@ -40,9 +41,10 @@ def _is_tls_failure(err: BaseException) -> bool:
 
 
 def is_server_unavailable(err: BaseException) -> bool:
-    """The server is away for now: unreachable, its connection dropped, or it answered 503."""
+    """The server is away for now: unreachable, its connection dropped, it answered 503, or
+    429 "storage is (re)initializing" (a restarted apiserver's watch cache filling up)."""
     if isinstance(err, ApiStatusError):
-        return err.code == 503
+        return err.code == 503 or (err.code == 429 and _REINITIALIZING in str(err))
     if isinstance(err, VeryShortWatchError):
         return True
     return isinstance(err, ConnectionError) and not _is_tls_failure(err)

@@ -41,6 +41,8 @@ def _tls_failure() -> ConnectionError:
     ("err", "outage"),
     [
         (ApiStatusError(503, "ServiceUnavailable", "before all known HTTP paths"), True),
+        (ApiStatusError(429, "TooManyRequests", "storage is (re)initializing"), True),
+        (ApiStatusError(429, "TooManyRequests", "too many requests, please try again"), False),
         (ConnectionRefusedError("cannot watch pods: unreachable"), True),
         (ConnectionError("Response ended prematurely"), True),
         (VeryShortWatchError("pods"), True),
