@@ -298,6 +298,15 @@ class ApiListerWatcher(Generic[T]):
                 f"forbidden: cannot {verb} {self.describe()} at {self.server}: {err.message}; "
                 "check the RBAC rules of the credentials"
             )
+        elif code == 404 and not (status.details and status.details.name):
+            # A collection is never missing: its path is (an unknown group answers plain text
+            # "404 page not found"), so say which resource and what to check.
+            err.message = (
+                f"not found: cannot {verb} {self.describe()} at {self.server}: the server does "
+                f"not serve {self.resource.gvr.group_resource()} in {self.resource.api_version} "
+                f"({err.message}); check the API group and version, and for a custom resource "
+                "that its CustomResourceDefinition is installed"
+            )
         err.args = (err.message,)
         return err
 
