@@ -511,15 +511,19 @@ class RealApiServer:
                 self._server,
             )
 
+    def etcd_revision(self) -> int:
+        """etcd's current revision: the newest resourceVersion the apiserver can have handed out."""
+        answer = self._etcd_post(
+            "/v3/kv/range", {"key": "Lw==", "range_end": "MA==", "count_only": True}
+        )
+        return int(answer["header"]["revision"])
+
     def compact_etcd(self) -> int:
         """Compact etcd at its current revision (physically); returns that revision.
 
         Older resourceVersions then fail in etcd; the apiserver's watch cache may still serve
-        recent ones until it falls behind, after which they answer 410 Gone."""
-        header = self._etcd_post(
-            "/v3/kv/range", {"key": "Lw==", "range_end": "MA==", "count_only": True}
-        )
-        revision = int(header["header"]["revision"])
+        recent ones until it falls behind (or restarts), after which they answer 410 Gone."""
+        revision = self.etcd_revision()
         self._etcd_post("/v3/kv/compaction", {"revision": revision, "physical": True})
         return revision
 
