@@ -4,7 +4,8 @@ A kube-apiserver restart (a rollout, a crash) fails every list and watch for a f
 watch connection drops, the port refuses connections, then the new server answers 503 ("the
 request has been made before all known HTTP paths have been installed") until its handlers are
 in place, and 429 "storage is (re)initializing" until its watch cache is filled. Each failure
-is retried with backoff and heals by itself, so the reflector reports an outage once: the first failure as one WARNING, the rest at DEBUG, the recovery as one INFO.
+is retried with backoff and heals by itself, so the reflector reports an outage once: the
+first failure as one WARNING, the rest at DEBUG, the recovery as one INFO.
 A server that stays away is not silenced: the WARNING is repeated every `repeat_after` seconds
 while it lasts. Failures that are not an outage (401/403, 404, 410, 500, a certificate the
 client does not trust, a bad object) keep their own, louder reporting.

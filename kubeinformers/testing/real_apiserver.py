@@ -181,7 +181,7 @@ if sys.platform.startswith("linux"):
 
 
 def _die_with_parent(parent_pid: int) -> None:
-    """preexec_fn: SIGKILL this child when its parent thread ends (also on SIGKILL of the parent)."""
+    """preexec_fn: SIGKILL this child when its parent thread ends (the parent's SIGKILL too)."""
     if _libc is not None:
         _libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     if os.getppid() != parent_pid:  # the parent died before prctl took effect

@@ -119,8 +119,8 @@ def server(
         _initial_widgets(cluster)
 
         def restart() -> None:
-            # a write after the informers' last event, then a crash and restart: the new watch cache
-            # begins after their resourceVersion, so each re-watch is "too old" (410)
+            # a write after the informers' last event, then a crash and restart: the new watch
+            # cache begins after their resourceVersion, so each re-watch is "too old" (410)
             cluster.namespace(f"relist-{time.monotonic_ns()}")
             real.restart_apiserver(kill=True)
 

@@ -317,10 +317,12 @@ def test_fault_run_ends_with_every_cache_and_view_equal_to_the_server(
     for informer in watched.values():
         mine = [w for w in warnings if w.startswith(f"{informer.name}:")]
         assert 1 <= len(mine) <= outages, mine
+        back_line = f"{informer.name}: the API server is back"
         back = [
-            r for r in caplog.records
-            if r.levelno == logging.INFO and r.getMessage().startswith(f"{informer.name}: the API server is back")
-        ]  # fmt: skip
+            r
+            for r in caplog.records
+            if r.levelno == logging.INFO and r.getMessage().startswith(back_line)
+        ]
         assert back, f"{informer.name} never said the server was back"
 
 
