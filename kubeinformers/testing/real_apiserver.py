@@ -13,7 +13,8 @@ directory holding `kube-apiserver` and `etcd`), then `../shared/realk8s/bin/*.xz
 clone or the working directory (extracted once into a cache keyed by their content; the same
 cache `realk8s/start` fills). The server gets a throw-away CA (pure Python, no openssl), an
 admin token in `system:masters`, a token for the user `noperms` (authenticated, no RBAC
-bindings: 403), RBAC, and the same flags as `realk8s/start`.
+bindings: 403), RBAC, and the same flags as `realk8s/start` plus a 2 s grace for open watches
+on SIGTERM (realk8s's apiserver waits for them to end, so its TERM restarts take 20 s and a KILL).
 
 Both processes run in their own process group and get SIGKILL when the thread that started
 them ends (PR_SET_PDEATHSIG), so they die with the test process even when it is SIGKILLed;
@@ -180,7 +181,7 @@ if sys.platform.startswith("linux"):
 
 
 def _die_with_parent(parent_pid: int) -> None:
-    """preexec_fn: SIGKILL this child when its parent thread ends (also on SIGKILL of the parent)."""
+    """preexec_fn: SIGKILL this child when its parent thread ends (the parent's SIGKILL too)."""
     if _libc is not None:
         _libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     if os.getppid() != parent_pid:  # the parent died before prctl took effect
@@ -510,15 +511,19 @@ class RealApiServer:
                 self._server,
             )
 
+    def etcd_revision(self) -> int:
+        """etcd's current revision: the newest resourceVersion the apiserver can have handed out."""
+        answer = self._etcd_post(
+            "/v3/kv/range", {"key": "Lw==", "range_end": "MA==", "count_only": True}
+        )
+        return int(answer["header"]["revision"])
+
     def compact_etcd(self) -> int:
         """Compact etcd at its current revision (physically); returns that revision.
 
         Older resourceVersions then fail in etcd; the apiserver's watch cache may still serve
-        recent ones until it falls behind, after which they answer 410 Gone."""
-        header = self._etcd_post(
-            "/v3/kv/range", {"key": "Lw==", "range_end": "MA==", "count_only": True}
-        )
-        revision = int(header["header"]["revision"])
+        recent ones until it falls behind (or restarts), after which they answer 410 Gone."""
+        revision = self.etcd_revision()
         self._etcd_post("/v3/kv/compaction", {"revision": revision, "physical": True})
         return revision
 
@@ -628,6 +633,9 @@ class RealApiServer:
                 "--enable-priority-and-fairness=false",
                 "--max-requests-inflight=1000",
                 "--max-mutating-requests-inflight=500",
+                # Without it a SIGTERM waits for open watches to end by themselves (minutes):
+                # restart_apiserver() would fall back to SIGKILL after 20 s every time.
+                "--shutdown-watch-termination-grace-period=2s",
                 "--v=1",
                 *self._extra,
             ]

@@ -120,11 +120,7 @@ class RealCluster:
     @property
     def resource_version(self) -> int:
         """etcd's current revision: the newest resourceVersion the server has handed out."""
-        return int(
-            self.server._etcd_post(
-                "/v3/kv/range", {"key": "Lw==", "range_end": "MA==", "count_only": True}
-            )["header"]["revision"]
-        )
+        return self.server.etcd_revision()
 
     # --- requests -----------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
 
 
@@ -115,8 +116,8 @@ class TcpProxy:
 
     # --- relaying -----------------------------------------------------------------------------
 
-    def _spawn(self, target: object, name: str, *args: object) -> None:
-        thread = threading.Thread(target=target, args=args, name=name, daemon=True)  # type: ignore[arg-type]
+    def _spawn(self, target: Callable[..., None], name: str, *args: object) -> None:
+        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
         with self._lock:
             self._threads = [t for t in self._threads if t.is_alive()]
             self._threads.append(thread)

@@ -1,5 +1,6 @@
-"""A handler's picture of the world: it replays add/update/delete callbacks into key → resourceVersion,
-so a test can compare what a handler was told with the server (nothing lost, nothing phantom)."""
+"""A handler's picture of the world: it replays add/update/delete callbacks into
+key → resourceVersion, so a test can compare what a handler was told with the server (nothing
+lost, nothing phantom)."""
 
 from __future__ import annotations
 

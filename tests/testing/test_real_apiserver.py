@@ -158,3 +158,46 @@ def test_unknown_user_is_refused(real_apiserver: RealApiServer) -> None:
     with pytest.raises(ValueError, match="admin"):
         real_apiserver.api_client(user="root")
     assert os.path.exists(real_apiserver.kubeconfig)
+
+
+_USER_TESTS = """
+import json, os
+
+def test_session_server(real_apiserver):
+    record(real_apiserver)
+
+def test_private_server(real_apiserver_factory):
+    record(real_apiserver_factory())
+
+def record(srv):
+    with open(os.environ["RECORD"], "a") as f:
+        f.write(json.dumps({"pids": [srv.apiserver_pid, srv.etcd_pid], "dir": str(srv.dir)}) + "\\n")
+"""
+
+
+@pytest.mark.real_apiserver
+def test_the_fixtures_leave_no_process_and_no_directory(
+    real_apiserver_assets: Path, tmp_path: Path
+) -> None:
+    """A user's test session (the plugin's fixtures, as installed): once it ends, both the
+    session server and a private one are gone, processes and run directories."""
+    (tmp_path / "test_user.py").write_text(_USER_TESTS)
+    record = tmp_path / "record.jsonl"
+    env = {
+        **os.environ,
+        "RECORD": str(record),
+        "KUBEINFORMERS_APISERVER_ASSETS": str(real_apiserver_assets),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_user.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    servers = [json.loads(line) for line in record.read_text().splitlines()]
+    assert len(servers) == 2
+    assert _wait_gone([pid for s in servers for pid in s["pids"]], timeout=5) == []
+    assert not any(Path(s["dir"]).exists() for s in servers)

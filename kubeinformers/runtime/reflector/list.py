@@ -16,6 +16,7 @@ from kubeinformers.runtime.api.errors import is_expired, is_too_large_resource_v
 from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions, ObjectList
 from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE, list_pages
 from kubeinformers.runtime.metrics import ReflectorCounters
+from kubeinformers.runtime.reflector.outage import OutageLog, is_server_unavailable
 from kubeinformers.runtime.reflector.state import ReflectorState
 from kubeinformers.runtime.reflector.support import wrap_list_error
 
@@ -37,6 +38,7 @@ class PagedList(Generic[T]):
         name: str,
         type_description: str,
         page_size: int,
+        outage: OutageLog,
     ) -> None:
         self.lister_watcher = lister_watcher
         self.store = store
@@ -45,6 +47,7 @@ class PagedList(Generic[T]):
         self.name = name
         self.type_description = type_description
         self.page_size = page_size
+        self.outage = outage
 
     def run(self, stop: threading.Event) -> None:
         """D6-D9: paged LIST at the relist RV, one immediate retry at "" on 410/too-large."""
@@ -83,10 +86,14 @@ class PagedList(Generic[T]):
         try:
             outcome = self._interruptible(stop, list_with_retry)
         except Exception as e:
-            logger.warning("%s: failed to list %s: %s", self.name, self.type_description, e)
+            if is_server_unavailable(e):
+                self.outage.failed(f"list of {self.type_description}", e)
+            else:
+                logger.warning("%s: failed to list %s: %s", self.name, self.type_description, e)
             raise wrap_list_error(self.type_description, e) from e
         if outcome is None:
             return  # stop requested
+        self.outage.recovered()
         result, paginated = outcome
         if rv == "0" and paginated:
             self.state.paginated_result = True  # D7: sticky

@@ -44,6 +44,7 @@ from kubeinformers.runtime.reflector.backoff import (
     is_watch_error_retriable,
 )
 from kubeinformers.runtime.reflector.list import PagedList
+from kubeinformers.runtime.reflector.outage import OutageLog, is_server_unavailable
 from kubeinformers.runtime.reflector.state import ReflectorState
 from kubeinformers.runtime.reflector.support import (
     ReflectorStore,
@@ -72,7 +73,10 @@ def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -
     401/403 get their own wording: nothing will change until the credentials or RBAC do.
     """
     name = reflector.name
-    if is_expired(err):
+    if is_server_unavailable(err):
+        # an apiserver restart: reported once per outage, not once per failed request
+        reflector.outage.failed(f"watch of {reflector.type_description}", err)
+    elif is_expired(err):
         logger.debug("%s: watch of %s closed: %s", name, reflector.type_description, err)
     elif isinstance(err, (EOFError, ObjectDecodeError, InvalidObjectError)):
         # A bad object was already logged once (with its key and field path) by the
@@ -143,6 +147,7 @@ class Reflector(Generic[T]):
             else "<unspecified>"
         )
         self.watch_error_handler = watch_error_handler or default_watch_error_handler
+        self.outage = OutageLog(self.name, logger)
         # D17: decided once, at construction.
         enabled = watch_list_gate_enabled() if use_watch_list is None else use_watch_list
         self.use_watch_list = enabled and not watch_list_semantics_unsupported(lister_watcher)
@@ -179,6 +184,7 @@ class Reflector(Generic[T]):
             name=self.name,
             type_description=self.type_description,
             page_size=self.page_size,
+            outage=self.outage,
         )
         self._streamed_list: WatchList[T] = WatchList(
             lister_watcher,
@@ -193,6 +199,7 @@ class Reflector(Generic[T]):
             watch_timeout=self._watch_timeout,
             clock=clock,
             wait=self._wait,
+            outage=self.outage,
         )
         # A transport that can report undecodable objects hands them to the error handler.
         if isinstance(lister_watcher, ReportsDecodeErrors):
@@ -296,13 +303,16 @@ class Reflector(Generic[T]):
                 try:
                     w = self._watch_list(stop)
                 except Exception as e:
-                    logger.warning(
-                        "%s: the watch-list request for %s ended with an error, falling back to "
-                        "LIST/WATCH: %s",
-                        self.name,
-                        self.type_description,
-                        e,
-                    )
+                    if is_server_unavailable(e):
+                        self.outage.failed(f"watch-list of {self.type_description}", e)
+                    else:
+                        logger.warning(
+                            "%s: the watch-list request for %s ended with an error, falling "
+                            "back to LIST/WATCH: %s",
+                            self.name,
+                            self.type_description,
+                            e,
+                        )
                     fallback = True
                     w = None
                 else:
@@ -375,13 +385,17 @@ class Reflector(Generic[T]):
                     except Exception as e:
                         self.counters.watch_errors += 1
                         if is_watch_error_retriable(e):
-                            logger.debug("%s: watch failed, backing off: %s", self.name, e)
+                            if is_server_unavailable(e):
+                                self.outage.failed(f"watch of {self.type_description}", e)
+                            else:
+                                logger.debug("%s: watch failed, backing off: %s", self.name, e)
                             if self._backoff_wait(stop, e):
                                 return
                             continue
                         raise
                     if w is None:
                         return
+                    self.outage.recovered()
                 err: BaseException | None = None
                 try:
                     self._stream.handle(
@@ -417,6 +431,8 @@ class Reflector(Generic[T]):
                 elif is_internal_error(err) and retry.should_retry():
                     logger.info("%s: retrying watch after internal error: %s", self.name, err)
                     continue
+                elif is_server_unavailable(err):
+                    self.outage.failed(f"watch of {self.type_description}", err)
                 else:
                     logger.warning(
                         "%s: watch of %s ended with error: %s",

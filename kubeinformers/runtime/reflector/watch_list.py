@@ -16,6 +16,7 @@ from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.codec.wire import gc_paused
 from kubeinformers.runtime.metrics import ReflectorCounters
 from kubeinformers.runtime.reflector.backoff import is_watch_error_retriable
+from kubeinformers.runtime.reflector.outage import OutageLog, is_server_unavailable
 from kubeinformers.runtime.reflector.state import ReflectorState
 from kubeinformers.runtime.reflector.support import (
     CONSISTENCY_DETECTOR_ENV,
@@ -52,6 +53,7 @@ class WatchList(Generic[T]):
         watch_timeout: Callable[[], int],
         clock: Now,
         wait: Callable[[threading.Event, float], bool],
+        outage: OutageLog,
     ) -> None:
         self.lister_watcher = lister_watcher
         self.store = store
@@ -65,6 +67,7 @@ class WatchList(Generic[T]):
         self.watch_timeout = watch_timeout
         self.clock = clock
         self.wait = wait
+        self.outage = outage
 
     def run(self, stop: threading.Event) -> _Stream[T] | None:
         """D18-D20: stream the initial state; returns the still-open watch, None if stopped."""
@@ -72,7 +75,10 @@ class WatchList(Generic[T]):
         def retriable_with_side_effects(err: BaseException) -> bool:
             self.counters.watch_errors += 1
             if is_watch_error_retriable(err):
-                logger.info("%s: watch-list failed, backing off: %s", self.name, err)
+                if is_server_unavailable(err):
+                    self.outage.failed(f"watch-list of {self.type_description}", err)
+                else:
+                    logger.info("%s: watch-list failed, backing off: %s", self.name, err)
                 self.backoff_wait(stop, err)
                 return True
             if is_expired(err) or is_too_large_resource_version(err):
@@ -153,6 +159,7 @@ class WatchList(Generic[T]):
             raise
         self.counters.lists += 1
         self.state.set_last_sync_rv(resource_version)
+        self.outage.recovered()
         return w
 
 
