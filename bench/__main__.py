@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -132,6 +133,9 @@ def run_probe(c: Contender, server: BenchServer, n: int, *, from_rv: str = "") -
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
+    # The children's CPU time grows by exactly this probe's once it is waited for (the
+    # bench's other children have all ended, the servers' processes have not).
+    cpu_before = _children_cpu()
     try:
         out, err = proc.communicate(timeout=child_timeout(n))
     except subprocess.TimeoutExpired:
@@ -144,6 +148,7 @@ def run_probe(c: Contender, server: BenchServer, n: int, *, from_rv: str = "") -
     if proc.returncode != 0:
         raise ChildFailed(f"{c.name} failed:\n{err[-4000:]}")
     result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    result["cpu_seconds"] = _children_cpu() - cpu_before  # the whole process, start-up included
     if not from_rv:
         after = result["rss_per_object"] * n
         result["rss_after_over_baseline"] = after
@@ -152,6 +157,11 @@ def run_probe(c: Contender, server: BenchServer, n: int, *, from_rv: str = "") -
             result["peak_rss_over_baseline"] = peak[0] - baseline
         result["sync_rounded_up_to_seconds"] = PROBE_POLL_SECONDS
     return result
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -272,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("traced_per_object", "traced_peak_over_after"):
             med[c][key] = t.get(key)
     spread = {
-        c: {k: spread_of(v, k) for k in ("sync_seconds", "rss_per_object")}
+        c: {k: spread_of(v, k) for k in ("sync_seconds", "cpu_seconds", "rss_per_object")}
         for c, v in rounds.items()
     }
     rep = {c: median_of(v) for c, v in replays.items() if v}

@@ -70,6 +70,7 @@ def print_report(r: dict[str, Any]) -> None:
     )
     head = f"{'contender':<42} {'sync s median [min-max]':>26}"
     head += "".join(f" {h:>7}" for _, h in REFERENCES)
+    head += f" {'CPU s':>6}" + "".join(f" {h:>7}" for _, h in REFERENCES[:2])
     print(head)
     for name in SYNC_ROWS:
         if name not in med:
@@ -79,8 +80,16 @@ def print_report(r: dict[str, Any]) -> None:
         line += f"{_median_range(s, spread[name]['sync_seconds'], '{:.2f}'):>26}"
         for ref, _ in REFERENCES:
             line += f" {_ratio(s, med.get(ref, {}).get('sync_seconds')):>7}"
+        cpu = med[name].get("cpu_seconds")
+        line += f" {_num(cpu):>6}"
+        for ref, _ in REFERENCES[:2]:
+            line += f" {_ratio(cpu, med.get(ref, {}).get('cpu_seconds')):>7}"
         print(line)
-    print("(client-go's sync is rounded up to its 100 ms WaitForCacheSync poll)")
+    print(
+        "(client-go's sync is rounded up to its 100 ms WaitForCacheSync poll; CPU s = the client"
+        " process's CPU time during the sync,\n all threads, less sensitive to a busy machine than"
+        " wall time; client-go's is its whole process, start-up included)"
+    )
     print()
     head = f"{'contender':<42} {'RSS/pod KB':>20} {'traced':>7}"
     head += "".join(f" {h:>7}" for _, h in REFERENCES) + f" {'peak/after':>10} {'traced':>6}"
@@ -110,7 +119,7 @@ def print_report(r: dict[str, Any]) -> None:
     rep, rep_spread = r["replay"]["median"], r["replay"]["min_max"]
     print(
         f"{'watch replay of ' + format(r['events'], ',') + ' events':<42} "
-        f"{'events/s median [min-max]':>26} {'/cg':>7} {'/off':>7}"
+        f"{'events/s median [min-max]':>26} {'/cg':>7} {'/off':>7} {'CPU s':>6}"
     )
     for name in (
         "kubeinformers-replay",
@@ -124,6 +133,7 @@ def print_report(r: dict[str, Any]) -> None:
         line = f"{labels[name]:<42} {_median_range(e, rep_spread[name], '{:,.0f}'):>26}"
         line += f" {_ratio(e, rep.get('client-go-replay', {}).get('events_per_second')):>7}"
         line += f" {_ratio(e, rep.get('official-replay', {}).get('events_per_second')):>7}"
+        line += f" {_num(rep[name].get('cpu_seconds')):>6}"
         print(line)
     print()
     print(f"{'target':<52} {'measured':>10} {'met':>5}")
