@@ -43,6 +43,7 @@ class Contender:
     label: str
     child: str | None  # bench.child contender; None runs the client-go probe
     watch_list: bool = True  # KUBE_FEATURE_WatchListClient for this contender's process
+    real_only: bool = False  # needs a real server (protobuf)
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
@@ -57,6 +58,15 @@ SYNC = (
     Contender("client-go", "client-go watch-list (its default)", None),
     Contender("client-go-listwatch", "client-go LIST+WATCH", None, watch_list=False),
     Contender("raw-orjson", "floor: one GET (gzip) + orjson.loads", "raw-orjson"),
+    Contender(
+        "watch-list-json-bytes", "floor: watch-list JSON bytes, no decode", "watch-list-json-bytes"
+    ),
+    Contender(
+        "watch-list-protobuf-bytes",
+        "floor: watch-list protobuf bytes (client-go's)",
+        "watch-list-protobuf-bytes",
+        real_only=True,
+    ),
 )
 REPLAY = (
     Contender(
@@ -247,9 +257,14 @@ def main(argv: list[str] | None = None) -> int:
         server.load_pods(n)
         load_seconds = time.perf_counter() - t0
         print(f"loaded {n:,} pods in {load_seconds:.1f} s", flush=True)
-        sync = tuple(c for c in SYNC if c.child is not None or server.probe is not None)
+        sync = tuple(
+            c
+            for c in SYNC
+            if (c.child is not None or server.probe is not None)
+            and (kind == "real" or not c.real_only)
+        )
         replay = tuple(c for c in REPLAY if c.child is not None or server.probe is not None)
-        if len(sync) < len(SYNC):
+        if server.probe is None:
             print("the client-go probe is not available: no client-go contenders", flush=True)
         # Untimed warm-up of both request paths (a long-running server has served them).
         for warm in ("raw-orjson", "kubeinformers", "kubeinformers-listwatch"):

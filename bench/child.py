@@ -180,6 +180,43 @@ def raw_orjson(kubeconfig: str, n: int, trace: bool, *, namespace: str) -> Resul
     return {"sync_seconds": t[0], "cpu_seconds": t[1], "objects": len(items)} | probe.per_object(n)
 
 
+def _watch_list_bytes(kubeconfig: str, namespace: str, accept: str, trace: bool) -> Result:
+    """A floor: the watch-list's bytes read to the initial-events-end bookmark, nothing decoded.
+
+    With `accept` JSON it is what our informer receives; with protobuf, what client-go's
+    clientset asks for built-in kinds (its default since kubernetes#125314, client-go v0.31):
+    the difference is the server's encoding and the bytes on the wire.
+    """
+    api = _api_client(kubeconfig)
+    headers: dict[str, str] = {"Accept": accept}
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    api.update_params_for_auth(headers, [], ["BearerToken"], path, "GET", None)
+    query = "watch=true&sendInitialEvents=true&allowWatchBookmarks=true"
+    query += "&resourceVersionMatch=NotOlderThan&timeoutSeconds=300"
+    size = 0
+    with stopwatch() as t:
+        resp = api.rest_client.pool_manager.request(
+            "GET",
+            f"{api.configuration.host}{path}?{query}",
+            headers=headers,
+            preload_content=False,
+        )
+        for chunk in resp.read_chunked(None, decode_content=True):
+            size += len(chunk)
+            if b"k8s.io/initial-events-end" in chunk:
+                break
+    resp.close()
+    return {"sync_seconds": t[0], "cpu_seconds": t[1], "bytes": size}
+
+
+def watch_list_json_bytes(kubeconfig: str, n: int, trace: bool, *, namespace: str) -> Result:
+    return _watch_list_bytes(kubeconfig, namespace, "application/json", trace)
+
+
+def watch_list_protobuf_bytes(kubeconfig: str, n: int, trace: bool, *, namespace: str) -> Result:
+    return _watch_list_bytes(kubeconfig, namespace, "application/vnd.kubernetes.protobuf", trace)
+
+
 def _raw_get(api: Any, path: str, query: list[tuple[str, str]] | None = None) -> bytes:
     headers: dict[str, str] = {"Accept": "application/json", "Accept-Encoding": "gzip"}
     api.update_params_for_auth(headers, [], ["BearerToken"], path, "GET", None)
@@ -330,6 +367,8 @@ CONTENDERS: dict[str, Callable[..., Result]] = {
     "kubeinformers-metadata": partial(kubeinformers_informer, metadata_only=True),
     "official-informer": official_informer,
     "raw-orjson": raw_orjson,
+    "watch-list-json-bytes": watch_list_json_bytes,
+    "watch-list-protobuf-bytes": watch_list_protobuf_bytes,
     "kubeinformers-replay": kubeinformers_replay,
     "kubeinformers-watch": kubeinformers_watch,
     "official-replay": official_replay,
