@@ -16,7 +16,7 @@ help:
 	@echo "make test     ruff, mypy --strict, make verify, pytest"
 	@echo "make generate regenerate the example CRD informers, or yours: CRDS=path OUT=dir [PACKAGE=name]"
 	@echo "make verify   regenerate into a temporary folder and fail on any difference"
-	@echo "make bench    benchmarks against the peers (BIG=1 for 100,000 objects)"
+	@echo "make bench    informers beside client-go and the official client on a real kube-apiserver (BIG=1: 100,000 pods; ARGS='--server local --pods N')"
 	@echo "make soak     fault-injection soak (SEED=n FAULTS=n SERVER=real|local; real when its binaries are found)"
 
 $(STAMP): pyproject.toml
@@ -59,7 +59,7 @@ verify: $(STAMP)
 	$(BIN)/python -m kubeinformers.generator.verify
 
 bench: $(STAMP)
-	$(BIN)/python -m bench $(if $(BIG),--big,)
+	$(BIN)/python -m bench $(if $(BIG),--big,) $(ARGS)
 
 soak: $(STAMP)
 	$(BIN)/python -m tests.soak $(if $(SEED),--seed $(SEED),) $(if $(FAULTS),--faults $(FAULTS),) $(if $(SERVER),--server $(SERVER),)
