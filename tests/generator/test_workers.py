@@ -31,7 +31,8 @@ EXIT_TIMEOUT = 60.0  # seconds for orphaned workers to notice (the watchdog chec
 
 def _crd(group: str) -> dict[str, object]:
     nested = {
-        f"part{i}": {"type": "object", "properties": {"value": {"type": "string"}}}
+        # each part its own shape: the generator shares one class among equal shapes
+        f"part{i}": {"type": "object", "properties": {f"value{i}": {"type": "string"}}}
         for i in range(NESTED)
     }
     return {
