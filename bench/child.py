@@ -55,7 +55,7 @@ def kubeinformers_informer(
 
     if metadata_only:
         from kubeinformers.generated.meta.v1 import ObjectMeta
-        from kubeinformers.runtime.dynamic import MetadataSharedInformerFactory
+        from kubeinformers.runtime.cache.dynamic import MetadataSharedInformerFactory
 
         factory = MetadataSharedInformerFactory(api, metadata_model=ObjectMeta)
         informer: Any = factory.for_resource(_pods_gvr()).informer()
@@ -78,7 +78,7 @@ def kubeinformers_informer(
 
 
 def _pods_gvr() -> Any:
-    from kubeinformers.runtime.resource import GroupVersionResource
+    from kubeinformers.runtime.api.resource import GroupVersionResource
 
     return GroupVersionResource("", "v1", "pods")
 
@@ -191,9 +191,9 @@ def kubeinformers_replay(kubeconfig: str, n: int, trace: bool, from_rv: str = ""
     """M buffered events from an old resourceVersion through decode → DeltaFIFO → indexer → handler."""
     from kubeinformers.generated.core.v1 import Pod
     from kubeinformers.generated.registry import RESOURCES
-    from kubeinformers.runtime.informer import SharedIndexInformer
-    from kubeinformers.runtime.listwatch import ListOptions, ObjectList
-    from kubeinformers.runtime.transport import ApiListerWatcher
+    from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
+    from kubeinformers.runtime.cache.informer import SharedIndexInformer
+    from kubeinformers.runtime.client.transport import ApiListerWatcher
 
     api = _api_client(kubeconfig)
     pods_resource = next(r for r in RESOURCES if r.group == "" and r.resource == "pods")

@@ -32,8 +32,7 @@ from kubernetes.client.exceptions import ApiException
 
 from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.core.v1 import ConfigMap, Pod
-from kubeinformers.runtime.controller_runner import Controller, Requeue
-from kubeinformers.runtime.keys import (
+from kubeinformers.runtime.cache.keys import (
     DeletedFinalStateUnknown,
     object_labels,
     object_name,
@@ -41,13 +40,14 @@ from kubeinformers.runtime.keys import (
     object_resource_version,
     split_meta_namespace_key,
 )
+from kubeinformers.runtime.cache.listers import NotFoundError
 from kubeinformers.runtime.leaderelection import (
     LeaderCallbacks,
     LeaderElectionConfig,
     LeaderElector,
     LeaseLock,
 )
-from kubeinformers.runtime.listers import NotFoundError
+from kubeinformers.runtime.reconcile import Controller, Requeue
 
 SUMMARY_NAME = "pod-summary"
 SUMMARY_LABEL = "kubeinformers.example/pod-summary"

@@ -36,11 +36,11 @@ from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.apps.v1 import Deployment
 from kubeinformers.generated.core.v1 import Pod
 from kubeinformers.generated.meta.v1 import ObjectMeta
-from kubeinformers.runtime.dynamic import MetadataSharedInformerFactory, discover_resource
-from kubeinformers.runtime.keys import DeletedFinalStateUnknown, meta_namespace_key
-from kubeinformers.runtime.listers import NotFoundError
-from kubeinformers.runtime.resource import GroupVersionResource
-from kubeinformers.runtime.transforms import strip_managed_fields
+from kubeinformers.runtime.api.resource import GroupVersionResource
+from kubeinformers.runtime.cache.dynamic import MetadataSharedInformerFactory, discover_resource
+from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown, meta_namespace_key
+from kubeinformers.runtime.cache.listers import NotFoundError
+from kubeinformers.runtime.cache.transforms import strip_managed_fields
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "kubeinformers-demo"

@@ -6,3 +6,7 @@ and in-memory fakes. Importing this package imports none of them, so it stays fa
 """
 
 __version__ = "0.1.0"
+
+from kubeinformers import _moved
+
+_moved.install()

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kubeinformers.runtime.factory import SharedInformerFactory
-from kubeinformers.runtime.resource import GroupVersionResource
+from kubeinformers.runtime.cache.factory import SharedInformerFactory
+from kubeinformers.runtime.api.resource import GroupVersionResource
 
 from .registry import MODELS, RESOURCES
 

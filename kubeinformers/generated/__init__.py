@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kubeinformers.runtime.factory import SharedInformerFactory as _RuntimeFactory
+from kubeinformers.runtime.cache.factory import SharedInformerFactory as _RuntimeFactory
 
 if TYPE_CHECKING:
     from .admissionregistration import AdmissionregistrationInformers

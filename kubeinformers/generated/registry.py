@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from kubeinformers.runtime.resource import APIResource, GroupVersionResource
+from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
 
 RESOURCES: tuple[APIResource, ...] = (
     APIResource(

@@ -210,7 +210,7 @@ class GroupNames:
 
 def reserved_accessors() -> frozenset[str]:
     """Names a group accessor must not take: the factory's own attributes, and ours."""
-    from kubeinformers.runtime.factory import SharedInformerFactory
+    from kubeinformers.runtime.cache.factory import SharedInformerFactory
 
     public = {n for n in dir(SharedInformerFactory) if not n.startswith("_")}
     return RESERVED_ACCESSORS | public

@@ -28,8 +28,8 @@ META_ALIASES = (
 )
 # Re-exported from the runtime: datetimes that serialise as Go's metav1.Time / MicroTime.
 META_REEXPORTS = (
-    ("kubeinformers.runtime.timestamps", "MicroTime"),
-    ("kubeinformers.runtime.timestamps", "Time"),
+    ("kubeinformers.runtime.api.timestamps", "MicroTime"),
+    ("kubeinformers.runtime.api.timestamps", "Time"),
 )
 
 

@@ -13,7 +13,7 @@ What happens here, and why:
   differ from what the server sent;
 - int-or-string (v2 `format`, CRD `x-kubernetes-int-or-string`) → `int | str`; Quantity →
   `str | int | float`; `byte`, `duration`, IP formats → `str`; `date-time` → `datetime`,
-  except apimachinery's Time and MicroTime → `kubeinformers.runtime.timestamps` (same
+  except apimachinery's Time and MicroTime → `kubeinformers.runtime.api.timestamps` (same
   datetime, serialised as the server's Go code reads them);
 - CRDs: each served version's schema gets `title` = kind, `metadata` → the shared
   ObjectMeta, nested objects hoisted into named classes (`CertificateSpecIssuerRef`),
@@ -47,12 +47,12 @@ _SPECIAL: dict[str, dict[str, Any]] = {
     "io.k8s.apimachinery.pkg.apis.meta.v1.Time": {
         "type": "string",
         "format": "date-time",
-        "customTypePath": "kubeinformers.runtime.timestamps.Time",
+        "customTypePath": "kubeinformers.runtime.api.timestamps.Time",
     },
     "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": {
         "type": "string",
         "format": "date-time",
-        "customTypePath": "kubeinformers.runtime.timestamps.MicroTime",
+        "customTypePath": "kubeinformers.runtime.api.timestamps.MicroTime",
     },
 }
 

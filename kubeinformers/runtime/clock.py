@@ -1,7 +1,7 @@
 """Time sources for the work queues and rate limiters: the real monotonic clock and a fake one.
 
 Split out of `workqueue` so that the queues, their metrics and the rate limiters can share one
-clock without importing each other; `kubeinformers.runtime.workqueue` re-exports these names.
+clock without importing each other; `kubeinformers.runtime.workqueue.queue` re-exports these names.
 """
 
 from __future__ import annotations

@@ -18,9 +18,8 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any, Generic, TypeVar, cast
 
-from kubeinformers.runtime.errors import ApiStatusError
-from kubeinformers.runtime.keys import meta_namespace_key, object_resource_version
-from kubeinformers.runtime.listwatch import (
+from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.listwatch import (
     INITIAL_EVENTS_END_ANNOTATION,
     ListOptions,
     ObjectList,
@@ -28,6 +27,7 @@ from kubeinformers.runtime.listwatch import (
     WatchEvent,
     WatchEventType,
 )
+from kubeinformers.runtime.cache.keys import meta_namespace_key, object_resource_version
 
 T = TypeVar("T")
 

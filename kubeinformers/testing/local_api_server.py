@@ -45,15 +45,15 @@ from typing import Any, TypeVar, cast
 import msgspec
 import yaml
 
-from kubeinformers.runtime.resource import APIResource
-from kubeinformers.runtime.wire import gc_paused
-from kubeinformers.testing import _server_write as write
-from kubeinformers.testing._server_http import LocalHTTPServer
-from kubeinformers.testing._server_objects import CRDS, NAMESPACES, ObjDict
-from kubeinformers.testing._server_registry import Registry, Served, builtin
-from kubeinformers.testing._server_state import ServerState
-from kubeinformers.testing._server_store import CLOSE_CLEAN, CLOSE_DROP, Store
-from kubeinformers.testing._server_tls import serving_certificate
+from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.codec.wire import gc_paused
+from kubeinformers.testing.apiserver import write
+from kubeinformers.testing.apiserver.http import LocalHTTPServer
+from kubeinformers.testing.apiserver.objects import CRDS, NAMESPACES, ObjDict
+from kubeinformers.testing.apiserver.registry import Registry, Served, builtin
+from kubeinformers.testing.apiserver.state import ServerState
+from kubeinformers.testing.apiserver.store import CLOSE_CLEAN, CLOSE_DROP, Store
+from kubeinformers.testing.apiserver.tls import serving_certificate
 
 log = logging.getLogger("kubeinformers.testing.local_api_server")
 

@@ -19,7 +19,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from kubeinformers.runtime.resource import GroupVersionResource
+from kubeinformers.runtime.api.resource import GroupVersionResource
 
 PODS = GroupVersionResource("", "v1", "pods")
 VARIANTS = {
@@ -33,7 +33,7 @@ VARIANTS = {
 
 def _factory(variant: str, api: Any) -> tuple[Any, Any]:
     """(factory, informer) of one variant, not started."""
-    from kubeinformers.runtime.transforms import strip_managed_fields
+    from kubeinformers.runtime.cache.transforms import strip_managed_fields
 
     strip = strip_managed_fields if variant.endswith("stripped") else None
     if variant.startswith("full"):
@@ -42,12 +42,12 @@ def _factory(variant: str, api: Any) -> tuple[Any, Any]:
         full = SharedInformerFactory(api, transform=strip)
         return full, full.core().v1().pods().informer()
     if variant == "dynamic":
-        from kubeinformers.runtime.dynamic import DynamicSharedInformerFactory
+        from kubeinformers.runtime.cache.dynamic import DynamicSharedInformerFactory
 
         dynamic = DynamicSharedInformerFactory(api)
         return dynamic, dynamic.for_resource(PODS).informer()
     from kubeinformers.generated.meta.v1 import ObjectMeta
-    from kubeinformers.runtime.dynamic import MetadataSharedInformerFactory
+    from kubeinformers.runtime.cache.dynamic import MetadataSharedInformerFactory
 
     metadata = MetadataSharedInformerFactory(api, metadata_model=ObjectMeta, transform=strip)
     return metadata, metadata.for_resource(PODS).informer()

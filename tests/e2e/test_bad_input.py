@@ -28,11 +28,11 @@ import yaml
 from examples.informers import CustomInformers
 from examples.informers.demo.v1.informers import WidgetInformer
 from kubeinformers.generated import SharedInformerFactory
-from kubeinformers.runtime import reflector as reflector_module
-from kubeinformers.runtime.backoff import Backoff
-from kubeinformers.runtime.informer import SharedIndexInformer
-from kubeinformers.runtime.lazy import InvalidObjectError
-from kubeinformers.runtime.transport import ApiListerWatcher
+from kubeinformers.runtime.cache.informer import SharedIndexInformer
+from kubeinformers.runtime.client.transport import ApiListerWatcher
+from kubeinformers.runtime.codec.lazy import InvalidObjectError
+from kubeinformers.runtime.reflector import reflector as reflector_module
+from kubeinformers.runtime.reflector.backoff import Backoff
 from kubeinformers.testing.local_api_server import LocalApiServer
 from tests.soak.world import WIDGET_CRD
 

@@ -23,18 +23,18 @@ from typing import Any
 import pytest
 from pydantic import Field
 
-from kubeinformers.runtime import reflector as reflector_module
-from kubeinformers.runtime.backoff import Backoff
-from kubeinformers.runtime.informer import SharedIndexInformer
-from kubeinformers.runtime.keys import (
+from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
+from kubeinformers.runtime.api.model import KubeModel
+from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.cache.informer import SharedIndexInformer
+from kubeinformers.runtime.cache.keys import (
     DeletedFinalStateUnknown,
     deletion_handling_meta_namespace_key,
     object_resource_version,
 )
-from kubeinformers.runtime.listwatch import ListOptions, ObjectList
-from kubeinformers.runtime.model import KubeModel
-from kubeinformers.runtime.resource import APIResource
-from kubeinformers.runtime.transport import ApiListerWatcher, HttpWatch
+from kubeinformers.runtime.client.transport import ApiListerWatcher, HttpWatch
+from kubeinformers.runtime.reflector import reflector as reflector_module
+from kubeinformers.runtime.reflector.backoff import Backoff
 
 local_api_server = pytest.importorskip("kubeinformers.testing.local_api_server")
 LocalApiServer = local_api_server.LocalApiServer

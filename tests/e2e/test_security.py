@@ -24,12 +24,12 @@ import pytest
 
 from kubeinformers.generated.core.v1 import Pod
 from kubeinformers.generated.core.v1.informers import PodInformer
-from kubeinformers.runtime import reflector as reflector_module
-from kubeinformers.runtime.backoff import Backoff
-from kubeinformers.runtime.errors import ApiStatusError
-from kubeinformers.runtime.informer import SharedIndexInformer
-from kubeinformers.runtime.listwatch import ListOptions, ObjectList
-from kubeinformers.runtime.transport import ApiListerWatcher
+from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
+from kubeinformers.runtime.cache.informer import SharedIndexInformer
+from kubeinformers.runtime.client.transport import ApiListerWatcher
+from kubeinformers.runtime.reflector import reflector as reflector_module
+from kubeinformers.runtime.reflector.backoff import Backoff
 from kubeinformers.testing.local_api_server import LocalApiServer
 
 TOKEN = "sec-test-admin-t0ken-9f3c"

@@ -28,10 +28,14 @@ from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.apps.v1 import Deployment
 from kubeinformers.generated.core.v1 import Node, Pod
 from kubeinformers.runtime import labels
-from kubeinformers.runtime.keys import meta_namespace_key, object_labels, object_resource_version
-from kubeinformers.runtime.listers import NotFoundError
-from kubeinformers.runtime.listwatch import ListOptions
-from kubeinformers.runtime.resource import GroupVersionResource
+from kubeinformers.runtime.api.listwatch import ListOptions
+from kubeinformers.runtime.api.resource import GroupVersionResource
+from kubeinformers.runtime.cache.keys import (
+    meta_namespace_key,
+    object_labels,
+    object_resource_version,
+)
+from kubeinformers.runtime.cache.listers import NotFoundError
 from kubeinformers.testing.local_api_server import LocalApiServer
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.informer import SharedIndexInformer
-from kubeinformers.runtime.listers import ClusterLister, Lister, NamespacedLister
-from kubeinformers.runtime.model import KubeModel
-from kubeinformers.runtime.resource import APIResource
+from kubeinformers.runtime.api.model import KubeModel
+from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.cache.informer import SharedIndexInformer
+from kubeinformers.runtime.cache.listers import ClusterLister, Lister, NamespacedLister
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -118,7 +118,7 @@ def walk_generated_factory() -> dict[GVK, Found]:
     from kubernetes.client import ApiClient
 
     from kubeinformers.generated import SharedInformerFactory
-    from kubeinformers.runtime.factory import SharedInformerFactory as RuntimeFactory
+    from kubeinformers.runtime.cache.factory import SharedInformerFactory as RuntimeFactory
 
     runtime_methods = set(_public_methods(RuntimeFactory))
     factory = SharedInformerFactory(ApiClient())

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kubeinformers.generated.core.v1.listers import NodeLister, PodLister
-from kubeinformers.runtime.listers import ClusterLister, Lister, NamespacedLister
+from kubeinformers.runtime.cache.listers import ClusterLister, Lister, NamespacedLister
 from tests.generator.genutil import REPO, run_mypy
 
 HEADER = """\

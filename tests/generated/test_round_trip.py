@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.api.model import KubeModel
 from tests.generator.genutil import SAMPLES, generate_ok, importable
 
 # Kinds the 1.35 OpenAPI spec has no schema for, so there is no model to round-trip through.

@@ -14,7 +14,7 @@ from kubeinformers.generated.coordination.v1 import Lease, LeaseSpec
 from kubeinformers.generated.core.v1 import Pod
 from kubeinformers.generated.events.v1 import Event
 from kubeinformers.generated.meta.v1 import MicroTime, Time
-from kubeinformers.runtime.timestamps import format_micro_time, format_time
+from kubeinformers.runtime.api.timestamps import format_micro_time, format_time
 
 
 def _lease_json(renew_time: str) -> dict[str, object]:
@@ -84,6 +84,6 @@ def test_formatters_and_the_reexported_aliases() -> None:
     early = datetime(33, 1, 2, 3, 4, 5, 6, tzinfo=UTC)  # years pad to four digits, as Go's
     assert format_time(early) == "0033-01-02T03:04:05Z"
     assert format_micro_time(early) == "0033-01-02T03:04:05.000006Z"
-    from kubeinformers.runtime import timestamps
+    from kubeinformers.runtime.api import timestamps
 
     assert Time is timestamps.Time and MicroTime is timestamps.MicroTime

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.store import NAMESPACE_INDEX, Indexer, meta_namespace_index_func
+from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, Indexer, meta_namespace_index_func
 from tests.generator.genutil import (
     GOLDEN,
     GOLDEN_GROUP_ACCESSORS,
@@ -327,7 +327,7 @@ def test_three_served_versions_get_three_version_accessors(golden: Golden) -> No
 USAGE = """\
 from __future__ import annotations
 
-from kubeinformers.runtime.factory import SharedInformerFactory
+from kubeinformers.runtime.cache.factory import SharedInformerFactory
 from {pkg} import CustomInformers
 from {pkg}.infra.v1 import Realm, RealmLister
 from {pkg}.my_app.v1 import Gizmo

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
-from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.api.model import KubeModel
 
 
 class ObjectMeta(KubeModel):

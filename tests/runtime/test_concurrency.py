@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import pytest
 
-from kubeinformers.runtime.informer import SharedIndexInformer
+from kubeinformers.runtime.cache.informer import SharedIndexInformer
 from kubeinformers.testing import FakeListerWatcher
 from tests.runtime._informer_support import Pod, Runner, pod, wait_for
 

@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import pytest
 
-from kubeinformers.runtime.controller import (
+from kubeinformers.runtime.cache.controller import (
     BatchProcessingError,
     Controller,
     ControllerConfig,
@@ -17,18 +17,18 @@ from kubeinformers.runtime.controller import (
     process_deltas,
     process_deltas_in_batch,
 )
-from kubeinformers.runtime.delta_fifo import Delta, DeltaFIFO, DeltaType
-from kubeinformers.runtime.handlers import (
+from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaFIFO, DeltaType
+from kubeinformers.runtime.cache.handlers import (
     FilteringResourceEventHandler,
     ResourceEventHandlerFuncs,
 )
-from kubeinformers.runtime.keys import (
+from kubeinformers.runtime.cache.keys import (
     DeletedFinalStateUnknown,
     deletion_handling_meta_namespace_key,
     meta_namespace_key,
 )
-from kubeinformers.runtime.real_fifo import RealFIFO
-from kubeinformers.runtime.store import Indexer
+from kubeinformers.runtime.cache.real_fifo import RealFIFO
+from kubeinformers.runtime.cache.store import Indexer
 from kubeinformers.testing import FakeListerWatcher
 from tests.runtime._informer_support import WAIT, Pod, Recorder, Runner, describe, pod, wait_for
 

@@ -13,10 +13,10 @@ from typing import Any, cast
 
 import pytest
 
-from kubeinformers.runtime.controller_runner import Controller
-from kubeinformers.runtime.handlers import ResourceEventHandler
-from kubeinformers.runtime.keys import DeletedFinalStateUnknown
-from kubeinformers.runtime.workqueue import ItemExponentialFailureRateLimiter
+from kubeinformers.runtime.cache.handlers import ResourceEventHandler
+from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
+from kubeinformers.runtime.reconcile import Controller
+from kubeinformers.runtime.workqueue.queue import ItemExponentialFailureRateLimiter
 
 TIMEOUT = 10.0
 
@@ -373,7 +373,7 @@ def configmap(name: str, version: int) -> Obj:
 
 def test_every_key_is_reconciled_after_its_last_change_with_a_real_informer() -> None:
     """1,000 objects changed 3 times each through SharedIndexInformer + FakeListerWatcher."""
-    from kubeinformers.runtime.informer import SharedIndexInformer
+    from kubeinformers.runtime.cache.informer import SharedIndexInformer
     from kubeinformers.testing.fake import FakeListerWatcher
 
     source: FakeListerWatcher[Obj] = FakeListerWatcher()
@@ -437,7 +437,7 @@ def local_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     # Without TCP_NODELAY on the server, every request of a keep-alive connection waits
     # ~40 ms for a delayed ACK (Nagle): 1,200 sequential writes take 53 s instead of 0.7 s.
     try:
-        http = importlib.import_module("kubeinformers.testing._server_http")
+        http = importlib.import_module("kubeinformers.testing.apiserver.http")
     except ImportError:
         http = None  # the server's internals moved: nothing to tune
     handler = getattr(http, "Handler", None)
@@ -454,8 +454,8 @@ def test_controller_against_local_api_server(local_api: Any) -> None:
     and succeeds."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from kubeinformers.runtime.factory import SharedInformerFactory
-    from kubeinformers.runtime.resource import APIResource
+    from kubeinformers.runtime.api.resource import APIResource
+    from kubeinformers.runtime.cache.factory import SharedInformerFactory
 
     rest = local_api.rest_client
     base = f"{local_api.configuration.host}/api/v1/namespaces/default/configmaps"
@@ -580,7 +580,7 @@ def test_configmap_summary_example_against_local_api_server(local_api: Any) -> N
 def test_waiting_for_sync_says_so(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import kubeinformers.runtime.controller_runner as runner_module
+    import kubeinformers.runtime.reconcile as runner_module
 
     monkeypatch.setattr(runner_module, "SYNC_HINT_AFTER", 0.05)
     informer = FakeInformer()
@@ -596,7 +596,7 @@ def test_waiting_for_sync_says_so(
 def test_requeue_retries_with_backoff_and_logs_one_line_without_traceback(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from kubeinformers.runtime.controller_runner import Requeue
+    from kubeinformers.runtime.reconcile import Requeue
 
     calls: list[str] = []
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.delta_fifo import (
+from kubeinformers.runtime.cache.delta_fifo import (
     Delta,
     DeltaFIFO,
     Deltas,
@@ -20,8 +20,8 @@ from kubeinformers.runtime.delta_fifo import (
     FIFOClosedError,
     RequeueError,
 )
-from kubeinformers.runtime.keys import DeletedFinalStateUnknown, ObjectKeyError
-from kubeinformers.runtime.store import Indexer
+from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown, ObjectKeyError
+from kubeinformers.runtime.cache.store import Indexer
 from tests.runtime._queue_objects import Thing, thing
 
 Fifo = DeltaFIFO[Thing]

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from kubeinformers.generated.meta.v1 import ObjectMeta
-from kubeinformers.runtime.dynamic import (
+from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
+from kubeinformers.runtime.cache.dynamic import (
     METADATA_LIST_ACCEPT,
     METADATA_WATCH_ACCEPT,
     DiscoveryError,
@@ -18,10 +19,9 @@ from kubeinformers.runtime.dynamic import (
     MetadataSharedInformerFactory,
     PartialObjectMetadata,
 )
-from kubeinformers.runtime.keys import meta_namespace_key
-from kubeinformers.runtime.listers import NotFoundError
-from kubeinformers.runtime.resource import APIResource, GroupVersionResource
-from kubeinformers.runtime.transforms import strip_managed_fields
+from kubeinformers.runtime.cache.keys import meta_namespace_key
+from kubeinformers.runtime.cache.listers import NotFoundError
+from kubeinformers.runtime.cache.transforms import strip_managed_fields
 from kubeinformers.testing.local_api_server import LocalApiServer
 
 PODS = GroupVersionResource("", "v1", "pods")

@@ -12,20 +12,20 @@ from typing import Any
 import pytest
 from pydantic import Field
 
-from kubeinformers.runtime import factory as factory_module
-from kubeinformers.runtime.errors import ApiStatusError
-from kubeinformers.runtime.factory import (
+from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.listwatch import ListOptions
+from kubeinformers.runtime.api.model import KubeModel
+from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
+from kubeinformers.runtime.cache import factory as factory_module
+from kubeinformers.runtime.cache.factory import (
     GenericInformer,
     NoInformerFoundError,
     SharedInformerFactory,
 )
-from kubeinformers.runtime.informer import SharedIndexInformer
-from kubeinformers.runtime.listers import GenericLister, NotFoundError
-from kubeinformers.runtime.listwatch import ListOptions
-from kubeinformers.runtime.model import KubeModel
-from kubeinformers.runtime.resource import APIResource, GroupVersionResource
-from kubeinformers.runtime.store import NAMESPACE_INDEX, meta_namespace_index_func
-from kubeinformers.runtime.transforms import strip_managed_fields
+from kubeinformers.runtime.cache.informer import SharedIndexInformer
+from kubeinformers.runtime.cache.listers import GenericLister, NotFoundError
+from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, meta_namespace_index_func
+from kubeinformers.runtime.cache.transforms import strip_managed_fields
 from kubeinformers.testing.fake import FakeListerWatcher
 from kubeinformers.testing.local_api_server import LocalApiServer
 
@@ -446,7 +446,7 @@ def test_factory_queue_option_reaches_every_informer_it_creates(
     """`queue=` picks the informers' FIFO; with "atomic" (C-3) the typed path works end to end
     and the store tracks the server's resourceVersion (B15)."""
     from kubeinformers.generated import SharedInformerFactory as Generated
-    from kubeinformers.runtime.dynamic import (
+    from kubeinformers.runtime.cache.dynamic import (
         DynamicSharedInformerFactory,
         MetadataSharedInformerFactory,
     )

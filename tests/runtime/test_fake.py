@@ -7,16 +7,16 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.errors import ApiStatusError, is_expired
-from kubeinformers.runtime.informer import SharedIndexInformer
-from kubeinformers.runtime.keys import object_annotations
-from kubeinformers.runtime.listwatch import (
+from kubeinformers.runtime.api.errors import ApiStatusError, is_expired
+from kubeinformers.runtime.api.listwatch import (
     INITIAL_EVENTS_END_ANNOTATION,
     ListOptions,
     Status,
     WatchEvent,
     watch_list_semantics_unsupported,
 )
+from kubeinformers.runtime.cache.informer import SharedIndexInformer
+from kubeinformers.runtime.cache.keys import object_annotations
 from kubeinformers.testing import FakeListerWatcher
 from kubeinformers.testing.fake import FakeWatch
 from tests.runtime._informer_support import WAIT, Pod, Recorder, Runner, describe, pod, wait_for

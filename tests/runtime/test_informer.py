@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.errors import ApiStatusError
-from kubeinformers.runtime.handlers import ResourceEventHandlerFuncs
-from kubeinformers.runtime.informer import (
+from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.cache.handlers import ResourceEventHandlerFuncs
+from kubeinformers.runtime.cache.informer import (
     InformerStartedError,
     InformerStoppedError,
     ResourceEventHandlerRegistration,
     SharedIndexInformer,
 )
-from kubeinformers.runtime.keys import DeletedFinalStateUnknown, object_labels
+from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown, object_labels
 from kubeinformers.testing import FakeListerWatcher
 from tests.runtime._informer_support import WAIT, Pod, Recorder, Runner, describe, pod, wait_for
 

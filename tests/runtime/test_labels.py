@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kubeinformers.runtime import labels
-from kubeinformers.runtime.labels import Operator, Requirement, Selector
+from kubeinformers.runtime.labels.selector import Operator, Requirement, Selector
 
 # --- TestSelectorParse: good strings re-print without their blanks --------------------------
 

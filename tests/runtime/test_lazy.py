@@ -10,15 +10,15 @@ import threading
 import pytest
 from pydantic import Field
 
-from kubeinformers.runtime import keys
-from kubeinformers.runtime.lazy import (
+from kubeinformers.runtime.api.model import KubeModel, Status
+from kubeinformers.runtime.cache import keys
+from kubeinformers.runtime.codec.lazy import (
     InvalidObjectError,
-    LazyDecoder,
     LazyModelBuilder,
     is_lazy,
     materialize,
 )
-from kubeinformers.runtime.model import KubeModel, Status
+from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
 
 
 class ObjectMeta(KubeModel):

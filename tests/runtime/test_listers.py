@@ -9,9 +9,12 @@ from typing import Any
 import pytest
 from pydantic import Field
 
-from kubeinformers.runtime import labels, listers
-from kubeinformers.runtime.errors import ApiStatusError
-from kubeinformers.runtime.listers import (
+from kubeinformers.runtime import labels
+from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.model import KubeModel
+from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.cache import listers
+from kubeinformers.runtime.cache.listers import (
     ClusterLister,
     GenericLister,
     Lister,
@@ -19,9 +22,7 @@ from kubeinformers.runtime.listers import (
     NamespaceLister,
     NotFoundError,
 )
-from kubeinformers.runtime.model import KubeModel
-from kubeinformers.runtime.resource import APIResource
-from kubeinformers.runtime.store import NAMESPACE_INDEX, Indexer, meta_namespace_index_func
+from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, Indexer, meta_namespace_index_func
 
 PODS = APIResource("", "v1", "pods", "Pod", namespaced=True, singular="pod")
 DEPLOYMENTS = APIResource("apps", "v1", "deployments", "Deployment", namespaced=True)
@@ -272,8 +273,8 @@ def test_h10_generic_list_and_namespace_list_as_h9(pod_indexer: Indexer[Obj]) ->
 
 
 def test_h9_selector_list_reads_labels_of_models_mappings_and_objects_without_metadata() -> None:
+    from kubeinformers.runtime.cache.listers import filter_by_selector
     from kubeinformers.runtime.labels import parse
-    from kubeinformers.runtime.listers import filter_by_selector
 
     class Meta(KubeModel):
         labels: dict[str, str] | None = None

@@ -19,9 +19,7 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime import reflector as reflector_module
-from kubeinformers.runtime.backoff import Backoff
-from kubeinformers.runtime.informer import SharedIndexInformer
+from kubeinformers.runtime.cache.informer import SharedIndexInformer
 from kubeinformers.runtime.metrics import (
     HANDLER_LATENCY_BUCKETS,
     HistogramSnapshot,
@@ -32,7 +30,9 @@ from kubeinformers.runtime.metrics import (
     register_prometheus,
     unregister_prometheus,
 )
-from kubeinformers.runtime.workqueue import (
+from kubeinformers.runtime.reflector import reflector as reflector_module
+from kubeinformers.runtime.reflector.backoff import Backoff
+from kubeinformers.runtime.workqueue.queue import (
     FakeClock,
     ItemExponentialFailureRateLimiter,
     RateLimitingQueue,
@@ -436,8 +436,8 @@ def test_register_prometheus_without_prometheus_client_says_what_to_install(
 
 def test_importing_kubeinformers_does_not_import_prometheus_client() -> None:
     code = (
-        "import sys; import kubeinformers.runtime.metrics, kubeinformers.runtime.informer, "
-        "kubeinformers.runtime.workqueue, kubeinformers.runtime.factory; "
+        "import sys; import kubeinformers.runtime.metrics, kubeinformers.runtime.cache.informer, "
+        "kubeinformers.runtime.workqueue.queue, kubeinformers.runtime.cache.factory; "
         "assert 'prometheus_client' not in sys.modules, 'imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
@@ -453,8 +453,8 @@ def test_invalid_objects_reported_by_the_transport_are_counted(decode: str) -> N
     its first read; either way `invalid_objects` counts the transport's reports."""
     from examples.informers import CustomInformers
     from kubeinformers.generated import SharedInformerFactory
-    from kubeinformers.runtime.lazy import InvalidObjectError
-    from kubeinformers.runtime.transport import ApiListerWatcher
+    from kubeinformers.runtime.client.transport import ApiListerWatcher
+    from kubeinformers.runtime.codec.lazy import InvalidObjectError
     from kubeinformers.testing.local_api_server import LocalApiServer
     from tests.e2e.test_bad_input import NS, loose_widget_crd, widget
 

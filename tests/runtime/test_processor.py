@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.processor import (
+from kubeinformers.runtime.cache.processor import (
     ADD,
     DELETE,
     UPDATE,

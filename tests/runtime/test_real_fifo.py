@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.delta_fifo import Delta, Deltas, DeltaType, FIFOClosedError
-from kubeinformers.runtime.keys import DeletedFinalStateUnknown, ObjectKeyError, object_name
-from kubeinformers.runtime.real_fifo import RealFIFO
-from kubeinformers.runtime.store import Indexer
+from kubeinformers.runtime.cache.delta_fifo import Delta, Deltas, DeltaType, FIFOClosedError
+from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown, ObjectKeyError, object_name
+from kubeinformers.runtime.cache.real_fifo import RealFIFO
+from kubeinformers.runtime.cache.store import Indexer
 from tests.runtime._queue_objects import Thing, thing
 
 
@@ -393,7 +393,7 @@ def test_closed_queue_drains_before_raising() -> None:
 
 def test_real_fifo_fits_the_controllers_queue_protocol() -> None:
     """The informer's controller (H2) accepts either FIFO through its Queue protocol."""
-    from kubeinformers.runtime.controller import Queue
+    from kubeinformers.runtime.cache.controller import Queue
 
     queue: Queue[Thing] = fifo_with()
     queue.add(thing("a"))

@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.delta_fifo import Delta, Deltas, DeltaType
-from kubeinformers.runtime.keys import ObjectKeyError
-from kubeinformers.runtime.real_fifo import (
+from kubeinformers.runtime.cache.delta_fifo import Delta, Deltas, DeltaType
+from kubeinformers.runtime.cache.keys import ObjectKeyError
+from kubeinformers.runtime.cache.real_fifo import (
     UNLOCK_WHILE_PROCESSING_LIMIT,
     BookmarkInfo,
     RealFIFO,
     ReplacedAllInfo,
     SyncAllInfo,
 )
-from kubeinformers.runtime.store import Indexer
+from kubeinformers.runtime.cache.store import Indexer
 from tests.runtime._queue_objects import Thing, thing
 
 WAIT = 10.0

@@ -14,17 +14,17 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.backoff import Backoff
-from kubeinformers.runtime.errors import ApiStatusError
-from kubeinformers.runtime.listwatch import (
+from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.listwatch import (
     INITIAL_EVENTS_END_ANNOTATION,
     ListOptions,
     ObjectList,
     Status,
     WatchEvent,
 )
-from kubeinformers.runtime.model import StatusCause, StatusDetails
-from kubeinformers.runtime.reflector import (
+from kubeinformers.runtime.api.model import StatusCause, StatusDetails
+from kubeinformers.runtime.reflector.backoff import Backoff
+from kubeinformers.runtime.reflector.reflector import (
     Reflector,
     VeryShortWatchError,
     WatchListInconsistencyError,
@@ -1119,7 +1119,7 @@ def test_decode_errors_from_transport_reach_the_watch_error_handler() -> None:
 
 def test_status_cause_model_roundtrip_for_too_large() -> None:
     # ERROR events with a too-large cause are classified like list errors (D8/D20)
-    from kubeinformers.runtime.reflector import error_from_status
+    from kubeinformers.runtime.reflector.reflector import error_from_status
 
     st = Status(
         code=504,
@@ -1128,7 +1128,7 @@ def test_status_cause_model_roundtrip_for_too_large() -> None:
         details=StatusDetails(causes=[StatusCause(reason="ResourceVersionTooLarge")]),
     )
     err = error_from_status(st)
-    from kubeinformers.runtime.errors import is_too_large_resource_version
+    from kubeinformers.runtime.api.errors import is_too_large_resource_version
 
     assert is_too_large_resource_version(err)
 

@@ -1,4 +1,4 @@
-"""ThreadSafeStore / Indexer: rules B1-B16 and A9 (kubeinformers.runtime.store)."""
+"""ThreadSafeStore / Indexer: rules B1-B16 and A9 (kubeinformers.runtime.cache.store)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.keys import (
+from kubeinformers.runtime.cache.keys import (
     DeletedFinalStateUnknown,
     NoMetadataError,
     ObjectKeyError,
     object_labels,
     object_name,
 )
-from kubeinformers.runtime.store import (
+from kubeinformers.runtime.cache.store import (
     NAMESPACE_INDEX,
     Indexer,
     IndexerConflictError,

@@ -21,18 +21,18 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from pydantic import Field
 
-from kubeinformers.runtime.errors import ApiStatusError
-from kubeinformers.runtime.keys import object_annotations, object_resource_version
-from kubeinformers.runtime.listwatch import ListOptions, Status
-from kubeinformers.runtime.model import KubeModel
-from kubeinformers.runtime.reflector import Reflector
-from kubeinformers.runtime.resource import APIResource
-from kubeinformers.runtime.transport import (
+from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.listwatch import ListOptions, Status
+from kubeinformers.runtime.api.model import KubeModel
+from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.cache.keys import object_annotations, object_resource_version
+from kubeinformers.runtime.client.transport import (
     MIN_CONNECTION_POOL_SIZE,
     ApiListerWatcher,
     query_params,
 )
-from kubeinformers.runtime.wire import JsonDecoder, ObjectDecodeError
+from kubeinformers.runtime.codec.wire import JsonDecoder, ObjectDecodeError
+from kubeinformers.runtime.reflector.reflector import Reflector
 
 kubernetes_client = pytest.importorskip("kubernetes.client")
 
@@ -626,7 +626,7 @@ def test_d19_reflector_watch_list_over_the_transport(server: CannedServer) -> No
 def test_gc_paused_nests_and_keeps_an_application_disabled_collector() -> None:
     import gc
 
-    from kubeinformers.runtime.wire import gc_paused
+    from kubeinformers.runtime.codec.wire import gc_paused
 
     assert gc.isenabled()
     with gc_paused():
@@ -724,7 +724,7 @@ def test_watch_stopped_before_reading_releases_its_connection(server: CannedServ
 def test_gc_pause_is_bounded_by_max_seconds() -> None:
     import gc
 
-    from kubeinformers.runtime.wire import gc_paused
+    from kubeinformers.runtime.codec.wire import gc_paused
 
     tick = threading.Event()
     with gc_paused(max_seconds=0.05):

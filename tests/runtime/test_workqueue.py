@@ -11,7 +11,7 @@ from typing import cast
 
 import pytest
 
-from kubeinformers.runtime.workqueue import (
+from kubeinformers.runtime.workqueue.queue import (
     BucketRateLimiter,
     DelayingQueue,
     FakeClock,
@@ -677,7 +677,7 @@ def test_metrics_unfinished_work_gauge_is_refreshed_in_the_background() -> None:
 def test_metrics_set_provider_first_call_wins_for_named_queues(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import kubeinformers.runtime.workqueue as wq
+    import kubeinformers.runtime.workqueue.queue as wq
 
     monkeypatch.setattr(wq, "_global_provider", None)
     first, second = RecordingProvider(), RecordingProvider()

@@ -29,14 +29,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubeinformers.runtime import reflector as reflector_module
-from kubeinformers.runtime.backoff import Backoff
-from kubeinformers.runtime.dynamic import MetadataSharedInformerFactory
-from kubeinformers.runtime.factory import SharedInformerFactory as RuntimeFactory
-from kubeinformers.runtime.informer import SharedIndexInformer
-from kubeinformers.runtime.keys import meta_namespace_key, object_resource_version
-from kubeinformers.runtime.listwatch import ListOptions
-from kubeinformers.runtime.transport import ApiListerWatcher
+from kubeinformers.runtime.api.listwatch import ListOptions
+from kubeinformers.runtime.cache.dynamic import MetadataSharedInformerFactory
+from kubeinformers.runtime.cache.factory import SharedInformerFactory as RuntimeFactory
+from kubeinformers.runtime.cache.informer import SharedIndexInformer
+from kubeinformers.runtime.cache.keys import meta_namespace_key, object_resource_version
+from kubeinformers.runtime.client.transport import ApiListerWatcher
+from kubeinformers.runtime.reflector import reflector as reflector_module
+from kubeinformers.runtime.reflector.backoff import Backoff
 from kubeinformers.testing.local_api_server import LocalApiServer
 from tests.soak.faults import Injector
 from tests.soak.recorder import Recorder

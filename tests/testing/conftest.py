@@ -13,7 +13,7 @@ from typing import Any
 
 import urllib3
 
-from kubeinformers.runtime.resource import APIResource
+from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.testing.local_api_server import LocalApiServer
 
 ALL_VERBS = frozenset(

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.dynamic import METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT
+from kubeinformers.runtime.cache.dynamic import METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT
 from kubeinformers.testing.local_api_server import LocalApiServer
 from tests.testing.conftest import BASIC, configmap, request, watch
 from tests.testing.test_server_crud import WIDGET_CRD

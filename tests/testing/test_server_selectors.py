@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from kubeinformers.testing._server_selectors import (
+from kubeinformers.testing.apiserver.selectors import (
     SelectorError,
     parse_field_selector,
     parse_label_selector,
 )
-from kubeinformers.testing._server_tls import serving_certificate
+from kubeinformers.testing.apiserver.tls import serving_certificate
 
 LABELS = {"app": "web", "tier": "fe", "n": "3"}
 

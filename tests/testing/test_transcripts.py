@@ -29,7 +29,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
-from kubeinformers.runtime.resource import APIResource
+from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.testing.local_api_server import LocalApiServer
 from tests.conftest import SHARED_DATA
 

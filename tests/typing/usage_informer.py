@@ -11,14 +11,17 @@ import threading
 
 from pydantic import Field
 
-from kubeinformers.runtime.handlers import (
+from kubeinformers.runtime.api.model import KubeModel
+from kubeinformers.runtime.cache.handlers import (
     FilteringResourceEventHandler,
     ResourceEventHandler,
     ResourceEventHandlerFuncs,
 )
-from kubeinformers.runtime.informer import ResourceEventHandlerRegistration, SharedIndexInformer
-from kubeinformers.runtime.keys import DeletedFinalStateUnknown
-from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.cache.informer import (
+    ResourceEventHandlerRegistration,
+    SharedIndexInformer,
+)
+from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
 from kubeinformers.testing import FakeListerWatcher
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.factory import SharedInformerFactory
+    from kubeinformers.runtime.cache.factory import SharedInformerFactory
 
     from .v1 import ResourceV1Informers
 

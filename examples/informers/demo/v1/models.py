@@ -3,7 +3,7 @@
 from datetime import datetime
 from typing import Annotated, Any
 
-from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.api.model import KubeModel
 from pydantic import Field
 
 from kubeinformers.generated.meta.v1.models import ObjectMeta

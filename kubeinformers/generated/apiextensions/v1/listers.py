@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.listers import ClusterLister as _ClusterLister
-from kubeinformers.runtime.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
 from .models import (
     CustomResourceDefinition,

@@ -2,8 +2,8 @@
 
 from typing import Annotated
 
-from kubeinformers.runtime.model import KubeModel
-from kubeinformers.runtime.timestamps import MicroTime
+from kubeinformers.runtime.api.model import KubeModel
+from kubeinformers.runtime.api.timestamps import MicroTime
 from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.factory import SharedInformerFactory as _SharedInformerFactory
+    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
 
     from .informers import (
         FlowSchemaInformer as FlowSchemaInformer,

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 
 from typing import TypeAlias as _TypeAlias
 
-from kubeinformers.runtime.timestamps import MicroTime as MicroTime
-from kubeinformers.runtime.timestamps import Time as Time
+from kubeinformers.runtime.api.timestamps import MicroTime as MicroTime
+from kubeinformers.runtime.api.timestamps import Time as Time
 
 Quantity: _TypeAlias = str | int | float
 IntOrString: _TypeAlias = int | str

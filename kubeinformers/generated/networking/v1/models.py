@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.api.model import KubeModel
 from pydantic import Field
 
 from ...core.v1.models import TypedLocalObjectReference

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.listers import NamespaceLister as _NamespaceLister
-from kubeinformers.runtime.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
 from .models import (
     PodDisruptionBudget,

@@ -2,8 +2,8 @@
 
 from typing import Annotated
 
-from kubeinformers.runtime.model import KubeModel
-from kubeinformers.runtime.timestamps import Time
+from kubeinformers.runtime.api.model import KubeModel
+from kubeinformers.runtime.api.timestamps import Time
 from pydantic import Field
 
 from ...core.v1.models import NodeSelector

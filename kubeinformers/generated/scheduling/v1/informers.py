@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
 from .listers import (
     PriorityClassLister,
@@ -20,8 +20,8 @@ from .models import (
 )
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.factory import SharedInformerFactory as _SharedInformerFactory
-    from kubeinformers.runtime.informer import SharedIndexInformer as _SharedIndexInformer
+    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
+    from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
 
 
 class PriorityClassInformer:

@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from kubeinformers.runtime.model import KubeModel
+from kubeinformers.runtime.api.model import KubeModel
 from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta

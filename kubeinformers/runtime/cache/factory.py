@@ -1,0 +1,465 @@
+"""SharedInformerFactory: one shared informer per resource, started, synced and stopped together.
+
+client-go counterparts: informers/factory.go (rules H1-H5), informers/generic.go (H6).
+
+The factory is keyed by GroupVersionResource (client-go keys by Go type; a GVR is what Python
+code has). Generated code asks it for informers through `typed_informer(resource, model)`; the
+first request for a resource creates the informer (so the first creator's options win, H2),
+later requests share it. Informers run on daemon threads that all watch one stop event, which
+`shutdown()` sets before joining them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
+
+from kubeinformers.runtime.api.listwatch import ListOptions
+from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
+from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind, SharedIndexInformer
+from kubeinformers.runtime.cache.listers import GenericLister
+from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, meta_namespace_index_func
+
+if TYPE_CHECKING:
+    from kubeinformers.runtime.client.transport import DecodeMode
+
+__all__ = [
+    "GenericInformer",
+    "NoInformerFoundError",
+    "SharedInformerFactory",
+    "StartableFactory",
+    "TransformFunc",
+    "TweakListOptionsFunc",
+]
+
+T = TypeVar("T")
+
+logger = logging.getLogger("kubeinformers.factory")
+
+TweakListOptionsFunc = Callable[[ListOptions], ListOptions]
+TransformFunc = Callable[[Any], Any]
+
+# How often wait_for_cache_sync re-checks has_synced (client-go polls every 100 ms); it starts
+# faster so that small caches in tests and short-lived tools do not pay the full period.
+_POLL_FIRST = 0.005
+_POLL_MAX = 0.1
+# Threads that run event handlers (processor.py names them so); see shutdown().
+_HANDLER_THREAD_PREFIX = "kubeinformers-handler-"
+
+
+class NoInformerFoundError(LookupError):
+    """`for_resource` was asked for a resource the factory does not know (H6)."""
+
+    def __init__(self, gvr: GroupVersionResource, hint: str = "") -> None:
+        message = f"no informer found for {gvr}"
+        super().__init__(message + (f": {hint}" if hint else ""))
+        self.gvr = gvr
+
+
+class StartableFactory(Protocol):
+    """What the generated accessors and `CustomInformers` need of a factory."""
+
+    def start(self) -> None: ...
+
+    def wait_for_cache_sync(
+        self, timeout: float | None = None
+    ) -> dict[GroupVersionResource, bool]: ...
+
+    def shutdown(self, timeout: float | None = None) -> None: ...
+
+
+class GenericInformer(Generic[T]):
+    """An informer plus a generic lister over its indexer (informers/generic.go, H6, H10)."""
+
+    __slots__ = ("_gvr", "_informer")
+
+    def __init__(self, informer: SharedIndexInformer[T], gvr: GroupVersionResource) -> None:
+        self._informer = informer
+        self._gvr = gvr
+
+    @property
+    def gvr(self) -> GroupVersionResource:
+        return self._gvr
+
+    def informer(self) -> SharedIndexInformer[T]:
+        return self._informer
+
+    def lister(self) -> GenericLister[T]:
+        return GenericLister(self._informer.get_indexer(), self._gvr)
+
+
+def _informer_name(resource: APIResource) -> str:
+    return resource.gvr.group_resource()
+
+
+class SharedInformerFactory:
+    """Shares one informer per resource among everything that asks for it (H1-H6).
+
+    `namespace` restricts namespaced resources to one namespace (ignored for cluster-scoped
+    ones, H8); `tweak_list_options` rewrites every list and watch request (e.g. to add a label
+    selector); `transform` is installed on every informer the factory creates (H2);
+    `custom_resync` maps a resource to its own resync period (seconds); `queue` chooses every
+    informer's queue: "delta" (DeltaFIFO, the default), "ordered" (RealFIFO) or "atomic"
+    (RealFIFO in atomic mode, client-go v0.36's default; see `SharedIndexInformer`).
+
+    Use it as a context manager to have `shutdown()` called on exit.
+    """
+
+    def __init__(
+        self,
+        api_client: Any,
+        resync_period: float = 0.0,
+        *,
+        namespace: str | None = None,
+        tweak_list_options: TweakListOptionsFunc | None = None,
+        transform: TransformFunc | None = None,
+        custom_resync: Mapping[GroupVersionResource, float] | None = None,
+        decode: DecodeMode = "lazy",
+        queue: QueueKind = "delta",
+    ) -> None:
+        if resync_period < 0:
+            raise ValueError(f"resync_period must be >= 0 seconds, got {resync_period}")
+        self._api_client = api_client
+        self._default_resync = float(resync_period)
+        self._namespace = namespace or ""
+        self._tweak_list_options = tweak_list_options
+        self._transform = transform
+        self._custom_resync: dict[GroupVersionResource, float] = dict(custom_resync or {})
+        # "lazy": typed objects are built on first access from the raw item (fast sync,
+        # little memory); "eager": validated up front (a bad object is reported at decode time
+        # and kept unreadable beyond its identity, so the cache still mirrors the server).
+        self._decode: DecodeMode = decode
+        if queue not in QUEUE_KINDS:
+            raise ValueError(f'queue must be "delta", "ordered" or "atomic", not {queue!r}')
+        self._queue: QueueKind = queue
+        self._lock = threading.Lock()
+        self._informers: dict[GroupVersionResource, SharedIndexInformer[Any]] = {}
+        self._threads: dict[GroupVersionResource, threading.Thread] = {}
+        self._extra_models: dict[GroupVersionResource, tuple[APIResource, type[Any] | str]] = {}
+        self._stop = threading.Event()
+        # Set when a started informer syncs or the factory shuts down: wakes the sync waiters.
+        self._sync_wake = threading.Event()
+        self._shutting_down = False
+
+    # --- options ---------------------------------------------------------------------------
+
+    @property
+    def api_client(self) -> Any:
+        return self._api_client
+
+    @property
+    def namespace(self) -> str:
+        """The namespace namespaced informers are restricted to ("" = all namespaces)."""
+        return self._namespace
+
+    @property
+    def tweak_list_options(self) -> TweakListOptionsFunc | None:
+        return self._tweak_list_options
+
+    @property
+    def queue(self) -> QueueKind:
+        """The queue of every informer this factory creates ("delta", "ordered", "atomic")."""
+        return self._queue
+
+    @property
+    def default_resync(self) -> float:
+        return self._default_resync
+
+    @property
+    def stop_event(self) -> threading.Event:
+        """Set by `shutdown()`; every informer the factory started runs until it is set."""
+        return self._stop
+
+    def resync_period_for(self, gvr: GroupVersionResource) -> float:
+        return self._custom_resync.get(gvr, self._default_resync)
+
+    # --- informers -------------------------------------------------------------------------
+
+    def informer_for(
+        self,
+        gvr: GroupVersionResource,
+        new_informer: Callable[[float], SharedIndexInformer[T]],
+    ) -> SharedIndexInformer[T]:
+        """The informer for `gvr`, created with `new_informer(resync_period)` on first request.
+
+        H2: an existing informer is returned as is (new_informer is not called, the first
+        creator's options win); a new one gets the factory's transform.
+        """
+        with self._lock:
+            existing = self._informers.get(gvr)
+            if existing is not None:
+                return cast(SharedIndexInformer[T], existing)
+            informer = new_informer(self.resync_period_for(gvr))
+            if self._transform is not None:
+                try:
+                    informer.set_transform(self._transform)
+                except Exception:  # H2: the error is ignored (an informer already running)
+                    logger.warning(
+                        "could not install the factory's transform on the informer for %s",
+                        gvr,
+                        exc_info=True,
+                    )
+            self._informers[gvr] = informer
+            return informer
+
+    def typed_informer(self, resource: APIResource, model: type[T]) -> SharedIndexInformer[T]:
+        """The shared informer of `resource`, decoding objects into `model` (H7, H8).
+
+        Built over `ApiListerWatcher` with the factory's namespace (namespaced kinds only) and
+        tweak function, and the namespace index.
+        """
+        return self.informer_for(
+            resource.gvr, lambda resync: self.new_typed_informer(resource, model, resync)
+        )
+
+    def new_typed_informer(
+        self, resource: APIResource, model: type[T], resync_period: float
+    ) -> SharedIndexInformer[T]:
+        """An unshared informer with this factory's options (`NewFilteredPodInformer`, H8)."""
+        from kubeinformers.runtime.client.transport import ApiListerWatcher
+
+        namespace = self._namespace if resource.namespaced and self._namespace else None
+        lister_watcher = ApiListerWatcher(
+            self._api_client,
+            resource,
+            model,
+            namespace=namespace,
+            tweak_list_options=self._tweak_list_options,
+            decode=self._decode,
+        )
+        return SharedIndexInformer(
+            lister_watcher,
+            model,
+            resync_period,
+            {NAMESPACE_INDEX: meta_namespace_index_func},
+            name=_informer_name(resource),
+            queue=self._queue,
+        )
+
+    def informers(self) -> dict[GroupVersionResource, SharedIndexInformer[Any]]:
+        """A snapshot of every informer requested so far."""
+        with self._lock:
+            return dict(self._informers)
+
+    # --- for_resource ----------------------------------------------------------------------
+
+    def register_model(self, resource: APIResource, model: type[Any] | str) -> None:
+        """Make `for_resource` know a resource outside the built-in registry (e.g. a CRD kind).
+
+        `model` is a class or a lazy "module:Class" path. Generated `CustomInformers` call this
+        for their kinds so that `factory.for_resource(gvr)` serves them too.
+        """
+        with self._lock:
+            self._extra_models[resource.gvr] = (resource, model)
+
+    def for_resource(self, gvr: GroupVersionResource) -> GenericInformer[Any]:
+        """The shared informer of `gvr` with a generic lister (H6).
+
+        Known resources: the generated built-in registry
+        (`kubeinformers.generated.registry.MODELS`) and those added with `register_model`;
+        the informer is the same one the typed accessors return. Anything else raises
+        NoInformerFoundError (`no informer found for <gvr>`).
+        """
+        with self._lock:
+            existing = self._informers.get(gvr)
+            extra = self._extra_models.get(gvr)
+        if existing is not None:
+            return GenericInformer(existing, gvr)
+        if extra is not None:
+            resource, model = extra
+        else:
+            resource, model = _registry_lookup(gvr)
+        model_class = _import_model(model, gvr) if isinstance(model, str) else model
+        return GenericInformer(self.typed_informer(resource, model_class), gvr)
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Run every informer not yet started, each on its own daemon thread (H3).
+
+        Idempotent; informers requested after a start need another start; a no-op after
+        `shutdown()`.
+        """
+        with self._lock:
+            if self._shutting_down:
+                return
+            for gvr, informer in self._informers.items():
+                if gvr in self._threads:
+                    continue
+                thread = threading.Thread(
+                    target=self._run_informer,
+                    args=(gvr, informer),
+                    name=f"informer-{gvr.group_resource()}",
+                    daemon=True,
+                )
+                self._threads[gvr] = thread
+                informer._on_synced(self._sync_wake.set)
+                thread.start()
+
+    def _run_informer(self, gvr: GroupVersionResource, informer: SharedIndexInformer[Any]) -> None:
+        try:
+            informer.run(self._stop)
+        except Exception:
+            logger.exception("the informer for %s stopped with an error", gvr)
+
+    def started(self) -> list[GroupVersionResource]:
+        """The resources whose informers this factory has started."""
+        with self._lock:
+            return list(self._threads)
+
+    def _started_informers(self) -> dict[GroupVersionResource, SharedIndexInformer[Any]]:
+        with self._lock:
+            return {gvr: self._informers[gvr] for gvr in self._threads}
+
+    def _sync_waits(
+        self,
+        informers: Mapping[GroupVersionResource, SharedIndexInformer[Any]],
+        timeout: float | None,
+        clock: Callable[[], float],
+    ) -> Iterator[float]:
+        """How long to wait before each next look, until every informer has synced, the
+        deadline passes or the factory shuts down (polling backs off from 5 ms to 100 ms)."""
+        deadline = None if timeout is None else clock() + timeout
+        pending = dict(informers)
+        interval = _POLL_FIRST
+        while True:
+            pending = {gvr: inf for gvr, inf in pending.items() if not inf.has_synced()}
+            if not pending or self._stop.is_set():
+                return
+            wait = interval
+            if deadline is not None:
+                remaining = deadline - clock()
+                if remaining <= 0:
+                    return
+                wait = min(wait, remaining)
+            yield wait
+            interval = min(interval * 2, _POLL_MAX)
+
+    def wait_for_cache_sync(self, timeout: float | None = None) -> dict[GroupVersionResource, bool]:
+        """Block until every started informer has synced, `timeout` passes or the factory shuts
+        down; return each started informer's `has_synced()` (H5: unstarted ones are absent)."""
+        informers = self._started_informers()
+        for wait in self._sync_waits(informers, timeout, time.monotonic):
+            # Woken by an informer's sync or the shutdown; the poll is only the fallback.
+            self._sync_wake.wait(wait)
+            self._sync_wake.clear()
+        return {gvr: inf.has_synced() for gvr, inf in informers.items()}
+
+    async def wait_for_cache_sync_async(
+        self, timeout: float | None = None
+    ) -> dict[GroupVersionResource, bool]:
+        """`wait_for_cache_sync` for coroutines: never blocks the event loop; woken by each
+        informer's sync (through the loop's thread-safe call), with polling as the fallback."""
+        informers = self._started_informers()
+        loop = asyncio.get_running_loop()
+        woken = asyncio.Event()
+
+        def wake() -> None:  # runs on an informer's thread, under its queue lock
+            try:
+                loop.call_soon_threadsafe(woken.set)
+            except RuntimeError:  # the loop has closed: nobody waits any more
+                pass
+
+        for informer in informers.values():
+            informer._on_synced(wake)
+        for wait in self._sync_waits(informers, timeout, loop.time):
+            try:
+                await asyncio.wait_for(woken.wait(), wait)
+            except TimeoutError:
+                pass
+            woken.clear()
+        return {gvr: inf.has_synced() for gvr, inf in informers.items()}
+
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Stop every informer and wait for their threads to return (H4).
+
+        Safe to call repeatedly and from several threads. `timeout` bounds the total wait;
+        threads still running then are logged (they are daemons and will not block exit).
+        Called from an event handler it only signals the stop: an informer waits for its
+        handler threads, so waiting for the informer there would never end.
+        """
+        with self._lock:
+            self._shutting_down = True
+            self._stop.set()
+            self._sync_wake.set()
+            threads = list(self._threads.items())
+        if threading.current_thread().name.startswith(_HANDLER_THREAD_PREFIX):
+            logger.info("shutdown() called from an event handler: informers stop without waiting")
+            return
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for gvr, thread in threads:
+            if thread is threading.current_thread():
+                continue
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            thread.join(remaining)
+            if thread.is_alive():
+                logger.warning("the informer for %s did not stop within the timeout", gvr)
+
+    @property
+    def is_shut_down(self) -> bool:
+        return self._shutting_down
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.shutdown()
+
+
+# --- the generated registry (imported lazily: the runtime knows no kind) ---------------------
+
+_REGISTRY_MODULE = "kubeinformers.generated.registry"
+_registry_cache: dict[GroupVersionResource, tuple[APIResource, str]] | None = None
+
+
+def _load_registry() -> dict[GroupVersionResource, tuple[APIResource, str]]:
+    global _registry_cache
+    if _registry_cache is None:
+        try:
+            registry = importlib.import_module(_REGISTRY_MODULE)
+        except ImportError:
+            return {}
+        resources: Iterable[APIResource] = getattr(registry, "RESOURCES", ())
+        models: Mapping[GroupVersionResource, str] = getattr(registry, "MODELS", {})
+        by_gvr = {resource.gvr: resource for resource in resources}
+        _registry_cache = {
+            gvr: (by_gvr[gvr], path) for gvr, path in models.items() if gvr in by_gvr
+        }
+    return _registry_cache
+
+
+def _registry_lookup(gvr: GroupVersionResource) -> tuple[APIResource, str]:
+    entry = _load_registry().get(gvr)
+    if entry is None:
+        raise NoInformerFoundError(
+            gvr,
+            "it is neither a built-in resource of kubeinformers.generated nor registered with "
+            "factory.register_model(); for any other resource use "
+            "DynamicSharedInformerFactory",
+        )
+    resource, _ = entry
+    if not resource.supports_list_watch:
+        raise NoInformerFoundError(gvr, f"{gvr.group_resource()} does not support list and watch")
+    return entry
+
+
+def _import_model(path: str, gvr: GroupVersionResource) -> type[Any]:
+    module_name, _, attribute = path.partition(":")
+    try:
+        model = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as err:
+        raise NoInformerFoundError(gvr, f"cannot import its model {path!r}: {err}") from err
+    if not isinstance(model, type):
+        raise NoInformerFoundError(gvr, f"{path!r} is not a class")
+    return model

@@ -1,0 +1,513 @@
+"""The shared informer: one list/watch, one cache, many handlers (section F).
+
+client-go counterpart: tools/cache/shared_informer.go (`sharedIndexInformer`). A reflector feeds
+a DeltaFIFO (C-1); the process loop writes each delta to the indexer and turns it into a
+notification (F10) that the shared processor hands to every registered handler, each on its
+own thread (G). Handlers may join and leave while the informer runs (F8, F9).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, Literal, TypeVar, get_args
+
+from kubeinformers.runtime.api.listwatch import ListerWatcher
+from kubeinformers.runtime.cache.controller import (
+    Controller,
+    ControllerConfig,
+    Queue,
+    process_deltas,
+    process_deltas_in_batch,
+)
+from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaFIFO
+from kubeinformers.runtime.cache.handlers import (
+    AddFunc,
+    DeleteFunc,
+    FilteringResourceEventHandler,
+    ResourceEventHandler,
+    ResourceEventHandlerFuncs,
+    UpdateFunc,
+)
+from kubeinformers.runtime.cache.keys import (
+    DeletedFinalStateUnknown,
+    NoMetadataError,
+    deletion_handling_meta_namespace_key,
+    meta_namespace_key,
+    object_resource_version,
+)
+from kubeinformers.runtime.cache.processor import (
+    ADD,
+    DELETE,
+    UPDATE,
+    ProcessorListener,
+    SharedProcessor,
+    determine_resync_period,
+)
+from kubeinformers.runtime.cache.real_fifo import RealFIFO
+from kubeinformers.runtime.cache.store import Indexer
+from kubeinformers.runtime.metrics import (
+    HandlerMetrics,
+    InformerMetrics,
+    NotificationCounters,
+    ReflectorCounters,
+    build_informer_metrics,
+    track_informer,
+)
+from kubeinformers.runtime.reflector.reflector import Reflector
+
+T = TypeVar("T")
+
+QueueKind = Literal["delta", "ordered", "atomic"]
+"""The informer's queue: DeltaFIFO (C-1, the default), RealFIFO (C-2) or atomic RealFIFO (C-3)."""
+QUEUE_KINDS: tuple[QueueKind, ...] = get_args(QueueKind)
+
+IndexFunc = Callable[[Any], list[str]]
+TransformFunc = Callable[[Any], Any]
+WatchErrorHandler = Callable[[Reflector[Any], BaseException], None]
+
+# F5: a handler never resyncs more often than this (seconds).
+MINIMUM_RESYNC_PERIOD = 1.0
+
+
+class InformerStoppedError(RuntimeError):
+    """The informer has stopped: handlers and indexers can no longer be added (F7, F13)."""
+
+
+class InformerStartedError(RuntimeError):
+    """The informer has started: its transform and watch error handler are fixed (F11)."""
+
+
+class ResourceEventHandlerRegistration(Generic[T]):
+    """The handle `add_event_handler` returns: pass it to `remove_event_handler`.
+
+    `has_synced()` is true once the informer has synced and this handler has returned from
+    every initial-list `on_add` queued for it (G6).
+    """
+
+    __slots__ = ("_informer", "_listener")
+
+    def __init__(self, informer: SharedIndexInformer[T], listener: ProcessorListener[T]) -> None:
+        self._informer = informer
+        self._listener = listener
+
+    @property
+    def handler(self) -> ResourceEventHandler[T]:
+        return self._listener.handler
+
+    def has_synced(self) -> bool:
+        return self._listener.has_synced()
+
+    def metrics(self) -> HandlerMetrics:
+        """This handler's buffered notifications, callbacks and time spent in them."""
+        return self._listener.metrics()
+
+    @property
+    def resync_period(self) -> float:
+        """The effective resync period of this handler (F5, F6); 0 = never resynced."""
+        return self._listener.resync_period
+
+    def __repr__(self) -> str:
+        return f"ResourceEventHandlerRegistration({self._informer.name}, {self.handler!r})"
+
+
+class _Distributor(Generic[T]):
+    """The informer as `process_deltas` sees it: callbacks become notifications (F10)."""
+
+    __slots__ = ("_counters", "_processor")
+
+    def __init__(self, processor: SharedProcessor[T], counters: NotificationCounters) -> None:
+        self._processor = processor
+        self._counters = counters  # only the process loop calls us: one writer
+
+    def on_add(self, obj: T, is_in_initial_list: bool) -> None:
+        self._counters.add += 1
+        self._processor.distribute((ADD, obj, is_in_initial_list), False)
+
+    def on_update(self, old: T, new: T) -> None:
+        # F10: an update whose resourceVersion did not change is a sync notification and goes
+        # only to the listeners that are due for a resync (G4).
+        try:
+            is_sync = object_resource_version(old) == object_resource_version(new)
+        except NoMetadataError:
+            is_sync = False
+        if is_sync:
+            self._counters.sync += 1
+        else:
+            self._counters.update += 1
+        self._processor.distribute((UPDATE, old, new), is_sync)
+
+    def on_delete(self, obj: T | DeletedFinalStateUnknown[T]) -> None:
+        self._counters.delete += 1
+        self._processor.distribute((DELETE, obj, None), False)
+
+
+def _coroutine_functions(handler: object) -> list[str]:
+    """Names of the handler's callbacks that are coroutine functions."""
+    if isinstance(handler, FilteringResourceEventHandler):
+        return _coroutine_functions(handler.handler)
+    if isinstance(handler, ResourceEventHandlerFuncs):
+        funcs: list[Any] = list(handler.functions())
+    else:
+        funcs = [getattr(handler, n, None) for n in ("on_add", "on_update", "on_delete")]
+    return [getattr(f, "__qualname__", repr(f)) for f in funcs if inspect.iscoroutinefunction(f)]
+
+
+def _describe_handler(handler: object) -> str:
+    """A stable name for metrics: the handler's class, or its first function's qualname."""
+    if isinstance(handler, FilteringResourceEventHandler):
+        return _describe_handler(handler.handler)
+    if isinstance(handler, ResourceEventHandlerFuncs):
+        for f in handler.functions():
+            return str(getattr(f, "__qualname__", type(f).__qualname__))
+    return type(handler).__qualname__
+
+
+class SharedIndexInformer(Generic[T]):
+    """A shared, indexed informer for one resource (client-go's sharedIndexInformer).
+
+    Nothing runs until `run(stop)`, which blocks until `stop` is set and then joins every
+    thread it started. The queue is the DeltaFIFO (C-1); `queue="ordered"` selects the
+    RealFIFO (C-2): strict arrival order across keys, nothing compacted, relist tombstones
+    before the relisted items, store writes in batches of distinct keys (E4);
+    `queue="atomic"` the RealFIFO in atomic mode, client-go v0.36's default (C-3): as
+    "ordered", but a relist swaps the whole store before its first callback, a resync is one
+    entry processed in order, bookmarks reach the store (its
+    `last_store_sync_resource_version()`, B15) and the watch never waits for a handler write.
+    Handlers are called on their own threads, one notification at a time, in order;
+    coroutine handlers run on the event loop given to `add_event_handler(loop=...)`.
+    """
+
+    def __init__(
+        self,
+        lister_watcher: ListerWatcher[T],
+        object_type: type[T] | None,
+        resync_period: float = 0.0,
+        indexers: Mapping[str, IndexFunc] | None = None,
+        *,
+        name: str | None = None,
+        use_watch_list: bool | None = None,
+        page_size: int | None = None,
+        queue: QueueKind = "delta",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if queue not in QUEUE_KINDS:
+            raise ValueError(
+                f'queue must be "delta" (DeltaFIFO), "ordered" (RealFIFO) or "atomic" '
+                f"(RealFIFO in atomic mode), not {queue!r}"
+            )
+        self.queue_kind = queue
+        self.lister_watcher = lister_watcher
+        self.object_type = object_type
+        self.name = name or (object_type.__name__ if object_type is not None else "informer")
+        self._log = logging.getLogger(f"kubeinformers.informer.{self.name}")
+        # F1: the cache is keyed by A2 so tombstones delete the right entry.
+        self._indexer: Indexer[T] = Indexer(
+            deletion_handling_meta_namespace_key,
+            indexers,
+            # B15: the store tracks its resourceVersion only with the atomic queue.
+            track_resource_version=queue == "atomic",
+        )
+        self._processor: SharedProcessor[T] = SharedProcessor(
+            name=self.name, clock=clock, logger=self._log
+        )
+        # Metrics (`metrics()`): the reflector's counters outlive its run; see metrics.py.
+        self._reflector_counters = ReflectorCounters()
+        self._notification_counters = NotificationCounters()
+        self._distributor = _Distributor(self._processor, self._notification_counters)
+        self._queue: Queue[T] | None = None
+        self._handler_count = 0
+        self._default_event_handler_resync_period = float(resync_period)
+        self._resync_check_period = float(resync_period)
+        self._use_watch_list = use_watch_list
+        self._page_size = page_size
+        self._transform: TransformFunc | None = None
+        self._watch_error_handler: WatchErrorHandler | None = None
+        self._controller: Controller[T] | None = None
+        self._start_lock = threading.Lock()
+        # Held while a popped item is processed and while a handler joins or leaves (F8-F10).
+        self._block_deltas = threading.Lock()
+        self._started = False
+        self._stopped = False
+        # Called once, right after the first list has been processed (`_on_synced`).
+        self._synced_callbacks: list[Callable[[], None]] = []
+        self._synced_announced = False
+        self._synced_lock = threading.Lock()  # taken under the queue lock: never the reverse
+        track_informer(self)
+
+    # -- running -----------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        """List, watch and notify until `stop` is set; then stop every handler thread (F2)."""
+        with self._start_lock:
+            if self._started:
+                self._log.warning("informer %s has already been started; run() ignored", self.name)
+                return
+            fifo: Queue[T]
+            if self.queue_kind == "ordered":
+                # C-2: every event its own entry, in arrival order; batches of distinct keys (E4).
+                fifo = RealFIFO(meta_namespace_key, self._indexer, self._transform)
+            elif self.queue_kind == "atomic":
+                # C-3: relists, resyncs and bookmarks as whole-store entries; unlocked processing.
+                fifo = RealFIFO(meta_namespace_key, None, self._transform, atomic=True)
+            else:
+                # C-1, as client-go's informer up to v0.32 configured it.
+                fifo = DeltaFIFO(
+                    key_func=meta_namespace_key,
+                    known_objects=self._indexer,
+                    emit_delta_type_replaced=True,
+                    transformer=self._transform,
+                )
+            config: ControllerConfig[T] = ControllerConfig(
+                queue=fifo,
+                lister_watcher=self.lister_watcher,
+                process=self._handle_deltas,
+                process_batch=(self._handle_batch_deltas if self.queue_kind != "delta" else None),
+                object_type=self.object_type,
+                full_resync_period=self._resync_check_period,
+                should_resync=self._processor.should_resync,
+                watch_error_handler=self._watch_error_handler,
+                use_watch_list=self._use_watch_list,
+                page_size=self._page_size,
+                name=self.name,
+                reflector_counters=self._reflector_counters,
+            )
+            fifo.on_synced(self._announce_synced)
+            self._queue = fifo
+            self._controller = Controller(config, logger=self._log)
+            self._started = True
+        self._processor.start()
+        try:
+            self._controller.run(stop)
+        finally:
+            with self._start_lock:
+                self._stopped = True
+            self._processor.stop()
+            self._processor.join()
+
+    def _handle_deltas(self, deltas: list[Delta[T]], is_in_initial_list: bool) -> None:
+        with self._block_deltas:
+            process_deltas(self._distributor, self._indexer, deltas, is_in_initial_list)
+
+    def _handle_batch_deltas(self, deltas: list[Delta[T]], is_in_initial_list: bool) -> None:
+        with self._block_deltas:
+            process_deltas_in_batch(self._distributor, self._indexer, deltas, is_in_initial_list)
+
+    def _announce_synced(self) -> None:
+        """The queue's sync callback: tell the sync waiters (`_on_synced`). Runs under the
+        queue lock, once."""
+        with self._synced_lock:
+            self._synced_announced = True
+            callbacks, self._synced_callbacks = self._synced_callbacks, []  # called once: let go
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                self._log.exception("sync callback of informer %s failed", self.name)
+
+    def _on_synced(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (quick: it runs under the queue lock) once the first list has been
+        processed, so that a waiter wakes at the sync rather than at its next poll; now if the
+        informer has synced already. A stopped informer never syncs: keep a timeout.
+        """
+        with self._synced_lock:
+            if not self._synced_announced:
+                self._synced_callbacks.append(callback)
+                return
+        callback()
+
+    def has_synced(self) -> bool:
+        """The first list has been fully popped and processed into the cache (F3)."""
+        controller = self._controller
+        return controller is not None and controller.has_synced()
+
+    @property
+    def resync_check_period(self) -> float:
+        """How often the reflector asks whether any handler is due for a resync (F5)."""
+        return self._resync_check_period
+
+    def is_stopped(self) -> bool:
+        """True once `run` has returned (F14)."""
+        with self._start_lock:
+            return self._stopped
+
+    def last_sync_resource_version(self) -> str:
+        """ "" before `run`, then the reflector's last synced resourceVersion (F14, D21)."""
+        controller = self._controller
+        return controller.last_sync_resource_version() if controller is not None else ""
+
+    # -- handlers ----------------------------------------------------------------------------
+
+    def add_event_handler(
+        self,
+        handler: ResourceEventHandler[T] | None = None,
+        *,
+        on_add: AddFunc[T] | None = None,
+        on_update: UpdateFunc[T] | None = None,
+        on_delete: DeleteFunc[T] | None = None,
+        resync_period: float | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> ResourceEventHandlerRegistration[T]:
+        """Register a handler (an object, or the `on_*` functions) and return its handle (F4).
+
+        `resync_period=None` uses the informer's; 0 means this handler never resyncs (F5, F6).
+        Coroutine-function callbacks need `loop`: they run there, one at a time, in order.
+        On a running informer the handler first gets an `on_add(obj, True)` for every cached
+        object (F8).
+        """
+        if handler is None:
+            if on_add is None and on_update is None and on_delete is None:
+                raise TypeError("add_event_handler needs a handler or at least one on_* function")
+            handler = ResourceEventHandlerFuncs(on_add, on_update, on_delete)
+        elif on_add is not None or on_update is not None or on_delete is not None:
+            raise TypeError("add_event_handler takes a handler or on_* functions, not both")
+        if loop is None:
+            async_names = _coroutine_functions(handler)
+            if async_names:
+                raise ValueError(
+                    f"{', '.join(async_names)} of informer {self.name} are coroutine functions: "
+                    "pass loop=<the asyncio event loop to run them on> to add_event_handler"
+                )
+        period = (
+            self._default_event_handler_resync_period if resync_period is None else resync_period
+        )
+        with self._start_lock:
+            if self._stopped:
+                raise InformerStoppedError(
+                    f"handler {handler!r} was not added to shared informer because it has "
+                    "stopped already"
+                )
+            if period > 0:
+                # F5: at least 1 s; a shorter period lowers the check period before start only.
+                period = max(period, MINIMUM_RESYNC_PERIOD)
+                if period < self._resync_check_period:
+                    if self._started:
+                        self._log.warning(
+                            "resync period %.3fs of handler %r is smaller than the resync check "
+                            "period %.3fs of the running informer %s; using the latter",
+                            period,
+                            handler,
+                            self._resync_check_period,
+                            self.name,
+                        )
+                        period = self._resync_check_period
+                    else:
+                        self._resync_check_period = period
+                        self._processor.resync_check_period_changed(period)
+            self._handler_count += 1
+            listener: ProcessorListener[T] = ProcessorListener(
+                handler,
+                period,
+                determine_resync_period(period, self._resync_check_period),
+                self._processor.clock(),
+                upstream_has_synced=self.has_synced,
+                loop=loop,
+                logger=self._log,
+                name=f"{_describe_handler(handler)}#{self._handler_count}",
+            )
+            registration = ResourceEventHandlerRegistration(self, listener)
+            if not self._started:
+                self._processor.add_listener(listener)
+                return registration
+            # F8: join under block_deltas so no notification is distributed in between; the
+            # synthetic initial adds come before anything else this handler sees.
+            with self._block_deltas:
+                self._processor.add_listener(listener)
+                for obj in self._indexer.list():
+                    listener.add((ADD, obj, True))
+            return registration
+
+    def remove_event_handler(self, registration: ResourceEventHandlerRegistration[T]) -> None:
+        """Unregister a handler (F9). Unknown or already removed handles are ignored; buffered
+        notifications are dropped and an in-flight callback may still be running (G8).
+        """
+        if not isinstance(registration, ResourceEventHandlerRegistration):
+            raise TypeError(
+                f"{registration!r} is not a ResourceEventHandlerRegistration returned by "
+                "add_event_handler"
+            )
+        with self._start_lock, self._block_deltas:
+            if registration._informer is not self:
+                return
+            self._processor.remove_listener(registration._listener)
+
+    # -- configuration -----------------------------------------------------------------------
+
+    def set_transform(self, transform: TransformFunc | None) -> None:
+        """Transform every object before it is queued (F11); only before `run`. Tombstones and
+        resynced objects are never transformed; the transform should be idempotent (D19).
+        """
+        with self._start_lock:
+            if self._started:
+                raise InformerStartedError("informer has already started")
+            self._transform = transform
+
+    def set_watch_error_handler(self, handler: WatchErrorHandler | None) -> None:
+        """Called with every error of the reflector's list-and-watch (F12); only before `run`."""
+        with self._start_lock:
+            if self._started:
+                raise InformerStartedError("informer has already started")
+            self._watch_error_handler = handler
+
+    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
+        """Add indexes, before or after start; they index the current cache at once (F13)."""
+        with self._start_lock:
+            if self._stopped:
+                raise InformerStoppedError("indexer was not added because it has stopped already")
+            self._indexer.add_indexers(dict(indexers))
+
+    # -- the cache ---------------------------------------------------------------------------
+
+    def get_store(self) -> Indexer[T]:
+        """The live cache (F14). Read-only: writing through it breaks notifications."""
+        return self._indexer
+
+    def get_indexer(self) -> Indexer[T]:
+        """The same live cache as `get_store()` (F14)."""
+        return self._indexer
+
+    # -- metrics -----------------------------------------------------------------------------
+
+    def metrics(self) -> InformerMetrics:
+        """A snapshot of this informer's counters: queued items, watch events and notifications
+        by type, lists and relists, 410s, watch restarts, the last synced resourceVersion,
+        invalid objects, and per handler its buffer and latency. Cheap: no object is walked.
+        """
+        queue = self._queue
+        fifo = queue if isinstance(queue, (DeltaFIFO, RealFIFO)) else None
+        resource = getattr(self.lister_watcher, "resource", None)
+        gvr = getattr(resource, "gvr", None)
+        if gvr is not None:
+            resource_label = f"{gvr.group_version}/{gvr.resource}"
+        else:
+            resource_label = self.object_type.__name__ if self.object_type is not None else ""
+        return build_informer_metrics(
+            informer=self.name,
+            resource=resource_label,
+            # Both read without the queue's lock: `pop` holds it while an item is processed.
+            has_synced=fifo is not None and fifo.has_synced_nowait(),
+            queued_items=len(fifo) if fifo is not None else 0,
+            reflector=self._reflector_counters,
+            notifications=self._notification_counters,
+            last_sync_resource_version=self.last_sync_resource_version(),
+            invalid_objects=int(getattr(self.lister_watcher, "decode_errors", 0)),
+            handlers=tuple(listener.metrics() for listener in self._processor.listeners()),
+        )
+
+    def __repr__(self) -> str:
+        return f"SharedIndexInformer({self.name})"
+
+
+__all__ = [
+    "MINIMUM_RESYNC_PERIOD",
+    "QUEUE_KINDS",
+    "InformerStartedError",
+    "InformerStoppedError",
+    "QueueKind",
+    "ResourceEventHandlerRegistration",
+    "SharedIndexInformer",
+]

@@ -1,0 +1,396 @@
+"""Fan-out of an informer's notifications to its handlers (client-go: shared_informer.go, G1-G8).
+
+Every registered handler gets a `ProcessorListener`: an unbounded buffer and one delivery
+thread, so a slow handler only grows its own buffer and never holds up the informer or the
+other handlers (G1). Notifications of one listener are delivered one at a time, in the order
+they were distributed (G2). A handler that raises is logged with the object's key and the
+listener goes on with the next notification.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import inspect
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import Future
+from typing import Any, Generic, TypeVar
+
+from kubeinformers.runtime.cache.handlers import ResourceEventHandler
+from kubeinformers.runtime.cache.keys import deletion_handling_meta_namespace_key
+from kubeinformers.runtime.metrics import HandlerMetrics, LatencyRecorder
+
+T = TypeVar("T")
+
+_log = logging.getLogger("kubeinformers.processor")
+
+# Notification kinds. A notification is a tuple (kind, a, b):
+#   (ADD, obj, is_in_initial_list), (UPDATE, old, new), (DELETE, obj_or_tombstone, None)
+ADD = 0
+UPDATE = 1
+DELETE = 2
+Notification = tuple[int, Any, Any]
+
+_KIND_NAMES = {ADD: "add", UPDATE: "update", DELETE: "delete"}
+
+_perf_counter = time.perf_counter
+_bisect_left = bisect.bisect_left
+
+# How long a stopping informer waits for one handler thread before logging that it is stuck.
+_JOIN_WARN_AFTER = 5.0
+
+
+def determine_resync_period(requested: float, check_period: float) -> float:
+    """The effective resync period of a handler (F6)."""
+    if requested == 0:
+        return 0.0
+    if check_period == 0:
+        # This informer does not resync: no handler ever does (F6).
+        return 0.0
+    return max(requested, check_period)
+
+
+def _key_of(obj: object) -> str:
+    try:
+        return deletion_handling_meta_namespace_key(obj)
+    except Exception:  # an object without metadata still deserves a log line
+        return f"<no key: {type(obj).__name__}>"
+
+
+async def _await(awaitable: Awaitable[None]) -> None:
+    await awaitable
+
+
+class ProcessorListener(Generic[T]):
+    """One handler's buffer and delivery thread (G1, G2), its resync clock (G4, G5) and its
+    sync tracking (G6).
+    """
+
+    def __init__(
+        self,
+        handler: ResourceEventHandler[T],
+        requested_resync_period: float,
+        resync_period: float,
+        now: float,
+        *,
+        upstream_has_synced: Callable[[], bool],
+        loop: asyncio.AbstractEventLoop | None = None,
+        logger: logging.Logger | None = None,
+        name: str = "",
+    ) -> None:
+        self.handler = handler
+        self.name = name or repr(handler)  # the `handler` label of its metrics
+        self.requested_resync_period = requested_resync_period
+        self.resync_period = resync_period
+        self.next_resync = now + resync_period  # G5
+        self.loop = loop
+        self._upstream_has_synced = upstream_has_synced
+        self._log = logger or _log
+        self._buffer: deque[Notification] = deque()
+        self._cond = threading.Condition(threading.Lock())
+        self._idle = False  # the delivery thread waits for a notification (set under _cond)
+        self._closed = False
+        # G6: initial-list adds queued for this listener, and those whose on_add returned. Each
+        # counter has one writer (the producer, the delivery thread), so neither needs a lock.
+        self._initial_queued = 0
+        self._initial_done = 0
+        self._thread: threading.Thread | None = None
+        # Metrics, written by the delivery thread only (see metrics.py).
+        self.latency = LatencyRecorder()
+        self.errors = 0
+
+    # -- fed by the processor ------------------------------------------------------------------
+
+    def add(self, notification: Notification) -> None:
+        """Queue a notification; never blocks (G1). Dropped once the listener is closed (G8).
+
+        Lock-free unless the delivery thread is idle: the append is published before `_idle`
+        is read, and the delivery thread sets `_idle` before it looks at the buffer under the
+        lock, so either it sees the notification or we see it idle and wake it.
+        """
+        if self._closed:
+            return
+        if notification[0] == ADD and notification[2]:
+            self._initial_queued += 1
+        self._buffer.append(notification)
+        if self._idle:
+            with self._cond:
+                self._cond.notify()
+
+    def start(self, thread_name: str) -> None:
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run, name=thread_name, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop delivering: buffered notifications are dropped, an in-flight callback finishes (G8)."""
+        with self._cond:
+            self._closed = True
+            self._buffer.clear()
+            self._cond.notify_all()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the delivery thread; True if it has ended (or never started)."""
+        thread = self._thread
+        if thread is None or thread is threading.current_thread():
+            return True
+        thread.join(timeout)
+        return not thread.is_alive()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def pending(self) -> int:
+        """Notifications buffered and not yet handed to the handler."""
+        with self._cond:
+            return len(self._buffer)
+
+    def metrics(self) -> HandlerMetrics:
+        """Buffered notifications, callbacks delivered and failed, time spent in them."""
+        latency = self.latency.snapshot()
+        return HandlerMetrics(self.name, self.pending(), latency.count, self.errors, latency)
+
+    # -- resync (G4, G5) -----------------------------------------------------------------------
+
+    def should_resync(self, now: float) -> bool:
+        return self.resync_period != 0 and now >= self.next_resync
+
+    def determine_next_resync(self, now: float) -> None:
+        self.next_resync = now + self.resync_period
+
+    # -- sync tracking (G6) --------------------------------------------------------------------
+
+    def has_synced(self) -> bool:
+        """The informer has synced and every initial-list add queued here has returned (G6).
+
+        An initial add whose handler raised never counts as returned (G7), as in client-go.
+        """
+        if not self._upstream_has_synced():
+            return False
+        with self._cond:
+            return self._initial_queued == self._initial_done
+
+    # -- delivery thread -----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        # The lock is taken only to wait: while notifications are buffered, each is taken with
+        # one atomic popleft (see `add` for the hand-over).
+        buffer = self._buffer
+        cond = self._cond
+        while True:
+            if not buffer:
+                with cond:
+                    self._idle = True
+                    while not buffer and not self._closed:
+                        cond.wait()
+                    self._idle = False
+            if self._closed:
+                return
+            try:
+                notification = buffer.popleft()
+            except IndexError:  # cleared by close() since
+                continue
+            self._deliver(notification)
+
+    def _deliver(self, notification: Notification) -> None:
+        kind, a, b = notification
+        handler = self.handler
+        started = _perf_counter()
+        try:
+            if kind == ADD:
+                result = handler.on_add(a, b)
+            elif kind == UPDATE:
+                result = handler.on_update(a, b)
+            else:
+                result = handler.on_delete(a)
+            if result is not None and inspect.isawaitable(result):
+                self._run_on_loop(result)
+        except Exception:
+            self.latency.observe(_perf_counter() - started)
+            self.errors += 1
+            obj = b if kind == UPDATE else a
+            self._log.exception(
+                "event handler %r failed on %s of %s; going on with the next notification",
+                handler,
+                _KIND_NAMES[kind],
+                _key_of(obj),
+            )
+            return  # G7: a failed initial add is never counted as finished
+        # LatencyRecorder.observe, inlined: this runs once per notification and handler.
+        elapsed = _perf_counter() - started
+        latency = self.latency
+        latency.counts[_bisect_left(latency.bounds, elapsed)] += 1
+        latency.sum += elapsed
+        if elapsed > latency.max:
+            latency.max = elapsed
+        if kind == ADD and b:
+            self._initial_done += 1
+
+    def _run_on_loop(self, awaitable: Awaitable[None]) -> None:
+        """Run a coroutine handler's result on the registration's loop and wait for it, so the
+        listener's callbacks stay one at a time and in order (G2).
+        """
+        coro: Coroutine[Any, Any, None] = (
+            awaitable if inspect.iscoroutine(awaitable) else _await(awaitable)
+        )
+        loop = self.loop
+        if loop is None:
+            coro.close()
+            raise RuntimeError(
+                "handler returned a coroutine but was registered without an event loop; "
+                "pass loop=... to add_event_handler"
+            )
+        future: Future[None] = asyncio.run_coroutine_threadsafe(coro, loop)
+
+        def wake(_: Future[None]) -> None:
+            with self._cond:
+                self._cond.notify_all()
+
+        future.add_done_callback(wake)
+        with self._cond:
+            while not future.done() and not self._closed:
+                self._cond.wait()
+        if not future.done():  # closed while the coroutine runs: do not wait for it (G8)
+            future.cancel()
+            return
+        future.result()  # re-raises the coroutine's exception for logging
+
+
+class SharedProcessor(Generic[T]):
+    """Holds the listeners of one informer and distributes notifications to them (G1-G8)."""
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        clock: Callable[[], float] = time.monotonic,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self.name = name
+        self.clock = clock
+        self._log = logger or _log
+        self._lock = threading.Lock()
+        # listener -> "syncing" flag (G4); every listener starts flagged.
+        self._listeners: dict[ProcessorListener[T], bool] = {}
+        # Every listener whose thread we started, so stop() can join even removed ones.
+        self._started_listeners: list[ProcessorListener[T]] = []
+        self._counter = 0
+        self._started = False
+        self._stopped = False
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    def listeners(self) -> list[ProcessorListener[T]]:
+        with self._lock:
+            return list(self._listeners)
+
+    def has_listener(self, listener: ProcessorListener[T]) -> bool:
+        with self._lock:
+            return listener in self._listeners
+
+    def add_listener(self, listener: ProcessorListener[T]) -> None:
+        with self._lock:
+            self._listeners[listener] = True
+            if self._started and not self._stopped:
+                self._start_listener(listener)
+
+    def remove_listener(self, listener: ProcessorListener[T]) -> bool:
+        """Unregister a listener and, if running, close it (G8). False if it was not registered."""
+        with self._lock:
+            if listener not in self._listeners:
+                return False
+            del self._listeners[listener]
+        listener.close()
+        return True
+
+    def distribute(self, notification: Notification, sync: bool) -> None:
+        """Give a notification to every listener, or only to the syncing ones for a sync (F10).
+
+        Before start the listeners buffer it and deliver once started (G3); after stop nothing
+        is delivered.
+        """
+        with self._lock:
+            if self._stopped:
+                return
+            for listener, syncing in self._listeners.items():
+                if sync and not syncing:
+                    continue
+                listener.add(notification)
+
+    def start(self) -> None:
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+            for listener in self._listeners:
+                self._start_listener(listener)
+
+    def _start_listener(self, listener: ProcessorListener[T]) -> None:
+        self._counter += 1
+        self._started_listeners = [
+            lst for lst in self._started_listeners if lst._thread and lst._thread.is_alive()
+        ]
+        self._started_listeners.append(listener)
+        listener.start(f"kubeinformers-handler-{self.name or 'informer'}-{self._counter}")
+
+    def stop(self) -> None:
+        """Close every listener (G8) and forget them; join with `join()`."""
+        with self._lock:
+            self._stopped = True
+            listeners = list(self._listeners)
+            self._listeners.clear()
+        for listener in listeners:
+            listener.close()
+
+    def join(self) -> None:
+        """Wait for every delivery thread started by this processor (after `stop()`)."""
+        with self._lock:
+            started = list(self._started_listeners)
+        for listener in started:
+            listener.close()
+            while not listener.join(_JOIN_WARN_AFTER):
+                self._log.warning(
+                    "event handler %r is still running %.0f s after the informer stopped",
+                    listener.handler,
+                    _JOIN_WARN_AFTER,
+                )
+
+    def should_resync(self) -> bool:
+        """Recompute every listener's syncing flag; True iff any listener is due (G4)."""
+        with self._lock:
+            now = self.clock()
+            needed = False
+            for listener in self._listeners:
+                due = listener.should_resync(now)
+                self._listeners[listener] = due
+                if due:
+                    needed = True
+                    listener.determine_next_resync(now)
+            return needed
+
+    def resync_check_period_changed(self, check_period: float) -> None:
+        """Recompute each listener's effective period against a new check period (F5)."""
+        with self._lock:
+            for listener in self._listeners:
+                listener.resync_period = determine_resync_period(
+                    listener.requested_resync_period, check_period
+                )
+
+
+__all__ = [
+    "ADD",
+    "DELETE",
+    "UPDATE",
+    "Notification",
+    "ProcessorListener",
+    "SharedProcessor",
+    "determine_resync_period",
+]

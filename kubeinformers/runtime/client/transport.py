@@ -1,0 +1,498 @@
+"""ApiListerWatcher: list (one page per call) and watch a resource over a kubernetes ApiClient.
+
+Authentication, TLS, proxies, kubeconfig and exec plugins all come from the `kubernetes`
+package: requests go through the ApiClient's own urllib3 pool manager with the headers its
+configuration computes (`update_params_for_auth` runs the token-refresh hook each time).
+Bodies are decoded straight from bytes into the model by a swappable `decoder`
+(kubeinformers.runtime.codec.wire.JsonDecoder by default); no `kubernetes` model classes are used.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast
+from urllib.parse import quote, urlencode
+
+import urllib3
+from pydantic import BaseModel
+
+from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList, WatchEvent
+from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
+from kubeinformers.runtime.codec.wire import JsonDecoder, ObjectDecodeError
+from kubeinformers.runtime.reflector.backoff import is_connection_refused
+from kubeinformers.runtime.reflector.reflector import error_from_status
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+T = TypeVar("T")
+
+logger = logging.getLogger("kubeinformers.transport")
+
+# 50 informers each hold one watch connection and now and then a list: size the per-host pool
+# so none of them ever waits for, or churns, a connection.
+MIN_CONNECTION_POOL_SIZE = 128
+LIST_TIMEOUT = urllib3.Timeout(connect=30.0, read=180.0)
+WATCH_CONNECT_TIMEOUT = 30.0
+WATCH_READ_SLACK = 60.0  # read timeout = the watch's timeoutSeconds + this
+_READ_SIZE = 65536
+# The reflector retries (with backoff that a stop interrupts, D4/D11, and Retry-After): urllib3
+# must not also retry, or sleep on a Retry-After, behind its back. Redirects are still followed,
+# and a GET sent on a pooled connection the server had already closed is sent once more.
+_NO_RETRIES = urllib3.Retry(
+    total=None,
+    connect=0,
+    read=1,
+    redirect=5,
+    status=0,
+    other=0,
+    respect_retry_after_header=False,
+    raise_on_redirect=False,
+    raise_on_status=False,
+)
+_MAX_LOGGED_BAD_OBJECTS = 10_000
+
+
+class Decoder(Protocol[T]):
+    """The seam between bytes and objects."""
+
+    def decode_list(self, data: bytes) -> ObjectList[T]: ...
+
+    def decode_event(self, line: bytes) -> WatchEvent[T]: ...
+
+
+DecodeMode = Literal["lazy", "eager"]
+
+
+def default_decoder(
+    model: type[T],
+    decode: DecodeMode = "lazy",
+    *,
+    describe: str = "",
+    on_invalid: Callable[[BaseException], None] | None = None,
+) -> Decoder[T]:
+    """The decoder for `model`: lazy models (built on first access) unless `decode="eager"`.
+
+    Lazy decoding splits list pages and watch lines into raw items and decodes only each
+    object's identity; the full model is validated on first access (kubeinformers.runtime.codec.lazy).
+    A bad object is then reported through `on_invalid` on first access. Eager decoding
+    validates every object up front and reports a bad one at once; it stays cached as a lazy
+    object that raises on a full read (a bad update keeps the last valid version instead).
+    """
+    if decode not in ("lazy", "eager"):
+        raise ValueError(f'decode must be "lazy" or "eager", got {decode!r}')
+    if decode == "lazy" and isinstance(model, type) and issubclass(model, BaseModel):
+        lazy = LazyDecoder(model, on_invalid=on_invalid, describe=describe)
+        if lazy.builder.supported:
+            return cast("Decoder[T]", lazy)
+    return JsonDecoder(model, describe=describe)
+
+
+def ensure_connection_pool_size(api_client: Any, minimum: int = MIN_CONNECTION_POOL_SIZE) -> None:
+    """Grow (never shrink) the ApiClient's per-host connection pool to `minimum`.
+
+    urllib3 keys pools by their settings, so pools created from now on get the new size.
+    """
+    cfg = api_client.configuration
+    if (cfg.connection_pool_maxsize or 0) < minimum:
+        cfg.connection_pool_maxsize = minimum
+    pool_manager = getattr(getattr(api_client, "rest_client", None), "pool_manager", None)
+    kw = getattr(pool_manager, "connection_pool_kw", None)
+    if isinstance(kw, dict) and (kw.get("maxsize") or 1) < minimum:
+        kw["maxsize"] = minimum
+
+
+def query_params(options: ListOptions, *, watch: bool) -> list[tuple[str, str]]:
+    """meta/v1 ListOptions as query parameters; empty values are omitted as Go's omitempty does."""
+    q: list[tuple[str, str]] = []
+    if options.label_selector:
+        q.append(("labelSelector", options.label_selector))
+    if options.field_selector:
+        q.append(("fieldSelector", options.field_selector))
+    if options.resource_version:
+        q.append(("resourceVersion", options.resource_version))
+    if options.resource_version_match:
+        q.append(("resourceVersionMatch", options.resource_version_match))
+    if options.limit:
+        q.append(("limit", str(options.limit)))
+    if options.continue_:
+        q.append(("continue", options.continue_))
+    if options.timeout_seconds is not None:
+        q.append(("timeoutSeconds", str(options.timeout_seconds)))
+    if watch:
+        q.append(("watch", "true"))
+        if options.allow_watch_bookmarks:
+            q.append(("allowWatchBookmarks", "true"))
+    if options.send_initial_events is not None:
+        q.append(("sendInitialEvents", "true" if options.send_initial_events else "false"))
+    return q
+
+
+class ApiListerWatcher(Generic[T]):
+    """A ListerWatcher over the Kubernetes REST API (JSON), decoding into `model`.
+
+    `model=dict` gives plain dicts (dynamic informers). Raises ApiStatusError for failure
+    Statuses and ConnectionError (ConnectionRefusedError when refused) when the server cannot
+    be reached. An object that fails validation in a watch stream is logged, counted in
+    `decode_errors`, reported to the decode error handler (the reflector's watch error
+    handler) and skipped; the stream goes on.
+    """
+
+    def __init__(
+        self,
+        api_client: ApiClient,
+        resource: APIResource,
+        model: type[T],
+        *,
+        namespace: str | None = None,
+        tweak_list_options: Callable[[ListOptions], ListOptions | None] | None = None,
+        decoder: Decoder[T] | None = None,
+        decode: DecodeMode = "lazy",
+        accept: str | None = None,
+        watch_accept: str | None = None,
+    ) -> None:
+        self.api_client = api_client
+        # Accept headers; metadata-only informers ask for PartialObjectMetadata(List) (J2).
+        self.accept = accept or "application/json"
+        self.watch_accept = watch_accept or self.accept
+        self.resource = resource
+        self.model = model
+        self.namespace = namespace or None
+        self.tweak_list_options = tweak_list_options
+        self.decoder: Decoder[T] = decoder or default_decoder(
+            model, decode, describe=self.describe(), on_invalid=self.report_bad_object
+        )
+        self.path = resource.collection_path(self.namespace)
+        self.decode_errors = 0
+        self._decode_error_handler: Callable[[BaseException], None] | None = None
+        self._logged_bad: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+        ensure_connection_pool_size(api_client)
+
+    # -------------------------------------------------------------------------- wording
+
+    @property
+    def server(self) -> str:
+        return str(self.api_client.configuration.host).rstrip("/")
+
+    def describe(self) -> str:
+        """`pods in namespace "x"`, `pods in all namespaces`, `nodes`: for messages."""
+        what = self.resource.gvr.group_resource()
+        if not self.resource.namespaced:
+            return what
+        if self.namespace:
+            return f'{what} in namespace "{self.namespace}"'
+        return f"{what} in all namespaces"
+
+    def __repr__(self) -> str:
+        return f"ApiListerWatcher({self.describe()} at {self.server})"
+
+    def is_watch_list_semantics_unsupported(self) -> bool:
+        """D17/H8: a real API server client supports watch-list (the server may still refuse)."""
+        return False
+
+    def set_decode_error_handler(self, handler: Callable[[BaseException], None]) -> None:
+        """Called by the Reflector: undecodable objects go to its watch error handler."""
+        self._decode_error_handler = handler
+
+    # -------------------------------------------------------------------------- requests
+
+    def _options(self, options: ListOptions) -> ListOptions:
+        """H8: the tweak function sees a copy; it may change it in place or return a new one."""
+        if self.tweak_list_options is None:
+            return options
+        copy = options.copy()
+        tweaked = self.tweak_list_options(copy)
+        return tweaked if tweaked is not None else copy
+
+    def _request(
+        self, options: ListOptions, *, watch: bool, timeout: urllib3.Timeout
+    ) -> urllib3.BaseHTTPResponse:
+        verb = "watch" if watch else "list"
+        api = self.api_client
+        headers: dict[str, str] = dict(api.default_headers)
+        headers["Accept"] = self.watch_accept if watch else self.accept
+        headers.setdefault("User-Agent", api.user_agent)
+        if not watch:
+            # As client-go's transport: big lists come compressed (the server does not
+            # compress watches); urllib3 inflates them on read.
+            headers.setdefault("Accept-Encoding", "gzip")
+        queries = query_params(options, watch=watch)
+        api.update_params_for_auth(headers, queries, ["BearerToken"], self.path, "GET", None)
+        url = f"{self.server}{quote(self.path)}"
+        if queries:
+            url = f"{url}?{urlencode(queries)}"
+        try:
+            resp = api.rest_client.pool_manager.request(
+                "GET",
+                url,
+                headers=headers,
+                preload_content=False,
+                timeout=timeout,
+                retries=_NO_RETRIES,
+            )
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            cls = ConnectionRefusedError if is_connection_refused(e) else ConnectionError
+            raise cls(f"cannot {verb} {self.describe()}: {self.server} unreachable: {e}") from e
+        if resp.status >= 300:
+            try:
+                body = resp.read()
+            except Exception:
+                body = b""
+            finally:
+                resp.release_conn()
+            raise self._status_error(verb, resp.status, body, resp.headers.get("Retry-After"))
+        return resp
+
+    def _status_error(
+        self, verb: str, code: int, body: bytes, retry_after_header: str | None
+    ) -> ApiStatusError:
+        """The server's Status as an ApiStatusError; 401/403 worded for the user, no token."""
+        status: Status | None = None
+        try:
+            status = Status.model_validate_json(body)
+        except Exception:
+            status = None
+        if status is None or status.kind not in (None, "Status"):
+            text = body[:500].decode("utf-8", "replace").strip()
+            status = Status(
+                code=code, reason=_REASONS.get(code, ""), message=text or f"HTTP {code}"
+            )
+        retry_after = _parse_retry_after(retry_after_header)
+        err = error_from_status(status, retry_after=retry_after)
+        err.code = code  # the HTTP status is authoritative
+        if code == 401:
+            err.message = (
+                f"unauthorized: cannot {verb} {self.describe()} at {self.server}: {err.message}; "
+                "check the credentials (token, client certificate or exec plugin) of the kubeconfig"
+            )
+        elif code == 403:
+            err.message = (
+                f"forbidden: cannot {verb} {self.describe()} at {self.server}: {err.message}; "
+                "check the RBAC rules of the credentials"
+            )
+        err.args = (err.message,)
+        return err
+
+    # -------------------------------------------------------------------------- list/watch
+
+    def list(self, options: ListOptions) -> ObjectList[T]:
+        """One page; the reflector's pager follows `continue_`."""
+        options = self._options(options)
+        resp = self._request(options, watch=False, timeout=LIST_TIMEOUT)
+        try:
+            data = resp.read()
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise ConnectionError(
+                f"cannot list {self.describe()}: reading the response from {self.server} failed: {e}"
+            ) from e
+        finally:
+            resp.release_conn()
+        try:
+            return self.decoder.decode_list(data)
+        except ObjectDecodeError:
+            raise
+        except ValueError as e:
+            return self._decode_list_slowly(data, e)
+
+    def _decode_list_slowly(self, data: bytes, first_error: ValueError) -> ObjectList[T]:
+        """A page with undecodable objects: keep the good ones, report and skip the bad ones."""
+        slow = getattr(self.decoder, "decode_list_skipping", None)
+        if not callable(slow):
+            raise first_error
+        page, bad = slow(data)
+        for err in bad:
+            self.report_bad_object(err)
+        return page  # type: ignore[no-any-return]
+
+    def watch(self, options: ListOptions) -> HttpWatch[T]:
+        options = self._options(options)
+        read = (options.timeout_seconds + WATCH_READ_SLACK) if options.timeout_seconds else None
+        timeout = urllib3.Timeout(connect=WATCH_CONNECT_TIMEOUT, read=read)
+        resp = self._request(options, watch=True, timeout=timeout)
+        return HttpWatch(resp, self)
+
+    def report_bad_object(self, err: BaseException) -> None:
+        """Count, log once per object version, and hand to the decode error handler.
+
+        Public so a decoder that finds bad objects later (a lazy one) can report through it.
+        """
+        with self._lock:
+            self.decode_errors += 1
+            marker = (str(getattr(err, "key", err)), str(getattr(err, "resource_version", "")))
+            first = marker not in self._logged_bad
+            if first and len(self._logged_bad) < _MAX_LOGGED_BAD_OBJECTS:
+                self._logged_bad.add(marker)
+        if first:
+            # Say what became of it: a bad update is skipped (the last valid version stays);
+            # anything else stays cached as sent (a lazy object's own message says so).
+            if isinstance(err, ObjectDecodeError):
+                logger.error(
+                    "%s; %s",
+                    err,
+                    "skipping it, the cache keeps the last valid version"
+                    if err.event_type == "MODIFIED"
+                    else "kept in the cache as the server sent it, unreadable beyond its identity",
+                )
+            else:
+                logger.error("%s", err)
+        handler = self._decode_error_handler
+        if handler is not None:
+            try:
+                handler(err)
+            except Exception:
+                logger.exception("the decode error handler raised")
+
+
+class HttpWatch(Generic[T]):
+    """One streaming watch response, read line by line; `stop()` ends it from any thread."""
+
+    def __init__(self, resp: urllib3.BaseHTTPResponse, owner: ApiListerWatcher[T]) -> None:
+        self._resp = resp
+        self._owner = owner
+        self._stopped = False
+        self._lock = threading.Lock()
+        self._released = False
+        self._reading = False
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            released, reading = self._released, self._reading
+        if released:
+            return
+        if not reading:
+            self._release(clean=False)  # nobody iterates: give the connection back now
+            return
+        try:
+            self._resp.shutdown()  # unblocks the reader in its own thread
+        except Exception:
+            try:
+                self._resp.close()
+            except Exception:
+                pass
+
+    def is_stopped(self) -> bool:
+        return self._stopped
+
+    def _chunks(self) -> Iterator[bytes]:
+        resp = self._resp
+        supports_chunked = getattr(resp, "supports_chunked_reads", None)
+        if resp.chunked and callable(supports_chunked) and supports_chunked():
+            yield from resp.read_chunked(None, decode_content=True)
+            return
+        while True:
+            data = resp.read1(_READ_SIZE)
+            if not data:
+                return
+            yield data
+
+    def __iter__(self) -> Iterator[WatchEvent[T]]:
+        with self._lock:
+            if self._stopped or self._reading:
+                return
+            self._reading = True
+        decode = self._owner.decoder.decode_event
+        pending = b""
+        clean = True
+        try:
+            for chunk in self._chunks():
+                if self.is_stopped():
+                    return
+                if pending:
+                    chunk = pending + chunk
+                lines = chunk.split(b"\n")
+                pending = lines.pop()
+                for line in lines:
+                    if not line or line.isspace():
+                        continue
+                    try:
+                        event = decode(line)
+                    except ObjectDecodeError as e:
+                        self._owner.report_bad_object(e)
+                        if e.kept is None:
+                            continue
+                        event = e.kept
+                    except ValueError as e:
+                        # Not even JSON: skipping the line could lose a change; ending the
+                        # watch makes the reflector resume from the last resourceVersion.
+                        clean = False
+                        logger.warning(
+                            "undecodable line in the watch of %s at %s, re-watching: %s",
+                            self._owner.describe(),
+                            self._owner.server,
+                            e,
+                        )
+                        return
+                    if self.is_stopped():
+                        return
+                    yield event
+            if pending.strip() and not self.is_stopped():
+                try:
+                    yield decode(pending)
+                except ObjectDecodeError as e:
+                    self._owner.report_bad_object(e)
+        except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
+            # A broken stream ends the watch like a clean close (the reflector re-watches);
+            # client-go's StreamWatcher does the same.
+            clean = False
+            if not self.is_stopped():
+                logger.info(
+                    "watch of %s at %s ended: %s", self._owner.describe(), self._owner.server, e
+                )
+        finally:
+            self._release(clean)
+
+    def _release(self, clean: bool) -> None:
+        with self._lock:
+            if self._released:
+                return
+            self._released = True
+            stopped = self._stopped
+        resp = self._resp
+        if stopped or not clean:
+            resp.close()
+        resp.release_conn()
+
+
+_REASONS = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    409: "Conflict",
+    410: "Expired",
+    422: "Invalid",
+    429: "TooManyRequests",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+    504: "Timeout",
+}
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None  # an HTTP date: rare from kube-apiserver; the backoff applies instead
+    return seconds if seconds >= 0 else None
+
+
+__all__ = [
+    "MIN_CONNECTION_POOL_SIZE",
+    "ApiListerWatcher",
+    "Decoder",
+    "HttpWatch",
+    "ensure_connection_pool_size",
+    "query_params",
+]

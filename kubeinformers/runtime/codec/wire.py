@@ -1,0 +1,344 @@
+"""Decoding list pages and watch lines from JSON bytes straight into models.
+
+`JsonDecoder(model)` is the transport's default `decoder`: one `model_validate_json` per list
+page (through a cached generic wrapper `ListWire[model]`) and per watch line
+(`EventWire[model]`), so no intermediate dict is built and no `kubernetes` model is used.
+ERROR events decode into a Status. BOOKMARK objects carry only metadata, which would fail
+a kind's required fields, so they are built without validation (`model_construct`) with the
+metadata as the API's mapping; the keys accessors read both shapes.
+`model=dict` decodes with the json module (orjson when installed) into plain dicts.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import json
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Generic, TypeVar, cast
+
+import msgspec
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
+from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.codec.lazy import LazyModelBuilder
+
+T = TypeVar("T")
+
+_loads: Callable[[bytes], Any]
+try:  # optional speed-up (the `bench` extra)
+    import orjson
+
+    _loads = orjson.loads
+except ImportError:  # pragma: no cover - depends on the environment
+    _loads = json.loads
+
+_TYPE_RE = re.compile(rb'^\s*\{\s*"type"\s*:\s*"([A-Z]+)"')
+_WIRE = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+_gc_lock = threading.Lock()
+_gc_depth = 0
+_gc_was_enabled = False
+
+
+class _GcPause:
+    """One hold on the collector; released once, by the owner or by its time limit."""
+
+    __slots__ = ("_held", "_timer")
+
+    def __init__(self, max_seconds: float | None) -> None:
+        global _gc_depth, _gc_was_enabled
+        with _gc_lock:
+            if _gc_depth == 0:
+                _gc_was_enabled = gc.isenabled()
+                gc.disable()
+            _gc_depth += 1
+            self._held = True
+        self._timer: threading.Timer | None = None
+        if max_seconds is not None:
+            self._timer = threading.Timer(max_seconds, self.release)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def release(self) -> None:
+        global _gc_depth
+        with _gc_lock:
+            if not self._held:
+                return
+            self._held = False
+            _gc_depth -= 1
+            if _gc_depth == 0 and _gc_was_enabled:
+                gc.enable()
+        if self._timer is not None and threading.current_thread() is not self._timer:
+            self._timer.cancel()
+
+
+@contextmanager
+def gc_paused(max_seconds: float | None = None) -> Iterator[None]:
+    """Hold off the cyclic garbage collector while many long-lived objects are created.
+
+    Decoding a page (or a watch-list's initial events) creates thousands of objects that all
+    survive; each time the heap grows by a quarter Python runs a full collection over
+    everything, which made a 5,000-pod page ~2-5x slower. Nested and concurrent uses are
+    counted; a collector the application disabled itself stays disabled. `max_seconds` bounds
+    the pause (a stalled stream must not keep the collector off).
+    """
+    pause = _GcPause(max_seconds)
+    try:
+        yield
+    finally:
+        pause.release()
+
+
+class _ListMetaWire(BaseModel):
+    model_config = _WIRE
+    resource_version: str = Field("", alias="resourceVersion")
+    continue_: str | None = Field(None, alias="continue")
+    remaining_item_count: int | None = Field(None, alias="remainingItemCount")
+
+
+class ListWire(BaseModel, Generic[T]):
+    """A list response: only what the reflector needs besides the items."""
+
+    model_config = _WIRE
+    kind: str | None = None
+    metadata: _ListMetaWire = Field(default_factory=_ListMetaWire)
+    items: list[T] | None = None
+
+
+class EventWire(BaseModel, Generic[T]):
+    """One watch line: `{"type": ..., "object": ...}`."""
+
+    model_config = _WIRE
+    type: str
+    object: T
+
+
+class _MetaWire(BaseModel):
+    model_config = _WIRE
+    name: str | None = None
+    namespace: str | None = None
+    resource_version: str | None = Field(None, alias="resourceVersion")
+
+
+class _ObjectMetaOnly(BaseModel):
+    model_config = _WIRE
+    kind: str | None = None
+    api_version: str | None = Field(None, alias="apiVersion")
+    metadata: _MetaWire | None = None
+
+
+class _EventMetaOnly(BaseModel):
+    model_config = _WIRE
+    type: str | None = None
+    object: _ObjectMetaOnly | None = None
+
+
+class _BookmarkObject(BaseModel):
+    model_config = _WIRE
+    kind: str | None = None
+    api_version: str | None = Field(None, alias="apiVersion")
+    metadata: dict[str, Any] | None = None
+
+
+class _TypeOnly(BaseModel):
+    model_config = _WIRE
+    type: str | None = None
+
+
+class ObjectDecodeError(ValueError):
+    """One object could not be decoded into the model: which object, which field, why."""
+
+    def __init__(
+        self,
+        what: str,
+        key: str,
+        resource_version: str,
+        path: str,
+        reason: str,
+        event_type: str | None = None,
+    ) -> None:
+        where = f" in a {event_type} watch event" if event_type else " in a list page"
+        field = f"field {path}: " if path else ""
+        super().__init__(
+            f"cannot decode {what} object {key or '<unnamed>'} "
+            f"(resourceVersion {resource_version or '?'}){where}: {field}{reason}"
+        )
+        self.key = key
+        self.resource_version = resource_version
+        self.path = path
+        self.reason = reason
+        self.event_type = event_type
+        # For ADDED/DELETED events: the object kept as a lazy one (identity readable, a full
+        # read raising), so the cache never lacks an object the server has, nor keeps one it
+        # deleted. A bad MODIFIED keeps the last valid version instead (kept is None).
+        self.kept: WatchEvent[Any] | None = None
+
+
+def _key(meta: _MetaWire | None) -> tuple[str, str]:
+    if meta is None:
+        return "", ""
+    name = meta.name or ""
+    key = f"{meta.namespace}/{name}" if meta.namespace else name
+    return key, meta.resource_version or ""
+
+
+def _first_error(err: ValidationError, strip: int) -> tuple[str, str]:
+    """The first error's field path (without the wrapper's leading parts) and message."""
+    errors = err.errors(include_url=False)
+    if not errors:
+        return "", str(err)
+    first = errors[0]
+    loc = ".".join(str(p) for p in first.get("loc", ())[strip:])
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return loc, f"{first.get('msg', 'invalid')}{more}"
+
+
+class JsonDecoder(Generic[T]):
+    """The default decoder: JSON bytes → `model` instances (or dicts for `model=dict`)."""
+
+    def __init__(self, model: type[T], *, describe: str = "") -> None:
+        self.model = model
+        self.what = describe or getattr(model, "__name__", str(model))
+        self._dict = model is dict
+        if not self._dict:
+            if not (isinstance(model, type) and issubclass(model, BaseModel)):
+                raise TypeError(f"model must be a pydantic model class or dict, got {model!r}")
+
+    # The wire models build the model's whole validation schema (~0.1 s for a Pod): only when
+    # first used, so a lazy informer, which never needs them for its own model, never pays.
+    @functools.cached_property
+    def _list_wire(self) -> type[ListWire[Any]]:
+        return ListWire[self.model]  # type: ignore[name-defined]
+
+    @functools.cached_property
+    def _event_wire(self) -> type[EventWire[Any]]:
+        return EventWire[self.model]  # type: ignore[name-defined]
+
+    # ----------------------------------------------------------------------------- lists
+
+    def decode_list(self, data: bytes) -> ObjectList[T]:
+        if self._dict:
+            with gc_paused():
+                raw = _loads(data)
+            _reject_table(raw.get("kind"), self.what)
+            md = raw.get("metadata") or {}
+            return ObjectList(
+                items=raw.get("items") or [],
+                resource_version=md.get("resourceVersion") or "",
+                continue_=md.get("continue") or None,
+                remaining_item_count=md.get("remainingItemCount"),
+            )
+        try:
+            with gc_paused():
+                wire = self._list_wire.model_validate_json(data)
+        except ValidationError as e:
+            raise ValueError(f"cannot decode a list page of {self.what}: {e}") from e
+        _reject_table(wire.kind, self.what)
+        return ObjectList(
+            items=cast("list[T]", wire.items or []),
+            resource_version=wire.metadata.resource_version,
+            continue_=wire.metadata.continue_ or None,
+            remaining_item_count=wire.metadata.remaining_item_count,
+        )
+
+    def decode_list_skipping(self, data: bytes) -> tuple[ObjectList[T], list[ObjectDecodeError]]:
+        """The slow path after a page failed: decode item by item, returning the bad ones apart.
+
+        A bad item stays in the page as a lazy object (its identity readable, a full read
+        raising InvalidObjectError): it exists on the server, so a relist must not delete it
+        from the cache and hand handlers a tombstone for it.
+        """
+        raw = _loads(data)
+        _reject_table(raw.get("kind"), self.what)
+        md = raw.get("metadata") or {}
+        items: list[T] = []
+        bad: list[ObjectDecodeError] = []
+        model = cast("type[BaseModel]", self.model)
+        keep = LazyModelBuilder(model)
+        for item in raw.get("items") or []:
+            try:
+                items.append(cast("T", model.model_validate(item)))
+            except ValidationError as e:
+                meta = item.get("metadata") if isinstance(item, dict) else None
+                meta_wire = _MetaWire.model_validate(meta) if isinstance(meta, dict) else None
+                key, rv = _key(meta_wire)
+                path, reason = _first_error(e, 0)
+                bad.append(ObjectDecodeError(self.what, key, rv, path, reason))
+                if keep.supported:
+                    items.append(cast("T", keep.build(msgspec.json.encode(item))))
+        page = ObjectList(
+            items=items,
+            resource_version=md.get("resourceVersion") or "",
+            continue_=md.get("continue") or None,
+            remaining_item_count=md.get("remainingItemCount"),
+        )
+        return page, bad
+
+    # ----------------------------------------------------------------------------- events
+
+    def decode_event(self, line: bytes) -> WatchEvent[T]:
+        match = _TYPE_RE.match(line)
+        etype = match.group(1).decode() if match else _TypeOnly.model_validate_json(line).type
+        if self._dict:
+            raw = _loads(line)
+            obj = raw.get("object")
+            etype = raw.get("type", etype)
+            if etype == "ERROR":
+                return WatchEvent("ERROR", Status.model_validate(obj or {}))
+            return WatchEvent(cast(WatchEventType, etype), obj)
+        if etype == "ERROR":
+            status = EventWire[Status].model_validate_json(line).object
+            return WatchEvent("ERROR", status)
+        if etype == "BOOKMARK":
+            bm = EventWire[_BookmarkObject].model_validate_json(line).object
+            obj = cast(Any, self.model).model_construct(metadata=bm.metadata or {})
+            return WatchEvent("BOOKMARK", obj)
+        try:
+            wire = self._event_wire.model_validate_json(line)
+        except ValidationError as e:
+            error = self._object_error(line, e, etype)
+            if isinstance(error, ObjectDecodeError) and etype in ("ADDED", "DELETED"):
+                error.kept = self._kept(line, etype)
+            raise error from e
+        return WatchEvent(cast(WatchEventType, wire.type), wire.object)
+
+    def _kept(self, line: bytes, etype: str) -> WatchEvent[T] | None:
+        builder = LazyModelBuilder(cast("type[BaseModel]", self.model))
+        if not builder.supported:
+            return None
+        raw = _decode_raw_event(line).object
+        return WatchEvent(cast(WatchEventType, etype), cast("T", builder.build(bytes(raw))))
+
+    def _object_error(self, line: bytes, err: ValidationError, etype: str | None) -> ValueError:
+        """Name the object (parsing just its metadata) and the failing field."""
+        try:
+            meta = _EventMetaOnly.model_validate_json(line)
+        except ValidationError:
+            return ValueError(f"cannot decode a watch event of {self.what}: {err}")
+        if meta.object is None:
+            return ValueError(f"cannot decode a watch event of {self.what}: {err}")
+        key, rv = _key(meta.object.metadata)
+        path, reason = _first_error(err, 1)  # drop the leading "object"
+        return ObjectDecodeError(self.what, key, rv, path, reason, etype or meta.type)
+
+
+class _RawEvent(msgspec.Struct):
+    object: msgspec.Raw = msgspec.Raw(b"null")
+
+
+_decode_raw_event = msgspec.json.Decoder(_RawEvent).decode
+
+
+def _reject_table(kind: Any, what: str) -> None:
+    """D9: a Table is a server-side rendering, not a list of objects."""
+    if kind == "Table":
+        raise ValueError(f"cannot list {what}: the server answered with a Table, not a list")
+
+
+__all__ = ["EventWire", "JsonDecoder", "ListWire", "ObjectDecodeError", "gc_paused"]

@@ -1,0 +1,434 @@
+"""The Reflector: keeps a store in step with the server by list (or watch-list), then watch.
+
+Section D of spec/client-go-rules.md, rule for rule (client-go: tools/cache/reflector.go):
+the run loop with backoff (D3/D4), the paged initial list at resourceVersion "0" and the
+relist rules (D6-D9), the watch with bookmarks and a random timeout (D10-D14), the resync
+timer (D15), the default watch error handler (D16) and the streaming watch-list (D17-D20).
+
+Threads: `run()` runs on the caller's thread. One helper thread per `run()` waits for the stop
+event and stops the current watch (or abandons a running LIST) so `run()` returns promptly;
+each LIST runs on a short-lived helper thread; one more runs the resync timer while a watch is
+open when `resync_period > 0`. Pieces live beside it: reflector_initial.py (the initial LIST
+and watch-list, a mixin `Reflector` inherits), pager.py (paging), backoff.py (delays and retry
+decisions), watch_handler.py (one stream → store), reflector_support.py (errors, gates, the
+watch-list temporary store and consistency detector).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from kubeinformers.runtime.api.errors import ApiStatusError, is_expired, is_too_many_requests
+from kubeinformers.runtime.api.listwatch import (
+    ListerWatcher,
+    ListOptions,
+    Watch,
+    watch_list_semantics_unsupported,
+)
+from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE
+from kubeinformers.runtime.codec.lazy import InvalidObjectError
+from kubeinformers.runtime.codec.wire import ObjectDecodeError
+from kubeinformers.runtime.metrics import ReflectorCounters
+from kubeinformers.runtime.reflector.backoff import (
+    Backoff,
+    RetryWithDeadline,
+    is_connection_refused,
+    is_internal_error,
+    is_watch_error_retriable,
+)
+from kubeinformers.runtime.reflector.initial import GC_PAUSE_LIMIT as GC_PAUSE_LIMIT
+from kubeinformers.runtime.reflector.initial import InitialState
+from kubeinformers.runtime.reflector.support import (
+    ReflectorStore,
+    StopRequested,
+    VeryShortWatchError,
+    WatchListInconsistencyError,
+    caller_name,
+    error_from_status,
+    watch_list_gate_enabled,
+)
+from kubeinformers.runtime.reflector.watch_handler import _Stream
+
+T = TypeVar("T")
+
+logger = logging.getLogger("kubeinformers.reflector")
+
+MIN_WATCH_TIMEOUT = 300.0  # D2/D10: 5 minutes; the maximum is twice the minimum
+INTERNAL_ERROR_RESET_PERIOD = 60.0  # D14: the internal-error window restarts after 1 min quiet
+
+
+def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -> None:
+    """D16: expired/gone are routine, a clean EOF is silent, everything else is an error.
+
+    401/403 get their own wording: nothing will change until the credentials or RBAC do.
+    """
+    name = reflector.name
+    if is_expired(err):
+        logger.debug("%s: watch of %s closed: %s", name, reflector.type_description, err)
+    elif isinstance(err, (EOFError, ObjectDecodeError, InvalidObjectError)):
+        # A bad object was already logged once (with its key and field path) by the
+        # transport that found it: logging it here again would repeat it on every relist.
+        return
+    elif isinstance(err, ApiStatusError) and err.code in (401, 403):
+        logger.error(
+            "%s: access to %s denied (HTTP %d %s): %s; retrying with backoff",
+            name,
+            reflector.type_description,
+            err.code,
+            err.reason or ("Unauthorized" if err.code == 401 else "Forbidden"),
+            err.message,
+        )
+    else:
+        logger.error("%s: Failed to watch %s: %s", name, reflector.type_description, err)
+
+
+def _gvk_string(gvk: tuple[str, str]) -> str:
+    """`apps/v1, Kind=Deployment`, `/v1, Kind=Pod`: schema.GroupVersionKind.String()."""
+    api_version, kind = gvk
+    group_version = api_version if "/" in api_version else f"/{api_version}"
+    return f"{group_version}, Kind={kind}"
+
+
+class Reflector(InitialState[T]):
+    """Lists and watches one resource through a ListerWatcher, writing every change to `store`."""
+
+    def __init__(
+        self,
+        lister_watcher: ListerWatcher[T],
+        expected_type: type | None,
+        store: Any,
+        resync_period: float = 0,
+        *,
+        name: str | None = None,
+        should_resync: Callable[[], bool] | None = None,
+        watch_error_handler: Callable[[Reflector[Any], BaseException], None] | None = None,
+        use_watch_list: bool | None = None,
+        page_size: int | None = None,
+        type_description: str | None = None,
+        expected_gvk: tuple[str, str] | None = None,
+        min_watch_timeout: float | None = None,
+        max_internal_error_retry_duration: float = 0.0,
+        backoff: Backoff | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wait: Callable[[threading.Event, float], bool] | None = None,
+        rand: Callable[[], float] = random.random,
+        counters: ReflectorCounters | None = None,
+    ) -> None:
+        self.lister_watcher = lister_watcher
+        # Metrics (list calls, relists, 410s, watches, events by type): bumped on this
+        # reflector's thread only; the informer reads them for `metrics()`.
+        self.counters = counters if counters is not None else ReflectorCounters()
+        self.expected_type = expected_type
+        self.store = store
+        self.resync_period = resync_period
+        self.should_resync = should_resync
+        self.name = name or caller_name()
+        # D1: for dicts (Unstructured) an (apiVersion, kind) may be expected as well.
+        self.expected_gvk = expected_gvk
+        # D1: the given description, else the GVK string, "<unspecified>" without a type, else
+        # the type's name.
+        self.type_description = type_description or (
+            _gvk_string(expected_gvk)
+            if expected_gvk is not None
+            else f"{expected_type.__module__}.{expected_type.__qualname__}"
+            if expected_type is not None
+            else "<unspecified>"
+        )
+        self.watch_error_handler = watch_error_handler or default_watch_error_handler
+        # D17: decided once, at construction.
+        enabled = watch_list_gate_enabled() if use_watch_list is None else use_watch_list
+        self.use_watch_list = enabled and not watch_list_semantics_unsupported(lister_watcher)
+        self.page_size = page_size or 0
+        # D2: only a minimum above 5 minutes is honoured.
+        self.min_watch_timeout = (
+            min_watch_timeout
+            if min_watch_timeout is not None and min_watch_timeout > MIN_WATCH_TIMEOUT
+            else MIN_WATCH_TIMEOUT
+        )
+        self.max_internal_error_retry_duration = max_internal_error_retry_duration
+        self._clock = clock
+        self._rand = rand
+        self._backoff = backoff or Backoff(clock=clock, rand=rand)
+        self._wait: Callable[[threading.Event, float], bool] = wait or (
+            lambda event, seconds: event.wait(seconds)
+        )
+        self._lock = threading.Lock()
+        self._last_sync_rv = ""
+        self._rv_unavailable = False
+        self._paginated_result = False
+        self._current_watch: Watch[T] | None = None
+        self._interrupt: threading.Event | None = None  # set by stop: ends a LIST wait
+        self._resync_error: BaseException | None = None
+        # A transport that can report undecodable objects hands them to the error handler.
+        setter = getattr(lister_watcher, "set_decode_error_handler", None)
+        if callable(setter):
+            setter(self._report_decode_error)
+
+    # ----------------------------------------------------------------------------- state
+
+    def last_sync_resource_version(self) -> str:
+        """D21: the RV of the last list, watch-list or event processed; not synced with the store."""
+        return self._last_sync_rv
+
+    def _set_last_sync_rv(self, rv: str) -> None:
+        self._last_sync_rv = rv
+
+    def _relist_resource_version(self) -> str:
+        """D6: "" after an unavailable RV, "0" before anything was seen, else the last RV."""
+        with self._lock:
+            if self._rv_unavailable:
+                return ""
+            return self._last_sync_rv or "0"
+
+    def _rewatch_resource_version(self) -> str:
+        """D18: "" after an unavailable RV, else the last RV (initially "", not "0")."""
+        with self._lock:
+            return "" if self._rv_unavailable else self._last_sync_rv
+
+    def _report_decode_error(self, err: BaseException) -> None:
+        self._call_error_handler(err)
+
+    def _call_error_handler(self, err: BaseException) -> None:
+        try:
+            self.watch_error_handler(self, err)
+        except Exception:
+            logger.exception("%s: the watch error handler raised", self.name)
+
+    def _watch_timeout(self) -> int:
+        """D10: integer seconds in [min, 2*min)."""
+        return int(self.min_watch_timeout * (self._rand() + 1.0))
+
+    def _backoff_wait(self, stop: threading.Event, err: BaseException | None = None) -> bool:
+        """Wait one backoff delay (D4), at least the server's Retry-After; True if stopped."""
+        delay = self._backoff.next_delay()
+        retry_after = getattr(err, "retry_after", None)
+        if isinstance(retry_after, (int, float)) and retry_after > delay:
+            delay = float(retry_after)
+        self._wait(stop, delay)
+        return stop.is_set()
+
+    # ----------------------------------------------------------------------------- run loop
+
+    def run(self, stop: threading.Event) -> None:
+        """D3: list-and-watch until `stop` is set, with a backoff delay between attempts."""
+        logger.debug("%s: starting reflector for %s", self.name, self.type_description)
+        threading.Thread(
+            target=self._stop_current_watch_on,
+            args=(stop,),
+            name=f"reflector-stop:{self.name}",
+            daemon=True,
+        ).start()
+        while not stop.is_set():
+            err: BaseException | None = None
+            try:
+                self.list_and_watch(stop)
+            except Exception as e:
+                err = e
+                self._call_error_handler(e)
+            if stop.is_set():
+                break
+            self._backoff_wait(stop, err)
+        logger.debug("%s: stopping reflector for %s", self.name, self.type_description)
+
+    def _stop_current_watch_on(self, stop: threading.Event) -> None:
+        stop.wait()
+        with self._lock:
+            w = self._current_watch
+            interrupt = self._interrupt
+        if w is not None:
+            w.stop()
+        if interrupt is not None:
+            interrupt.set()
+
+    def _open_watch(self, options: ListOptions, stop: threading.Event) -> _Stream[T] | None:
+        """Start a watch and register it so `stop` can end it; None if stop was already set."""
+        w = self.lister_watcher.watch(options)
+        self.counters.watch_starts += 1
+        with self._lock:
+            self._current_watch = w
+        if stop.is_set():
+            w.stop()
+            return None
+        if self._resync_error is not None:
+            w.stop()  # the resync timer failed meanwhile: end at once so _handle_watch reports it
+        return _Stream(w)
+
+    def _close_watch(self, stream: _Stream[T]) -> None:
+        """Stop the watch and close its iterator (a generator releases its connection then)."""
+        w = stream.watch
+        with self._lock:
+            if self._current_watch is w:
+                self._current_watch = None
+        w.stop()
+        close = getattr(stream.events, "close", None)
+        if callable(close):
+            try:
+                close()
+            except ValueError:  # still running in another thread: it ends by itself
+                pass
+
+    def list_and_watch(self, stop: threading.Event) -> None:
+        """D5: watch-list (or LIST on its failure), then watch with the resync timer.
+
+        Raises only when the LIST fails, the store's replace fails, or a watch request fails
+        with a non-retriable error.
+        """
+        w: _Stream[T] | None = None
+        self._resync_error = None
+        try:
+            fallback = not self.use_watch_list
+            if self.use_watch_list:
+                try:
+                    w = self._watch_list(stop)
+                except Exception as e:
+                    logger.warning(
+                        "%s: the watch-list request for %s ended with an error, falling back to "
+                        "LIST/WATCH: %s",
+                        self.name,
+                        self.type_description,
+                        e,
+                    )
+                    fallback = True
+                    w = None
+                else:
+                    if w is None:  # stop requested
+                        return
+            if fallback:
+                self._list(stop)
+            logger.debug("%s: caches populated for %s", self.name, self.type_description)
+            self._watch_with_resync(w, stop)
+            w = None
+        finally:
+            if w is not None:
+                self._close_watch(w)
+
+    # ----------------------------------------------------------------------------- watch
+
+    def _watch_with_resync(self, w: _Stream[T] | None, stop: threading.Event) -> None:
+        cancel = threading.Event()
+        if self.resync_period > 0:
+            threading.Thread(
+                target=self._resync_loop,
+                args=(cancel,),
+                name=f"reflector-resync:{self.name}",
+                daemon=True,
+            ).start()
+        try:
+            self._watch(w, stop)
+        finally:
+            cancel.set()
+
+    def _resync_loop(self, cancel: threading.Event) -> None:
+        """D15: every period ask should_resync (None = yes) and resync; an error ends the watch."""
+        while not cancel.wait(self.resync_period):
+            if self.should_resync is None or self.should_resync():
+                logger.debug("%s: forcing resync of %s", self.name, self.type_description)
+                try:
+                    self.store.resync()
+                except Exception as e:
+                    if cancel.is_set():
+                        return  # this watch is over; don't fail the next one
+                    self._resync_error = e
+                    with self._lock:
+                        w = self._current_watch
+                    if w is not None:
+                        w.stop()
+                    return
+
+    def _watch(self, w: _Stream[T] | None, stop: threading.Event) -> None:
+        """D10-D14: watch from the last RV; re-watch on a clean close; return to relist otherwise."""
+        retry = RetryWithDeadline(
+            self.max_internal_error_retry_duration, INTERNAL_ERROR_RESET_PERIOD, self._clock
+        )
+        # A watch handed over by watch-list is past its initial events: record every RV.
+        watch_rv = self._last_sync_rv
+        try:
+            while True:
+                if stop.is_set():
+                    return
+                start = self._clock()
+                if w is None:
+                    watch_rv = self._last_sync_rv
+                    options = ListOptions(
+                        resource_version=watch_rv,
+                        timeout_seconds=self._watch_timeout(),
+                        allow_watch_bookmarks=True,
+                    )
+                    try:
+                        w = self._open_watch(options, stop)
+                    except Exception as e:
+                        self.counters.watch_errors += 1
+                        if is_watch_error_retriable(e):
+                            logger.debug("%s: watch failed, backing off: %s", self.name, e)
+                            if self._backoff_wait(stop, e):
+                                return
+                            continue
+                        raise
+                    if w is None:
+                        return
+                err: BaseException | None = None
+                try:
+                    self._handle_watch(
+                        start,
+                        w.events,
+                        self.store,
+                        self._set_last_sync_rv,
+                        stop,
+                        started_at_rv=watch_rv,
+                    )
+                except Exception as e:
+                    err = e
+                finally:
+                    self._close_watch(w)
+                    w = None
+                retry.after(err)
+                if err is None:
+                    continue  # D14: clean close -> re-watch at once, no relist
+                if isinstance(err, StopRequested):
+                    return
+                self.counters.watch_errors += 1
+                if is_expired(err):
+                    self.counters.expired += 1
+                    # Relist at the last RV (not ""): D8 handles a second 410.
+                    logger.debug(
+                        "%s: watch of %s closed: %s", self.name, self.type_description, err
+                    )
+                elif is_too_many_requests(err):
+                    logger.info("%s: watch returned 429, backing off", self.name)
+                    if self._backoff_wait(stop, err):
+                        return
+                    continue
+                elif is_internal_error(err) and retry.should_retry():
+                    logger.info("%s: retrying watch after internal error: %s", self.name, err)
+                    continue
+                else:
+                    logger.warning(
+                        "%s: watch of %s ended with error: %s",
+                        self.name,
+                        self.type_description,
+                        err,
+                    )
+                return
+        finally:
+            if w is not None:
+                self._close_watch(w)
+
+
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "MIN_WATCH_TIMEOUT",
+    "Reflector",
+    "ReflectorStore",
+    "VeryShortWatchError",
+    "WatchListInconsistencyError",
+    "default_watch_error_handler",
+    "error_from_status",
+    "is_connection_refused",
+    "is_internal_error",
+    "is_watch_error_retriable",
+]

@@ -1,0 +1,185 @@
+"""The reflector's small parts: its errors, Status conversion, feature gates, the watch-list
+temporary store and the data-consistency detector (client-go: tools/cache/reflector.go,
+reflector_data_consistency_detector.go)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable
+from types import FrameType
+from typing import Any, Protocol
+
+from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions, Status
+from kubeinformers.runtime.cache.keys import deletion_handling_meta_namespace_key, object_uid
+from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE, list_pages
+
+logger = logging.getLogger("kubeinformers.reflector")
+
+WATCH_LIST_GATE_ENV = "KUBE_FEATURE_WatchListClient"
+CONSISTENCY_DETECTOR_ENV = "KUBE_WATCHLIST_INCONSISTENCY_DETECTOR"
+_RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class ReflectorStore(Protocol):
+    """What the reflector writes to: the DeltaFIFO (or RealFIFO, or any store)."""
+
+    def add(self, obj: Any) -> None: ...
+    def update(self, obj: Any) -> None: ...
+    def delete(self, obj: Any) -> None: ...
+    def replace(self, objs: list[Any], resource_version: str) -> None: ...
+    def resync(self) -> None: ...
+
+
+class VeryShortWatchError(Exception):
+    """A watch closed within a second without delivering anything (D14): treated as a failure."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"very short watch: {name}: Unexpected watch close - watch lasted less than a second "
+            "and no items received"
+        )
+        self.name = name
+
+
+class WatchListInconsistencyError(AssertionError):
+    """The data-consistency detector found the watch-list result differs from a LIST (D20)."""
+
+
+class StopRequested(Exception):
+    """Internal: the stop event was set while a watch was running."""
+
+
+def error_from_status(status: Status, *, retry_after: float | None = None) -> ApiStatusError:
+    """An ApiStatusError carrying a Status (the object of a watch ERROR event, or a failure body)."""
+    details = status.details.model_dump(by_alias=True, exclude_none=True) if status.details else {}
+    if retry_after is None and status.details is not None:
+        seconds = status.details.retry_after_seconds
+        retry_after = float(seconds) if seconds else None
+    return ApiStatusError(
+        status.code or 0,
+        status.reason or "",
+        status.message or "",
+        details=details,
+        retry_after=retry_after,
+    )
+
+
+def watch_list_gate_enabled() -> bool:
+    """The WatchListClient gate (0.2): on unless KUBE_FEATURE_WatchListClient says false."""
+    value = os.environ.get(WATCH_LIST_GATE_ENV)
+    if value is None or value.strip() == "":
+        return True
+    return value.strip().lower() not in ("false", "0", "no", "off")
+
+
+def env_true(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("true", "1", "t", "yes")
+
+
+def caller_name() -> str:
+    """D1: the first caller `file:line` outside kubeinformers/runtime."""
+    frame: FrameType | None = sys._getframe(2)  # skip this and Reflector.__init__
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if os.path.dirname(os.path.abspath(filename)) != _RUNTIME_DIR:
+            return f"{os.path.basename(filename)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "reflector"
+
+
+class TempStore:
+    """The watch-list's temporary store (D19): keyed like a store (A2), transformed like the FIFO."""
+
+    __slots__ = ("_items", "_transform")
+
+    def __init__(self, transform: Callable[[Any], Any] | None) -> None:
+        self._items: dict[str, Any] = {}
+        self._transform = transform
+
+    def add(self, obj: Any) -> None:
+        if self._transform is not None:
+            obj = self._transform(obj)
+        self._items[deletion_handling_meta_namespace_key(obj)] = obj
+
+    update = add
+
+    def delete(self, obj: Any) -> None:
+        if self._transform is not None:
+            obj = self._transform(obj)
+        self._items.pop(deletion_handling_meta_namespace_key(obj), None)
+
+    def list(self) -> list[Any]:
+        return list(self._items.values())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def check_watch_list_consistency(
+    lister_watcher: ListerWatcher[Any],
+    what: str,
+    resource_version: str,
+    streamed: list[Any],
+    transform: Callable[[Any], Any] | None,
+    wait_stopped: Callable[[], bool],
+) -> None:
+    """D20: LIST at exactly `resource_version` and compare with the streamed objects.
+
+    Only when KUBE_WATCHLIST_INCONSISTENCY_DETECTOR is true. A failing LIST is retried every
+    second (`wait_stopped` waits one and says whether to give up); a difference raises
+    WatchListInconsistencyError (client-go panics).
+    """
+    if resource_version in ("", "0"):
+        return
+    options = ListOptions(resource_version=resource_version, resource_version_match="Exact")
+    while True:
+        try:
+            listed, _ = list_pages(lister_watcher, options, DEFAULT_PAGE_SIZE)
+            break
+        except Exception as e:
+            logger.warning("%s: consistency check list failed, retrying: %s", what, e)
+            if wait_stopped():
+                return
+    items = [transform(i) for i in listed.items] if transform else list(listed.items)
+    a = sorted(streamed, key=object_uid)
+    b = sorted(items, key=object_uid)
+    if a != b:
+        raise WatchListInconsistencyError(
+            f"{what} at RV {resource_version} differs from a LIST at the same RV "
+            f"({len(a)} streamed, {len(b)} listed)"
+        )
+
+
+def wrap_list_error(type_description: str, err: BaseException) -> BaseException:
+    """D9's wording, keeping the kind of error (callers test a 401's code or a ConnectionError)."""
+    message = f"failed to list {type_description}: {err}"
+    if isinstance(err, ApiStatusError):
+        return ApiStatusError(
+            err.code, err.reason, message, details=err.details, retry_after=err.retry_after
+        )
+    if isinstance(err, ConnectionError):
+        try:
+            return type(err)(message)
+        except Exception:
+            return ConnectionError(message)
+    return RuntimeError(message)
+
+
+__all__ = [
+    "CONSISTENCY_DETECTOR_ENV",
+    "WATCH_LIST_GATE_ENV",
+    "ReflectorStore",
+    "StopRequested",
+    "TempStore",
+    "VeryShortWatchError",
+    "WatchListInconsistencyError",
+    "caller_name",
+    "check_watch_list_consistency",
+    "env_true",
+    "error_from_status",
+    "watch_list_gate_enabled",
+    "wrap_list_error",
+]

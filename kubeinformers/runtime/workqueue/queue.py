@@ -1,0 +1,397 @@
+"""Work queues for controllers: client-go's util/workqueue (rules I1-I11), times in seconds.
+
+An item is never handed to two workers at once (dirty/processing sets), re-adds while an
+item is processed are deferred until ``done``; the delaying queue holds items in a heap
+served by one waiting thread; the rate-limiting queue delays retries per item.
+
+The clocks (`clock`), the metrics hooks (`workqueue_metrics`) and the rate limiters
+(`rate_limiters`) live in their own modules and are re-exported here.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+from collections import deque
+from collections.abc import Hashable
+from typing import Generic, Protocol, TypeVar, cast
+
+from kubeinformers.runtime.clock import Clock, FakeClock, RealClock
+from kubeinformers.runtime.metrics import WorkQueueMetrics, track_queue
+from kubeinformers.runtime.workqueue.metrics import (
+    _NOOP_PROVIDER,
+    CounterMetric,
+    GaugeMetric,
+    HistogramMetric,
+    MetricsProvider,
+    NoopMetricsProvider,
+    SettableGaugeMetric,
+    _QueueMetrics,
+)
+from kubeinformers.runtime.workqueue.rate_limiters import (
+    BucketRateLimiter,
+    ItemExponentialFailureRateLimiter,
+    ItemFastSlowRateLimiter,
+    MaxOfRateLimiter,
+    RateLimiter,
+    WithMaxWaitRateLimiter,
+    default_controller_rate_limiter,
+    default_item_based_rate_limiter,
+)
+
+__all__ = [
+    "BucketRateLimiter",
+    "Clock",
+    "CounterMetric",
+    "DelayingQueue",
+    "FakeClock",
+    "GaugeMetric",
+    "HistogramMetric",
+    "ItemExponentialFailureRateLimiter",
+    "ItemFastSlowRateLimiter",
+    "MaxOfRateLimiter",
+    "MetricsProvider",
+    "NoopMetricsProvider",
+    "QueueBackend",
+    "RateLimiter",
+    "RateLimitingQueue",
+    "RealClock",
+    "SettableGaugeMetric",
+    "WithMaxWaitRateLimiter",
+    "WorkQueue",
+    "default_controller_rate_limiter",
+    "default_item_based_rate_limiter",
+    "set_provider",
+]
+
+K = TypeVar("K", bound=Hashable)
+_log = logging.getLogger("kubeinformers.workqueue")
+
+_HEARTBEAT = 10.0  # I7: the delaying queue re-checks its heap at least this often
+_UNFINISHED_WORK_PERIOD = 0.5  # client-go updates the unfinished-work gauges every 500 ms
+
+
+# --------------------------------------------------------------------------- metrics provider
+
+_global_provider: MetricsProvider | None = None
+_global_provider_lock = threading.Lock()
+
+
+def set_provider(provider: MetricsProvider) -> None:
+    """Set the process-wide metrics provider for named queues (client-go SetProvider: only the
+    first call takes effect, and only queues created afterwards use it)."""
+    global _global_provider
+    with _global_provider_lock:
+        if _global_provider is None:
+            _global_provider = provider
+
+
+# --------------------------------------------------------------------------- plain queue
+
+
+class QueueBackend(Protocol[K]):
+    """Order in which dirty items are handed out (client-go's pluggable Queue). ``touch`` is
+    called when an already queued item is added again (I2)."""
+
+    def push(self, item: K) -> None: ...
+    def pop(self) -> K: ...
+    def touch(self, item: K) -> None: ...
+    def __len__(self) -> int: ...
+
+
+class _FifoBackend(Generic[K]):
+    __slots__ = ("_items",)
+
+    def __init__(self) -> None:
+        self._items: deque[K] = deque()
+
+    def push(self, item: K) -> None:
+        self._items.append(item)
+
+    def pop(self) -> K:
+        return self._items.popleft()
+
+    def touch(self, item: K) -> None:
+        pass
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class WorkQueue(Generic[K]):
+    """FIFO work queue with client-go's dirty/processing discipline (I1-I6).
+
+    Workers loop ``item, shutting_down = q.get()``; when ``shutting_down`` is True the item is
+    ``None`` (client-go's zero value) and the worker should exit; otherwise it must call
+    ``q.done(item)`` when finished with it.
+    """
+
+    def __init__(
+        self,
+        name: str = "",
+        *,
+        metrics_provider: MetricsProvider | None = None,
+        clock: Clock | None = None,
+        queue: QueueBackend[K] | None = None,
+    ) -> None:
+        self.name = name
+        self._clock: Clock = clock if clock is not None else RealClock()
+        self._queue: QueueBackend[K] = queue if queue is not None else _FifoBackend()
+        self._dirty: set[K] = set()
+        self._processing: set[K] = set()
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._shutting_down = False
+        self._drain = False
+        provider = metrics_provider if metrics_provider is not None else _global_provider
+        # client-go: an unnamed queue or no provider means no provider metrics at all; the
+        # in-process ones (`metrics()`) are always kept, at a few dict operations per item.
+        self._metrics_stop = threading.Event()
+        if name and provider is not None and not isinstance(provider, NoopMetricsProvider):
+            self._metrics: _QueueMetrics[K] = _QueueMetrics(name, provider, self._clock)
+            threading.Thread(
+                target=self._unfinished_work_loop, name=f"workqueue-metrics-{name}", daemon=True
+            ).start()
+        else:
+            self._metrics = _QueueMetrics(name, _NOOP_PROVIDER, self._clock)
+        track_queue(self)
+
+    # I2
+    def add(self, item: K) -> None:
+        with self._lock:
+            if self._shutting_down:
+                return
+            if item in self._dirty:
+                # Already waiting: keep its position; a custom backend may re-rank it.
+                if item not in self._processing:
+                    self._queue.touch(item)
+                return
+            self._metrics.add(item)
+            self._dirty.add(item)
+            if item in self._processing:
+                return  # I4: queued again by done()
+            self._queue.push(item)
+            self._cond.notify()
+
+    def __len__(self) -> int:  # I5
+        with self._lock:
+            return len(self._queue)
+
+    # I3
+    def get(self) -> tuple[K, bool]:
+        with self._lock:
+            while not len(self._queue) and not self._shutting_down:
+                self._cond.wait()
+            if not len(self._queue):
+                return cast(K, None), True
+            item = self._queue.pop()
+            self._metrics.get(item)
+            self._processing.add(item)
+            self._dirty.discard(item)
+            return item, False
+
+    # I4
+    def done(self, item: K) -> None:
+        with self._lock:
+            self._metrics.done(item)
+            self._processing.discard(item)
+            if item in self._dirty:
+                self._queue.push(item)
+                self._cond.notify()
+            elif not self._processing:
+                self._cond.notify_all()  # wakes shut_down_with_drain
+
+    # I6
+    def shut_down(self) -> None:
+        with self._lock:
+            self._drain = False
+            self._shutting_down = True
+            self._cond.notify_all()
+        self._metrics_stop.set()
+
+    def shut_down_with_drain(self) -> None:
+        """Stop accepting items and block until every handed-out item is done (I6)."""
+        with self._lock:
+            self._drain = True
+            self._shutting_down = True
+            self._cond.notify_all()
+            while self._processing and self._drain:
+                self._cond.wait()
+        self._metrics_stop.set()
+
+    def shutting_down(self) -> bool:
+        with self._lock:
+            return self._shutting_down
+
+    def update_unfinished_work(self) -> None:
+        """Refresh the unfinished-work gauges now (a background thread does it every 0.5 s)."""
+        with self._lock:
+            self._metrics.update_unfinished_work()
+
+    def _unfinished_work_loop(self) -> None:
+        while not self._metrics_stop.wait(_UNFINISHED_WORK_PERIOD):
+            self.update_unfinished_work()
+
+    def _retry(self) -> None:
+        with self._lock:
+            self._metrics.retry()
+
+    def metrics(self) -> WorkQueueMetrics:
+        """client-go's workqueue series for this queue, read in-process (named or not)."""
+        waiting = self._waiting_count()
+        with self._lock:
+            m = self._metrics
+            unfinished, longest = m.unfinished_work()
+            return WorkQueueMetrics(
+                name=self.name,
+                depth=len(self._queue),
+                adds=m.adds_total,
+                retries=m.retries_total,
+                processing=len(self._processing),
+                waiting=waiting,
+                queue_duration=m.queue_duration.snapshot(),
+                work_duration=m.work_seconds.snapshot(),
+                unfinished_work_seconds=unfinished,
+                longest_running_processor_seconds=longest,
+            )
+
+    def _waiting_count(self) -> int:
+        return 0
+
+
+# --------------------------------------------------------------------------- delaying queue
+
+
+class DelayingQueue(WorkQueue[K]):
+    """A WorkQueue whose ``add_after`` makes an item ready later (I7).
+
+    One waiting thread (started on the first delayed add) sleeps until the earliest ready
+    time, a newly earlier item, shutdown, or the 10 s heartbeat; no polling.
+    """
+
+    def __init__(
+        self,
+        name: str = "",
+        *,
+        metrics_provider: MetricsProvider | None = None,
+        clock: Clock | None = None,
+        queue: QueueBackend[K] | None = None,
+    ) -> None:
+        super().__init__(name, metrics_provider=metrics_provider, clock=clock, queue=queue)
+        self._wait_lock = threading.Lock()
+        self._wait_cond = threading.Condition(self._wait_lock)
+        self._heap: list[tuple[float, int, K]] = []
+        self._ready_at: dict[K, float] = {}
+        self._seq = itertools.count()
+        self._stopped = False
+        self._waiter: threading.Thread | None = None
+
+    def add_after(self, item: K, delay: float) -> None:
+        if self.shutting_down():
+            return
+        self._retry()
+        if delay <= 0:
+            self.add(item)
+            return
+        with self._wait_lock:
+            if self._stopped:
+                return
+            ready_at = self._clock.now() + delay
+            known = self._ready_at.get(item)
+            if known is not None and known <= ready_at:
+                return  # I7: a waiting item's ready time only moves earlier
+            self._ready_at[item] = ready_at
+            # An earlier duplicate entry supersedes the old one; stale heap entries are
+            # skipped when popped (their time no longer matches _ready_at).
+            heapq.heappush(self._heap, (ready_at, next(self._seq), item))
+            if self._waiter is None:
+                self._waiter = threading.Thread(
+                    target=self._waiting_loop,
+                    name=f"workqueue-delay-{self.name or id(self)}",
+                    daemon=True,
+                )
+                self._waiter.start()
+            elif self._heap[0][2] == item:
+                self._wait_cond.notify()
+
+    def waiting(self) -> int:
+        """Number of items waiting for their ready time."""
+        with self._wait_lock:
+            return len(self._ready_at)
+
+    def _waiting_count(self) -> int:
+        return self.waiting()
+
+    def _waiting_loop(self) -> None:
+        with self._wait_lock:
+            while not self._stopped:
+                now = self._clock.now()
+                ready: list[K] = []
+                while self._heap and self._heap[0][0] <= now:
+                    ready_at, _, item = heapq.heappop(self._heap)
+                    if self._ready_at.get(item) == ready_at:
+                        del self._ready_at[item]
+                        ready.append(item)
+                if ready:
+                    # Add outside our lock: never hold both locks (no ordering to get wrong).
+                    self._wait_lock.release()
+                    try:
+                        for item in ready:
+                            self.add(item)
+                    finally:
+                        self._wait_lock.acquire()
+                    continue
+                deadline = now + _HEARTBEAT
+                if self._heap:
+                    deadline = min(deadline, self._heap[0][0])
+                self._clock.wait_until(self._wait_cond, deadline)
+
+    def _stop_waiting(self) -> None:
+        with self._wait_lock:
+            self._stopped = True
+            self._heap.clear()
+            self._ready_at.clear()
+            self._wait_cond.notify_all()
+
+    def shut_down(self) -> None:
+        super().shut_down()
+        self._stop_waiting()
+
+    def shut_down_with_drain(self) -> None:
+        self._stop_waiting()
+        super().shut_down_with_drain()
+
+
+# --------------------------------------------------------------------------- rate-limited queue
+
+
+class RateLimitingQueue(DelayingQueue[K]):
+    """A DelayingQueue that delays each retry by its rate limiter (I8)."""
+
+    def __init__(
+        self,
+        rate_limiter: RateLimiter[K] | None = None,
+        name: str = "",
+        *,
+        metrics_provider: MetricsProvider | None = None,
+        clock: Clock | None = None,
+        queue: QueueBackend[K] | None = None,
+    ) -> None:
+        super().__init__(name, metrics_provider=metrics_provider, clock=clock, queue=queue)
+        self.rate_limiter: RateLimiter[K] = (
+            rate_limiter
+            if rate_limiter is not None
+            else default_controller_rate_limiter(clock=clock)
+        )
+
+    def add_rate_limited(self, item: K) -> None:
+        self.add_after(item, self.rate_limiter.when(item))
+
+    def forget(self, item: K) -> None:
+        """Stop tracking the item's failures; does not touch the queue (I8)."""
+        self.rate_limiter.forget(item)
+
+    def num_requeues(self, item: K) -> int:
+        return self.rate_limiter.num_requeues(item)

@@ -1,0 +1,382 @@
+"""What LocalApiServer does to objects: Status bodies, defaults, validation, patches, CRDs.
+
+Only as much of each registry's behaviour as clients can observe in list/watch/CRUD: server
+metadata (uid, creationTimestamp, generation, managedFields), a namespace's and a pod's
+defaults, name validation, a CRD's structural-schema checks (type, required, enum, bounds),
+and the Status bodies of its errors; patches and CRD schema checks live in _server_schema.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import secrets
+import uuid
+from typing import Any
+
+from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.testing.apiserver.errors import api_error, conflict, invalid
+from kubeinformers.testing.apiserver.schema import validate_schema
+
+ObjDict = dict[str, Any]
+
+_META_ORDER = (
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+)
+_DNS1123_SUBDOMAIN = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+# Registries without metadata.generation (everything else with a spec gets one).
+_NO_GENERATION = frozenset(
+    {
+        ("", "namespaces"),
+        ("", "services"),
+        ("", "nodes"),
+        ("", "persistentvolumes"),
+        ("", "persistentvolumeclaims"),
+        ("", "serviceaccounts"),
+        ("", "endpoints"),
+    }
+)
+# Built-in registries whose main endpoint ignores .status (it has a /status subresource).
+STATUS_SUBRESOURCE = frozenset(
+    {
+        ("", "pods"),
+        ("", "services"),
+        ("", "nodes"),
+        ("", "namespaces"),
+        ("", "persistentvolumes"),
+        ("", "persistentvolumeclaims"),
+        ("", "replicationcontrollers"),
+        ("", "resourcequotas"),
+        ("apps", "deployments"),
+        ("apps", "replicasets"),
+        ("apps", "statefulsets"),
+        ("apps", "daemonsets"),
+        ("batch", "jobs"),
+        ("batch", "cronjobs"),
+        ("autoscaling", "horizontalpodautoscalers"),
+        ("networking.k8s.io", "ingresses"),
+        ("policy", "poddisruptionbudgets"),
+        ("apiextensions.k8s.io", "customresourcedefinitions"),
+        ("certificates.k8s.io", "certificatesigningrequests"),
+    }
+)
+# Registries whose DELETE answers with the object rather than a Success Status.
+RETURNS_DELETED_OBJECT = frozenset({("", "pods"), ("", "namespaces")})
+
+NAMESPACES = APIResource(
+    "",
+    "v1",
+    "namespaces",
+    "Namespace",
+    False,
+    "namespace",
+    frozenset({"create", "delete", "get", "list", "patch", "update", "watch"}),
+)
+CRDS = APIResource(
+    "apiextensions.k8s.io",
+    "v1",
+    "customresourcedefinitions",
+    "CustomResourceDefinition",
+    False,
+    "customresourcedefinition",
+    frozenset({"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}),
+)
+CR_VERBS = frozenset(
+    {"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}
+)
+
+
+def now_rfc3339() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def order_object(obj: ObjDict, custom: bool) -> ObjDict:
+    """Key order as the real encoders write it: sorted for CRs, Go struct order otherwise."""
+    if custom:
+        return _sorted(obj)  # type: ignore[no-any-return]
+    meta = obj.get("metadata") or {}
+    ordered_meta = {k: meta[k] for k in _META_ORDER if k in meta}
+    ordered_meta.update((k, v) for k, v in meta.items() if k not in ordered_meta)
+    out: ObjDict = {
+        "kind": obj.get("kind"),
+        "apiVersion": obj.get("apiVersion"),
+        "metadata": ordered_meta,
+    }
+    out.update((k, v) for k, v in obj.items() if k not in out)
+    return out
+
+
+def _sorted(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _sorted(v[k]) for k in sorted(v)}
+    if isinstance(v, list):
+        return [_sorted(x) for x in v]
+    return v
+
+
+def _fields_v1(v: Any) -> Any:
+    if not isinstance(v, dict):
+        return {}
+    # Recursing only into dicts (no call per leaf) halves create()'s cost for a pod.
+    return {f"f:{k}": _fields_v1(x) if isinstance(x, dict) else {} for k, x in v.items()}
+
+
+def managed_fields(obj: ObjDict, manager: str, operation: str = "Update") -> list[ObjDict]:
+    tracked = {k: v for k, v in obj.items() if k not in ("kind", "apiVersion", "status")}
+    meta = {
+        k: v
+        for k, v in (obj.get("metadata") or {}).items()
+        if k in ("labels", "annotations", "finalizers", "ownerReferences")
+    }
+    tracked["metadata"] = meta
+    if not meta:
+        del tracked["metadata"]
+    return [
+        {
+            "manager": manager,
+            "operation": operation,
+            "apiVersion": obj.get("apiVersion"),
+            "time": now_rfc3339(),
+            "fieldsType": "FieldsV1",
+            "fieldsV1": _fields_v1(tracked),
+        }
+    ]
+
+
+def generate_suffix() -> str:
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    return "".join(secrets.choice(alphabet) for _ in range(5))
+
+
+def prepare_create(
+    res: APIResource,
+    obj: ObjDict,
+    namespace: str | None,
+    manager: str,
+    custom: bool,
+    schema: ObjDict | None,
+) -> ObjDict:
+    """Validate a new object and fill in what the server owns (not the resourceVersion)."""
+    meta = dict(obj.get("metadata") or {})
+    if not meta.get("name") and meta.get("generateName"):
+        meta["name"] = meta["generateName"] + generate_suffix()
+    name = meta.get("name") or ""
+    if res.namespaced:
+        if meta.get("namespace") and namespace and meta["namespace"] != namespace:
+            raise api_error(
+                400,
+                "BadRequest",
+                "the namespace of the provided object does not "
+                "match the namespace sent on the request",
+            )
+        meta["namespace"] = namespace or meta.get("namespace")
+    else:
+        meta.pop("namespace", None)
+    causes: list[tuple[str, str, str]] = []
+    if not name:
+        causes.append(
+            (
+                "FieldValueRequired",
+                "metadata.name",
+                "Required value: name or generateName is required",
+            )
+        )
+    elif not _DNS1123_SUBDOMAIN.match(name) or len(name) > 253:
+        causes.append(
+            ("FieldValueInvalid", "metadata.name", f'Invalid value: "{name}": {_SUBDOMAIN_MSG}')
+        )
+    if (res.group, res.resource) == ("", "pods") and not (obj.get("spec") or {}).get("containers"):
+        causes.append(("FieldValueRequired", "spec.containers", "Required value"))
+    if schema is not None:
+        causes.extend(validate_schema(obj, schema))
+    if causes:
+        raise invalid(res.kind, res.group, name, causes)
+    for server_owned in (
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "managedFields",
+        "selfLink",
+    ):
+        meta.pop(server_owned, None)
+    meta["uid"] = str(uuid.uuid4())
+    meta["creationTimestamp"] = now_rfc3339()
+    out = dict(obj, apiVersion=res.api_version, kind=res.kind, metadata=meta)
+    if custom or ((res.group, res.resource) not in _NO_GENERATION and "spec" in out):
+        meta["generation"] = 1
+    _kind_defaults(res, out)
+    meta["managedFields"] = managed_fields(out, manager)
+    return order_object(out, custom)
+
+
+def _kind_defaults(res: APIResource, obj: ObjDict) -> None:
+    meta = obj["metadata"]
+    if (res.group, res.resource) == ("", "namespaces"):
+        meta["labels"] = dict(
+            meta.get("labels") or {}, **{"kubernetes.io/metadata.name": meta["name"]}
+        )
+        obj["spec"] = dict(obj.get("spec") or {}, finalizers=["kubernetes"])
+        obj["status"] = {"phase": "Active"}
+    elif (res.group, res.resource) == ("", "pods"):
+        obj["status"] = dict(
+            obj.get("status") or {}, phase=(obj.get("status") or {}).get("phase", "Pending")
+        )
+    elif (res.group, res.resource) == ("apiextensions.k8s.io", "customresourcedefinitions"):
+        spec = obj.get("spec") or {}
+        obj["status"] = {
+            "conditions": None,
+            "acceptedNames": {"plural": "", "kind": ""},
+            "storedVersions": [v["name"] for v in spec.get("versions", []) if v.get("storage")],
+        }
+
+
+def prepare_update(
+    res: APIResource,
+    old: ObjDict,
+    new: ObjDict,
+    manager: str,
+    custom: bool,
+    status_only: bool,
+    has_status: bool,
+    schema: ObjDict | None,
+) -> ObjDict | None:
+    """The object to store for an update, or None when nothing changed (no write, no event)."""
+    meta_new = dict(new.get("metadata") or {})
+    old_meta = old["metadata"]
+    name = old_meta["name"]
+    if meta_new.get("name") and meta_new["name"] != name:
+        raise api_error(
+            400,
+            "BadRequest",
+            f"the name of the object ({meta_new['name']}) does not "
+            f"match the name on the URL ({name})",
+        )
+    rv = meta_new.get("resourceVersion")
+    if rv and rv != old_meta["resourceVersion"]:
+        raise conflict(res, name)
+    if status_only:
+        out = dict(old, status=new.get("status"))
+        if "status" not in new:
+            out.pop("status", None)
+    else:
+        meta = {
+            k: old_meta[k]
+            for k in (
+                "name",
+                "namespace",
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "generation",
+            )
+            if k in old_meta
+        }
+        for k, v in meta_new.items():
+            if k not in meta and k not in ("resourceVersion", "managedFields", "selfLink"):
+                meta[k] = v
+        out = dict(new, apiVersion=old["apiVersion"], kind=old["kind"], metadata=meta)
+        if has_status:
+            out.pop("status", None)
+            if "status" in old:
+                out["status"] = old["status"]
+        if schema is not None:
+            causes = validate_schema(out, schema)
+            if causes:
+                raise invalid(res.kind, res.group, name, causes)
+        if "generation" in meta and {
+            k: v for k, v in out.items() if k not in ("metadata", "status")
+        } != {k: v for k, v in old.items() if k not in ("metadata", "status")}:
+            meta["generation"] = meta["generation"] + 1
+    if _same(old, out):
+        return None
+    out["metadata"] = dict(
+        out["metadata"], managedFields=old_meta.get("managedFields") or managed_fields(out, manager)
+    )
+    if out["metadata"]["managedFields"] is None:
+        del out["metadata"]["managedFields"]
+    return order_object(out, custom)
+
+
+def _same(a: ObjDict, b: ObjDict) -> bool:
+    def strip(o: ObjDict) -> ObjDict:
+        m = {
+            k: v
+            for k, v in o.get("metadata", {}).items()
+            if k not in ("resourceVersion", "managedFields")
+        }
+        return dict(o, metadata=m)
+
+    return strip(a) == strip(b)
+
+
+def crd_resources(crd: ObjDict) -> list[tuple[APIResource, ObjDict]]:
+    """The APIResources a CRD serves (one per served version) and each version's details."""
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    out = []
+    for ver in spec.get("versions") or []:
+        if not ver.get("served", True):
+            continue
+        res = APIResource(
+            spec.get("group", ""),
+            ver["name"],
+            names.get("plural", ""),
+            names.get("kind", ""),
+            spec.get("scope", "Namespaced") == "Namespaced",
+            names.get("singular", ""),
+            CR_VERBS,
+        )
+        out.append((res, ver))
+    return out
+
+
+def established_status(crd: ObjDict) -> ObjDict:
+    """The CRD status the apiextensions controllers write once the names are accepted."""
+    t = now_rfc3339()
+    names = dict((crd.get("spec") or {}).get("names") or {})
+    names.setdefault("singular", names.get("kind", "").lower())
+    names.setdefault("listKind", names.get("kind", "") + "List")
+    return dict(
+        crd.get("status") or {},
+        conditions=[
+            {
+                "type": "NamesAccepted",
+                "status": "True",
+                "lastTransitionTime": t,
+                "reason": "NoConflicts",
+                "message": "no conflicts found",
+            },
+            {
+                "type": "Established",
+                "status": "True",
+                "lastTransitionTime": t,
+                "reason": "InitialNamesAccepted",
+                "message": "the initial names have been accepted",
+            },
+        ],
+        acceptedNames=names,
+    )

@@ -1,0 +1,307 @@
+"""LocalApiServer's writes: create, update, patch, delete (with finalizers), CRD side effects.
+
+Deletion follows what a cluster without kubelet/controllers shows clients: an object with
+finalizers gets `deletionTimestamp` (MODIFIED) and goes away (DELETED) when an update removes
+the last finalizer; a pod is deleted gracefully with period 0 (MODIFIED, then DELETED, as the
+transcripts show for unscheduled pods); deleting a namespace deletes its content first;
+creating a CRD serves its versions and marks it Established, deleting it removes its objects.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import yaml
+
+from kubeinformers.testing.apiserver import errors
+from kubeinformers.testing.apiserver import objects as objs
+from kubeinformers.testing.apiserver.errors import ApiError, ObjDict, api_error
+from kubeinformers.testing.apiserver.registry import Registry, Served, served_from_crd
+from kubeinformers.testing.apiserver.schema import json_patch, merge_patch
+from kubeinformers.testing.apiserver.store import CLOSE_CLEAN, Store
+
+_CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
+_NS_KEY = ("", "namespaces")
+
+
+def _key(ns: str | None, name: str) -> str:
+    return f"{ns}/{name}" if ns else name
+
+
+def _body_dict(body: Any, served: Served) -> ObjDict:
+    if not isinstance(body, dict):
+        raise api_error(
+            400,
+            "BadRequest",
+            f"the body of the request was in an unknown format - "
+            f"accepted media types include: application/json (for {served.api.kind})",
+        )
+    return body
+
+
+def get(store: Store, served: Served, ns: str | None, name: str) -> ObjDict:
+    obj = store.get(served.skey, _key(ns if served.api.namespaced else None, name))
+    if obj is None:
+        raise errors.not_found(served.api, name)
+    return obj
+
+
+def create(
+    store: Store, registry: Registry, served: Served, ns: str | None, body: Any, manager: str
+) -> ObjDict:
+    body = _body_dict(body, served)
+    ns = ns if served.api.namespaced else None
+    if served.api.namespaced and not ns:
+        ns = ((body.get("metadata") or {}).get("namespace")) or None
+        if not ns:
+            raise api_error(400, "BadRequest", "the server could not find the requested resource")
+    obj = objs.prepare_create(served.api, body, ns, manager, served.custom, served.schema)
+    with store.lock:
+        if ns:
+            namespace = store.get(_NS_KEY, ns)
+            if namespace is None:
+                raise api_error(
+                    404,
+                    "NotFound",
+                    f'namespaces "{ns}" not found',
+                    {"name": ns, "kind": "namespaces"},
+                )
+            if namespace["metadata"].get("deletionTimestamp"):
+                raise api_error(
+                    403,
+                    "Forbidden",
+                    f"unable to create new content in namespace {ns} "
+                    "because it is being terminated",
+                    {"name": obj["metadata"]["name"], "kind": served.api.resource},
+                )
+        if store.get(served.skey, _key(ns, obj["metadata"]["name"])) is not None:
+            raise errors.already_exists(served.api, obj["metadata"]["name"])
+        stored = store.write(served.skey, obj, "ADDED")
+        if served.skey == _CRD_KEY:
+            _register_crd(store, registry, stored)
+    return stored
+
+
+def _register_crd(store: Store, registry: Registry, crd: ObjDict) -> None:
+    """Serve the CRD's versions and write the Established status, as the controllers do."""
+    spec = crd.get("spec") or {}
+    served_now = objs.crd_resources(crd)
+    registry.remove(spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
+    for res, ver in served_now:
+        registry.add(served_from_crd(res, ver))
+    if not ((crd.get("status") or {}).get("conditions")):
+        store.write(
+            _CRD_KEY, objs.order_object(dict(crd, status=objs.established_status(crd)), False)
+        )
+
+
+def update(
+    store: Store,
+    registry: Registry,
+    served: Served,
+    ns: str | None,
+    name: str,
+    body: Any,
+    manager: str,
+    status_only: bool,
+) -> ObjDict:
+    body = _body_dict(body, served)
+    ns = ns if served.api.namespaced else None
+    meta = body.get("metadata") or {}
+    if served.api.namespaced and meta.get("namespace") and meta["namespace"] != ns:
+        raise api_error(
+            400,
+            "BadRequest",
+            "the namespace of the provided object does not match the namespace sent on the request",
+        )
+    with store.lock:
+        old = get(store, served, ns, name)
+        new = objs.prepare_update(
+            served.api,
+            old,
+            body,
+            manager,
+            served.custom,
+            status_only,
+            served.status_subresource,
+            served.schema,
+        )
+        if new is None:
+            return old
+        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+            return _remove(store, registry, served, new)
+        stored = store.write(served.skey, new, "MODIFIED")
+        if served.skey == _CRD_KEY:
+            _register_crd(store, registry, stored)
+        return stored
+
+
+def patch(
+    store: Store,
+    registry: Registry,
+    served: Served,
+    ns: str | None,
+    name: str,
+    raw: bytes,
+    content_type: str,
+    manager: str,
+    status_only: bool,
+) -> ObjDict:
+    kind = content_type.split(";")[0].strip()
+    try:
+        doc = (
+            yaml.safe_load(raw or b"null") if kind.endswith("yaml") else json.loads(raw or b"null")
+        )
+    except (json.JSONDecodeError, yaml.YAMLError) as err:
+        raise api_error(400, "BadRequest", f"error decoding patch: {err}") from None
+    if kind == "application/apply-patch+yaml" and isinstance(doc, dict):
+        key = _key(ns if served.api.namespaced else None, name)
+        if store.get(served.skey, key) is None:  # server-side apply creates
+            doc.setdefault("metadata", {}).setdefault("name", name)
+            return create(store, registry, served, ns, doc, manager)
+    with store.lock:
+        old = get(store, served, ns if served.api.namespaced else None, name)
+        if kind == "application/json-patch+json":
+            if not isinstance(doc, list):
+                raise api_error(
+                    400,
+                    "BadRequest",
+                    "json: cannot unmarshal object into Go value of type jsonpatch.Patch",
+                )
+            new = json_patch(old, doc)
+        elif kind in (
+            "application/merge-patch+json",
+            "application/strategic-merge-patch+json",
+            "application/apply-patch+yaml",
+            "application/json",
+        ):
+            if not isinstance(doc, dict):
+                raise api_error(400, "BadRequest", "patch body must be a JSON object")
+            new = merge_patch(old, doc)
+        else:
+            raise api_error(
+                415,
+                "UnsupportedMediaType",
+                f"the body of the request was in an unknown "
+                f"format - accepted media types include: application/json-patch+json, "
+                f'application/merge-patch+json, application/apply-patch+yaml (got "{kind}")',
+            )
+        return update(store, registry, served, ns, name, new, manager, status_only)
+
+
+def _remove(store: Store, registry: Registry, served: Served, final: ObjDict) -> ObjDict:
+    """Delete for good, the DELETED event carrying `final` (the update that ended it)."""
+    key = _key(final["metadata"].get("namespace"), final["metadata"]["name"])
+    gone = store.remove(served.skey, key, final=final)
+    assert gone is not None
+    if served.skey == _CRD_KEY:
+        _drop_crd(store, registry, gone)
+    return gone
+
+
+def _drop_crd(store: Store, registry: Registry, crd: ObjDict) -> None:
+    spec = crd.get("spec") or {}
+    skey = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
+    store.drop_resource(skey)
+    store.close_watchers(CLOSE_CLEAN, skey)
+    registry.remove(*skey)
+
+
+def delete(
+    store: Store,
+    registry: Registry,
+    served: Served,
+    ns: str | None,
+    name: str,
+    options: Mapping[str, Any],
+) -> tuple[int, ObjDict]:
+    """(HTTP code, body): 200 and the object or a Success Status; 202 while finalizers wait."""
+    ns = ns if served.api.namespaced else None
+    with store.lock:
+        old = get(store, served, ns, name)
+        meta = old["metadata"]
+        pre = options.get("preconditions") or {}
+        for field, mine in (("uid", "uid"), ("resourceVersion", "resourceVersion")):
+            if pre.get(field) and pre[field] != meta.get(mine):
+                raise api_error(
+                    409,
+                    "Conflict",
+                    f"Operation cannot be fulfilled on "
+                    f'{served.api.gvr.group_resource()} "{name}": Precondition failed: '
+                    f"{'UID' if field == 'uid' else 'ResourceVersion'} in precondition: "
+                    f"{pre[field]}, {'UID' if field == 'uid' else 'ResourceVersion'} in "
+                    f"object meta: {meta.get(mine)}",
+                    {"name": name, "kind": served.api.resource},
+                )
+        if meta.get("finalizers"):
+            if meta.get("deletionTimestamp"):
+                return 202, old
+            return 202, store.write(served.skey, _terminating(old, served.custom), "MODIFIED")
+        if served.skey == ("", "pods"):
+            store.write(served.skey, _terminating(old, served.custom), "MODIFIED")
+        elif served.skey == _NS_KEY:
+            terminating = _terminating(old, served.custom)
+            terminating["status"] = {"phase": "Terminating"}
+            shown = store.write(served.skey, terminating, "MODIFIED")
+            _empty_namespace(store, name)
+            store.remove(served.skey, name)
+            return 200, shown
+        gone = store.remove(served.skey, _key(ns, name))
+        assert gone is not None
+        if served.skey == _CRD_KEY:
+            _drop_crd(store, registry, gone)
+    if served.custom or served.skey in objs.RETURNS_DELETED_OBJECT or served.skey == _CRD_KEY:
+        return 200, gone
+    details: ObjDict = {"name": name}
+    if served.api.group:
+        details["group"] = served.api.group
+    details.update(kind=served.api.resource, uid=meta.get("uid"))
+    return 200, {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    }
+
+
+def _terminating(obj: ObjDict, custom: bool) -> ObjDict:
+    meta = dict(obj["metadata"], deletionTimestamp=objs.now_rfc3339(), deletionGracePeriodSeconds=0)
+    if "generation" in meta:
+        meta["generation"] += 1
+    return objs.order_object(dict(obj, metadata=meta), custom)
+
+
+def _empty_namespace(store: Store, namespace: str) -> None:
+    for skey, obj in store.all_items(store_keys(store)):
+        if obj["metadata"].get("namespace") == namespace:
+            store.remove(skey, f"{namespace}/{obj['metadata']['name']}")
+
+
+def store_keys(store: Store) -> list[tuple[str, str]]:
+    with store.lock:
+        return list(store._objects)
+
+
+def delete_collection(
+    store: Store,
+    registry: Registry,
+    served: Served,
+    ns: str | None,
+    matches: Callable[[ObjDict], bool],
+) -> list[ObjDict]:
+    """Delete every matching object; returns them (as the real server's List answer does)."""
+    prefix = f"{ns}/" if served.api.namespaced and ns else ""
+    _, items = store.current(served.skey, prefix)
+    out = []
+    for _, obj in items:
+        if matches(obj):
+            meta = obj["metadata"]
+            try:
+                delete(store, registry, served, meta.get("namespace"), meta["name"], {})
+            except ApiError:
+                continue
+            out.append(obj)
+    return out
