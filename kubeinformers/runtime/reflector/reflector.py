@@ -1,6 +1,6 @@
 """The Reflector: keeps a store in step with the server by list (or watch-list), then watch.
 
-Section D of spec/client-go-rules.md, rule for rule (client-go: tools/cache/reflector.go):
+Section D of docs/behaviour.md, rule for rule (client-go: tools/cache/reflector.go):
 the run loop with backoff (D3/D4), the paged initial list at resourceVersion "0" and the
 relist rules (D6-D9), the watch with bookmarks and a random timeout (D10-D14), the resync
 timer (D15), the default watch error handler (D16) and the streaming watch-list (D17-D20).
