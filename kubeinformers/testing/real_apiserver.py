@@ -54,7 +54,7 @@ from typing import Any
 
 import yaml
 
-from kubeinformers.testing._server_tls import serving_certificate, signing_key_pair
+from kubeinformers.testing.apiserver.tls import serving_certificate, signing_key_pair
 
 log = logging.getLogger("kubeinformers.testing.real_apiserver")
 
