@@ -144,7 +144,8 @@ class Reflector(InitialState[T]):
             else "<unspecified>"
         )
         self.watch_error_handler = watch_error_handler or default_watch_error_handler
-        self.outage = OutageLog(self.name, logger)
+        self._last_error: BaseException | None = None
+        self.outage = OutageLog(self.name, logger, on_failure=self._note_failure)
         # D17: decided once, at construction.
         enabled = watch_list_gate_enabled() if use_watch_list is None else use_watch_list
         self.use_watch_list = enabled and not watch_list_semantics_unsupported(lister_watcher)
@@ -198,7 +199,16 @@ class Reflector(InitialState[T]):
     def _report_decode_error(self, err: BaseException) -> None:
         self._call_error_handler(err)
 
+    def _note_failure(self, err: BaseException) -> None:
+        self._last_error = err
+
+    def last_error(self) -> BaseException | None:
+        """The most recent list or watch failure (None before the first); kept after a success,
+        so that a cache that never synced can say why (`wait_for_cache_sync_or_raise`)."""
+        return self._last_error
+
     def _call_error_handler(self, err: BaseException) -> None:
+        self._note_failure(err)
         try:
             self.watch_error_handler(self, err)
         except Exception:
