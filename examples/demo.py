@@ -32,15 +32,19 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
 from examples import configmap_summary
+from kubeinformers import (
+    DeletedFinalStateUnknown,
+    GroupVersionResource,
+    MetadataSharedInformerFactory,
+    NotFoundError,
+    discover_resource,
+    meta_namespace_key,
+    strip_managed_fields,
+)
 from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.apps.v1 import Deployment
 from kubeinformers.generated.core.v1 import Pod
 from kubeinformers.generated.meta.v1 import ObjectMeta
-from kubeinformers.runtime.api.resource import GroupVersionResource
-from kubeinformers.runtime.cache.dynamic import MetadataSharedInformerFactory, discover_resource
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown, meta_namespace_key
-from kubeinformers.runtime.cache.listers import NotFoundError
-from kubeinformers.runtime.cache.transforms import strip_managed_fields
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "kubeinformers-demo"
@@ -60,7 +64,7 @@ def say(line: str) -> None:
 
 def generate_crd_informers() -> None:
     """Regenerate examples/informers from crds/ (deterministic: unchanged files are kept)."""
-    from kubeinformers.generator.cli import main as generate
+    from kubeinformers.generator import main as generate
 
     out = ROOT / "examples" / "informers"
     code = generate(
@@ -84,7 +88,7 @@ def connect() -> Iterator[tuple[Any, bool]]:
         say(f"using the cluster of KUBECONFIG ({api.configuration.host})")
         yield api, False
         return
-    from kubeinformers.testing.local_api_server import LocalApiServer
+    from kubeinformers import LocalApiServer
 
     with LocalApiServer(tls=True, token=secrets.token_urlsafe(16)) as server:
         say(f"started an embedded API server at {server.url} (TLS, bearer token)")

@@ -10,7 +10,7 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import SingleNamespaceLister as _SingleNamespaceLister
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
 from .models import (
@@ -54,6 +54,6 @@ class WidgetLister(_NamespacedLister[Widget]):
         ),
     )
 
-    def widgets(self, namespace: str) -> _NamespaceLister[Widget]:
+    def widgets(self, namespace: str) -> _SingleNamespaceLister[Widget]:
         """The widgets of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)

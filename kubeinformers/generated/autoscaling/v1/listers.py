@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import SingleNamespaceLister as _SingleNamespaceLister
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
 from .models import (
@@ -36,6 +36,6 @@ class HorizontalPodAutoscalerLister(_NamespacedLister[HorizontalPodAutoscaler]):
 
     def horizontal_pod_autoscalers(
         self, namespace: str
-    ) -> _NamespaceLister[HorizontalPodAutoscaler]:
+    ) -> _SingleNamespaceLister[HorizontalPodAutoscaler]:
         """The horizontalpodautoscalers of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)

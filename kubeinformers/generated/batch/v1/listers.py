@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import SingleNamespaceLister as _SingleNamespaceLister
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
 from .models import (
@@ -35,7 +35,7 @@ class CronJobLister(_NamespacedLister[CronJob]):
         ),
     )
 
-    def cron_jobs(self, namespace: str) -> _NamespaceLister[CronJob]:
+    def cron_jobs(self, namespace: str) -> _SingleNamespaceLister[CronJob]:
         """The cronjobs of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -57,6 +57,6 @@ class JobLister(_NamespacedLister[Job]):
         ),
     )
 
-    def jobs(self, namespace: str) -> _NamespaceLister[Job]:
+    def jobs(self, namespace: str) -> _SingleNamespaceLister[Job]:
         """The jobs of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)

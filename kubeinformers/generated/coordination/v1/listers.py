@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import SingleNamespaceLister as _SingleNamespaceLister
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
 from .models import (
@@ -34,6 +34,6 @@ class LeaseLister(_NamespacedLister[Lease]):
         ),
     )
 
-    def leases(self, namespace: str) -> _NamespaceLister[Lease]:
+    def leases(self, namespace: str) -> _SingleNamespaceLister[Lease]:
         """The leases of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)

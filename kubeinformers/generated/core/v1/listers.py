@@ -10,7 +10,7 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import SingleNamespaceLister as _SingleNamespaceLister
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
 from .models import (
@@ -49,7 +49,7 @@ class ConfigMapLister(_NamespacedLister[ConfigMap]):
         ),
     )
 
-    def config_maps(self, namespace: str) -> _NamespaceLister[ConfigMap]:
+    def config_maps(self, namespace: str) -> _SingleNamespaceLister[ConfigMap]:
         """The configmaps of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -71,7 +71,7 @@ class EndpointsLister(_NamespacedLister[Endpoints]):
         ),
     )
 
-    def endpoints(self, namespace: str) -> _NamespaceLister[Endpoints]:
+    def endpoints(self, namespace: str) -> _SingleNamespaceLister[Endpoints]:
         """The endpoints of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -93,7 +93,7 @@ class EventLister(_NamespacedLister[Event]):
         ),
     )
 
-    def events(self, namespace: str) -> _NamespaceLister[Event]:
+    def events(self, namespace: str) -> _SingleNamespaceLister[Event]:
         """The events of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -115,7 +115,7 @@ class LimitRangeLister(_NamespacedLister[LimitRange]):
         ),
     )
 
-    def limit_ranges(self, namespace: str) -> _NamespaceLister[LimitRange]:
+    def limit_ranges(self, namespace: str) -> _SingleNamespaceLister[LimitRange]:
         """The limitranges of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -171,7 +171,9 @@ class PersistentVolumeClaimLister(_NamespacedLister[PersistentVolumeClaim]):
         ),
     )
 
-    def persistent_volume_claims(self, namespace: str) -> _NamespaceLister[PersistentVolumeClaim]:
+    def persistent_volume_claims(
+        self, namespace: str
+    ) -> _SingleNamespaceLister[PersistentVolumeClaim]:
         """The persistentvolumeclaims of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -211,7 +213,7 @@ class PodTemplateLister(_NamespacedLister[PodTemplate]):
         ),
     )
 
-    def pod_templates(self, namespace: str) -> _NamespaceLister[PodTemplate]:
+    def pod_templates(self, namespace: str) -> _SingleNamespaceLister[PodTemplate]:
         """The podtemplates of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -233,7 +235,7 @@ class PodLister(_NamespacedLister[Pod]):
         ),
     )
 
-    def pods(self, namespace: str) -> _NamespaceLister[Pod]:
+    def pods(self, namespace: str) -> _SingleNamespaceLister[Pod]:
         """The pods of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -255,7 +257,9 @@ class ReplicationControllerLister(_NamespacedLister[ReplicationController]):
         ),
     )
 
-    def replication_controllers(self, namespace: str) -> _NamespaceLister[ReplicationController]:
+    def replication_controllers(
+        self, namespace: str
+    ) -> _SingleNamespaceLister[ReplicationController]:
         """The replicationcontrollers of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -277,7 +281,7 @@ class ResourceQuotaLister(_NamespacedLister[ResourceQuota]):
         ),
     )
 
-    def resource_quotas(self, namespace: str) -> _NamespaceLister[ResourceQuota]:
+    def resource_quotas(self, namespace: str) -> _SingleNamespaceLister[ResourceQuota]:
         """The resourcequotas of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -299,7 +303,7 @@ class SecretLister(_NamespacedLister[Secret]):
         ),
     )
 
-    def secrets(self, namespace: str) -> _NamespaceLister[Secret]:
+    def secrets(self, namespace: str) -> _SingleNamespaceLister[Secret]:
         """The secrets of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -321,7 +325,7 @@ class ServiceAccountLister(_NamespacedLister[ServiceAccount]):
         ),
     )
 
-    def service_accounts(self, namespace: str) -> _NamespaceLister[ServiceAccount]:
+    def service_accounts(self, namespace: str) -> _SingleNamespaceLister[ServiceAccount]:
         """The serviceaccounts of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -343,6 +347,6 @@ class ServiceLister(_NamespacedLister[Service]):
         ),
     )
 
-    def services(self, namespace: str) -> _NamespaceLister[Service]:
+    def services(self, namespace: str) -> _SingleNamespaceLister[Service]:
         """The services of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)

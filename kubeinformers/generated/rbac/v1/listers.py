@@ -10,7 +10,7 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import SingleNamespaceLister as _SingleNamespaceLister
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
 from .models import (
@@ -74,7 +74,7 @@ class RoleBindingLister(_NamespacedLister[RoleBinding]):
         ),
     )
 
-    def role_bindings(self, namespace: str) -> _NamespaceLister[RoleBinding]:
+    def role_bindings(self, namespace: str) -> _SingleNamespaceLister[RoleBinding]:
         """The rolebindings of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -96,6 +96,6 @@ class RoleLister(_NamespacedLister[Role]):
         ),
     )
 
-    def roles(self, namespace: str) -> _NamespaceLister[Role]:
+    def roles(self, namespace: str) -> _SingleNamespaceLister[Role]:
         """The roles of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)

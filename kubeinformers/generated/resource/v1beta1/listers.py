@@ -10,7 +10,7 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import SingleNamespaceLister as _SingleNamespaceLister
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
 from .models import (
@@ -56,7 +56,9 @@ class ResourceClaimTemplateLister(_NamespacedLister[ResourceClaimTemplate]):
         ),
     )
 
-    def resource_claim_templates(self, namespace: str) -> _NamespaceLister[ResourceClaimTemplate]:
+    def resource_claim_templates(
+        self, namespace: str
+    ) -> _SingleNamespaceLister[ResourceClaimTemplate]:
         """The resourceclaimtemplates of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -78,7 +80,7 @@ class ResourceClaimLister(_NamespacedLister[ResourceClaim]):
         ),
     )
 
-    def resource_claims(self, namespace: str) -> _NamespaceLister[ResourceClaim]:
+    def resource_claims(self, namespace: str) -> _SingleNamespaceLister[ResourceClaim]:
         """The resourceclaims of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
