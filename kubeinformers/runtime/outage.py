@@ -168,6 +168,25 @@ class OutageLog:
                 args = (self.name, what, err)
         self.logger.log(level, message, *args)
 
+    @property
+    def served(self) -> bool:
+        """The server has answered a list once (the informer synced at least once)."""
+        return self._served
+
+    def level_before_first_sync(self, level: int, err: BaseException) -> int:
+        """The level to log a failure that is not an outage (403, a TLS failure, a watch-list
+        fallback) at: `level` once the server has answered, or for a new cause; DEBUG for a
+        repeat of the last reported cause while the informer has never synced (issue 18: a
+        newcomer sees why, once, not the same lines on every retry)."""
+        if self._served:
+            return level
+        cause = failure_cause(err)
+        with self._lock:
+            if cause == self._warned_cause:
+                return logging.DEBUG
+            self._warned_cause = cause
+        return level
+
     def recovered(self) -> None:
         """A list or watch succeeded: end the outage (one INFO line if there was one)."""
         self._served = True

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from kubernetes import client
@@ -106,3 +107,39 @@ def test_issue18_h3_an_informer_requested_after_start_is_started_and_syncs(
         config_maps.informer()
         factory.wait_for_cache_sync_or_raise(timeout=60)  # raises if it never started
         assert config_maps.lister().config_maps("default").get("late").metadata is not None
+
+
+class Counting(logging.Handler):
+    """Sets `enough` once `needed` records of the reflector mention `text`, at any level."""
+
+    def __init__(self, text: str, needed: int) -> None:
+        super().__init__(logging.DEBUG)
+        self.text, self.needed, self.count = text, needed, 0
+        self.enough = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.text in record.getMessage():
+            self.count += 1
+            if self.count >= self.needed:
+                self.enough.set()
+
+
+def test_issue18_d16_a_repeated_403_before_the_first_sync_is_one_error_then_debug(
+    local_api_server_factory: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    server: LocalApiServer = local_api_server_factory(forbidden=["configmaps"])
+    caplog.set_level(logging.DEBUG, logger="kubeinformers.reflector")
+    attempts = Counting("access to", needed=3)
+    logging.getLogger("kubeinformers.reflector").addHandler(attempts)
+    try:
+        with SharedInformerFactory(server.api_client()) as factory:
+            factory.core().v1().config_maps().informer()
+            factory.start()
+            assert attempts.enough.wait(60), "the informer did not retry three times"
+    finally:
+        logging.getLogger("kubeinformers.reflector").removeHandler(attempts)
+    denied = [r for r in caplog.records if "access to" in r.getMessage()]
+    assert [r.levelno for r in denied][:3] == [logging.ERROR, logging.DEBUG, logging.DEBUG]
+    assert "configmaps" in denied[0].getMessage() and "403" in denied[0].getMessage()
+    visible = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(visible) == 1, [r.getMessage() for r in visible]

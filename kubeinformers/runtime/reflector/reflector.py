@@ -79,7 +79,8 @@ def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -
         # transport that found it: logging it here again would repeat it on every relist.
         return
     elif isinstance(err, ApiStatusError) and err.code in (401, 403):
-        logger.error(
+        logger.log(
+            reflector.outage.level_before_first_sync(logging.ERROR, err),
             "%s: access to %s denied (HTTP %d %s): %s; retrying with backoff",
             name,
             reflector.type_description,
@@ -88,7 +89,13 @@ def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -
             err.message,
         )
     else:
-        logger.error("%s: Failed to watch %s: %s", name, reflector.type_description, err)
+        logger.log(
+            reflector.outage.level_before_first_sync(logging.ERROR, err),
+            "%s: Failed to watch %s: %s",
+            name,
+            reflector.type_description,
+            err,
+        )
 
 
 def _gvk_string(gvk: tuple[str, str]) -> str:
@@ -304,7 +311,9 @@ class Reflector(InitialState[T]):
                     if is_server_unavailable(e):
                         self.outage.failed(f"watch-list of {self.type_description}", e)
                     else:
-                        logger.warning(
+                        # Before the first sync, the LIST that follows reports any failure.
+                        logger.log(
+                            logging.WARNING if self.outage.served else logging.INFO,
                             "%s: the watch-list request for %s ended with an error, falling "
                             "back to LIST/WATCH: %s",
                             self.name,
