@@ -77,7 +77,7 @@ class CacheSyncTimeoutError(TimeoutError):
         within = f" within {timeout:g} s" if timeout is not None else ""
         lines = [
             f"  {gvr.group_resource()} ({gvr.group_version}): "
-            + (f"last error: {err}" if err is not None else "no error seen yet (still listing)")
+            + (f"last error: {err}" if err is not None else "no list or watch error yet")
             for gvr, err in unsynced.items()
         ]
         count = len(unsynced)
