@@ -3,13 +3,14 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.installed-docs
 CRDS ?= crds
 OUT ?= examples/informers
 # Empty: the generator derives the package from OUT (see `kubeinformers generate --help`).
 PACKAGE ?=
 OPENAPI ?= ../shared/data/openapi/v3
 
-.PHONY: help venv demo test lint typecheck pytest generate generate-builtins generate-crds verify bench soak clean
+.PHONY: help venv demo test lint typecheck pytest generate generate-builtins generate-crds verify bench soak docs clean
 
 help:
 	@echo "make demo     generate from crds/ and run the example controllers against a local API server"
@@ -18,6 +19,7 @@ help:
 	@echo "make verify   regenerate into a temporary folder and fail on any difference"
 	@echo "make bench    informers beside client-go and the official client on a real kube-apiserver (BIG=1: 100,000 pods; ARGS='--server local --pods N')"
 	@echo "make soak     fault-injection soak (SEED=n FAULTS=n SERVER=real|local; real when its binaries are found)"
+	@echo "make docs     build the user guide and API reference into site/ (mkdocs build --strict)"
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "kubeinformers needs Python 3.11 or newer (found %s)" % sys.version.split()[0])'
@@ -27,6 +29,11 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 venv: $(STAMP)
+
+# The docs tools are installed only for `make docs`, never for `make test`.
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,docs]'
+	@touch $(DOCS_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m examples.demo
@@ -64,5 +71,10 @@ bench: $(STAMP)
 soak: $(STAMP)
 	$(BIN)/python -m tests.soak $(if $(SEED),--seed $(SEED),) $(if $(FAULTS),--faults $(FAULTS),) $(if $(SERVER),--server $(SERVER),)
 
+# Fails on any warning: a broken link, a missing page in the nav, an API reference that does
+# not resolve. Not part of `make test` (it needs the docs extra and takes a while).
+docs: $(DOCS_STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache site

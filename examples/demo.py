@@ -345,7 +345,15 @@ def main() -> int:
             if controller is not None:
                 controller.join(timeout=10)
         say(f"\ndone in {time.monotonic() - started:.1f} s; every informer stopped")
+    say(NEXT_STEPS)
     return 0
+
+
+NEXT_STEPS = """
+what next:
+  read examples/demo.py and examples/configmap_summary.py (a controller with a work queue)
+  make generate CRDS=path/to/your/crds OUT=yourapp/informers   typed informers for your CRDs
+  docs/guide/ (make docs builds the site): getting started, testing, controllers, async, tuning"""
 
 
 def _size(widgets: Any, name: str) -> str | None:

@@ -69,6 +69,9 @@ if TYPE_CHECKING:
         discover_resource as discover_resource,
     )
     from kubeinformers.runtime.cache.factory import (
+        CacheSyncTimeoutError as CacheSyncTimeoutError,
+    )
+    from kubeinformers.runtime.cache.factory import (
         GenericInformer as GenericInformer,
     )
     from kubeinformers.runtime.cache.factory import (
@@ -279,6 +282,7 @@ _EXPORTS: dict[str, str] = {
     # Informers, factories and listers (client-go: tools/cache, informers)
     "SharedInformerFactory": "kubeinformers.runtime.cache.factory",
     "GenericInformer": "kubeinformers.runtime.cache.factory",
+    "CacheSyncTimeoutError": "kubeinformers.runtime.cache.factory",
     "NoInformerFoundError": "kubeinformers.runtime.cache.factory",
     "DynamicSharedInformerFactory": "kubeinformers.runtime.cache.dynamic",
     "MetadataSharedInformerFactory": "kubeinformers.runtime.cache.dynamic",
@@ -402,6 +406,7 @@ __all__ = [
     "MaxOfRateLimiter",
     "MetadataSharedInformerFactory",
     "NamespacedLister",
+    "CacheSyncTimeoutError",
     "NoInformerFoundError",
     "NotFoundError",
     "Now",

@@ -30,17 +30,17 @@ from typing import Any
 
 import pytest
 import yaml
-from kubeinformers.runtime.backoff import Backoff
-from kubeinformers.runtime.informer import SharedIndexInformer
-from kubeinformers.runtime.keys import (
+
+from examples.informers import CustomInformers
+from kubeinformers.generated import SharedInformerFactory
+from kubeinformers.runtime.cache.informer import SharedIndexInformer
+from kubeinformers.runtime.cache.keys import (
     DeletedFinalStateUnknown,
     meta_namespace_key,
     object_resource_version,
 )
-
-from examples.informers import CustomInformers
-from kubeinformers.generated import SharedInformerFactory
-from kubeinformers.runtime import reflector as reflector_module
+from kubeinformers.runtime.reflector import reflector as reflector_module
+from kubeinformers.runtime.reflector.backoff import Backoff
 from kubeinformers.testing.real_apiserver import RealApiServer
 from tests.soak.world import WIDGET_CRD
 from tests.support.cluster import RealCluster
@@ -331,12 +331,11 @@ def test_a_too_old_resource_version_after_compaction_is_410_expired(faulty: Faul
     starts after it (a restart), a list or watch from an older resourceVersion is 410 Expired
     (the list as an HTTP 410, the watch as an ERROR event), and the reflector's test for it
     (`is_expired`) recognises both."""
-    from kubeinformers.runtime.errors import ApiStatusError, is_expired
-    from kubeinformers.runtime.listwatch import ListOptions
-    from kubeinformers.runtime.transport import ApiListerWatcher
-
     from kubeinformers.generated.core.v1 import ConfigMap
     from kubeinformers.generated.core.v1.informers import ConfigMapInformer
+    from kubeinformers.runtime.api.errors import ApiStatusError, is_expired
+    from kubeinformers.runtime.api.listwatch import ListOptions
+    from kubeinformers.runtime.client.transport import ApiListerWatcher
 
     real, cluster = faulty.real, faulty.cluster
     ns = cluster.namespace(f"expired-{next(_NAMESPACES)}")

@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 from pydantic import Field
 
-from kubeinformers.runtime import reflector as reflector_module
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
 from kubeinformers.runtime.api.model import KubeModel
 from kubeinformers.runtime.api.resource import APIResource
@@ -33,6 +32,7 @@ from kubeinformers.runtime.cache.keys import (
     object_resource_version,
 )
 from kubeinformers.runtime.client.transport import ApiListerWatcher, HttpWatch
+from kubeinformers.runtime.reflector import reflector as reflector_module
 from kubeinformers.runtime.reflector.backoff import Backoff
 from tests.support.view import View
 

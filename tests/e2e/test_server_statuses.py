@@ -18,17 +18,17 @@ from typing import Any
 import kubernetes
 import pytest
 import yaml
-from kubeinformers.runtime.backoff import Backoff
-from kubeinformers.runtime.errors import ApiStatusError
-from kubeinformers.runtime.informer import SharedIndexInformer
-from kubeinformers.runtime.keys import meta_namespace_key, object_resource_version
-from kubeinformers.runtime.resource import APIResource
-from kubeinformers.runtime.transport import ApiListerWatcher
 from kubernetes.client.rest import ApiException
 
 from examples.informers import CustomInformers
 from kubeinformers.generated import SharedInformerFactory
-from kubeinformers.runtime import reflector as reflector_module
+from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.cache.informer import SharedIndexInformer
+from kubeinformers.runtime.cache.keys import meta_namespace_key, object_resource_version
+from kubeinformers.runtime.client.transport import ApiListerWatcher
+from kubeinformers.runtime.reflector import reflector as reflector_module
+from kubeinformers.runtime.reflector.backoff import Backoff
 from kubeinformers.testing.local_api_server import LocalApiServer
 from tests.soak.world import WIDGET_CRD
 from tests.support.cluster import Cluster, RealCluster

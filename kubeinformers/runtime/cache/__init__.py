@@ -90,6 +90,9 @@ if TYPE_CHECKING:
         discover_resource as discover_resource,
     )
     from kubeinformers.runtime.cache.factory import (
+        CacheSyncTimeoutError as CacheSyncTimeoutError,
+    )
+    from kubeinformers.runtime.cache.factory import (
         GenericInformer as GenericInformer,
     )
     from kubeinformers.runtime.cache.factory import (
@@ -386,6 +389,7 @@ _EXPORTS: dict[str, str] = {
     "NotFoundError": "kubeinformers.runtime.cache.listers",
     "filter_by_selector": "kubeinformers.runtime.cache.listers",
     "GenericInformer": "kubeinformers.runtime.cache.factory",
+    "CacheSyncTimeoutError": "kubeinformers.runtime.cache.factory",
     "NoInformerFoundError": "kubeinformers.runtime.cache.factory",
     "SharedInformerFactory": "kubeinformers.runtime.cache.factory",
     "StartableFactory": "kubeinformers.runtime.cache.factory",
@@ -445,6 +449,7 @@ __all__ = [
     "MetadataSharedInformerFactory",
     "NAMESPACE_INDEX",
     "NamespacedLister",
+    "CacheSyncTimeoutError",
     "NoInformerFoundError",
     "NoMetadataError",
     "NotFoundError",

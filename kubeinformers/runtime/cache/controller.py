@@ -185,6 +185,12 @@ class Controller(Generic[T]):
         """Delegates to the queue (E5): the initial list has been popped and processed."""
         return self.config.queue.has_synced()
 
+    def last_error(self) -> BaseException | None:
+        """The reflector's most recent list or watch failure; None before `run` or the first."""
+        with self._lock:
+            reflector = self._reflector
+        return reflector.last_error() if reflector is not None else None
+
     def last_sync_resource_version(self) -> str:
         """The reflector's (D21); "" before `run` (E5)."""
         with self._lock:

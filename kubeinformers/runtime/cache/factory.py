@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.client.transport import DecodeMode
 
 __all__ = [
+    "CacheSyncTimeoutError",
     "GenericInformer",
     "NoInformerFoundError",
     "SharedInformerFactory",
@@ -61,6 +62,33 @@ class NoInformerFoundError(LookupError):
         message = f"no informer found for {gvr}"
         super().__init__(message + (f": {hint}" if hint else ""))
         self.gvr = gvr
+
+
+class CacheSyncTimeoutError(TimeoutError):
+    """`wait_for_cache_sync_or_raise` ended with caches not synced; the message names each
+    one and its last list/watch error (`unsynced` maps each resource to that error or None)."""
+
+    def __init__(
+        self,
+        unsynced: Mapping[GroupVersionResource, BaseException | None],
+        timeout: float | None,
+        *,
+        reason: str = "",
+    ) -> None:
+        within = f" within {timeout:g} s" if timeout is not None else ""
+        lines = [
+            f"  {gvr.group_resource()} ({gvr.group_version}): "
+            + (f"last error: {err}" if err is not None else "no list or watch error yet")
+            for gvr, err in unsynced.items()
+        ]
+        count = len(unsynced)
+        super().__init__(
+            f"{count} informer{'s' if count != 1 else ''} did not sync{within}"
+            + (f" ({reason})" if reason else "")
+            + ":\n"
+            + "\n".join(lines)
+        )
+        self.unsynced: dict[GroupVersionResource, BaseException | None] = dict(unsynced)
 
 
 class StartableFactory(Protocol):
@@ -207,6 +235,12 @@ class SharedInformerFactory:
                         exc_info=True,
                     )
             self._informers[gvr] = informer
+            if self._threads and not self._shutting_down:
+                # Not client-go (H3 there: a later informer waits for the next Start, and
+                # WaitForCacheSync skips it, so its lister silently answers nothing): the
+                # factory is running, so the late informer runs too (issue 18).
+                logger.debug("the factory is running: starting the informer for %s now", gvr)
+                self._start_locked(gvr, informer)
             return informer
 
     def typed_informer(self, resource: APIResource, model: type[T]) -> SharedIndexInformer[T]:
@@ -284,24 +318,27 @@ class SharedInformerFactory:
     def start(self) -> None:
         """Run every informer not yet started, each on its own daemon thread (H3).
 
-        Idempotent; informers requested after a start need another start; a no-op after
-        `shutdown()`.
+        Idempotent; a no-op after `shutdown()`. Unlike client-go, an informer requested after
+        a start is started at once (so configure-before-run calls such as `set_transform` on
+        it may be refused: request such informers before `start()`).
         """
         with self._lock:
             if self._shutting_down:
                 return
             for gvr, informer in self._informers.items():
-                if gvr in self._threads:
-                    continue
-                thread = threading.Thread(
-                    target=self._run_informer,
-                    args=(gvr, informer),
-                    name=f"informer-{gvr.group_resource()}",
-                    daemon=True,
-                )
-                self._threads[gvr] = thread
-                informer._on_synced(self._sync_wake.set)
-                thread.start()
+                if gvr not in self._threads:
+                    self._start_locked(gvr, informer)
+
+    def _start_locked(self, gvr: GroupVersionResource, informer: SharedIndexInformer[Any]) -> None:
+        thread = threading.Thread(
+            target=self._run_informer,
+            args=(gvr, informer),
+            name=f"informer-{gvr.group_resource()}",
+            daemon=True,
+        )
+        self._threads[gvr] = thread
+        informer._on_synced(self._sync_wake.set)
+        thread.start()
 
     def _run_informer(self, gvr: GroupVersionResource, informer: SharedIndexInformer[Any]) -> None:
         try:
@@ -351,6 +388,23 @@ class SharedInformerFactory:
             self._sync_wake.wait(wait)
             self._sync_wake.clear()
         return {gvr: inf.has_synced() for gvr, inf in informers.items()}
+
+    def wait_for_cache_sync_or_raise(self, timeout: float | None = None) -> None:
+        """`wait_for_cache_sync`, but raise CacheSyncTimeoutError naming each informer that has
+        not synced and its last list/watch error (e.g. "connection refused"), instead of
+        returning False for it. Also raises when informers were requested but `start()` was
+        never called, or the factory was shut down before they synced."""
+        started = self.wait_for_cache_sync(timeout)
+        requested = self.informers()
+        unsynced = {
+            gvr: requested[gvr].last_error() for gvr, synced in started.items() if not synced
+        }
+        if not started and requested:
+            never = "the factory was shut down" if self._stop.is_set() else "start() was not called"
+            raise CacheSyncTimeoutError({gvr: None for gvr in requested}, None, reason=never)
+        if unsynced:
+            reason = "the factory was shut down" if self._stop.is_set() else ""
+            raise CacheSyncTimeoutError(unsynced, timeout, reason=reason)
 
     async def wait_for_cache_sync_async(
         self, timeout: float | None = None

@@ -326,6 +326,12 @@ class SharedIndexInformer(Generic[T]):
         controller = self._controller
         return controller is not None and controller.has_synced()
 
+    def last_error(self) -> BaseException | None:
+        """The most recent list or watch failure of this informer (None before the first, or
+        before `run`): why a cache has not synced (`wait_for_cache_sync_or_raise` names it)."""
+        controller = self._controller
+        return controller.last_error() if controller is not None else None
+
     @property
     def resync_check_period(self) -> float:
         """How often the reflector asks whether any handler is due for a resync (F5)."""

@@ -89,7 +89,14 @@ class PagedList(Generic[T]):
             if is_server_unavailable(e):
                 self.outage.failed(f"list of {self.type_description}", e)
             else:
-                logger.warning("%s: failed to list %s: %s", self.name, self.type_description, e)
+                # Before the first sync the error handler reports it (once per cause).
+                logger.log(
+                    logging.WARNING if self.outage.served else logging.DEBUG,
+                    "%s: failed to list %s: %s",
+                    self.name,
+                    self.type_description,
+                    e,
+                )
             raise wrap_list_error(self.type_description, e) from e
         if outcome is None:
             return  # stop requested

@@ -83,7 +83,8 @@ def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -
         # transport that found it: logging it here again would repeat it on every relist.
         return
     elif isinstance(err, ApiStatusError) and err.code in (401, 403):
-        logger.error(
+        logger.log(
+            reflector.outage.level_before_first_sync(logging.ERROR, err),
             "%s: access to %s denied (HTTP %d %s): %s; retrying with backoff",
             name,
             reflector.type_description,
@@ -92,7 +93,13 @@ def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -
             err.message,
         )
     else:
-        logger.error("%s: Failed to watch %s: %s", name, reflector.type_description, err)
+        logger.log(
+            reflector.outage.level_before_first_sync(logging.ERROR, err),
+            "%s: Failed to watch %s: %s",
+            name,
+            reflector.type_description,
+            err,
+        )
 
 
 def _gvk_string(gvk: tuple[str, str]) -> str:
@@ -147,7 +154,8 @@ class Reflector(Generic[T]):
             else "<unspecified>"
         )
         self.watch_error_handler = watch_error_handler or default_watch_error_handler
-        self.outage = OutageLog(self.name, logger)
+        self._last_error: BaseException | None = None
+        self.outage = OutageLog(self.name, logger, on_failure=self._note_failure)
         # D17: decided once, at construction.
         enabled = watch_list_gate_enabled() if use_watch_list is None else use_watch_list
         self.use_watch_list = enabled and not watch_list_semantics_unsupported(lister_watcher)
@@ -237,7 +245,16 @@ class Reflector(Generic[T]):
     def _report_decode_error(self, err: BaseException) -> None:
         self._call_error_handler(err)
 
+    def _note_failure(self, err: BaseException) -> None:
+        self._last_error = err
+
+    def last_error(self) -> BaseException | None:
+        """The most recent list or watch failure (None before the first); kept after a success,
+        so that a cache that never synced can say why (`wait_for_cache_sync_or_raise`)."""
+        return self._last_error
+
     def _call_error_handler(self, err: BaseException) -> None:
+        self._note_failure(err)
         try:
             self.watch_error_handler(self, err)
         except Exception:
@@ -306,7 +323,9 @@ class Reflector(Generic[T]):
                     if is_server_unavailable(e):
                         self.outage.failed(f"watch-list of {self.type_description}", e)
                     else:
-                        logger.warning(
+                        # Before the first sync, the LIST that follows reports any failure.
+                        logger.log(
+                            logging.WARNING if self.outage.served else logging.INFO,
                             "%s: the watch-list request for %s ended with an error, falling "
                             "back to LIST/WATCH: %s",
                             self.name,
