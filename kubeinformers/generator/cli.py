@@ -227,7 +227,8 @@ def _parser() -> argparse.ArgumentParser:
         "--cluster",
         action="store_true",
         help="read /openapi/v3 and the CRDs of the cluster KUBECONFIG (or ~/.kube/config, "
-        "or the in-cluster service account) points at",
+        "or the in-cluster service account) points at; implies --keep-going (a server's "
+        "document you cannot edit must not stop the other groups)",
     )
     p.add_argument(
         "--group",
@@ -332,7 +333,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         cluster=args.cluster,
         out=args.out,
         package=args.package,
-        keep_going=args.keep_going,
+        # A live cluster's documents cannot be fixed by the user: one that conflicts (an
+        # aggregated API built on older types) is left out and the other groups are written.
+        keep_going=args.keep_going or args.cluster,
         check=args.check,
         progress=progress,
         jobs=args.jobs,

@@ -208,3 +208,25 @@ def test_keep_going_generates_every_group_but_the_conflicting_document(tmp_path:
     ), error
     assert (out / "coordination" / "v1" / "informers.py").is_file()
     assert not (out / "apps").exists()
+
+
+@pytest.mark.parametrize(("flags", "keep_going"), [((), True), (("--keep-going",), True)])
+def test_cluster_input_never_lets_one_document_stop_the_other_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: tuple[str, ...], keep_going: bool
+) -> None:
+    """A live cluster's documents cannot be edited by the user: `--cluster` implies
+    `--keep-going`, so a conflicting document (above) is left out and the rest is written."""
+    from kubeinformers.generator import cli
+
+    seen: dict[str, Any] = {}
+
+    def fake_run(**kwargs: Any) -> int:
+        seen.update(kwargs)
+        return 0
+
+    monkeypatch.setattr(cli, "run", fake_run)
+    assert cli.main(["generate", "--cluster", *flags, "--out", str(tmp_path / "o")]) == 0
+    assert seen["cluster"] is True
+    assert seen["keep_going"] is keep_going
+    assert cli.main(["generate", "--openapi", str(tmp_path), "--out", str(tmp_path / "o")]) == 0
+    assert seen["keep_going"] is False  # files can be fixed: no implied --keep-going
