@@ -644,6 +644,29 @@ def test_gc_paused_nests_and_keeps_an_application_disabled_collector() -> None:
         gc.enable()
 
 
+def test_gc_paused_ends_a_pause_that_created_many_objects_with_one_full_collection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The survivors of a big pause are moved to the old generation at once (and the
+    collector is back on), instead of being traversed by three automatic collections."""
+    import gc
+
+    from kubeinformers.runtime.codec import wire
+
+    monkeypatch.setattr(wire, "_gc_survivors", 0)  # earlier tests' pauses do not count
+    kept: list[list[int]] = []
+    full_before = gc.get_stats()[2]["collections"]
+    with wire.gc_paused():
+        kept.extend([i] for i in range(wire._COLLECT_AFTER_YOUNG + 1000))
+    assert gc.get_stats()[2]["collections"] == full_before + 1
+    assert gc.isenabled()
+    # A small pause leaves the young objects to the automatic collections.
+    with wire.gc_paused():
+        kept.extend([i] for i in range(1000))
+    assert gc.get_stats()[2]["collections"] == full_before + 1
+    assert gc.isenabled()
+
+
 def test_undecodable_line_ends_the_watch_so_it_resumes_from_the_last_rv(
     server: CannedServer, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -114,6 +114,12 @@ def _dedup_deltas(deltas: list[Delta[Any]]) -> None:
         del deltas[-1]
 
 
+CONSUMER_LINGER = 0.001
+"""Seconds a queue's consumer (and a handler's delivery thread) keeps polling an emptied buffer
+before it sleeps until woken: the most a notification following within that time is delayed,
+and what lets a burst be taken in batches (see `_BlockingFIFO._wait_locked`)."""
+
+
 class _BlockingFIFO:
     """What DeltaFIFO and RealFIFO share: waiting for items under the queue's condition,
     closing, and the initial-population sync check (C1.10, C2.6).
@@ -150,8 +156,17 @@ class _BlockingFIFO:
             callback()
 
     def _wait_locked(self, timeout: float | None) -> bool:
-        """Wait until the queue is non-empty; False on timeout. Raises when closed+empty."""
+        """Wait until the queue is non-empty; False on timeout. Raises when closed+empty.
+
+        An empty queue is first waited on for at most CONSUMER_LINGER without counting as a
+        waiter, so producers skip the notify: in a stream of events the consumer then wakes
+        once per linger for all that arrived meanwhile instead of once per event (a condition
+        wake-up costs more than processing a delta). Only after a linger that brought nothing
+        does it wait as a waiter, woken by the next producer at once.
+        """
         deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._pending() and not self._closed:
+            self._cond.wait(CONSUMER_LINGER if timeout is None else min(timeout, CONSUMER_LINGER))
         while not self._pending():
             if self._closed:
                 raise FIFOClosedError()

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
+from kubeinformers.runtime.cache.delta_fifo import CONSUMER_LINGER
 from kubeinformers.runtime.cache.handlers import ResourceEventHandler
 from kubeinformers.runtime.cache.keys import deletion_handling_meta_namespace_key
 from kubeinformers.runtime.clock import Now
@@ -181,16 +182,21 @@ class ProcessorListener(Generic[T]):
 
     def _run(self) -> None:
         # The lock is taken only to wait: while notifications are buffered, each is taken with
-        # one atomic popleft (see `add` for the hand-over).
+        # one atomic popleft (see `add` for the hand-over). An emptied buffer is polled once
+        # after CONSUMER_LINGER before the thread goes idle: `add` wakes only an idle thread,
+        # so a stream of notifications costs one wake-up per linger, not one per notification.
         buffer = self._buffer
         cond = self._cond
         while True:
             if not buffer:
                 with cond:
-                    self._idle = True
-                    while not buffer and not self._closed:
-                        cond.wait()
-                    self._idle = False
+                    if not self._closed:
+                        cond.wait(CONSUMER_LINGER)
+                    if not buffer:
+                        self._idle = True
+                        while not buffer and not self._closed:
+                            cond.wait()
+                        self._idle = False
             if self._closed:
                 return
             try:

@@ -3,8 +3,9 @@
 Why: validating a full pydantic model costs ~100 µs per pod and several KB of objects, yet an
 informer needs only name, namespace, resourceVersion, uid and labels to key, index and
 select. A lazy object is an instance of a subclass of the generated model (so `isinstance`
-and mypy see the model) whose `__dict__` holds just `metadata` — itself lazy, holding those
-five fields — plus the raw bytes. The first access to any other attribute validates the raw
+and mypy see the model) holding just its raw bytes and `metadata` — itself lazy, holding those
+five fields in its `__dict__`. Both live in pydantic's own per-instance slots, unused until the
+object is built, so a cached object costs one dict (the metadata's), not three. The first access to any other attribute validates the raw
 bytes with the model, fills the instance in place and turns its class into the model's own:
 from then on it *is* the model, with no overhead. Reading is indistinguishable from an
 eagerly decoded model; nothing the server sent is lost.
@@ -36,9 +37,13 @@ __all__ = [
 
 M = TypeVar("M", bound=BaseModel)
 
-_RAW = "__kubeinformers_raw__"  # the bytes this object is built from (the whole item)
-_ERROR = "__kubeinformers_error__"  # set once validation has failed
-_REPORT = "__kubeinformers_report__"  # the builder's on_invalid hook, when it has one
+_ERROR = "__kubeinformers_error__"  # set once validation has failed (in the __dict__)
+_REPORT = "__kubeinformers_report__"  # the builder's on_invalid hook, on its own lazy classes
+
+# Until a lazy object is built, pydantic's instance slots are free; they hold its state:
+_RAW_SLOT = "__pydantic_fields_set__"  # the bytes it is built from (the whole item), both kinds
+_META_SLOT = "__pydantic_private__"  # a lazy item's metadata, read through `metadata`
+_META_DESCRIPTOR = BaseModel.__dict__[_META_SLOT]  # reads that slot at C speed
 
 # The identity fields decoded up front, by their API (alias) names.
 _IDENTITY_FIELDS = ("name", "namespace", "resourceVersion", "uid", "labels")
@@ -151,29 +156,35 @@ def _materialise(obj: Any) -> None:
     with _LOCK:
         if type(obj) is not cls:
             return
-        state = object.__getattribute__(obj, "__dict__")
+        state = object.__getattribute__(obj, "__dict__")  # the metadata's fields; {} for an item
         error = state.get(_ERROR)
         if error is not None:
             raise error
-        raw = state[_RAW]
+        raw = object.__getattribute__(obj, _RAW_SLOT)
         try:
             full = base.model_validate_json(cls.__kubeinformers_extract__(raw))
         except ValidationError as exc:
-            identity = state.get("metadata") if cls.__kubeinformers_extract__ is _whole else state
-            fields = getattr(identity, "__dict__", {}) if identity is not None else {}
+            if cls.__kubeinformers_extract__ is _whole:
+                meta = object.__getattribute__(obj, _META_SLOT)
+                fields = object.__getattribute__(meta, "__dict__") if meta is not None else {}
+            else:
+                fields = state
             invalid = InvalidObjectError(base, _key_of(fields), exc)
             state[_ERROR] = invalid
-            report = state.get(_REPORT)
+            report = getattr(cls, _REPORT, None)
             if report is not None:
                 report(invalid)
             raise invalid from exc
         # Publish the full state before switching the class, so that a concurrent reader
-        # never sees the model's class with a partial __dict__.
+        # never sees the model's class with a partial __dict__. The metadata slot is reset
+        # last: until the switch, `metadata` is read from it (then from the __dict__); only
+        # `__pydantic_private__`'s readers (==, copy, pickle; None in generated models) could
+        # see the lazy metadata there in between.
         object.__setattr__(obj, "__pydantic_fields_set__", full.__pydantic_fields_set__)
         object.__setattr__(obj, "__pydantic_extra__", full.__pydantic_extra__)
-        object.__setattr__(obj, "__pydantic_private__", full.__pydantic_private__)
         object.__setattr__(obj, "__dict__", full.__dict__)
         object.__setattr__(obj, "__class__", base)
+        object.__setattr__(obj, "__pydantic_private__", full.__pydantic_private__)
 
 
 def _whole(raw: bytes) -> bytes:
@@ -207,6 +218,11 @@ def _lazy_eq(self: Any, other: object) -> Any:
     return self == other
 
 
+def _lazy_fields_set(self: Any) -> set[str]:
+    _materialise(self)
+    return typing.cast(set[str], self.model_fields_set)
+
+
 @cache
 def _lazy_class(base: type[BaseModel], extract: Callable[[bytes], bytes]) -> type[BaseModel]:
     namespace: dict[str, Any] = {
@@ -222,9 +238,29 @@ def _lazy_class(base: type[BaseModel], extract: Callable[[bytes], bytes]) -> typ
     }
     for name in _MATERIALISE_BEFORE:
         namespace[name] = _materialising(name)
+    # The slots hold the lazy state: their public readers build the object first.
+    namespace["model_fields_set"] = property(_lazy_fields_set)
     # type() on a pydantic model builds the subclass' schema once; the subclass adds no
     # field, so it validates exactly like the model (it is never validated itself).
-    return type(base.__name__, (base,), namespace)
+    lazy = type(base.__name__, (base,), namespace)
+    if extract is _whole:
+        # An item's `metadata` is read from its slot (set after the class is built: pydantic
+        # refuses a class attribute shadowing a field). Once built, the model's own
+        # `metadata` in the instance dict is read, as the class is then the model.
+        type.__setattr__(lazy, "metadata", _META_DESCRIPTOR)
+    return lazy
+
+
+def _reporting_class(lazy: type[BaseModel], report: Callable[[InvalidObjectError], None]) -> Any:
+    """A builder's own subclass of `lazy` that tells `report` about invalid objects (a class
+    attribute, so no cached object carries a reference to the hook)."""
+    namespace: dict[str, Any] = {
+        "__slots__": (),
+        "__module__": lazy.__module__,
+        "__qualname__": lazy.__qualname__,
+        _REPORT: staticmethod(report),
+    }
+    return type(lazy.__name__, (lazy,), namespace)
 
 
 def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
@@ -264,6 +300,9 @@ class LazyModelBuilder(typing.Generic[M]):
                 self._meta_fields = tuple((a, by_alias[a]) for a in _IDENTITY_FIELDS)
                 self._meta_class = _lazy_class(meta_model, _metadata_of)
                 self._item_class = _lazy_class(model, _whole)
+                if on_invalid is not None:
+                    self._meta_class = _reporting_class(self._meta_class, on_invalid)
+                    self._item_class = _reporting_class(self._item_class, on_invalid)
 
     @property
     def supported(self) -> bool:
@@ -286,23 +325,20 @@ class LazyModelBuilder(typing.Generic[M]):
         or None for a null metadata). Only for a `supported` builder."""
         item_class, meta_class = self._item_class, self._meta_class
         assert item_class is not None and meta_class is not None
-        state: dict[str, Any] = {_RAW: raw}
-        if self.on_invalid is not None:
-            state[_REPORT] = self.on_invalid
-        if identity is None:
-            state["metadata"] = None
-        else:
+        set_slot = object.__setattr__
+        meta = None
+        if identity is not None:
             _share_repeated_strings(identity)
-            meta_state: dict[str, Any] = {_RAW: raw}
-            for alias, name in self._meta_fields:
-                meta_state[name] = getattr(identity, alias)
-            if self.on_invalid is not None:
-                meta_state[_REPORT] = self.on_invalid
             meta = object.__new__(meta_class)
-            object.__setattr__(meta, "__dict__", meta_state)
-            state["metadata"] = meta
+            set_slot(
+                meta,
+                "__dict__",
+                {name: getattr(identity, alias) for alias, name in self._meta_fields},
+            )
+            set_slot(meta, _RAW_SLOT, raw)
         obj = object.__new__(item_class)
-        object.__setattr__(obj, "__dict__", state)
+        set_slot(obj, _RAW_SLOT, raw)
+        set_slot(obj, _META_SLOT, meta)
         return typing.cast(M, obj)
 
     def _eager(self, raw: bytes) -> M:
