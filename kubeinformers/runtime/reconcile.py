@@ -29,7 +29,7 @@ from kubeinformers.runtime.cache.keys import (
 )
 from kubeinformers.runtime.workqueue.queue import MetricsProvider, RateLimiter, RateLimitingQueue
 
-__all__ = ["Controller", "Reconcile", "SyncSource", "WatchableInformer"]
+__all__ = ["Controller", "Reconcile", "Requeue", "SyncSource", "WatchableInformer"]
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")

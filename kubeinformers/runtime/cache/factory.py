@@ -12,16 +12,18 @@ later requests share it. Informers run on daemon threads that all watch one stop
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
 
 from kubeinformers.runtime.api.listwatch import ListOptions
 from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
+from kubeinformers.runtime.cache.health import FactoryHealth
 from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind, SharedIndexInformer
 from kubeinformers.runtime.cache.listers import GenericLister
 from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, meta_namespace_index_func
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.client.transport import DecodeMode
 
 __all__ = [
+    "CacheSyncTimeoutError",
     "GenericInformer",
     "NoInformerFoundError",
     "SharedInformerFactory",
@@ -60,6 +63,18 @@ class NoInformerFoundError(LookupError):
         message = f"no informer found for {gvr}"
         super().__init__(message + (f": {hint}" if hint else ""))
         self.gvr = gvr
+
+
+class CacheSyncTimeoutError(TimeoutError):
+    """`async with factory` / `factory.running()`: informers did not sync within the timeout."""
+
+    def __init__(self, pending: list[GroupVersionResource], timeout: float) -> None:
+        names = ", ".join(str(gvr) for gvr in pending)
+        super().__init__(
+            f"the informers of {names} did not sync within {timeout:g} s; is the API server "
+            "reachable and may this client list and watch them? (see each informer's health())"
+        )
+        self.pending = pending
 
 
 class StartableFactory(Protocol):
@@ -122,6 +137,8 @@ class SharedInformerFactory:
         custom_resync: Mapping[GroupVersionResource, float] | None = None,
         decode: DecodeMode = "lazy",
         queue: QueueKind = "delta",
+        watch_idle_timeout: float | None = None,
+        sync_timeout: float = 60.0,
     ) -> None:
         if resync_period < 0:
             raise ValueError(f"resync_period must be >= 0 seconds, got {resync_period}")
@@ -138,6 +155,12 @@ class SharedInformerFactory:
         if queue not in QUEUE_KINDS:
             raise ValueError(f'queue must be "delta", "ordered" or "atomic", not {queue!r}')
         self._queue: QueueKind = queue
+        if watch_idle_timeout is not None and watch_idle_timeout <= 0:
+            raise ValueError(f"watch_idle_timeout must be > 0 seconds, got {watch_idle_timeout}")
+        # A watch silent (no byte, not even a bookmark) for this long is reconnected.
+        self._watch_idle_timeout = watch_idle_timeout
+        # `async with factory`: how long entering waits for every informer to sync.
+        self._sync_timeout = sync_timeout
         self._lock = threading.Lock()
         self._informers: dict[GroupVersionResource, SharedIndexInformer[Any]] = {}
         self._threads: dict[GroupVersionResource, threading.Thread] = {}
@@ -232,6 +255,7 @@ class SharedInformerFactory:
             namespace=namespace,
             tweak_list_options=self._tweak_list_options,
             decode=self._decode,
+            watch_idle_timeout=self._watch_idle_timeout,
         )
         return SharedIndexInformer(
             lister_watcher,
@@ -404,6 +428,61 @@ class SharedInformerFactory:
     @property
     def is_shut_down(self) -> bool:
         return self._shutting_down
+
+    # --- asyncio ---------------------------------------------------------------------------
+
+    async def start_and_sync(self, timeout: float | None = None) -> None:
+        """Start every informer requested so far and wait (without blocking the loop) until
+        all have synced; CacheSyncTimeoutError after `timeout` seconds (None: the factory's
+        `sync_timeout`)."""
+        timeout = self._sync_timeout if timeout is None else timeout
+        self.start()
+        synced = await self.wait_for_cache_sync_async(timeout)
+        pending = [gvr for gvr, ok in synced.items() if not ok]
+        if pending:
+            raise CacheSyncTimeoutError(pending, timeout)
+
+    async def shutdown_async(self, timeout: float | None = None) -> None:
+        """`shutdown` for coroutines: the informer threads are joined off the event loop.
+
+        Shielded: a cancellation while it runs still lets the informers stop."""
+        self._stop.set()  # informers begin stopping at once, even if we are cancelled below
+        await asyncio.shield(asyncio.to_thread(self.shutdown, timeout))
+
+    @contextlib.asynccontextmanager
+    async def running(self, timeout: float | None = None) -> AsyncIterator[Self]:
+        """`async with factory.running(timeout=30):` — start, wait for sync (raising
+        CacheSyncTimeoutError), and shut down on exit, on an error and on cancellation."""
+        try:
+            await self.start_and_sync(timeout)
+            yield self
+        finally:
+            await self.shutdown_async()
+
+    async def __aenter__(self) -> Self:
+        """`async with factory:` is `factory.running()` with the factory's `sync_timeout`."""
+        try:
+            await self.start_and_sync()
+        except BaseException:
+            await self.shutdown_async()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.shutdown_async()
+
+    # --- health ------------------------------------------------------------------------------
+
+    def health(self) -> FactoryHealth:
+        """Every started informer's `health()`; `.healthy` answers a readiness probe."""
+        return FactoryHealth(
+            {gvr.group_resource(): inf.health() for gvr, inf in self._started_informers().items()}
+        )
 
     def __enter__(self) -> Self:
         return self

@@ -25,6 +25,8 @@ from kubeinformers.runtime.cache.controller import (
     process_deltas_in_batch,
 )
 from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaFIFO
+from kubeinformers.runtime.cache.events import EventStream
+from kubeinformers.runtime.cache.freshness import ResourceVersionWatermark
 from kubeinformers.runtime.cache.handlers import (
     AddFunc,
     DeleteFunc,
@@ -33,6 +35,7 @@ from kubeinformers.runtime.cache.handlers import (
     ResourceEventHandlerFuncs,
     UpdateFunc,
 )
+from kubeinformers.runtime.cache.health import HealthTracker, InformerHealth
 from kubeinformers.runtime.cache.keys import (
     DeletedFinalStateUnknown,
     NoMetadataError,
@@ -48,7 +51,12 @@ from kubeinformers.runtime.cache.processor import (
     SharedProcessor,
     determine_resync_period,
 )
-from kubeinformers.runtime.cache.real_fifo import RealFIFO
+from kubeinformers.runtime.cache.real_fifo import (
+    BookmarkInfo,
+    RealFIFO,
+    ReplacedAllInfo,
+    SyncAllInfo,
+)
 from kubeinformers.runtime.cache.store import Indexer
 from kubeinformers.runtime.metrics import (
     HandlerMetrics,
@@ -58,7 +66,7 @@ from kubeinformers.runtime.metrics import (
     build_informer_metrics,
     track_informer,
 )
-from kubeinformers.runtime.reflector.reflector import Reflector
+from kubeinformers.runtime.reflector.reflector import Reflector, default_watch_error_handler
 
 T = TypeVar("T")
 
@@ -194,6 +202,8 @@ class SharedIndexInformer(Generic[T]):
         page_size: int | None = None,
         queue: QueueKind = "delta",
         clock: Callable[[], float] = time.monotonic,
+        transform: TransformFunc | None = None,
+        watch_error_handler: WatchErrorHandler | None = None,
     ) -> None:
         if queue not in QUEUE_KINDS:
             raise ValueError(
@@ -225,8 +235,13 @@ class SharedIndexInformer(Generic[T]):
         self._resync_check_period = float(resync_period)
         self._use_watch_list = use_watch_list
         self._page_size = page_size
-        self._transform: TransformFunc | None = None
-        self._watch_error_handler: WatchErrorHandler | None = None
+        # Constructor arguments, or set_transform / set_watch_error_handler before run (F11, F12).
+        self._transform: TransformFunc | None = transform
+        self._watch_error_handler: WatchErrorHandler | None = watch_error_handler
+        # Read your own writes (`wait_for_resource_version`) and `health()`, for every queue.
+        self._watermark = ResourceVersionWatermark()
+        self._health = HealthTracker(clock)
+        self._stopped_callbacks: list[Callable[[], None]] = []
         self._controller: Controller[T] | None = None
         self._start_lock = threading.Lock()
         # Held while a popped item is processed and while a handler joins or leaves (F8-F10).
@@ -270,7 +285,7 @@ class SharedIndexInformer(Generic[T]):
                 object_type=self.object_type,
                 full_resync_period=self._resync_check_period,
                 should_resync=self._processor.should_resync,
-                watch_error_handler=self._watch_error_handler,
+                watch_error_handler=self._report_watch_error,
                 use_watch_list=self._use_watch_list,
                 page_size=self._page_size,
                 name=self.name,
@@ -286,16 +301,69 @@ class SharedIndexInformer(Generic[T]):
         finally:
             with self._start_lock:
                 self._stopped = True
+                stopped_callbacks, self._stopped_callbacks = self._stopped_callbacks, []
             self._processor.stop()
             self._processor.join()
+            for callback in stopped_callbacks:
+                try:
+                    callback()
+                except Exception:
+                    self._log.exception("stop callback of informer %s failed", self.name)
 
     def _handle_deltas(self, deltas: list[Delta[T]], is_in_initial_list: bool) -> None:
         with self._block_deltas:
-            process_deltas(self._distributor, self._indexer, deltas, is_in_initial_list)
+            try:
+                process_deltas(self._distributor, self._indexer, deltas, is_in_initial_list)
+            finally:
+                self._processed(deltas)
 
     def _handle_batch_deltas(self, deltas: list[Delta[T]], is_in_initial_list: bool) -> None:
         with self._block_deltas:
-            process_deltas_in_batch(self._distributor, self._indexer, deltas, is_in_initial_list)
+            try:
+                process_deltas_in_batch(
+                    self._distributor, self._indexer, deltas, is_in_initial_list
+                )
+            finally:
+                self._processed(deltas)
+
+    def _processed(self, deltas: list[Delta[T]]) -> None:
+        """Raise the read-your-writes watermark past what was just written to the store."""
+        highest = -1
+        for delta in deltas:
+            obj: Any = delta.object
+            if isinstance(obj, DeletedFinalStateUnknown):
+                obj = obj.obj
+            if isinstance(obj, (ReplacedAllInfo, BookmarkInfo)):  # atomic queue entries
+                rv = obj.resource_version
+            elif isinstance(obj, SyncAllInfo):
+                continue
+            else:
+                try:
+                    rv = object_resource_version(obj)
+                except NoMetadataError:
+                    continue
+            if rv.isdigit() and int(rv) > highest:
+                highest = int(rv)
+        store_rv = self._indexer.last_store_sync_resource_version()  # atomic queue only
+        if store_rv.isdigit() and int(store_rv) > highest:
+            highest = int(store_rv)
+        if highest >= 0:
+            self._watermark.observe(str(highest))
+        self._health.event_processed(self._reflector_counters.watch_errors)
+
+    def _report_watch_error(self, reflector: Reflector[Any], err: BaseException) -> None:
+        """Count the failure for `health()`, then the user's handler or the default (F12)."""
+        self._health.error(err)
+        handler = self._watch_error_handler
+        (handler or default_watch_error_handler)(reflector, err)
+
+    def _on_stopped(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once `run` has returned (now if it has)."""
+        with self._start_lock:
+            if not self._stopped:
+                self._stopped_callbacks.append(callback)
+                return
+        callback()
 
     def _announce_synced(self) -> None:
         """The queue's sync callback: tell the sync waiters (`_on_synced`). Runs under the
@@ -339,6 +407,43 @@ class SharedIndexInformer(Generic[T]):
         """ "" before `run`, then the reflector's last synced resourceVersion (F14, D21)."""
         controller = self._controller
         return controller.last_sync_resource_version() if controller is not None else ""
+
+    # -- read your own writes ------------------------------------------------------------------
+
+    def last_processed_resource_version(self) -> str:
+        """The highest resourceVersion processed into the cache ("" before any), any queue."""
+        return self._watermark.value
+
+    def wait_for_resource_version(self, resource_version: str, timeout: float | None) -> bool:
+        """Block until the cache has processed an event at or beyond `resource_version` (the
+        `metadata.resourceVersion` a write returned): True, or False when `timeout` passes.
+
+        A write the informer never sees (another resource, filtered out by a selector) does
+        not raise the watermark; a later event of this resource does. ValueError for a
+        non-numeric resourceVersion.
+        """
+        return self._watermark.wait(resource_version, timeout)
+
+    async def wait_for_resource_version_async(
+        self, resource_version: str, timeout: float | None
+    ) -> bool:
+        """`wait_for_resource_version` for coroutines; never blocks the event loop."""
+        return await self._watermark.wait_async(resource_version, timeout)
+
+    # -- health and the async stream --------------------------------------------------------
+
+    def health(self) -> InformerHealth:
+        """Synced, seconds since the last processed event, last list/watch error and the
+        failures in a row: what a readiness probe needs (`InformerHealth.healthy`)."""
+        return self._health.snapshot(
+            self.name, self.has_synced(), self.is_stopped(), self._reflector_counters.watch_errors
+        )
+
+    def events(self, buffer: int = 100) -> EventStream[T]:
+        """An async stream of this informer's notifications as `Added` / `Updated` /
+        `Deleted` events; at most `buffer` wait on the event loop (back-pressure: see
+        `kubeinformers.runtime.cache.events`). Call it inside the running loop."""
+        return EventStream(self, buffer)
 
     # -- handlers ----------------------------------------------------------------------------
 
