@@ -4,6 +4,7 @@ AsyncLeaderElector, all under asyncio debug mode."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 from typing import Any
 
@@ -171,7 +172,7 @@ def test_reconciler_retries_with_growing_delays_then_succeeds(
         await asyncio.wait_for(runner, TIMEOUT)
 
         flaky = attempts["ns/flaky"]
-        gaps = [b - a for a, b in zip(flaky, flaky[1:], strict=False)]
+        gaps = [b - a for a, b in itertools.pairwise(flaky)]
         assert [g >= d * 0.9 for g, d in zip(gaps, (0.02, 0.04, 0.08), strict=True)] == [True] * 3
         assert reconciler.queue.num_requeues("ns/flaky") == 0  # forgotten after success
         assert len(attempts["ns/broken"]) == 4  # first try + max_retries, then dropped

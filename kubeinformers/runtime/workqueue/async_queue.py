@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Hashable
+from collections.abc import AsyncGenerator, Hashable
 from typing import Generic, TypeVar
 
 from kubeinformers.runtime.workqueue.rate_limiters import (
@@ -180,7 +180,7 @@ class AsyncRateLimitingQueue(Generic[K]):
     def shutting_down(self) -> bool:
         return self._shutting_down
 
-    async def __aiter__(self) -> AsyncIterator[K]:
+    async def __aiter__(self) -> AsyncGenerator[K, None]:
         """`async for key in queue`: each key is `done` when the loop body finishes (also
         when it raises or breaks); iteration ends when the queue shuts down."""
         while True:
