@@ -8,7 +8,7 @@ plural, scope and model class. Templates (one per kind of output file) only prin
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +16,7 @@ from pathlib import Path
 import jinja2
 
 from kubeinformers.generator import naming
+from kubeinformers.generator.kind_listers import attach_listers
 from kubeinformers.generator.load import Resource
 from kubeinformers.generator.models import HEADER
 
@@ -210,6 +211,16 @@ def render(
                 resource_expr=resource_expr(r, "_APIResource"),
             )
         )
+
+    # Each listable kind's model learns its lister (`factory.lister(Pod) -> PodLister`).
+    for key, gv in versions.items():
+        models_path = f"{key}/models.py"
+        uses = Counter(k.model for k in gv.kinds)
+        listers = {
+            k.model: (f"{gv.module}.listers", k.lister) for k in gv.kinds if uses[k.model] == 1
+        }
+        if listers and models_path in model_files:
+            files[models_path] = attach_listers(model_files[models_path], listers)
 
     groups: dict[str, GroupCtx] = {}
     by_pkg: dict[str, list[VersionCtx]] = defaultdict(list)

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
 
+from kubeinformers.runtime.api.kinds import ListedModel, lister_class, resource_of
 from kubeinformers.runtime.api.listwatch import ListOptions
 from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
 from kubeinformers.runtime.cache.health import FactoryHealth
@@ -42,6 +43,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+L = TypeVar("L")
 
 logger = logging.getLogger("kubeinformers.factory")
 
@@ -265,6 +267,23 @@ class SharedInformerFactory:
             name=_informer_name(resource),
             queue=self._queue,
         )
+
+    def informer(self, model: type[T]) -> SharedIndexInformer[T]:
+        """The shared informer of a generated model's kind: `factory.informer(Pod)`.
+
+        The same informer as the accessor chain's (`core().v1().pods().informer()`); the model
+        knows its resource (`__kube_lister__.RESOURCE`). KindModelError for a class that is
+        not a listable kind's generated model.
+        """
+        return self.typed_informer(resource_of(model), model)
+
+    def lister(self, model: ListedModel[L]) -> L:
+        """The typed lister of a generated model's kind over its shared informer's cache:
+        `factory.lister(Pod) -> PodLister` (built-in and CRD models alike)."""
+        model_class = cast(type[Any], model)
+        lister_type = lister_class(model_class)
+        informer = self.typed_informer(resource_of(model_class), model_class)
+        return cast(L, lister_type(informer.get_indexer(), lister_type.RESOURCE))
 
     def informers(self) -> dict[GroupVersionResource, SharedIndexInformer[Any]]:
         """A snapshot of every informer requested so far."""

@@ -8,6 +8,14 @@ from pydantic import Field
 
 from kubeinformers.generated.meta.v1.models import ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from examples.informers.demo.v1.listers import GadgetLister, WidgetLister
+
 
 class GadgetSpecAttachedTo(KubeModel):
     namespace: str
@@ -94,6 +102,10 @@ class Gadget(KubeModel):
     A Gadget is a made-up cluster-wide device of the kubeinformers demo.
     """
 
+    __kube_lister__: _ClassVar[type["GadgetLister"]] = _lister_ref(
+        "examples.informers.demo.v1.listers:GadgetLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     kind: str | None = None
     metadata: ObjectMeta | None = None
@@ -150,6 +162,10 @@ class Widget(KubeModel):
     """
     A Widget is a made-up namespaced object of the kubeinformers demo.
     """
+
+    __kube_lister__: _ClassVar[type["WidgetLister"]] = _lister_ref(
+        "examples.informers.demo.v1.listers:WidgetLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

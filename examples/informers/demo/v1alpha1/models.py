@@ -7,6 +7,14 @@ from pydantic import Field
 
 from kubeinformers.generated.meta.v1.models import ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from examples.informers.demo.v1alpha1.listers import WidgetLister
+
 
 class WidgetSpec(KubeModel):
     """
@@ -48,6 +56,10 @@ class Widget(KubeModel):
     """
     A Widget is a made-up namespaced object of the kubeinformers demo.
     """
+
+    __kube_lister__: _ClassVar[type["WidgetLister"]] = _lister_ref(
+        "examples.informers.demo.v1alpha1.listers:WidgetLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

@@ -7,6 +7,14 @@ from pydantic import Field
 
 from ...meta.v1.models import Condition, LabelSelector, ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.admissionregistration.v1.listers import MutatingWebhookConfigurationLister, ValidatingAdmissionPolicyBindingLister, ValidatingAdmissionPolicyLister, ValidatingWebhookConfigurationLister
+
 
 class AuditAnnotation(KubeModel):
     """
@@ -466,6 +474,10 @@ class MutatingWebhookConfiguration(KubeModel):
     MutatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and may change the object.
     """
 
+    __kube_lister__: _ClassVar[type["MutatingWebhookConfigurationLister"]] = _lister_ref(
+        "kubeinformers.generated.admissionregistration.v1.listers:MutatingWebhookConfigurationLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -765,6 +777,10 @@ class ValidatingWebhookConfiguration(KubeModel):
     ValidatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and object without changing it.
     """
 
+    __kube_lister__: _ClassVar[type["ValidatingWebhookConfigurationLister"]] = _lister_ref(
+        "kubeinformers.generated.admissionregistration.v1.listers:ValidatingWebhookConfigurationLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -811,6 +827,10 @@ class ValidatingAdmissionPolicy(KubeModel):
     ValidatingAdmissionPolicy describes the definition of an admission validation policy that accepts or rejects an object without changing it.
     """
 
+    __kube_lister__: _ClassVar[type["ValidatingAdmissionPolicyLister"]] = _lister_ref(
+        "kubeinformers.generated.admissionregistration.v1.listers:ValidatingAdmissionPolicyLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -841,6 +861,10 @@ class ValidatingAdmissionPolicyBinding(KubeModel):
 
     The CEL expressions of a policy must have a computed CEL cost below the maximum CEL budget. Each evaluation of the policy is given an independent CEL cost budget. Adding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.
     """
+
+    __kube_lister__: _ClassVar[type["ValidatingAdmissionPolicyBindingLister"]] = _lister_ref(
+        "kubeinformers.generated.admissionregistration.v1.listers:ValidatingAdmissionPolicyBindingLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

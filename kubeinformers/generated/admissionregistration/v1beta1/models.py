@@ -7,6 +7,14 @@ from pydantic import Field
 
 from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.admissionregistration.v1beta1.listers import MutatingAdmissionPolicyBindingLister, MutatingAdmissionPolicyLister
+
 
 class ApplyConfiguration(KubeModel):
     """
@@ -392,6 +400,10 @@ class MutatingAdmissionPolicy(KubeModel):
     MutatingAdmissionPolicy describes the definition of an admission mutation policy that mutates the object coming into admission chain.
     """
 
+    __kube_lister__: _ClassVar[type["MutatingAdmissionPolicyLister"]] = _lister_ref(
+        "kubeinformers.generated.admissionregistration.v1beta1.listers:MutatingAdmissionPolicyLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -460,6 +472,10 @@ class MutatingAdmissionPolicyBinding(KubeModel):
 
     Adding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.
     """
+
+    __kube_lister__: _ClassVar[type["MutatingAdmissionPolicyBindingLister"]] = _lister_ref(
+        "kubeinformers.generated.admissionregistration.v1beta1.listers:MutatingAdmissionPolicyBindingLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

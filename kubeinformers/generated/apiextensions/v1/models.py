@@ -8,6 +8,14 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.apiextensions.v1.listers import CustomResourceDefinitionLister
+
 
 class CustomResourceColumnDefinition(KubeModel):
     """
@@ -573,6 +581,10 @@ class CustomResourceDefinition(KubeModel):
     """
     CustomResourceDefinition represents a resource that should be exposed on the API server.  Its name MUST be in the format <.spec.name>.<.spec.group>.
     """
+
+    __kube_lister__: _ClassVar[type["CustomResourceDefinitionLister"]] = _lister_ref(
+        "kubeinformers.generated.apiextensions.v1.listers:CustomResourceDefinitionLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

@@ -8,6 +8,14 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.apiregistration.v1.listers import APIServiceLister
+
 
 class ServiceReference(KubeModel):
     """
@@ -105,6 +113,10 @@ class APIService(KubeModel):
     """
     APIService represents a server for a particular GroupVersion. Name must be "version.group".
     """
+
+    __kube_lister__: _ClassVar[type["APIServiceLister"]] = _lister_ref(
+        "kubeinformers.generated.apiregistration.v1.listers:APIServiceLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

@@ -9,6 +9,14 @@ from pydantic import Field
 from ...core.v1.models import PersistentVolumeClaim, PodTemplateSpec
 from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta, RawExtension
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.apps.v1.listers import ControllerRevisionLister, DaemonSetLister, DeploymentLister, ReplicaSetLister, StatefulSetLister
+
 
 class StatefulSetOrdinals(KubeModel):
     """
@@ -394,6 +402,10 @@ class ControllerRevision(KubeModel):
     ControllerRevision implements an immutable snapshot of state data. Clients are responsible for serializing and deserializing the objects that contain their internal state. Once a ControllerRevision has been successfully created, it can not be updated. The API Server will fail validation of all requests that attempt to mutate the Data field. ControllerRevisions may, however, be deleted. Note that, due to its use by both the DaemonSet and StatefulSet controllers for update and rollback, this object is beta. However, it may be subject to name and representation changes in future releases, and clients should not depend on its stability. It is primarily for internal use by controllers.
     """
 
+    __kube_lister__: _ClassVar[type["ControllerRevisionLister"]] = _lister_ref(
+        "kubeinformers.generated.apps.v1.listers:ControllerRevisionLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -621,6 +633,10 @@ class DaemonSet(KubeModel):
     DaemonSet represents the configuration of a daemon set.
     """
 
+    __kube_lister__: _ClassVar[type["DaemonSetLister"]] = _lister_ref(
+        "kubeinformers.generated.apps.v1.listers:DaemonSetLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -671,6 +687,10 @@ class Deployment(KubeModel):
     Deployment enables declarative updates for Pods and ReplicaSets.
     """
 
+    __kube_lister__: _ClassVar[type["DeploymentLister"]] = _lister_ref(
+        "kubeinformers.generated.apps.v1.listers:DeploymentLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -720,6 +740,10 @@ class ReplicaSet(KubeModel):
     """
     ReplicaSet ensures that a specified number of pod replicas are running at any given time.
     """
+
+    __kube_lister__: _ClassVar[type["ReplicaSetLister"]] = _lister_ref(
+        "kubeinformers.generated.apps.v1.listers:ReplicaSetLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -774,6 +798,10 @@ class StatefulSet(KubeModel):
 
     The StatefulSet guarantees that a given network identity will always map to the same storage identity.
     """
+
+    __kube_lister__: _ClassVar[type["StatefulSetLister"]] = _lister_ref(
+        "kubeinformers.generated.apps.v1.listers:StatefulSetLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

@@ -8,6 +8,14 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.autoscaling.v1.listers import HorizontalPodAutoscalerLister
+
 
 class CrossVersionObjectReference(KubeModel):
     """
@@ -112,6 +120,10 @@ class HorizontalPodAutoscaler(KubeModel):
     """
     configuration of a horizontal pod autoscaler.
     """
+
+    __kube_lister__: _ClassVar[type["HorizontalPodAutoscalerLister"]] = _lister_ref(
+        "kubeinformers.generated.autoscaling.v1.listers:HorizontalPodAutoscalerLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

@@ -8,6 +8,14 @@ from pydantic import Field
 
 from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.autoscaling.v2.listers import HorizontalPodAutoscalerLister
+
 
 class CrossVersionObjectReference(KubeModel):
     """
@@ -476,6 +484,10 @@ class HorizontalPodAutoscaler(KubeModel):
     """
     HorizontalPodAutoscaler is the configuration for a horizontal pod autoscaler, which automatically manages the replica count of any resource implementing the scale subresource based on the metrics specified.
     """
+
+    __kube_lister__: _ClassVar[type["HorizontalPodAutoscalerLister"]] = _lister_ref(
+        "kubeinformers.generated.autoscaling.v2.listers:HorizontalPodAutoscalerLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

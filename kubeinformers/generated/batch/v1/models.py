@@ -9,6 +9,14 @@ from pydantic import Field
 from ...core.v1.models import ObjectReference, PodTemplateSpec
 from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.batch.v1.listers import CronJobLister, JobLister
+
 
 class PodFailurePolicyOnExitCodesRequirement(KubeModel):
     """
@@ -400,6 +408,10 @@ class Job(KubeModel):
     Job represents the configuration of a single job.
     """
 
+    __kube_lister__: _ClassVar[type["JobLister"]] = _lister_ref(
+        "kubeinformers.generated.batch.v1.listers:JobLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -449,6 +461,10 @@ class CronJob(KubeModel):
     """
     CronJob represents the configuration of a single cron job.
     """
+
+    __kube_lister__: _ClassVar[type["CronJobLister"]] = _lister_ref(
+        "kubeinformers.generated.batch.v1.listers:CronJobLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

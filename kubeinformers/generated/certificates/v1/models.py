@@ -8,6 +8,14 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.certificates.v1.listers import CertificateSigningRequestLister
+
 
 class CertificateSigningRequestSpec(KubeModel):
     """
@@ -179,6 +187,10 @@ class CertificateSigningRequest(KubeModel):
 
     This API can be used to request client certificates to authenticate to kube-apiserver (with the "kubernetes.io/kube-apiserver-client" signerName), or to obtain certificates from custom non-Kubernetes signers.
     """
+
+    __kube_lister__: _ClassVar[type["CertificateSigningRequestLister"]] = _lister_ref(
+        "kubeinformers.generated.certificates.v1.listers:CertificateSigningRequestLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

@@ -7,6 +7,14 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.certificates.v1alpha1.listers import ClusterTrustBundleLister
+
 
 class ClusterTrustBundleSpec(KubeModel):
     """
@@ -43,6 +51,10 @@ class ClusterTrustBundle(KubeModel):
 
     It can be optionally associated with a particular assigner, in which case it contains one valid set of trust anchors for that signer. Signers may have multiple associated ClusterTrustBundles; each is an independent set of trust anchors for that signer. Admission control is used to enforce that only users with permissions on the signer can create or modify the corresponding bundle.
     """
+
+    __kube_lister__: _ClassVar[type["ClusterTrustBundleLister"]] = _lister_ref(
+        "kubeinformers.generated.certificates.v1alpha1.listers:ClusterTrustBundleLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

@@ -8,6 +8,14 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.coordination.v1.listers import LeaseLister
+
 
 class LeaseSpec(KubeModel):
     """
@@ -48,6 +56,10 @@ class Lease(KubeModel):
     """
     Lease defines a lease concept.
     """
+
+    __kube_lister__: _ClassVar[type["LeaseLister"]] = _lister_ref(
+        "kubeinformers.generated.coordination.v1.listers:LeaseLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

@@ -8,6 +8,14 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.coordination.v1beta1.listers import LeaseCandidateLister
+
 
 class LeaseCandidateSpec(KubeModel):
     """
@@ -44,6 +52,10 @@ class LeaseCandidate(KubeModel):
     """
     LeaseCandidate defines a candidate for a Lease object. Candidates are created such that coordinated leader election will pick the best leader from the list of candidates.
     """
+
+    __kube_lister__: _ClassVar[type["LeaseCandidateLister"]] = _lister_ref(
+        "kubeinformers.generated.coordination.v1beta1.listers:LeaseCandidateLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

@@ -8,6 +8,14 @@ from pydantic import Field
 
 from ...meta.v1.models import Condition, LabelSelector, ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.core.v1.listers import ConfigMapLister, EndpointsLister, EventLister, LimitRangeLister, NamespaceLister, NodeLister, PersistentVolumeClaimLister, PersistentVolumeLister, PodLister, PodTemplateLister, ReplicationControllerLister, ResourceQuotaLister, SecretLister, ServiceAccountLister, ServiceLister
+
 
 class AWSElasticBlockStoreVolumeSource(KubeModel):
     """
@@ -3669,6 +3677,10 @@ class ConfigMap(KubeModel):
     ConfigMap holds configuration data for pods to consume.
     """
 
+    __kube_lister__: _ClassVar[type["ConfigMapLister"]] = _lister_ref(
+        "kubeinformers.generated.core.v1.listers:ConfigMapLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -3871,6 +3883,10 @@ class Endpoints(KubeModel):
     Deprecated: This API is deprecated in v1.33+. Use discoveryv1.EndpointSlice.
     """
 
+    __kube_lister__: _ClassVar[type["EndpointsLister"]] = _lister_ref(
+        "kubeinformers.generated.core.v1.listers:EndpointsLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -3947,6 +3963,10 @@ class Event(KubeModel):
     """
     Event is a report of an event somewhere in the cluster.  Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.
     """
+
+    __kube_lister__: _ClassVar[type["EventLister"]] = _lister_ref(
+        "kubeinformers.generated.core.v1.listers:EventLister"
+    )
 
     action: str | None = None
     """
@@ -4069,6 +4089,10 @@ class LimitRange(KubeModel):
     LimitRange sets resource usage limits for each kind of resource in a Namespace.
     """
 
+    __kube_lister__: _ClassVar[type["LimitRangeLister"]] = _lister_ref(
+        "kubeinformers.generated.core.v1.listers:LimitRangeLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -4114,6 +4138,10 @@ class Namespace(KubeModel):
     """
     Namespace provides a scope for Names. Use of multiple namespaces is optional.
     """
+
+    __kube_lister__: _ClassVar[type["NamespaceLister"]] = _lister_ref(
+        "kubeinformers.generated.core.v1.listers:NamespaceLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -4632,6 +4660,10 @@ class Secret(KubeModel):
     Secret holds secret data of a certain type. The total bytes of the values in the Data field must be less than MaxSecretSize bytes.
     """
 
+    __kube_lister__: _ClassVar[type["SecretLister"]] = _lister_ref(
+        "kubeinformers.generated.core.v1.listers:SecretLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -4689,6 +4721,10 @@ class ServiceAccount(KubeModel):
     """
     ServiceAccount binds together: * a name, understood by users, and perhaps by peripheral systems, for an identity * a principal that can be authenticated and authorized * a set of secrets
     """
+
+    __kube_lister__: _ClassVar[type["ServiceAccountLister"]] = _lister_ref(
+        "kubeinformers.generated.core.v1.listers:ServiceAccountLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -4896,6 +4932,10 @@ class Node(KubeModel):
     Node is a worker node in Kubernetes. Each node will have a unique identifier in the cache (i.e. in etcd).
     """
 
+    __kube_lister__: _ClassVar[type["NodeLister"]] = _lister_ref(
+        "kubeinformers.generated.core.v1.listers:NodeLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -4946,6 +4986,10 @@ class PersistentVolume(KubeModel):
     PersistentVolume (PV) is a storage resource provisioned by an administrator. It is analogous to a node. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes
     """
 
+    __kube_lister__: _ClassVar[type["PersistentVolumeLister"]] = _lister_ref(
+        "kubeinformers.generated.core.v1.listers:PersistentVolumeLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -4972,6 +5016,10 @@ class PersistentVolumeClaim(KubeModel):
     """
     PersistentVolumeClaim is a user's request for and claim to a persistent volume
     """
+
+    __kube_lister__: _ClassVar[type["PersistentVolumeClaimLister"]] = _lister_ref(
+        "kubeinformers.generated.core.v1.listers:PersistentVolumeClaimLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -5086,6 +5134,10 @@ class ResourceQuota(KubeModel):
     ResourceQuota sets aggregate quota restrictions enforced per namespace
     """
 
+    __kube_lister__: _ClassVar[type["ResourceQuotaLister"]] = _lister_ref(
+        "kubeinformers.generated.core.v1.listers:ResourceQuotaLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -5135,6 +5187,10 @@ class Service(KubeModel):
     """
     Service is a named abstraction of software service (for example, mysql) consisting of local port (for example 3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.
     """
+
+    __kube_lister__: _ClassVar[type["ServiceLister"]] = _lister_ref(
+        "kubeinformers.generated.core.v1.listers:ServiceLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -5904,6 +5960,10 @@ class Pod(KubeModel):
     Pod is a collection of containers that can run on a host. This resource is created by clients and scheduled onto hosts.
     """
 
+    __kube_lister__: _ClassVar[type["PodLister"]] = _lister_ref(
+        "kubeinformers.generated.core.v1.listers:PodLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -5954,6 +6014,10 @@ class PodTemplate(KubeModel):
     PodTemplate describes a template for creating copies of a predefined pod.
     """
 
+    __kube_lister__: _ClassVar[type["PodTemplateLister"]] = _lister_ref(
+        "kubeinformers.generated.core.v1.listers:PodTemplateLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -5999,6 +6063,10 @@ class ReplicationController(KubeModel):
     """
     ReplicationController represents the configuration of a replication controller.
     """
+
+    __kube_lister__: _ClassVar[type["ReplicationControllerLister"]] = _lister_ref(
+        "kubeinformers.generated.core.v1.listers:ReplicationControllerLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

@@ -8,6 +8,14 @@ from pydantic import Field
 from ...core.v1.models import ObjectReference
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.discovery.v1.listers import EndpointSliceLister
+
 
 class EndpointConditions(KubeModel):
     """
@@ -140,6 +148,10 @@ class EndpointSlice(KubeModel):
     """
     EndpointSlice represents a set of service endpoints. Most EndpointSlices are created by the EndpointSlice controller to represent the Pods selected by Service objects. For a given service there may be multiple EndpointSlice objects which must be joined to produce the full set of endpoints; you can find all of the slices for a given service by listing EndpointSlices in the service's namespace whose `kubernetes.io/service-name` label contains the service's name.
     """
+
+    __kube_lister__: _ClassVar[type["EndpointSliceLister"]] = _lister_ref(
+        "kubeinformers.generated.discovery.v1.listers:EndpointSliceLister"
+    )
 
     address_type: Annotated[str, Field(alias="addressType")]
     """

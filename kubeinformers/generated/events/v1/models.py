@@ -9,6 +9,14 @@ from pydantic import Field
 from ...core.v1.models import EventSource, ObjectReference
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.events.v1.listers import EventLister
+
 
 class EventSeries(KubeModel):
     """
@@ -29,6 +37,10 @@ class Event(KubeModel):
     """
     Event is a report of an event somewhere in the cluster. It generally denotes some state change in the system. Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.
     """
+
+    __kube_lister__: _ClassVar[type["EventLister"]] = _lister_ref(
+        "kubeinformers.generated.events.v1.listers:EventLister"
+    )
 
     action: str | None = None
     """

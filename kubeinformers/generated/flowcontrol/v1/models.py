@@ -8,6 +8,14 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.flowcontrol.v1.listers import FlowSchemaLister, PriorityLevelConfigurationLister
+
 
 class ExemptPriorityLevelConfiguration(KubeModel):
     """
@@ -358,6 +366,10 @@ class PriorityLevelConfiguration(KubeModel):
     PriorityLevelConfiguration represents the configuration of a priority level.
     """
 
+    __kube_lister__: _ClassVar[type["PriorityLevelConfigurationLister"]] = _lister_ref(
+        "kubeinformers.generated.flowcontrol.v1.listers:PriorityLevelConfigurationLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -434,6 +446,10 @@ class FlowSchema(KubeModel):
     """
     FlowSchema defines the schema of a group of flows. Note that a flow is made up of a set of inbound API requests with similar attributes and is identified by a pair of strings: the name of the FlowSchema and a "flow distinguisher".
     """
+
+    __kube_lister__: _ClassVar[type["FlowSchemaLister"]] = _lister_ref(
+        "kubeinformers.generated.flowcontrol.v1.listers:FlowSchemaLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

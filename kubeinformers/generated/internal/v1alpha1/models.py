@@ -8,6 +8,14 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.internal.v1alpha1.listers import StorageVersionLister
+
 
 class ServerStorageVersion(KubeModel):
     """
@@ -94,6 +102,10 @@ class StorageVersion(KubeModel):
     """
     Storage version of a specific resource.
     """
+
+    __kube_lister__: _ClassVar[type["StorageVersionLister"]] = _lister_ref(
+        "kubeinformers.generated.internal.v1alpha1.listers:StorageVersionLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

@@ -8,6 +8,14 @@ from pydantic import Field
 from ...core.v1.models import TypedLocalObjectReference
 from ...meta.v1.models import Condition, LabelSelector, ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.networking.v1.listers import IPAddressLister, IngressClassLister, IngressLister, NetworkPolicyLister, ServiceCIDRLister
+
 
 class IPBlock(KubeModel):
     """
@@ -187,6 +195,10 @@ class IngressClass(KubeModel):
     IngressClass represents the class of the Ingress, referenced by the Ingress Spec. The `ingressclass.kubernetes.io/is-default-class` annotation can be used to indicate that an IngressClass should be considered default. When a single IngressClass resource has this annotation set to true, new Ingress resources without a class specified will be assigned this default class.
     """
 
+    __kube_lister__: _ClassVar[type["IngressClassLister"]] = _lister_ref(
+        "kubeinformers.generated.networking.v1.listers:IngressClassLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -323,6 +335,10 @@ class IPAddress(KubeModel):
     IPAddress represents a single IP of a single IP Family. The object is designed to be used by APIs that operate on IP addresses. The object is used by the Service core API for allocation of IP addresses. An IP address can be represented in different formats, to guarantee the uniqueness of the IP, the name of the object is the IP address in canonical format, four decimal digits separated by dots suppressing leading zeros for IPv4 and the representation defined by RFC 5952 for IPv6. Valid: 192.168.1.5 or 2001:db8::1 or 2001:db8:aaaa:bbbb:cccc:dddd:eeee:1 Invalid: 10.01.2.3 or 2001:db8:0:0:0::1
     """
 
+    __kube_lister__: _ClassVar[type["IPAddressLister"]] = _lister_ref(
+        "kubeinformers.generated.networking.v1.listers:IPAddressLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -436,6 +452,10 @@ class ServiceCIDR(KubeModel):
     """
     ServiceCIDR defines a range of IP addresses using CIDR format (e.g. 192.168.0.0/24 or 2001:db2::/64). This range is used to allocate ClusterIPs to Service objects.
     """
+
+    __kube_lister__: _ClassVar[type["ServiceCIDRLister"]] = _lister_ref(
+        "kubeinformers.generated.networking.v1.listers:ServiceCIDRLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -569,6 +589,10 @@ class NetworkPolicy(KubeModel):
     NetworkPolicy describes what network traffic is allowed for a set of Pods
     """
 
+    __kube_lister__: _ClassVar[type["NetworkPolicyLister"]] = _lister_ref(
+        "kubeinformers.generated.networking.v1.listers:NetworkPolicyLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -614,6 +638,10 @@ class Ingress(KubeModel):
     """
     Ingress is a collection of rules that allow inbound connections to reach the endpoints defined by a backend. An Ingress can be configured to give services externally-reachable urls, load balance traffic, terminate SSL, offer name based virtual hosting etc.
     """
+
+    __kube_lister__: _ClassVar[type["IngressLister"]] = _lister_ref(
+        "kubeinformers.generated.networking.v1.listers:IngressLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

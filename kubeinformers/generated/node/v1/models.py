@@ -8,6 +8,14 @@ from pydantic import Field
 from ...core.v1.models import Toleration
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.node.v1.listers import RuntimeClassLister
+
 
 class Overhead(KubeModel):
     """
@@ -39,6 +47,10 @@ class RuntimeClass(KubeModel):
     """
     RuntimeClass defines a class of container runtime supported in the cluster. The RuntimeClass is used to determine which container runtime is used to run all containers in a pod. RuntimeClasses are manually defined by a user or cluster provisioner, and referenced in the PodSpec. The Kubelet is responsible for resolving the RuntimeClassName reference before running the pod.  For more details, see https://kubernetes.io/docs/concepts/containers/runtime-class/
     """
+
+    __kube_lister__: _ClassVar[type["RuntimeClassLister"]] = _lister_ref(
+        "kubeinformers.generated.node.v1.listers:RuntimeClassLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

@@ -8,6 +8,14 @@ from pydantic import Field
 
 from ...meta.v1.models import Condition, DeleteOptions, LabelSelector, ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.policy.v1.listers import PodDisruptionBudgetLister
+
 
 class Eviction(KubeModel):
     """
@@ -112,6 +120,10 @@ class PodDisruptionBudget(KubeModel):
     """
     PodDisruptionBudget is an object to define the max disruption that can be caused to a collection of pods
     """
+
+    __kube_lister__: _ClassVar[type["PodDisruptionBudgetLister"]] = _lister_ref(
+        "kubeinformers.generated.policy.v1.listers:PodDisruptionBudgetLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

@@ -7,6 +7,14 @@ from pydantic import Field
 
 from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.rbac.v1.listers import ClusterRoleBindingLister, ClusterRoleLister, RoleBindingLister, RoleLister
+
 
 class PolicyRule(KubeModel):
     """
@@ -95,6 +103,10 @@ class ClusterRole(KubeModel):
     ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.
     """
 
+    __kube_lister__: _ClassVar[type["ClusterRoleLister"]] = _lister_ref(
+        "kubeinformers.generated.rbac.v1.listers:ClusterRoleLister"
+    )
+
     aggregation_rule: Annotated[AggregationRule | None, Field(alias="aggregationRule")] = None
     """
     AggregationRule is an optional field that describes how to build the Rules for this ClusterRole. If AggregationRule is set, then the Rules are controller managed and direct changes to Rules will be stomped by the controller.
@@ -121,6 +133,10 @@ class ClusterRoleBinding(KubeModel):
     """
     ClusterRoleBinding references a ClusterRole, but not contain it.  It can reference a ClusterRole in the global namespace, and adds who information via Subject.
     """
+
+    __kube_lister__: _ClassVar[type["ClusterRoleBindingLister"]] = _lister_ref(
+        "kubeinformers.generated.rbac.v1.listers:ClusterRoleBindingLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -195,6 +211,10 @@ class Role(KubeModel):
     Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.
     """
 
+    __kube_lister__: _ClassVar[type["RoleLister"]] = _lister_ref(
+        "kubeinformers.generated.rbac.v1.listers:RoleLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -217,6 +237,10 @@ class RoleBinding(KubeModel):
     """
     RoleBinding references a role, but does not contain it.  It can reference a Role in the same namespace or a ClusterRole in the global namespace. It adds who information via Subjects and namespace information by which namespace it exists in.  RoleBindings in a given namespace only have effect in that namespace.
     """
+
+    __kube_lister__: _ClassVar[type["RoleBindingLister"]] = _lister_ref(
+        "kubeinformers.generated.rbac.v1.listers:RoleBindingLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

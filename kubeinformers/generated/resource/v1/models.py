@@ -9,6 +9,14 @@ from pydantic import Field
 from ...core.v1.models import NodeSelector
 from ...meta.v1.models import Condition, ListMeta, ObjectMeta, RawExtension
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.resource.v1.listers import DeviceClassLister, ResourceClaimLister, ResourceClaimTemplateLister, ResourceSliceLister
+
 
 class CELDeviceSelector(KubeModel):
     """
@@ -858,6 +866,10 @@ class DeviceClass(KubeModel):
     This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
     """
 
+    __kube_lister__: _ClassVar[type["DeviceClassLister"]] = _lister_ref(
+        "kubeinformers.generated.resource.v1.listers:DeviceClassLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -1101,6 +1113,10 @@ class ResourceSlice(KubeModel):
     This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
     """
 
+    __kube_lister__: _ClassVar[type["ResourceSliceLister"]] = _lister_ref(
+        "kubeinformers.generated.resource.v1.listers:ResourceSliceLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -1150,6 +1166,10 @@ class ResourceClaim(KubeModel):
 
     This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
     """
+
+    __kube_lister__: _ClassVar[type["ResourceClaimLister"]] = _lister_ref(
+        "kubeinformers.generated.resource.v1.listers:ResourceClaimLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -1202,6 +1222,10 @@ class ResourceClaimTemplate(KubeModel):
 
     This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
     """
+
+    __kube_lister__: _ClassVar[type["ResourceClaimTemplateLister"]] = _lister_ref(
+        "kubeinformers.generated.resource.v1.listers:ResourceClaimTemplateLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

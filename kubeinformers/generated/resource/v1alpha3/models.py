@@ -8,6 +8,14 @@ from pydantic import Field
 
 from ...meta.v1.models import Condition, ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.resource.v1alpha3.listers import DeviceTaintRuleLister
+
 
 class DeviceTaint(KubeModel):
     """
@@ -96,6 +104,10 @@ class DeviceTaintRule(KubeModel):
     """
     DeviceTaintRule adds one taint to all devices which match the selector. This has the same effect as if the taint was specified directly in the ResourceSlice by the DRA driver.
     """
+
+    __kube_lister__: _ClassVar[type["DeviceTaintRuleLister"]] = _lister_ref(
+        "kubeinformers.generated.resource.v1alpha3.listers:DeviceTaintRuleLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

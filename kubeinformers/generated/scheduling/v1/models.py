@@ -7,11 +7,23 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.scheduling.v1.listers import PriorityClassLister
+
 
 class PriorityClass(KubeModel):
     """
     PriorityClass defines mapping from a priority class name to the priority integer value. The value can be any valid integer.
     """
+
+    __kube_lister__: _ClassVar[type["PriorityClassLister"]] = _lister_ref(
+        "kubeinformers.generated.scheduling.v1.listers:PriorityClassLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

@@ -7,6 +7,14 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.scheduling.v1alpha1.listers import WorkloadLister
+
 
 class BasicSchedulingPolicy(KubeModel):
     """
@@ -93,6 +101,10 @@ class Workload(KubeModel):
     """
     Workload allows for expressing scheduling constraints that should be used when managing lifecycle of workloads from scheduling perspective, including scheduling, preemption, eviction and other phases.
     """
+
+    __kube_lister__: _ClassVar[type["WorkloadLister"]] = _lister_ref(
+        "kubeinformers.generated.scheduling.v1alpha1.listers:WorkloadLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

@@ -9,6 +9,14 @@ from pydantic import Field
 from ...core.v1.models import PersistentVolumeSpec, TopologySelectorTerm
 from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.storage.v1.listers import CSIDriverLister, CSINodeLister, CSIStorageCapacityLister, StorageClassLister, VolumeAttachmentLister, VolumeAttributesClassLister
+
 
 class TokenRequest(KubeModel):
     """
@@ -210,6 +218,10 @@ class CSIStorageCapacity(KubeModel):
     They are consumed by the kube-scheduler when a CSI driver opts into capacity-aware scheduling with CSIDriverSpec.StorageCapacity. The scheduler compares the MaximumVolumeSize against the requested size of pending volumes to filter out unsuitable nodes. If MaximumVolumeSize is unset, it falls back to a comparison against the less precise Capacity. If that is also unset, the scheduler assumes that capacity is insufficient and tries some other node.
     """
 
+    __kube_lister__: _ClassVar[type["CSIStorageCapacityLister"]] = _lister_ref(
+        "kubeinformers.generated.storage.v1.listers:CSIStorageCapacityLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -279,6 +291,10 @@ class StorageClass(KubeModel):
 
     StorageClasses are non-namespaced; the name of the storage class according to etcd is in ObjectMeta.Name.
     """
+
+    __kube_lister__: _ClassVar[type["StorageClassLister"]] = _lister_ref(
+        "kubeinformers.generated.storage.v1.listers:StorageClassLister"
+    )
 
     allow_volume_expansion: Annotated[bool | None, Field(alias="allowVolumeExpansion")] = None
     """
@@ -375,6 +391,10 @@ class VolumeAttributesClass(KubeModel):
     VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver. The class can be specified during dynamic provisioning of PersistentVolumeClaims, and changed in the PersistentVolumeClaim spec after provisioning.
     """
 
+    __kube_lister__: _ClassVar[type["VolumeAttributesClassLister"]] = _lister_ref(
+        "kubeinformers.generated.storage.v1.listers:VolumeAttributesClassLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -427,6 +447,10 @@ class CSIDriver(KubeModel):
     CSIDriver captures information about a Container Storage Interface (CSI) volume driver deployed on the cluster. Kubernetes attach detach controller uses this object to determine whether attach is required. Kubelet uses this object to determine whether pod information needs to be passed on mount. CSIDriver objects are non-namespaced.
     """
 
+    __kube_lister__: _ClassVar[type["CSIDriverLister"]] = _lister_ref(
+        "kubeinformers.generated.storage.v1.listers:CSIDriverLister"
+    )
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -472,6 +496,10 @@ class CSINode(KubeModel):
     """
     CSINode holds information about all CSI drivers installed on a node. CSI drivers do not need to create the CSINode object directly. As long as they use the node-driver-registrar sidecar container, the kubelet will automatically populate the CSINode object for the CSI driver as part of kubelet plugin registration. CSINode has the same name as a node. If the object is missing, it means either there are no CSI Drivers available on the node, or the Kubelet version is low enough that it doesn't create this object. CSINode has an OwnerReference that points to the corresponding node object.
     """
+
+    __kube_lister__: _ClassVar[type["CSINodeLister"]] = _lister_ref(
+        "kubeinformers.generated.storage.v1.listers:CSINodeLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -556,6 +584,10 @@ class VolumeAttachment(KubeModel):
 
     VolumeAttachment objects are non-namespaced.
     """
+
+    __kube_lister__: _ClassVar[type["VolumeAttachmentLister"]] = _lister_ref(
+        "kubeinformers.generated.storage.v1.listers:VolumeAttachmentLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

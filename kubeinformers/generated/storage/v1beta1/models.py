@@ -7,11 +7,23 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.storage.v1beta1.listers import VolumeAttributesClassLister
+
 
 class VolumeAttributesClass(KubeModel):
     """
     VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver. The class can be specified during dynamic provisioning of PersistentVolumeClaims, and changed in the PersistentVolumeClaim spec after provisioning.
     """
+
+    __kube_lister__: _ClassVar[type["VolumeAttributesClassLister"]] = _lister_ref(
+        "kubeinformers.generated.storage.v1beta1.listers:VolumeAttributesClassLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """

@@ -7,6 +7,14 @@ from pydantic import Field
 
 from ...meta.v1.models import Condition, GroupResource, ListMeta, ObjectMeta
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
+
+if _TYPE_CHECKING:
+    from kubeinformers.generated.storagemigration.v1beta1.listers import StorageVersionMigrationLister
+
 
 class StorageVersionMigrationSpec(KubeModel):
     """
@@ -38,6 +46,10 @@ class StorageVersionMigration(KubeModel):
     """
     StorageVersionMigration represents a migration of stored data to the latest storage version.
     """
+
+    __kube_lister__: _ClassVar[type["StorageVersionMigrationLister"]] = _lister_ref(
+        "kubeinformers.generated.storagemigration.v1beta1.listers:StorageVersionMigrationLister"
+    )
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
