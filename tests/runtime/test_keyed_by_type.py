@@ -65,3 +65,61 @@ def test_generator_attaches_one_lister_line_per_kind_and_leaves_others() -> None
     assert "__kube_lister__" not in vars(namespace["ThingSpec"])
     assert "from pkg.v1.listers import ThingLister" in code  # for mypy only
     assert attach_listers(SOURCE, {"Other": ("m", "OtherLister")}) == SOURCE
+
+
+# --- Pythonic rough edges (issue 17 item 5) ---------------------------------------------------
+
+
+def test_on_add_may_leave_out_is_in_initial_list() -> None:
+    """E6 adapter: a one-argument on_add is told apart once, at registration."""
+    from kubeinformers.runtime.cache.handlers import ResourceEventHandlerFuncs
+
+    seen: list[object] = []
+    both: list[tuple[object, bool]] = []
+    simple: ResourceEventHandlerFuncs[str] = ResourceEventHandlerFuncs(on_add=seen.append)
+    full: ResourceEventHandlerFuncs[str] = ResourceEventHandlerFuncs(
+        on_add=lambda obj, initial: both.append((obj, initial))
+    )
+    simple.on_add("a", True)
+    full.on_add("b", True)
+    assert seen == ["a"] and both == [("b", True)]
+    with pytest.raises(TypeError, match=r"must take \(obj\) or \(obj, is_in_initial_list\)"):
+        ResourceEventHandlerFuncs(on_add=lambda: None)  # type: ignore[arg-type]
+
+
+def test_workqueue_iterates_and_marks_done_and_shuts_down_on_exit() -> None:
+    """I3/I4/I6 through `for item in queue` and `with queue`."""
+    from kubeinformers.runtime.workqueue.queue import WorkQueue
+
+    queue: WorkQueue[str] = WorkQueue()
+    with queue:
+        queue.add("a")
+        queue.add("b")
+        items = iter(queue)
+        assert next(items) == "a"
+        assert next(items) == "b"  # "a" is done once the body asks for the next
+        queue.add("a")
+        assert len(queue) == 1  # not processing any more: queued again at once
+        items.close()  # "b" is done when the loop is left
+        queue.add("b")
+        assert len(queue) == 2
+    assert queue.shutting_down()
+    assert list(queue) == ["a", "b"]  # what was queued is still handed out, then it ends
+
+
+def test_transform_and_error_handler_as_constructor_arguments() -> None:
+    """F11/F12 without setters: the constructor takes them; the setters still work."""
+    from kubeinformers.runtime.cache.informer import SharedIndexInformer
+    from kubeinformers.runtime.cache.transforms import strip_managed_fields
+
+    errors: list[BaseException] = []
+    informer: SharedIndexInformer[Pod] = SharedIndexInformer(
+        None,  # type: ignore[arg-type]  # never run here
+        Pod,
+        transform=strip_managed_fields,
+        watch_error_handler=lambda reflector, err: errors.append(err),
+    )
+    assert informer._transform is strip_managed_fields
+    assert informer._watch_error_handler is not None
+    informer.set_transform(None)
+    assert informer._transform is None

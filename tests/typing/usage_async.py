@@ -27,3 +27,9 @@ async def typed(factory: SharedInformerFactory) -> None:
                     assert_type(new, Pod)
                 case Deleted(obj=gone):
                     assert_type(gone, Pod | DeletedFinalStateUnknown[Pod])
+
+
+def handlers(factory: SharedInformerFactory) -> None:
+    pods = factory.informer(Pod)
+    pods.add_event_handler(on_add=lambda pod: print(pod.metadata))
+    pods.add_event_handler(on_add=lambda pod, initial: print(pod.metadata, initial))

@@ -9,7 +9,6 @@ own thread (G). Handlers may join and leave while the informer runs (F8, F9).
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import threading
 import time
@@ -33,7 +32,9 @@ from kubeinformers.runtime.cache.handlers import (
     FilteringResourceEventHandler,
     ResourceEventHandler,
     ResourceEventHandlerFuncs,
+    SimpleAddFunc,
     UpdateFunc,
+    is_coroutine_callback,
 )
 from kubeinformers.runtime.cache.health import HealthTracker, InformerHealth
 from kubeinformers.runtime.cache.keys import (
@@ -162,7 +163,7 @@ def _coroutine_functions(handler: object) -> list[str]:
         funcs: list[Any] = list(handler.functions())
     else:
         funcs = [getattr(handler, n, None) for n in ("on_add", "on_update", "on_delete")]
-    return [getattr(f, "__qualname__", repr(f)) for f in funcs if inspect.iscoroutinefunction(f)]
+    return [getattr(f, "__qualname__", repr(f)) for f in funcs if is_coroutine_callback(f)]
 
 
 def _describe_handler(handler: object) -> str:
@@ -451,7 +452,7 @@ class SharedIndexInformer(Generic[T]):
         self,
         handler: ResourceEventHandler[T] | None = None,
         *,
-        on_add: AddFunc[T] | None = None,
+        on_add: AddFunc[T] | SimpleAddFunc[T] | None = None,
         on_update: UpdateFunc[T] | None = None,
         on_delete: DeleteFunc[T] | None = None,
         resync_period: float | None = None,
