@@ -1,9 +1,10 @@
-"""Step 3b: give each listable kind's model its lister (`__kube_lister__`, one line per class).
+"""Step 3b: each listable kind's model learns its lister (`factory.lister(Pod) -> PodLister`).
 
-Kept apart from model generation (datamodel-code-generator's output is patched afterwards)
-so that how models are split into modules can change without touching this: it only needs
-the model's source, the class name and the lister's "module:Class". See
-`kubeinformers.runtime.api.kinds` for why the value is a lazy reference.
+The lister classes are appended to the models' module (template `model_listers.py.j2`) and
+each kind's model gets one line in its class body, `__kube_lister__: ClassVar[type["PodLister"]]`,
+set at the end of the module. Both live in one module because the model must name its lister
+and the lister its model: two modules would import each other. `.listers` re-exports the
+classes. Kept apart from model generation: it only needs the models' source and the kinds.
 """
 
 from __future__ import annotations
@@ -13,40 +14,44 @@ from collections.abc import Mapping
 
 __all__ = ["attach_listers"]
 
-_IMPORTS = (
-    "from typing import TYPE_CHECKING as _TYPE_CHECKING\n"
-    "from typing import ClassVar as _ClassVar\n\n"
-    "from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref\n"
-)
+_IMPORTS = """from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+{listers}
+"""
+_CLASS = re.compile(r"^class (\w+)\(.*\):$")
 
 
-def attach_listers(code: str, listers: Mapping[str, tuple[str, str]]) -> str:
-    """`code` with `__kube_lister__` in each class of `listers` ({model class: (listers
-    module, lister class)}) and the imports that needs; unchanged when none is in it."""
-    present = {
-        cls: ref for cls, ref in listers.items() if re.search(rf"^class {cls}\(", code, re.M)
-    }
+def _formatted(block: str) -> str:
+    """black, as `write.format_source` (model modules are not formatted as a whole)."""
+    import black
+
+    mode = black.Mode(line_length=100, target_versions={black.mode.TargetVersion.PY311})
+    return black.format_str(block, mode=mode)
+
+
+def attach_listers(code: str, listers: Mapping[str, str], block: str, scopes: set[str]) -> str:
+    """`code` with a `__kube_lister__` line in each class of `listers` ({model class: lister
+    class}), the lister `block` appended and its imports (`scopes`: "namespaced" and/or
+    "cluster") added; unchanged when no class of `listers` is in it."""
+    present = {cls for cls in listers if re.search(rf"^class {cls}\(", code, re.M)}
     if not present:
         return code
     lines = code.split("\n")
     out: list[str] = []
     i = 0
-    pattern = re.compile(r"^class (\w+)\(.*\):$")
     while i < len(lines):
         line = lines[i]
         out.append(line)
         i += 1
-        match = pattern.match(line)
+        match = _CLASS.match(line)
         if not match or match.group(1) not in present:
             continue
         doc = lines[i].strip() if i < len(lines) else ""
         if len(doc) > 6 and doc.startswith('"""') and doc.endswith('"""'):  # one-line docstring
             out.append(lines[i])
             i += 1
-            out.append("")
-            if i < len(lines) and lines[i] == "":
-                i += 1
-        elif doc == '"""':  # skip the class docstring
+        elif doc == '"""':  # a multi-line docstring
             out.append(lines[i])
             i += 1
             while i < len(lines) and lines[i].strip() != '"""':
@@ -54,25 +59,27 @@ def attach_listers(code: str, listers: Mapping[str, tuple[str, str]]) -> str:
                 i += 1
             out.append(lines[i])
             i += 1
+        if out[-1] != line:
             out.append("")
-            if i < len(lines) and lines[i] == "":
-                i += 1
-        module, lister = present[match.group(1)]
-        out.append(f'    __kube_lister__: _ClassVar[type["{lister}"]] = _lister_ref(')
-        out.append(f'        "{module}:{lister}"')
-        out.append("    )")
+        while i < len(lines) and lines[i] == "":
+            i += 1
+        out.append(f'    __kube_lister__: _ClassVar[type["{listers[match.group(1)]}"]]')
         if i < len(lines) and lines[i].strip():
             out.append("")
-    code = "\n".join(out)
-    # Imports: after the header's last top-level import block (before the first class).
+    code = "\n".join(out).rstrip("\n") + "\n\n\n" + _formatted(block).strip("\n") + "\n"
+    imports = []
+    if "cluster" in scopes:
+        imports.append(
+            "from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister"
+        )
+    if "namespaced" in scopes:
+        imports.append(
+            "from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister"
+        )
+        imports.append(
+            "from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister"
+        )
     first_class = code.index("\nclass ")
     head, body = code[:first_class], code[first_class:]
-    by_module: dict[str, set[str]] = {}
-    for module, lister in present.values():
-        by_module.setdefault(module, set()).add(lister)
-    type_imports = "".join(
-        f"    from {module} import {', '.join(sorted(names))}\n"
-        for module, names in sorted(by_module.items())
-    )
-    head = head.rstrip("\n") + "\n\n" + _IMPORTS + "\nif _TYPE_CHECKING:\n" + type_imports + "\n"
+    head = head.rstrip("\n") + "\n\n" + _IMPORTS.format(listers="\n".join(imports)) + "\n"
     return head + body

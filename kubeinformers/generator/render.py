@@ -212,15 +212,17 @@ def render(
             )
         )
 
-    # Each listable kind's model learns its lister (`factory.lister(Pod) -> PodLister`).
+    # Each listable kind's model learns its lister (`factory.lister(Pod) -> PodLister`); the
+    # listers are defined beside the models (see kind_listers).
     for key, gv in versions.items():
         models_path = f"{key}/models.py"
+        if not gv.kinds or models_path not in model_files:
+            continue
         uses = Counter(k.model for k in gv.kinds)
-        listers = {
-            k.model: (f"{gv.module}.listers", k.lister) for k in gv.kinds if uses[k.model] == 1
-        }
-        if listers and models_path in model_files:
-            files[models_path] = attach_listers(model_files[models_path], listers)
+        listed = sorted((k.model, k.lister) for k in gv.kinds if uses[k.model] == 1)
+        block = env.get_template("model_listers.py.j2").render(gv=gv, listed=listed)
+        scopes = {"namespaced" if k.namespaced else "cluster" for k in gv.kinds}
+        files[models_path] = attach_listers(model_files[models_path], dict(listed), block, scopes)
 
     groups: dict[str, GroupCtx] = {}
     by_pkg: dict[str, list[VersionCtx]] = defaultdict(list)

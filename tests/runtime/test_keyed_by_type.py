@@ -57,14 +57,19 @@ class ThingSpec(KubeModel):
 
 
 def test_generator_attaches_one_lister_line_per_kind_and_leaves_others() -> None:
-    code = attach_listers(SOURCE, {"Thing": ("pkg.v1.listers", "ThingLister")})
+    block = (
+        "class ThingLister(_ClusterLister[Thing]):\n    __slots__ = ()\n\n"
+        "Thing.__kube_lister__ = ThingLister\n"
+    )
+    code = attach_listers(SOURCE, {"Thing": "ThingLister"}, block, {"cluster"})
     namespace: dict[str, object] = {}
     exec(compile(code, "<models>", "exec"), namespace)
-    thing = namespace["Thing"]
-    assert "__kube_lister__" in vars(thing)
-    assert "__kube_lister__" not in vars(namespace["ThingSpec"])
-    assert "from pkg.v1.listers import ThingLister" in code  # for mypy only
-    assert attach_listers(SOURCE, {"Other": ("m", "OtherLister")}) == SOURCE
+    thing, spec = namespace["Thing"], namespace["ThingSpec"]
+    assert isinstance(thing, type) and isinstance(spec, type)
+    assert vars(thing)["__kube_lister__"] is namespace["ThingLister"]
+    assert "__kube_lister__" not in vars(spec)
+    assert code.count("__kube_lister__: _ClassVar") == 1
+    assert attach_listers(SOURCE, {"Other": "OtherLister"}, block, {"cluster"}) == SOURCE
 
 
 # --- Pythonic rough edges (issue 17 item 5) ---------------------------------------------------

@@ -27,19 +27,33 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Generic, Self, TypeAlias, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeAlias, TypeVar
 
+from kubeinformers.runtime.cache.handlers import ResourceEventHandler
 from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
-
-if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.informer import (
-        ResourceEventHandlerRegistration,
-        SharedIndexInformer,
-    )
 
 __all__ = ["Added", "Deleted", "EventStream", "InformerEvent", "Updated"]
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+R = TypeVar("R")
+
+
+class Registration(Protocol):
+    """What `add_event_handler` returns, as the stream uses it."""
+
+    def has_synced(self) -> bool: ...
+
+
+class Subscribable(Protocol[T_co, R]):
+    """What a stream needs of an informer (SharedIndexInformer has it)."""
+
+    def add_event_handler(self, handler: ResourceEventHandler[T_co]) -> R: ...
+
+    def remove_event_handler(self, registration: R) -> None: ...
+
+    def _on_stopped(self, callback: Callable[[], None]) -> None: ...
+
 
 # How often a delivery thread waiting for buffer room looks whether its stream was closed.
 _CLOSED_CHECK = 0.5
@@ -126,11 +140,7 @@ class _Bridge(Generic[T]):
         return "EventStream"
 
 
-def _unregister(
-    informer: SharedIndexInformer[T],
-    registration: ResourceEventHandlerRegistration[T],
-    bridge: _Bridge[T],
-) -> None:
+def _unregister(informer: Subscribable[Any, R], registration: R, bridge: _Bridge[Any]) -> None:
     bridge.close()
     informer.remove_event_handler(registration)
 
@@ -156,14 +166,14 @@ class EventStream(Generic[T]):
     stream is closed or the informer stops.
     """
 
-    def __init__(self, informer: SharedIndexInformer[T], buffer: int = 100) -> None:
+    def __init__(self, informer: Subscribable[T, Any], buffer: int = 100) -> None:
         if buffer < 1:
             raise ValueError(f"buffer must be at least 1 event, got {buffer}")
         self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[InformerEvent[T] | _Closed] = asyncio.Queue()
         self._bridge: _Bridge[T] = _Bridge(self._loop, self._queue, buffer)
         self._informer = informer
-        self._registration = informer.add_event_handler(self._bridge)
+        self._registration: Registration = informer.add_event_handler(self._bridge)
         self._finalizer = weakref.finalize(
             self, _unregister, informer, self._registration, self._bridge
         )

@@ -8,13 +8,12 @@ from pydantic import Field
 
 from kubeinformers.generated.meta.v1.models import ObjectMeta
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
-
-if _TYPE_CHECKING:
-    from examples.informers.demo.v1.listers import GadgetLister, WidgetLister
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
 
 
 class GadgetSpecAttachedTo(KubeModel):
@@ -102,9 +101,7 @@ class Gadget(KubeModel):
     A Gadget is a made-up cluster-wide device of the kubeinformers demo.
     """
 
-    __kube_lister__: _ClassVar[type["GadgetLister"]] = _lister_ref(
-        "examples.informers.demo.v1.listers:GadgetLister"
-    )
+    __kube_lister__: _ClassVar[type["GadgetLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     kind: str | None = None
@@ -163,9 +160,7 @@ class Widget(KubeModel):
     A Widget is a made-up namespaced object of the kubeinformers demo.
     """
 
-    __kube_lister__: _ClassVar[type["WidgetLister"]] = _lister_ref(
-        "examples.informers.demo.v1.listers:WidgetLister"
-    )
+    __kube_lister__: _ClassVar[type["WidgetLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -178,3 +173,52 @@ class Widget(KubeModel):
     metadata: ObjectMeta | None = None
     spec: WidgetSpec | None = None
     status: WidgetStatus | None = None
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class GadgetLister(_ClusterLister[Gadget]):
+    """Lists gadgets (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="demo.kubeinformers.io",
+        version="v1",
+        resource="gadgets",
+        kind="Gadget",
+        namespaced=False,
+        singular="gadget",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class WidgetLister(_NamespacedLister[Widget]):
+    """Lists widgets in all namespaces; `widgets(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="demo.kubeinformers.io",
+        version="v1",
+        resource="widgets",
+        kind="Widget",
+        namespaced=True,
+        singular="widget",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def widgets(self, namespace: str) -> _NamespaceLister[Widget]:
+        """The widgets of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+Gadget.__kube_lister__ = GadgetLister
+Widget.__kube_lister__ = WidgetLister

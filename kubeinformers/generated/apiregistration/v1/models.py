@@ -8,13 +8,10 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
-
-if _TYPE_CHECKING:
-    from kubeinformers.generated.apiregistration.v1.listers import APIServiceLister
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 
 
 class ServiceReference(KubeModel):
@@ -114,9 +111,7 @@ class APIService(KubeModel):
     APIService represents a server for a particular GroupVersion. Name must be "version.group".
     """
 
-    __kube_lister__: _ClassVar[type["APIServiceLister"]] = _lister_ref(
-        "kubeinformers.generated.apiregistration.v1.listers:APIServiceLister"
-    )
+    __kube_lister__: _ClassVar[type["APIServiceLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -161,3 +156,29 @@ class APIServiceList(KubeModel):
     """
     Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class APIServiceLister(_ClusterLister[APIService]):
+    """Lists apiservices (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apiregistration.k8s.io",
+        version="v1",
+        resource="apiservices",
+        kind="APIService",
+        namespaced=False,
+        singular="apiservice",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+APIService.__kube_lister__ = APIServiceLister

@@ -8,13 +8,11 @@ from pydantic import Field
 
 from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
-
-if _TYPE_CHECKING:
-    from kubeinformers.generated.autoscaling.v2.listers import HorizontalPodAutoscalerLister
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
 
 
 class CrossVersionObjectReference(KubeModel):
@@ -485,9 +483,7 @@ class HorizontalPodAutoscaler(KubeModel):
     HorizontalPodAutoscaler is the configuration for a horizontal pod autoscaler, which automatically manages the replica count of any resource implementing the scale subresource based on the metrics specified.
     """
 
-    __kube_lister__: _ClassVar[type["HorizontalPodAutoscalerLister"]] = _lister_ref(
-        "kubeinformers.generated.autoscaling.v2.listers:HorizontalPodAutoscalerLister"
-    )
+    __kube_lister__: _ClassVar[type["HorizontalPodAutoscalerLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -532,3 +528,35 @@ class HorizontalPodAutoscalerList(KubeModel):
     """
     metadata is the standard list metadata.
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class HorizontalPodAutoscalerLister(_NamespacedLister[HorizontalPodAutoscaler]):
+    """Lists horizontalpodautoscalers in all namespaces; `horizontal_pod_autoscalers(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="autoscaling",
+        version="v2",
+        resource="horizontalpodautoscalers",
+        kind="HorizontalPodAutoscaler",
+        namespaced=True,
+        singular="horizontalpodautoscaler",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def horizontal_pod_autoscalers(
+        self, namespace: str
+    ) -> _NamespaceLister[HorizontalPodAutoscaler]:
+        """The horizontalpodautoscalers of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+HorizontalPodAutoscaler.__kube_lister__ = HorizontalPodAutoscalerLister

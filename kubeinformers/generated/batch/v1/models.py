@@ -9,13 +9,11 @@ from pydantic import Field
 from ...core.v1.models import ObjectReference, PodTemplateSpec
 from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
-
-if _TYPE_CHECKING:
-    from kubeinformers.generated.batch.v1.listers import CronJobLister, JobLister
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
 
 
 class PodFailurePolicyOnExitCodesRequirement(KubeModel):
@@ -408,9 +406,7 @@ class Job(KubeModel):
     Job represents the configuration of a single job.
     """
 
-    __kube_lister__: _ClassVar[type["JobLister"]] = _lister_ref(
-        "kubeinformers.generated.batch.v1.listers:JobLister"
-    )
+    __kube_lister__: _ClassVar[type["JobLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -462,9 +458,7 @@ class CronJob(KubeModel):
     CronJob represents the configuration of a single cron job.
     """
 
-    __kube_lister__: _ClassVar[type["CronJobLister"]] = _lister_ref(
-        "kubeinformers.generated.batch.v1.listers:CronJobLister"
-    )
+    __kube_lister__: _ClassVar[type["CronJobLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -509,3 +503,56 @@ class CronJobList(KubeModel):
     """
     Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class CronJobLister(_NamespacedLister[CronJob]):
+    """Lists cronjobs in all namespaces; `cron_jobs(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="batch",
+        version="v1",
+        resource="cronjobs",
+        kind="CronJob",
+        namespaced=True,
+        singular="cronjob",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def cron_jobs(self, namespace: str) -> _NamespaceLister[CronJob]:
+        """The cronjobs of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class JobLister(_NamespacedLister[Job]):
+    """Lists jobs in all namespaces; `jobs(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="batch",
+        version="v1",
+        resource="jobs",
+        kind="Job",
+        namespaced=True,
+        singular="job",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def jobs(self, namespace: str) -> _NamespaceLister[Job]:
+        """The jobs of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+CronJob.__kube_lister__ = CronJobLister
+Job.__kube_lister__ = JobLister

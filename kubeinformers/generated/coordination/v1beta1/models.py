@@ -8,13 +8,11 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
-
-if _TYPE_CHECKING:
-    from kubeinformers.generated.coordination.v1beta1.listers import LeaseCandidateLister
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
 
 
 class LeaseCandidateSpec(KubeModel):
@@ -53,9 +51,7 @@ class LeaseCandidate(KubeModel):
     LeaseCandidate defines a candidate for a Lease object. Candidates are created such that coordinated leader election will pick the best leader from the list of candidates.
     """
 
-    __kube_lister__: _ClassVar[type["LeaseCandidateLister"]] = _lister_ref(
-        "kubeinformers.generated.coordination.v1beta1.listers:LeaseCandidateLister"
-    )
+    __kube_lister__: _ClassVar[type["LeaseCandidateLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -96,3 +92,33 @@ class LeaseCandidateList(KubeModel):
     """
     Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class LeaseCandidateLister(_NamespacedLister[LeaseCandidate]):
+    """Lists leasecandidates in all namespaces; `lease_candidates(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="coordination.k8s.io",
+        version="v1beta1",
+        resource="leasecandidates",
+        kind="LeaseCandidate",
+        namespaced=True,
+        singular="leasecandidate",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def lease_candidates(self, namespace: str) -> _NamespaceLister[LeaseCandidate]:
+        """The leasecandidates of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+LeaseCandidate.__kube_lister__ = LeaseCandidateLister

@@ -8,13 +8,11 @@ from pydantic import Field
 from ...core.v1.models import ObjectReference
 from ...meta.v1.models import ListMeta, ObjectMeta
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
-
-if _TYPE_CHECKING:
-    from kubeinformers.generated.discovery.v1.listers import EndpointSliceLister
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
 
 
 class EndpointConditions(KubeModel):
@@ -149,9 +147,7 @@ class EndpointSlice(KubeModel):
     EndpointSlice represents a set of service endpoints. Most EndpointSlices are created by the EndpointSlice controller to represent the Pods selected by Service objects. For a given service there may be multiple EndpointSlice objects which must be joined to produce the full set of endpoints; you can find all of the slices for a given service by listing EndpointSlices in the service's namespace whose `kubernetes.io/service-name` label contains the service's name.
     """
 
-    __kube_lister__: _ClassVar[type["EndpointSliceLister"]] = _lister_ref(
-        "kubeinformers.generated.discovery.v1.listers:EndpointSliceLister"
-    )
+    __kube_lister__: _ClassVar[type["EndpointSliceLister"]]
 
     address_type: Annotated[str, Field(alias="addressType")]
     """
@@ -200,3 +196,33 @@ class EndpointSliceList(KubeModel):
     """
     Standard list metadata.
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class EndpointSliceLister(_NamespacedLister[EndpointSlice]):
+    """Lists endpointslices in all namespaces; `endpoint_slices(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="discovery.k8s.io",
+        version="v1",
+        resource="endpointslices",
+        kind="EndpointSlice",
+        namespaced=True,
+        singular="endpointslice",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def endpoint_slices(self, namespace: str) -> _NamespaceLister[EndpointSlice]:
+        """The endpointslices of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+EndpointSlice.__kube_lister__ = EndpointSliceLister

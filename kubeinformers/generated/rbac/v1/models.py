@@ -7,13 +7,12 @@ from pydantic import Field
 
 from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
-
-if _TYPE_CHECKING:
-    from kubeinformers.generated.rbac.v1.listers import ClusterRoleBindingLister, ClusterRoleLister, RoleBindingLister, RoleLister
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
 
 
 class PolicyRule(KubeModel):
@@ -103,9 +102,7 @@ class ClusterRole(KubeModel):
     ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.
     """
 
-    __kube_lister__: _ClassVar[type["ClusterRoleLister"]] = _lister_ref(
-        "kubeinformers.generated.rbac.v1.listers:ClusterRoleLister"
-    )
+    __kube_lister__: _ClassVar[type["ClusterRoleLister"]]
 
     aggregation_rule: Annotated[AggregationRule | None, Field(alias="aggregationRule")] = None
     """
@@ -134,9 +131,7 @@ class ClusterRoleBinding(KubeModel):
     ClusterRoleBinding references a ClusterRole, but not contain it.  It can reference a ClusterRole in the global namespace, and adds who information via Subject.
     """
 
-    __kube_lister__: _ClassVar[type["ClusterRoleBindingLister"]] = _lister_ref(
-        "kubeinformers.generated.rbac.v1.listers:ClusterRoleBindingLister"
-    )
+    __kube_lister__: _ClassVar[type["ClusterRoleBindingLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -211,9 +206,7 @@ class Role(KubeModel):
     Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.
     """
 
-    __kube_lister__: _ClassVar[type["RoleLister"]] = _lister_ref(
-        "kubeinformers.generated.rbac.v1.listers:RoleLister"
-    )
+    __kube_lister__: _ClassVar[type["RoleLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -238,9 +231,7 @@ class RoleBinding(KubeModel):
     RoleBinding references a role, but does not contain it.  It can reference a Role in the same namespace or a ClusterRole in the global namespace. It adds who information via Subjects and namespace information by which namespace it exists in.  RoleBindings in a given namespace only have effect in that namespace.
     """
 
-    __kube_lister__: _ClassVar[type["RoleBindingLister"]] = _lister_ref(
-        "kubeinformers.generated.rbac.v1.listers:RoleBindingLister"
-    )
+    __kube_lister__: _ClassVar[type["RoleBindingLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -308,3 +299,94 @@ class RoleList(KubeModel):
     """
     Standard object's metadata.
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class ClusterRoleBindingLister(_ClusterLister[ClusterRoleBinding]):
+    """Lists clusterrolebindings (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="rbac.authorization.k8s.io",
+        version="v1",
+        resource="clusterrolebindings",
+        kind="ClusterRoleBinding",
+        namespaced=False,
+        singular="clusterrolebinding",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class ClusterRoleLister(_ClusterLister[ClusterRole]):
+    """Lists clusterroles (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="rbac.authorization.k8s.io",
+        version="v1",
+        resource="clusterroles",
+        kind="ClusterRole",
+        namespaced=False,
+        singular="clusterrole",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class RoleBindingLister(_NamespacedLister[RoleBinding]):
+    """Lists rolebindings in all namespaces; `role_bindings(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="rbac.authorization.k8s.io",
+        version="v1",
+        resource="rolebindings",
+        kind="RoleBinding",
+        namespaced=True,
+        singular="rolebinding",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def role_bindings(self, namespace: str) -> _NamespaceLister[RoleBinding]:
+        """The rolebindings of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class RoleLister(_NamespacedLister[Role]):
+    """Lists roles in all namespaces; `roles(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="rbac.authorization.k8s.io",
+        version="v1",
+        resource="roles",
+        kind="Role",
+        namespaced=True,
+        singular="role",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def roles(self, namespace: str) -> _NamespaceLister[Role]:
+        """The roles of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+ClusterRole.__kube_lister__ = ClusterRoleLister
+ClusterRoleBinding.__kube_lister__ = ClusterRoleBindingLister
+Role.__kube_lister__ = RoleLister
+RoleBinding.__kube_lister__ = RoleBindingLister

@@ -8,13 +8,10 @@ from pydantic import Field
 
 from ...meta.v1.models import Condition, ListMeta, ObjectMeta
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
-
-if _TYPE_CHECKING:
-    from kubeinformers.generated.resource.v1alpha3.listers import DeviceTaintRuleLister
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 
 
 class DeviceTaint(KubeModel):
@@ -105,9 +102,7 @@ class DeviceTaintRule(KubeModel):
     DeviceTaintRule adds one taint to all devices which match the selector. This has the same effect as if the taint was specified directly in the ResourceSlice by the DRA driver.
     """
 
-    __kube_lister__: _ClassVar[type["DeviceTaintRuleLister"]] = _lister_ref(
-        "kubeinformers.generated.resource.v1alpha3.listers:DeviceTaintRuleLister"
-    )
+    __kube_lister__: _ClassVar[type["DeviceTaintRuleLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -154,3 +149,29 @@ class DeviceTaintRuleList(KubeModel):
     """
     Standard list metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class DeviceTaintRuleLister(_ClusterLister[DeviceTaintRule]):
+    """Lists devicetaintrules (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1alpha3",
+        resource="devicetaintrules",
+        kind="DeviceTaintRule",
+        namespaced=False,
+        singular="devicetaintrule",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+DeviceTaintRule.__kube_lister__ = DeviceTaintRuleLister

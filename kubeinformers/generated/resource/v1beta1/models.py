@@ -9,13 +9,12 @@ from pydantic import Field
 from ...core.v1.models import NodeSelector
 from ...meta.v1.models import Condition, ListMeta, ObjectMeta, RawExtension
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
-from kubeinformers.runtime.api.kinds import lister_ref as _lister_ref
-
-if _TYPE_CHECKING:
-    from kubeinformers.generated.resource.v1beta1.listers import DeviceClassLister, ResourceClaimLister, ResourceClaimTemplateLister, ResourceSliceLister
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
 
 
 class CELDeviceSelector(KubeModel):
@@ -813,9 +812,7 @@ class DeviceClass(KubeModel):
     This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
     """
 
-    __kube_lister__: _ClassVar[type["DeviceClassLister"]] = _lister_ref(
-        "kubeinformers.generated.resource.v1beta1.listers:DeviceClassLister"
-    )
+    __kube_lister__: _ClassVar[type["DeviceClassLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -1123,9 +1120,7 @@ class ResourceSlice(KubeModel):
     This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
     """
 
-    __kube_lister__: _ClassVar[type["ResourceSliceLister"]] = _lister_ref(
-        "kubeinformers.generated.resource.v1beta1.listers:ResourceSliceLister"
-    )
+    __kube_lister__: _ClassVar[type["ResourceSliceLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -1177,9 +1172,7 @@ class ResourceClaim(KubeModel):
     This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
     """
 
-    __kube_lister__: _ClassVar[type["ResourceClaimLister"]] = _lister_ref(
-        "kubeinformers.generated.resource.v1beta1.listers:ResourceClaimLister"
-    )
+    __kube_lister__: _ClassVar[type["ResourceClaimLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -1233,9 +1226,7 @@ class ResourceClaimTemplate(KubeModel):
     This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
     """
 
-    __kube_lister__: _ClassVar[type["ResourceClaimTemplateLister"]] = _lister_ref(
-        "kubeinformers.generated.resource.v1beta1.listers:ResourceClaimTemplateLister"
-    )
+    __kube_lister__: _ClassVar[type["ResourceClaimTemplateLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -1278,3 +1269,94 @@ class ResourceClaimTemplateList(KubeModel):
     """
     Standard list metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class DeviceClassLister(_ClusterLister[DeviceClass]):
+    """Lists deviceclasses (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1beta1",
+        resource="deviceclasses",
+        kind="DeviceClass",
+        namespaced=False,
+        singular="deviceclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class ResourceClaimLister(_NamespacedLister[ResourceClaim]):
+    """Lists resourceclaims in all namespaces; `resource_claims(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1beta1",
+        resource="resourceclaims",
+        kind="ResourceClaim",
+        namespaced=True,
+        singular="resourceclaim",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def resource_claims(self, namespace: str) -> _NamespaceLister[ResourceClaim]:
+        """The resourceclaims of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class ResourceClaimTemplateLister(_NamespacedLister[ResourceClaimTemplate]):
+    """Lists resourceclaimtemplates in all namespaces; `resource_claim_templates(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1beta1",
+        resource="resourceclaimtemplates",
+        kind="ResourceClaimTemplate",
+        namespaced=True,
+        singular="resourceclaimtemplate",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def resource_claim_templates(self, namespace: str) -> _NamespaceLister[ResourceClaimTemplate]:
+        """The resourceclaimtemplates of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class ResourceSliceLister(_ClusterLister[ResourceSlice]):
+    """Lists resourceslices (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1beta1",
+        resource="resourceslices",
+        kind="ResourceSlice",
+        namespaced=False,
+        singular="resourceslice",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+DeviceClass.__kube_lister__ = DeviceClassLister
+ResourceClaim.__kube_lister__ = ResourceClaimLister
+ResourceClaimTemplate.__kube_lister__ = ResourceClaimTemplateLister
+ResourceSlice.__kube_lister__ = ResourceSliceLister
