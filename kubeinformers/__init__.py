@@ -36,6 +36,7 @@ if _TYPE_CHECKING:
     from kubeinformers.runtime.cache.keys import (
         DeletedFinalStateUnknown as DeletedFinalStateUnknown,
     )
+    from kubeinformers.runtime.cache.listers import NotFoundError as NotFoundError
     from kubeinformers.runtime.leaderelection import LeaseLock as LeaseLock
     from kubeinformers.runtime.reconcile import Requeue as Requeue
     from kubeinformers.runtime.workqueue.async_queue import (
@@ -60,6 +61,7 @@ _I17_EXPORTS = {
     "ItemExponentialFailureRateLimiter": "kubeinformers.runtime.workqueue.rate_limiters",
     "KindModelError": "kubeinformers.runtime.api.kinds",
     "LeaseLock": "kubeinformers.runtime.leaderelection",
+    "NotFoundError": "kubeinformers.runtime.cache.listers",
     "Requeue": "kubeinformers.runtime.reconcile",
     "Updated": "kubeinformers.runtime.cache.events",
 }
