@@ -16,7 +16,7 @@ help:
 	@echo "make generate regenerate the example CRD informers (CRDS=dir OUT=dir PACKAGE=name)"
 	@echo "make verify   regenerate into a temporary folder and fail on any difference"
 	@echo "make bench    benchmarks against the peers (BIG=1 for 100,000 objects)"
-	@echo "make soak     fault-injection soak (SEED=n FAULTS=n)"
+	@echo "make soak     fault-injection soak (SEED=n FAULTS=n SERVER=real|local; real when its binaries are found)"
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "kubeinformers needs Python 3.11 or newer (found %s)" % sys.version.split()[0])'
@@ -58,7 +58,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench $(if $(BIG),--big,)
 
 soak: $(STAMP)
-	$(BIN)/python -m tests.soak $(if $(SEED),--seed $(SEED),) $(if $(FAULTS),--faults $(FAULTS),)
+	$(BIN)/python -m tests.soak $(if $(SEED),--seed $(SEED),) $(if $(FAULTS),--faults $(FAULTS),) $(if $(SERVER),--server $(SERVER),)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,4 +1,4 @@
-"""kubeinformers.testing: in-memory and local-server sources for tests.
+"""kubeinformers.testing: in-memory, local-server and real-server sources for tests.
 
 Names are imported lazily, so importing this package does not start or import a server.
 """
@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kubeinformers.testing.fake import FakeListerWatcher as FakeListerWatcher
     from kubeinformers.testing.local_api_server import LocalApiServer as LocalApiServer
+    from kubeinformers.testing.real_apiserver import RealApiServer as RealApiServer
 
 _LAZY = {
     "FakeListerWatcher": "kubeinformers.testing.fake",
     "LocalApiServer": "kubeinformers.testing.local_api_server",
+    "RealApiServer": "kubeinformers.testing.real_apiserver",
 }
 
 
@@ -25,4 +27,4 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-__all__ = ["FakeListerWatcher", "LocalApiServer"]
+__all__ = ["FakeListerWatcher", "LocalApiServer", "RealApiServer"]

@@ -10,6 +10,11 @@ the informer going on.
 Both decode modes of the transport: the default eager decoder (`JsonDecoder`: a bad object is
 skipped) and the lazy one (`LazyDecoder`: the object is cached as sent and fails on first
 access to a field, reported once through its `on_invalid` hook).
+
+Against LocalApiServer and against a real kube-apiserver (issue 13, marked `real_apiserver`;
+a private one for this module, since the loose Widget CRD replaces the demo's). The relist is
+forced by a 410 on the re-watch: LocalApiServer is told to answer it; the real apiserver is
+restarted, so its watch cache starts after the informer's resourceVersion ("too old").
 """
 
 from __future__ import annotations
@@ -34,18 +39,22 @@ from kubeinformers.runtime.codec.lazy import InvalidObjectError
 from kubeinformers.runtime.reflector import reflector as reflector_module
 from kubeinformers.runtime.reflector.backoff import Backoff
 from kubeinformers.testing.local_api_server import LocalApiServer
+from kubeinformers.testing.real_apiserver import RealApiServer
 from tests.soak.world import WIDGET_CRD
+from tests.support.cluster import RealCluster
 
 NS = "bad"
 WIDGETS = WidgetInformer.RESOURCE
 
 
 def loose_widget_crd() -> dict[str, Any]:
-    """The demo CRD, but every served version's `spec` is free-form on the server."""
+    """The demo CRD, but every served version's `spec` is free-form on the server (and has no
+    scale subresource, whose specReplicasPath a real server type-checks)."""
     crd: dict[str, Any] = copy.deepcopy(yaml.safe_load(WIDGET_CRD.read_text()))
     for version in crd["spec"]["versions"]:
         props = version["schema"]["openAPIV3Schema"]["properties"]
         props["spec"] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        version.get("subresources", {}).pop("scale", None)
     return crd
 
 
@@ -58,19 +67,75 @@ def widget(name: str, replicas: Any = 1) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalApiServer]:
+class BadInputServer:
+    """What these tests do to a server: write widgets, and force the informers to relist."""
+
+    def __init__(self, cluster: LocalApiServer | RealCluster, relist: Callable[[], None]) -> None:
+        self.cluster = cluster
+        self.force_relist = relist
+
+    def api_client(self) -> Any:
+        return self.cluster.api_client()
+
+    def create(self, obj: dict[str, Any]) -> Any:
+        return self.cluster.create(obj)
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str) -> Any:
+        return self.cluster.get(api_version, kind, name, namespace)
+
+    def replace(self, obj: dict[str, Any]) -> Any:
+        return self.cluster.replace(obj)
+
+
+def _initial_widgets(cluster: LocalApiServer | RealCluster) -> None:
+    cluster.create(widget("w-1"))
+    cluster.create(widget("w-2", replicas=2))
+    cluster.create(widget("w-bad-in-list", replicas="many"))
+
+
+@pytest.fixture(scope="module")
+def real_loose(real_apiserver_assets: Any) -> Iterator[tuple[RealApiServer, RealCluster]]:
+    """A private real server serving the loose Widget CRD (the session's has the demo's)."""
+    with RealApiServer(real_apiserver_assets) as real:
+        cluster = RealCluster(real)
+        cluster.namespace(NS)
+        cluster.create(loose_widget_crd())
+        yield real, cluster
+        cluster.close()
+
+
+@pytest.fixture(params=["local", pytest.param("real", marks=pytest.mark.real_apiserver)])
+def server(
+    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[BadInputServer]:
     # Relists after the forced 410 below come within ~0.1 s instead of ~1 s.
     monkeypatch.setattr(
         reflector_module, "Backoff", functools.partial(Backoff, initial=0.05, cap=1.0)
     )
+    if request.param == "real":
+        real, cluster = request.getfixturevalue("real_loose")
+        for old in cluster.list("demo.kubeinformers.io/v1", "Widget", NS):
+            cluster.delete("demo.kubeinformers.io/v1", "Widget", old["metadata"]["name"], NS)
+        _initial_widgets(cluster)
+
+        def restart() -> None:
+            # a write after the informers' last event, then a crash and restart: the new watch
+            # cache begins after their resourceVersion, so each re-watch is "too old" (410)
+            cluster.namespace(f"relist-{time.monotonic_ns()}")
+            real.restart_apiserver(kill=True)
+
+        yield BadInputServer(cluster, restart)
+        return
     with LocalApiServer(tls=True, token="bad-input-token", bookmark_interval=0.5) as s:
         s.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
         s.create(loose_widget_crd())
-        s.create(widget("w-1"))
-        s.create(widget("w-2", replicas=2))
-        s.create(widget("w-bad-in-list", replicas="many"))
-        yield s
+        _initial_widgets(s)
+
+        def answer_410() -> None:
+            s.fail_next(1, status=410, verbs=["watch"])
+            s.drop_watches()
+
+        yield BadInputServer(s, answer_410)
 
 
 def wait_for(cond: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
@@ -119,7 +184,7 @@ def run_informer(informer: SharedIndexInformer[Any]) -> tuple[threading.Event, t
 
 
 def test_eager_decode_reports_a_bad_object_once_and_keeps_everything_else(
-    server: LocalApiServer, caplog: pytest.LogCaptureFixture
+    server: BadInputServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="kubeinformers")
     api = server.api_client()
@@ -168,8 +233,7 @@ def test_eager_decode_reports_a_bad_object_once_and_keeps_everything_else(
 
         # a relist (410 on the re-watch) meets all three bad objects again: counted and
         # handed to the handler again, but each is logged only once
-        server.fail_next(1, status=410, verbs=["watch"])
-        server.drop_watches()
+        server.force_relist()
         wait_for(lambda: lw.decode_errors >= 6, "the bad objects seen again by the relist")
         server.create(widget("w-4", replicas=4))
         wait_for(lambda: f"{NS}/w-4" in keys(informer), "w-4 after the relist")
@@ -190,7 +254,7 @@ def test_eager_decode_reports_a_bad_object_once_and_keeps_everything_else(
 
 
 def test_eager_decode_relist_keeps_a_cached_object_that_turned_invalid(
-    server: LocalApiServer,
+    server: BadInputServer,
 ) -> None:
     api = server.api_client()
     factory = SharedInformerFactory(api, decode="eager")
@@ -206,8 +270,7 @@ def test_eager_decode_relist_keeps_a_cached_object_that_turned_invalid(
         bad_update["spec"]["replicas"] = "two"
         server.replace(bad_update)
         wait_for(lambda: lw.decode_errors >= 2, "the bad update")
-        server.fail_next(1, status=410, verbs=["watch"])
-        server.drop_watches()
+        server.force_relist()
         wait_for(lambda: lw.decode_errors >= 4, "the relist")
         server.create(widget("w-3", replicas=3))
         wait_for(lambda: f"{NS}/w-3" in keys(informer), "w-3 after the relist")
@@ -219,7 +282,7 @@ def test_eager_decode_relist_keeps_a_cached_object_that_turned_invalid(
 
 
 def test_lazy_decode_caches_a_bad_object_and_reports_it_once_on_first_access(
-    server: LocalApiServer, caplog: pytest.LogCaptureFixture
+    server: BadInputServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Lazy decoding (the default) cannot know an object is bad before it is read: the object
     is cached as the server sent it; its first read raises InvalidObjectError (key, field
@@ -272,7 +335,7 @@ def test_lazy_decode_caches_a_bad_object_and_reports_it_once_on_first_access(
 
 @pytest.mark.parametrize("decode", ["eager", "lazy"])
 def test_without_a_watch_error_handler_a_bad_object_is_logged_once(
-    server: LocalApiServer, caplog: pytest.LogCaptureFixture, decode: str
+    server: BadInputServer, caplog: pytest.LogCaptureFixture, decode: str
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="kubeinformers")
     api = server.api_client()
@@ -288,8 +351,7 @@ def test_without_a_watch_error_handler_a_bad_object_is_logged_once(
             with pytest.raises(InvalidObjectError):
                 _ = widgets.lister().widgets(NS).get("w-bad-in-list").spec
         else:  # a relist meets the bad object a second time
-            server.fail_next(1, status=410, verbs=["watch"])
-            server.drop_watches()
+            server.force_relist()
             wait_for(lambda: lw.decode_errors >= 2, "the relist")
         assert lw.decode_errors >= 1
         logged = error_logs(caplog, f"{NS}/w-bad-in-list")

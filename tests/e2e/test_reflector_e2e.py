@@ -28,13 +28,13 @@ from kubeinformers.runtime.api.model import KubeModel
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
 from kubeinformers.runtime.cache.keys import (
-    DeletedFinalStateUnknown,
     deletion_handling_meta_namespace_key,
     object_resource_version,
 )
 from kubeinformers.runtime.client.transport import ApiListerWatcher, HttpWatch
 from kubeinformers.runtime.reflector import reflector as reflector_module
 from kubeinformers.runtime.reflector.backoff import Backoff
+from tests.support.view import View
 
 local_api_server = pytest.importorskip("kubeinformers.testing.local_api_server")
 LocalApiServer = local_api_server.LocalApiServer
@@ -81,30 +81,6 @@ class RecordingLW(ApiListerWatcher[Pod]):
     def watch(self, options: ListOptions) -> HttpWatch[Pod]:
         self.watches.append(options.copy())
         return super().watch(options)
-
-
-class View:
-    """A handler's picture of the world: replays add/update/delete into key → RV."""
-
-    def __init__(self) -> None:
-        self.items: dict[str, str] = {}
-        self.lock = threading.Lock()
-
-    def on_add(self, obj: Pod, is_in_initial_list: bool) -> None:
-        with self.lock:
-            self.items[deletion_handling_meta_namespace_key(obj)] = object_resource_version(obj)
-
-    def on_update(self, old: Pod, new: Pod) -> None:
-        with self.lock:
-            self.items[deletion_handling_meta_namespace_key(new)] = object_resource_version(new)
-
-    def on_delete(self, obj: Pod | DeletedFinalStateUnknown[Pod]) -> None:
-        with self.lock:
-            self.items.pop(deletion_handling_meta_namespace_key(obj), None)
-
-    def snapshot(self) -> dict[str, str]:
-        with self.lock:
-            return dict(self.items)
 
 
 def server_state(server: Any) -> dict[str, str]:

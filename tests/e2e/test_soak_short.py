@@ -1,9 +1,12 @@
-"""The soak's short variant (issue 8): 50 injected faults, the same invariants as `make soak`.
+"""The soak's short variant (issue 8): 50 injected faults, the same invariants as `make soak`;
+and 30 against a real kube-apiserver + etcd (issue 13, on a private server: it is restarted).
 
 Informers of pods (all namespaces), configmaps (one namespace), a CRD kind (label-selected),
 configmaps metadata-only, the CRD kind again with the ordered queue (RealFIFO, C-2) and
 eager decoding, and pods again with the atomic queue (C-3); three handlers each (one raises, one blocks when armed),
-while a writer churns objects and faults fire from a seeded RNG (tests/soak/faults.py).
+while a writer churns objects and faults fire from a seeded RNG (tests/soak/faults.py, and
+tests/soak/real_faults.py for the real server: apiserver restarts by SIGTERM and SIGKILL, etcd
+compactions, connections reset or refused through a TCP proxy).
 Every checkpoint: caches and every handler's replayed view equal the server's state for their
 selection (keys and resourceVersions) after relists (D8, D14), watch-list stalls and fallbacks
 (D17-D20) and backoffs (D3, D4, D11); every callback is checked against what the handler saw
@@ -12,11 +15,18 @@ before; afterwards no thread or socket of ours is left and no log record holds t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
+from kubeinformers.testing.real_apiserver import RealApiServer
 from tests.soak import SoakConfig, run_soak
 
 SEED = 8
+# A seed whose 30 real-server faults include a SIGTERM and a SIGKILL restart of the apiserver,
+# etcd compactions, reset connections and deletions while disconnected (the fault sequence
+# depends on the seed only, not on timing).
+REAL_SEED = 21
 
 
 @pytest.mark.slow
@@ -27,4 +37,22 @@ def test_short_soak_converges_with_no_lost_phantom_or_stale_events() -> None:
     assert (result.lost, result.phantom, result.stale_updates, result.bad_callbacks) == (0, 0, 0, 0)
     assert result.objects_compared > 0 and result.writes > 0
     # relists after compaction meet objects deleted meanwhile: DeletedFinalStateUnknown (A5)
+    assert result.tombstones > 0
+
+
+@pytest.mark.slow
+@pytest.mark.real_apiserver
+def test_short_soak_against_a_real_apiserver(
+    real_apiserver_factory: Callable[..., RealApiServer],
+) -> None:
+    real = real_apiserver_factory()
+    result = run_soak(
+        SoakConfig(seed=REAL_SEED, faults=30, checkpoint_every=15, server="real", real=real)
+    )
+    assert result.violations == [], result.summary()
+    assert result.faults == result.survived == 30
+    assert (result.lost, result.phantom, result.stale_updates, result.bad_callbacks) == (0, 0, 0, 0)
+    assert result.objects_compared > 0 and result.writes > 0
+    for fault in ("apiserver-restart-term", "apiserver-crash-kill", "etcd-compaction"):
+        assert result.fault_counts.get(fault, 0) >= 1, result.fault_counts
     assert result.tombstones > 0

@@ -1,10 +1,14 @@
-"""Issue 5, end to end: the generated factory against LocalApiServer over HTTPS with a token.
+"""Issue 5, end to end: the generated factory against LocalApiServer over HTTPS with a token,
+and against a real kube-apiserver (issue 13, marked `real_apiserver`) with every queue kind
+("delta", "ordered", "atomic") and watch-list on and off.
 
 Pods, deployments, nodes (cluster-scoped) and the demo CRD kinds Widget (namespaced) and Gadget
 (cluster-scoped, generated from crds/ at test time into a temporary package that shares the
-runtime factory through `CustomInformers`), with a factory restricted to one namespace and a
-label-selecting `tweak_list_options`. After each phase of creates, updates and deletes every
-lister answer must equal the server's state seen through the same filters.
+runtime factory through `CustomInformers`; installed into the server from crds/), with a
+factory restricted to one namespace and a label-selecting `tweak_list_options`. After each
+phase of creates, updates and deletes every lister answer must equal the server's state seen
+through the same filters, and a handler's replayed view of the pods must equal it too. Each
+test has its own two namespaces (the real server is shared by the session).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from kubeinformers.generated.core.v1 import Node, Pod
 from kubeinformers.runtime import labels
 from kubeinformers.runtime.api.listwatch import ListOptions
 from kubeinformers.runtime.api.resource import GroupVersionResource
+from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind
 from kubeinformers.runtime.cache.keys import (
     meta_namespace_key,
     object_labels,
@@ -37,10 +42,12 @@ from kubeinformers.runtime.cache.keys import (
 )
 from kubeinformers.runtime.cache.listers import NotFoundError
 from kubeinformers.testing.local_api_server import LocalApiServer
+from kubeinformers.testing.real_apiserver import RealApiServer
+from tests.support.cluster import Cluster, RealCluster
+from tests.support.view import View
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "e2e-s3cret-token"
-WATCHED_NS, OTHER_NS = "team-a", "team-b"
 SELECTOR = "e2e=yes"
 WIDGETS = GroupVersionResource("demo.kubeinformers.io", "v1", "widgets")
 GADGETS = GroupVersionResource("demo.kubeinformers.io", "v1", "gadgets")
@@ -133,19 +140,61 @@ def crd_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             del sys.modules[name]
 
 
+def _demo_crds() -> list[dict[str, Any]]:
+    return [
+        doc
+        for path in sorted((REPO / "crds").glob("*.yaml"))
+        for doc in yaml.safe_load_all(path.read_text())
+        if doc
+    ]
+
+
 @pytest.fixture(scope="module")
-def server() -> Iterator[LocalApiServer]:
+def local_server() -> Iterator[LocalApiServer]:
     with LocalApiServer(tls=True, token=TOKEN) as s:
-        for ns in (WATCHED_NS, OTHER_NS):
-            s.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-        for path in sorted((REPO / "crds").glob("*.yaml")):
-            for doc in yaml.safe_load_all(path.read_text()):
-                if doc:
-                    s.create(doc)
+        for crd in _demo_crds():
+            s.create(crd)
         yield s
 
 
-def eventually(condition: Callable[[], bool], timeout: float = 20.0) -> bool:
+@pytest.fixture(scope="module")
+def real_cluster(real_apiserver: RealApiServer) -> Iterator[RealCluster]:
+    cluster = RealCluster(real_apiserver)
+    for crd in _demo_crds():
+        cluster.ensure(crd)
+    yield cluster
+    cluster.close()
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A test's own namespaces: the factory watches one, the other must never show up."""
+
+    watched: str
+    other: str
+
+
+_SCOPES = itertools.count()
+
+
+@pytest.fixture
+def server(request: pytest.FixtureRequest, backend: str) -> Cluster:
+    cluster: Cluster = request.getfixturevalue(
+        "local_server" if backend == "local" else "real_cluster"
+    )
+    return cluster
+
+
+@pytest.fixture
+def scope(server: Cluster) -> Scope:
+    n = next(_SCOPES)
+    made = Scope(f"typed-{n}-a", f"typed-{n}-b")
+    for ns in (made.watched, made.other):
+        server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    return made
+
+
+def eventually(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
     """Re-check `condition` on a short period until it holds or `timeout` passes."""
     waiter = threading.Event()
     for _ in range(int(timeout / 0.02)):
@@ -155,10 +204,10 @@ def eventually(condition: Callable[[], bool], timeout: float = 20.0) -> bool:
     return condition()
 
 
-def server_state(server: LocalApiServer, kind: Kind) -> dict[str, dict[str, Any]]:
+def server_state(server: Cluster, scope: Scope, kind: Kind) -> dict[str, dict[str, Any]]:
     """What the factory should see: namespace-restricted (namespaced kinds) and selected."""
     selector = labels.parse(SELECTOR)
-    namespace = WATCHED_NS if kind.namespaced else None
+    namespace = scope.watched if kind.namespaced else None
     return {
         meta_namespace_key(o): o
         for o in server.list(kind.api_version, kind.kind, namespace)
@@ -173,12 +222,16 @@ def versions(objs: Any) -> dict[str, str]:
 class Harness:
     """The user's side: the generated factory, the CRD accessors, their listers."""
 
-    def __init__(self, server: LocalApiServer, crd_package: Any) -> None:
+    def __init__(
+        self, server: Cluster, scope: Scope, crd_package: Any, queue: QueueKind = "delta"
+    ) -> None:
         def tweak(options: ListOptions) -> ListOptions:
             return options.copy(label_selector=SELECTOR)
 
+        self.scope = scope
+        self.api = server.api_client()
         self.factory = SharedInformerFactory(
-            server.api_client(), namespace=WATCHED_NS, tweak_list_options=tweak
+            self.api, namespace=scope.watched, tweak_list_options=tweak, queue=queue
         )
         core, apps = self.factory.core().v1(), self.factory.apps().v1()
         self.custom = crd_package.CustomInformers(self.factory)
@@ -198,6 +251,12 @@ class Harness:
                 meta_namespace_key(obj) if isinstance(obj, Pod) else obj.key
             )
         )
+        self.pod_view = View()
+        self.pods.informer().add_event_handler(
+            on_add=self.pod_view.on_add,
+            on_update=self.pod_view.on_update,
+            on_delete=self.pod_view.on_delete,
+        )
 
     def all_listed(self, kind: Kind) -> Any:
         if kind is POD:
@@ -212,24 +271,35 @@ class Harness:
 
     def get(self, kind: Kind, name: str) -> Any:
         if kind is POD:
-            return self.pods.lister().pods(WATCHED_NS).get(name)
+            return self.pods.lister().pods(self.scope.watched).get(name)
         if kind is DEPLOYMENT:
-            return self.deployments.lister().deployments(WATCHED_NS).get(name)
+            return self.deployments.lister().deployments(self.scope.watched).get(name)
         if kind is NODE:
             return self.nodes.lister().get(name)
         if kind is WIDGET:
-            return self.widgets.lister().widgets(WATCHED_NS).get(name)
+            return self.widgets.lister().widgets(self.scope.watched).get(name)
         return self.gadgets.lister().get(name)
 
-    def converged(self, server: LocalApiServer) -> bool:
-        return all(
-            versions(self.all_listed(kind)) == versions(server_state(server, kind).values())
-            for kind in KINDS
-        )
+    def converged(self, server: Cluster) -> Callable[[], bool]:
+        """A check that the listers and the pod handler's view equal the server's state now
+        (read once: the test is the only writer, and it has paused)."""
+        expected = {
+            kind: versions(server_state(server, self.scope, kind).values()) for kind in KINDS
+        }
 
-    def check_every_answer(self, server: LocalApiServer) -> None:
+        def check() -> bool:
+            return self.pod_view.snapshot() == expected[POD] and all(
+                versions(self.all_listed(kind)) == expected[kind] for kind in KINDS
+            )
+
+        return check
+
+    def check_every_answer(self, server: Cluster) -> None:
+        # every handler's view: replayed callbacks equal the cache and the server (no lost,
+        # no phantom object, no stale resourceVersion)
+        assert self.pod_view.snapshot() == versions(server_state(server, self.scope, POD).values())
         for kind in KINDS:
-            expected = server_state(server, kind)
+            expected = server_state(server, self.scope, kind)
             listed = self.all_listed(kind)
             assert versions(listed) == versions(expected.values()), kind.kind
             for app in ("web", "db"):
@@ -246,23 +316,23 @@ class Harness:
             for o in server.list(kind.api_version, kind.kind):
                 key = meta_namespace_key(o)
                 if key not in expected and (
-                    not kind.namespaced or o["metadata"]["namespace"] == WATCHED_NS
+                    not kind.namespaced or o["metadata"]["namespace"] == self.scope.watched
                 ):
                     with pytest.raises(NotFoundError):
                         self.get(kind, o["metadata"]["name"])
         # the namespace restriction: nothing of the other namespace is ever cached
-        assert self.pods.lister().pods(OTHER_NS).list() == []
-        assert self.widgets.lister().widgets(OTHER_NS).list() == []
+        assert self.pods.lister().pods(self.scope.other).list() == []
+        assert self.widgets.lister().widgets(self.scope.other).list() == []
 
     def _list(self, kind: Kind, selector: str) -> Any:
         if kind is POD:
-            return self.pods.lister().pods(WATCHED_NS).list(selector)
+            return self.pods.lister().pods(self.scope.watched).list(selector)
         if kind is DEPLOYMENT:
-            return self.deployments.lister().deployments(WATCHED_NS).list(selector)
+            return self.deployments.lister().deployments(self.scope.watched).list(selector)
         if kind is NODE:
             return self.nodes.lister().list(selector)
         if kind is WIDGET:
-            return self.widgets.lister().widgets(WATCHED_NS).list(selector)
+            return self.widgets.lister().widgets(self.scope.watched).list(selector)
         return self.gadgets.lister().list(selector)
 
     @staticmethod
@@ -285,11 +355,13 @@ class Harness:
 _NAMES = itertools.count()
 
 
-def apply_random_changes(server: LocalApiServer, rng: random.Random, phase: str, n: int) -> None:
+def apply_random_changes(
+    server: Cluster, scope: Scope, rng: random.Random, phase: str, n: int
+) -> None:
     """`n` creates, updates or deletes across kinds, namespaces and label sets."""
     for _ in range(n):
         kind = rng.choice(KINDS)
-        ns = rng.choice((WATCHED_NS, OTHER_NS))
+        ns = rng.choice((scope.watched, scope.other))
         existing = server.list(kind.api_version, kind.kind, ns if kind.namespaced else None)
         existing = [o for o in existing if o["metadata"]["name"].startswith("e2e-")]
         action = phase if phase != "mixed" else rng.choice(("create", "update", "delete"))
@@ -310,29 +382,56 @@ def apply_random_changes(server: LocalApiServer, rng: random.Random, phase: str,
             server.delete(kind.api_version, kind.kind, victim["name"], victim.get("namespace"))
 
 
+# The local server runs the default queue with watch-list; the real one every combination.
+CASES = [pytest.param("local", "delta", True, id="local-delta-watchlist")] + [
+    pytest.param(
+        "real",
+        queue,
+        watch_list,
+        id=f"real-{queue}-{'watchlist' if watch_list else 'list-watch'}",
+        marks=pytest.mark.real_apiserver,
+    )
+    for queue in QUEUE_KINDS
+    for watch_list in (True, False)
+]
+
+
+@pytest.mark.parametrize(("backend", "queue", "watch_list"), CASES)
 def test_issue5_generated_factory_listers_equal_server_state(
-    server: LocalApiServer, crd_package: Any
+    server: Cluster,
+    scope: Scope,
+    crd_package: Any,
+    queue: QueueKind,
+    watch_list: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # D17: the WatchListClient gate chooses watch-list (initial events over a watch) or LIST
+    monkeypatch.setenv("KUBE_FEATURE_WatchListClient", "true" if watch_list else "false")
     rng = random.Random(20261122)
-    apply_random_changes(server, rng, "create", 40)  # some state before the informers start
-    user = Harness(server, crd_package)
-    with user.factory:
-        user.custom.start()  # the CRD accessor starts the one shared factory
-        synced = user.factory.wait_for_cache_sync(timeout=30)
-        assert synced == {
-            gvr: True
-            for gvr in (
-                GroupVersionResource("", "v1", "pods"),
-                GroupVersionResource("apps", "v1", "deployments"),
-                GroupVersionResource("", "v1", "nodes"),
-                WIDGETS,
-                GADGETS,
-            )
-        }
-        user.check_every_answer(server)
-        for phase, n in (("create", 40), ("update", 40), ("mixed", 60), ("delete", 30)):
-            apply_random_changes(server, rng, phase, n)
-            assert eventually(lambda: user.converged(server)), f"no convergence after {phase}"
+    apply_random_changes(server, scope, rng, "create", 40)  # state before the informers start
+    user = Harness(server, scope, crd_package, queue)
+    try:
+        with user.factory:
+            user.custom.start()  # the CRD accessor starts the one shared factory
+            synced = user.factory.wait_for_cache_sync(timeout=60)
+            assert synced == {
+                gvr: True
+                for gvr in (
+                    GroupVersionResource("", "v1", "pods"),
+                    GroupVersionResource("apps", "v1", "deployments"),
+                    GroupVersionResource("", "v1", "nodes"),
+                    WIDGETS,
+                    GADGETS,
+                )
+            }
+            assert all(i.queue_kind == queue for i in user.factory.informers().values())
+            assert eventually(user.converged(server)), "no convergence after the sync"
             user.check_every_answer(server)
-        assert user.deletes, "pod deletions reached the handler"
-    assert all(i.is_stopped() for i in user.factory.informers().values())
+            for phase, n in (("create", 40), ("update", 40), ("mixed", 60), ("delete", 30)):
+                apply_random_changes(server, scope, rng, phase, n)
+                assert eventually(user.converged(server)), f"no convergence after {phase}"
+                user.check_every_answer(server)
+            assert user.deletes, "pod deletions reached the handler"
+        assert all(i.is_stopped() for i in user.factory.informers().values())
+    finally:
+        user.api.close()

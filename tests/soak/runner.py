@@ -1,4 +1,9 @@
-"""Runs the soak: informers + handlers against LocalApiServer, a writer, a fault injector.
+"""Runs the soak: informers + handlers against a server, a writer, a fault injector.
+
+The server is LocalApiServer with its protocol-level fault hooks (faults.py), or a real
+kube-apiserver + etcd (`server="real"`, RealApiServer) with the faults a real cluster has:
+restarts, crashes, compactions, and dropped or refused connections through a TCP proxy
+(real_faults.py).
 
 Six informers over HTTPS with a bearer token: pods (all namespaces, generated factory),
 configmaps restricted to one namespace, the demo CRD's widgets selected by label (generated
@@ -38,7 +43,9 @@ from kubeinformers.runtime.client.transport import ApiListerWatcher
 from kubeinformers.runtime.reflector import reflector as reflector_module
 from kubeinformers.runtime.reflector.backoff import Backoff
 from kubeinformers.testing.local_api_server import LocalApiServer
+from kubeinformers.testing.real_apiserver import RealApiServer
 from tests.soak.faults import Injector
+from tests.soak.real_faults import RealInjector
 from tests.soak.recorder import Recorder
 from tests.soak.world import (
     CONFIGMAPS,
@@ -49,6 +56,8 @@ from tests.soak.world import (
     World,
     Writer,
 )
+from tests.support.cluster import Cluster, RealCluster
+from tests.support.tcp_proxy import TcpProxy
 
 TOKEN = "soak-bearer-t0ken-never-logged"
 DEFAULT_SEED = 20260522
@@ -62,6 +71,8 @@ class SoakConfig:
     interval: tuple[float, float] = (0.03, 0.25)  # seconds between two faults
     converge_timeout: float = 60.0
     progress: Callable[[str], None] | None = None
+    server: str = "local"  # "local" (LocalApiServer) or "real" (RealApiServer)
+    real: RealApiServer | None = None  # a started real server to use (else one is started)
 
 
 @dataclass
@@ -77,6 +88,7 @@ class Watched:
 @dataclass
 class SoakResult:
     seed: int
+    server: str = "local"
     faults: int = 0
     survived: int = 0
     objects_compared: int = 0
@@ -97,7 +109,8 @@ class SoakResult:
 
     def summary(self) -> str:
         return (
-            f"soak: seed={self.seed} faults={self.faults} survived={self.survived} "
+            f"soak: server={self.server} seed={self.seed} faults={self.faults} "
+            f"survived={self.survived} "
             f"objects_compared={self.objects_compared} lost={self.lost} phantom={self.phantom} "
             f"stale_updates={self.stale_updates} bad_callbacks={self.bad_callbacks} "
             f"tombstones={self.tombstones} writes={self.writes} "
@@ -401,33 +414,62 @@ class Soak:
                         self._violation(f"{r.name}: tombstone for {key}, never deleted")
 
     def run(self) -> SoakResult:
-        threads_before = set(threading.enumerate())
-        sockets_before = open_sockets()
-        self._started = time.monotonic()
-        with fast_backoff(), _captured_logs(TOKEN, quiet=True) as logs:
-            self._run()
-        self.result.duration = time.monotonic() - self._started
-        if logs.leaks:
-            self._violation(f"bearer token in log records: {logs.leaks}")
-        for problem in leaked(threads_before, sockets_before):
-            self._violation(problem)
+        cfg = self.config
+        self.result.server = cfg.server
+        own_real: RealApiServer | None = None
+        if cfg.server == "real" and cfg.real is None:
+            # started before the baseline: its process-wide spawner thread is not a leak
+            own_real = RealApiServer().start()
+        real = cfg.real or own_real
+        try:
+            secret = TOKEN if real is None else real.configuration().api_key["authorization"]
+            threads_before = set(threading.enumerate())
+            sockets_before = open_sockets()
+            self._started = time.monotonic()
+            with fast_backoff(), _captured_logs(secret, quiet=True) as logs:
+                self._run(real)
+            self.result.duration = time.monotonic() - self._started
+            if logs.leaks:
+                self._violation(f"bearer token in log records: {logs.leaks}")
+            for problem in leaked(threads_before, sockets_before):
+                self._violation(problem)
+        finally:
+            if own_real is not None:
+                own_real.stop()
         self._say(
             f"log records: {logs.records}; faults by kind: "
             + ", ".join(f"{k}={v}" for k, v in sorted(self.result.fault_counts.items()))
         )
         return self.result
 
-    def _run(self) -> None:
+    def _run(self, real: RealApiServer | None) -> None:
         cfg = self.config
-        server = LocalApiServer(
-            tls=True, token=TOKEN, bookmark_interval=0.5, history_size=3000, too_large_rv_wait=0.3
-        )
-        server.start()
-        api = server.api_client()
+        local: LocalApiServer | None = None
+        proxy: TcpProxy | None = None
+        cluster: Cluster
+        if real is None:
+            local = LocalApiServer(
+                tls=True,
+                token=TOKEN,
+                bookmark_interval=0.5,
+                history_size=3000,
+                too_large_rv_wait=0.3,
+            )
+            local.start()
+            cluster = local
+            api = local.api_client()
+        else:
+            cluster = RealCluster(real)
+            proxy = TcpProxy(("127.0.0.1", int(real.server.rsplit(":", 1)[1]))).start()
+            configuration = real.configuration()
+            configuration.host = proxy.url  # the informers' connections go through the proxy
+            import kubernetes
+
+            api = kubernetes.client.ApiClient(configuration)
         writer: Writer | None = None
         factories: list[RuntimeFactory] = []
         try:
-            world = World(server, random.Random(self.rng.random()))
+            world = World(cluster, random.Random(self.rng.random()))
             world.setup()
             factories, watched = _start_informers(api, self.stop)
             for factory in factories:
@@ -437,14 +479,28 @@ class Soak:
                     return
             self._say(f"soak: seed={cfg.seed}: {len(watched)} informers synced; injecting")
             recorders = [r for w in watched for r in w.recorders]
-            injector = Injector(
-                world,
-                random.Random(self.rng.random()),
-                recorders,
-                raisers=[w.recorders[1] for w in watched],
-                blockers=[w.recorders[2] for w in watched],
-            )
             writer = Writer(world)
+            injector: Injector
+            if real is None:
+                injector = Injector(
+                    world,
+                    random.Random(self.rng.random()),
+                    recorders,
+                    raisers=[w.recorders[1] for w in watched],
+                    blockers=[w.recorders[2] for w in watched],
+                )
+            else:
+                injector = RealInjector(
+                    world,
+                    random.Random(self.rng.random()),
+                    recorders,
+                    raisers=[w.recorders[1] for w in watched],
+                    blockers=[w.recorders[2] for w in watched],
+                    real=real,
+                    proxy=proxy,
+                    pause_writes=writer.pause,
+                    resume_writes=writer.resume,
+                )
             writer.start()
             window = bad_callbacks = 0
             for i in range(1, cfg.faults + 1):
@@ -486,7 +542,12 @@ class Soak:
             for factory in factories:
                 factory.shutdown(timeout=30)
             api.close()
-            server.stop()
+            if proxy is not None:
+                proxy.stop()
+            if isinstance(cluster, RealCluster):
+                cluster.close()
+            if local is not None:
+                local.stop()
 
 
 def run_soak(config: SoakConfig) -> SoakResult:

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from kubeinformers.runtime import labels
-from kubeinformers.testing.local_api_server import LocalApiServer
+from tests.support.cluster import Cluster
 
 REPO = Path(__file__).resolve().parents[2]
 WIDGET_CRD = REPO / "crds" / "demo.kubeinformers.io_widgets.yaml"
@@ -95,9 +95,10 @@ class WriteStats:
 
 @dataclass
 class World:
-    """The server plus the bookkeeping of everything written to it."""
+    """The server (LocalApiServer, or a real one through RealCluster) plus the bookkeeping of
+    everything written to it."""
 
-    server: LocalApiServer
+    server: Cluster
     rng: random.Random
     lock: threading.RLock = field(default_factory=threading.RLock)
     # kind -> key -> every resourceVersion that key ever had on the server
@@ -116,6 +117,9 @@ class World:
             self.history[kind.kind] = {}
             self.deleted[kind.kind] = set()
             self.live[kind.kind] = []
+            # what the server holds of its own (a real one: kube-system configmaps) was served
+            for obj in self.server.list(kind.api_version, kind.kind):
+                self._record(kind, obj)
             for _ in range(kind.target // 2):
                 self.create(kind)
 

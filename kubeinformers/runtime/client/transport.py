@@ -41,10 +41,32 @@ LIST_TIMEOUT = urllib3.Timeout(connect=30.0, read=180.0)
 WATCH_CONNECT_TIMEOUT = 30.0
 WATCH_READ_SLACK = 60.0  # read timeout = the watch's timeoutSeconds + this
 _READ_SIZE = 65536
+
+
 # The reflector retries (with backoff that a stop interrupts, D4/D11, and Retry-After): urllib3
 # must not also retry, or sleep on a Retry-After, behind its back. Redirects are still followed,
 # and a GET sent on a pooled connection the server had already closed is sent once more.
-_NO_RETRIES = urllib3.Retry(
+class _ResendOnce(urllib3.Retry):
+    """Our requests' retry policy; its type marks urllib3's "Retrying ..." records as ours."""
+
+
+class _QuietResend(logging.Filter):
+    """urllib3 logs a WARNING each time it resends a GET whose pooled connection the server
+    had closed (every dropped watch, every apiserver restart). For our requests that resend is
+    routine; if it fails too, the error reaches the reflector, which reports it (outage.py).
+    So our records go down to DEBUG; everyone else's are left alone."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and args and isinstance(args[0], _ResendOnce):
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+        return True
+
+
+logging.getLogger("urllib3.connectionpool").addFilter(_QuietResend())
+
+_NO_RETRIES = _ResendOnce(
     total=None,
     connect=0,
     read=1,
@@ -280,6 +302,15 @@ class ApiListerWatcher(Generic[T]):
             err.message = (
                 f"forbidden: cannot {verb} {self.describe()} at {self.server}: {err.message}; "
                 "check the RBAC rules of the credentials"
+            )
+        elif code == 404 and not (status.details and status.details.name):
+            # A collection is never missing: its path is (an unknown group answers plain text
+            # "404 page not found"), so say which resource and what to check.
+            err.message = (
+                f"not found: cannot {verb} {self.describe()} at {self.server}: the server does "
+                f"not serve {self.resource.gvr.group_resource()} in {self.resource.api_version} "
+                f"({err.message}); check the API group and version, and for a custom resource "
+                "that its CustomResourceDefinition is installed"
             )
         err.args = (err.message,)
         return err

@@ -19,6 +19,7 @@ from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions, Obje
 from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE, list_pages
 from kubeinformers.runtime.codec.wire import gc_paused
 from kubeinformers.runtime.metrics import ReflectorCounters
+from kubeinformers.runtime.outage import OutageLog, is_server_unavailable
 from kubeinformers.runtime.reflector.backoff import is_watch_error_retriable
 from kubeinformers.runtime.reflector.support import (
     CONSISTENCY_DETECTOR_ENV,
@@ -56,6 +57,7 @@ class InitialState(Generic[T]):
     expected_type: type | None
     expected_gvk: tuple[str, str] | None
     _resync_error: BaseException | None
+    outage: OutageLog
 
     if TYPE_CHECKING:  # provided by Reflector
 
@@ -140,10 +142,14 @@ class InitialState(Generic[T]):
         try:
             outcome = self._interruptible(stop, list_with_retry)
         except Exception as e:
-            logger.warning("%s: failed to list %s: %s", self.name, self.type_description, e)
+            if is_server_unavailable(e):
+                self.outage.failed(f"list of {self.type_description}", e)
+            else:
+                logger.warning("%s: failed to list %s: %s", self.name, self.type_description, e)
             raise wrap_list_error(self.type_description, e) from e
         if outcome is None:
             return  # stop requested
+        self.outage.recovered()
         result, paginated = outcome
         if rv == "0" and paginated:
             self._paginated_result = True  # D7: sticky
@@ -197,7 +203,10 @@ class InitialState(Generic[T]):
         def retriable_with_side_effects(err: BaseException) -> bool:
             self.counters.watch_errors += 1
             if is_watch_error_retriable(err):
-                logger.info("%s: watch-list failed, backing off: %s", self.name, err)
+                if is_server_unavailable(err):
+                    self.outage.failed(f"watch-list of {self.type_description}", err)
+                else:
+                    logger.info("%s: watch-list failed, backing off: %s", self.name, err)
                 self._backoff_wait(stop, err)
                 return True
             if is_expired(err) or is_too_large_resource_version(err):
@@ -277,6 +286,7 @@ class InitialState(Generic[T]):
             raise
         self.counters.lists += 1
         self._set_last_sync_rv(resource_version)
+        self.outage.recovered()
         return w
 
 

@@ -34,6 +34,7 @@ from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE
 from kubeinformers.runtime.codec.lazy import InvalidObjectError
 from kubeinformers.runtime.codec.wire import ObjectDecodeError
 from kubeinformers.runtime.metrics import ReflectorCounters
+from kubeinformers.runtime.outage import OutageLog, is_server_unavailable
 from kubeinformers.runtime.reflector.backoff import (
     Backoff,
     RetryWithDeadline,
@@ -68,7 +69,10 @@ def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -
     401/403 get their own wording: nothing will change until the credentials or RBAC do.
     """
     name = reflector.name
-    if is_expired(err):
+    if is_server_unavailable(err):
+        # an apiserver restart: reported once per outage, not once per failed request
+        reflector.outage.failed(f"watch of {reflector.type_description}", err)
+    elif is_expired(err):
         logger.debug("%s: watch of %s closed: %s", name, reflector.type_description, err)
     elif isinstance(err, (EOFError, ObjectDecodeError, InvalidObjectError)):
         # A bad object was already logged once (with its key and field path) by the
@@ -140,6 +144,7 @@ class Reflector(InitialState[T]):
             else "<unspecified>"
         )
         self.watch_error_handler = watch_error_handler or default_watch_error_handler
+        self.outage = OutageLog(self.name, logger)
         # D17: decided once, at construction.
         enabled = watch_list_gate_enabled() if use_watch_list is None else use_watch_list
         self.use_watch_list = enabled and not watch_list_semantics_unsupported(lister_watcher)
@@ -286,13 +291,16 @@ class Reflector(InitialState[T]):
                 try:
                     w = self._watch_list(stop)
                 except Exception as e:
-                    logger.warning(
-                        "%s: the watch-list request for %s ended with an error, falling back to "
-                        "LIST/WATCH: %s",
-                        self.name,
-                        self.type_description,
-                        e,
-                    )
+                    if is_server_unavailable(e):
+                        self.outage.failed(f"watch-list of {self.type_description}", e)
+                    else:
+                        logger.warning(
+                            "%s: the watch-list request for %s ended with an error, falling "
+                            "back to LIST/WATCH: %s",
+                            self.name,
+                            self.type_description,
+                            e,
+                        )
                     fallback = True
                     w = None
                 else:
@@ -364,13 +372,17 @@ class Reflector(InitialState[T]):
                     except Exception as e:
                         self.counters.watch_errors += 1
                         if is_watch_error_retriable(e):
-                            logger.debug("%s: watch failed, backing off: %s", self.name, e)
+                            if is_server_unavailable(e):
+                                self.outage.failed(f"watch of {self.type_description}", e)
+                            else:
+                                logger.debug("%s: watch failed, backing off: %s", self.name, e)
                             if self._backoff_wait(stop, e):
                                 return
                             continue
                         raise
                     if w is None:
                         return
+                    self.outage.recovered()
                 err: BaseException | None = None
                 try:
                     self._handle_watch(
@@ -406,6 +418,8 @@ class Reflector(InitialState[T]):
                 elif is_internal_error(err) and retry.should_retry():
                     logger.info("%s: retrying watch after internal error: %s", self.name, err)
                     continue
+                elif is_server_unavailable(err):
+                    self.outage.failed(f"watch of {self.type_description}", err)
                 else:
                     logger.warning(
                         "%s: watch of %s ended with error: %s",

@@ -221,3 +221,26 @@ def _make() -> ServingCertificate:
         cert_pem=_pem("CERTIFICATE", srv),
         key_pem=srv_key.private_pem(),
     )
+
+
+@dataclass(frozen=True)
+class SigningKeyPair:
+    """PEM strings of an RSA key pair (a kube-apiserver signs service-account tokens with it)."""
+
+    private_pem: str
+    public_pem: str
+
+
+_cached_signing: SigningKeyPair | None = None
+
+
+def signing_key_pair() -> SigningKeyPair:
+    """A process-wide RSA-2048 key pair, separate from the serving key (made on first use)."""
+    global _cached_signing
+    with _lock:
+        if _cached_signing is None:
+            key = _new_key()
+            _cached_signing = SigningKeyPair(
+                key.private_pem(), _pem("PUBLIC KEY", key.public_der())
+            )
+        return _cached_signing

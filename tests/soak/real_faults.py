@@ -1,0 +1,107 @@
+"""The faults a real kube-apiserver + etcd can be given (`make soak` with `--server real`).
+
+A real server has no fault hooks, so the faults are what happens to a real cluster: the
+informers' connections go through a TCP proxy (tests/support/tcp_proxy.py) that resets them,
+refuses new ones for a while (an outage) or slows them; the apiserver is restarted (SIGTERM,
+or SIGKILL as a crash, sometimes staying down a moment) while etcd keeps the data; etcd is
+compacted; a restart plus a compaction loses the watch history (the re-watch gets 410, the
+informers relist); objects are deleted while the informers are cut off and the history is
+lost (the relist reports them as tombstones); handlers raise or block. LocalApiServer's
+protocol faults (429/500 answers, corrupt or truncated watch lines, a stalled watch-list
+bookmark, a renumbered restore, an RBAC flap) have no real-server equivalent here.
+
+The writer is paused around an apiserver restart, so no write of the world's is in flight
+when it goes down (RealCluster would retry it, but the world's history must stay exact).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tests.soak.faults import Fault, Injector
+from tests.soak.world import KINDS
+
+
+@dataclass
+class RealInjector(Injector):
+    real: Any = None  # RealApiServer
+    proxy: Any = None  # TcpProxy
+    pause_writes: Callable[[], None] = lambda: None
+    resume_writes: Callable[[], None] = lambda: None
+
+    def __post_init__(self) -> None:
+        f = Fault
+        self.faults = [
+            f("drop-connections", 10, self._drop),
+            f("outage-refused", 5, self._outage),
+            f("latency", 4, self._slow),
+            f("etcd-compaction", 8, self._compact),
+            f("apiserver-restart-term", 2, self._restart_term),
+            f("apiserver-crash-kill", 2, self._crash),
+            f("restart-lose-watch-history", 2, self._restart_lose_history),
+            f("deletes-while-disconnected", 3, self._deletes_while_disconnected),
+            f("handler-raises", 7, self._handler_raises),
+            f("handler-blocks", 4, self._handler_blocks),
+        ]
+
+    def clear(self) -> None:
+        undo, self._undo = self._undo, []
+        for _, fn in undo:
+            fn()
+        self.proxy.refuse(False)
+        self.proxy.latency = 0.0
+
+    # --- the faults --------------------------------------------------------------------------
+
+    def _drop(self) -> None:
+        self.proxy.drop_all()
+
+    def _outage(self) -> None:
+        self.proxy.refuse(True)
+        self._later(self.rng.uniform(0.2, 2.0), lambda: self.proxy.refuse(False))
+
+    def _slow(self) -> None:
+        self.proxy.latency = self.rng.uniform(0.02, 0.3)
+        self._later(self.rng.uniform(0.3, 2.0), self._fast)
+        if self.rng.random() < 0.5:
+            self.proxy.drop_all()
+
+    def _fast(self) -> None:
+        self.proxy.latency = 0.0
+
+    def _compact(self) -> None:
+        """etcd compacted; the watch cache still serves recent resourceVersions."""
+        self.real.compact_etcd()
+        if self.rng.random() < 0.5:
+            self.proxy.drop_all()
+
+    def _restart(self, kill: bool) -> None:
+        self.pause_writes()
+        try:
+            down = self.rng.choice((0.0, self.rng.uniform(0.05, 1.0)))
+            self.real.restart_apiserver(kill=kill, down_seconds=down)
+        finally:
+            self.resume_writes()
+
+    def _restart_term(self) -> None:
+        self._restart(kill=False)
+
+    def _crash(self) -> None:
+        self._restart(kill=True)
+
+    def _restart_lose_history(self) -> None:
+        """A restart empties the watch cache and the compaction removes what etcd had: a
+        re-watch from before the restart is 410 Expired."""
+        self._restart(kill=self.rng.random() < 0.5)
+        self.real.compact_etcd()
+
+    def _deletes_while_disconnected(self) -> None:
+        """Informers cut off; objects deleted; history lost: the relist must report those
+        deletions as tombstones."""
+        self.proxy.refuse(True)
+        for _ in range(self.rng.randint(2, 6)):
+            self.world.delete(self.rng.choice(KINDS))
+        self._restart_lose_history()
+        self._later(self.rng.uniform(0.1, 1.0), lambda: self.proxy.refuse(False))
