@@ -318,7 +318,7 @@ async def demo(api: Any, namespace: str, say: Any = print, timeout: float = 30.0
             cm = lister.config_maps(namespace).get(name)
         except NotFoundError:
             return None
-        return dict(cm.data or {}) if cm.metadata and cm.metadata.labels else None
+        return dict(sorted((cm.data or {}).items())) if cm.metadata and cm.metadata.labels else None
 
     foreign = {
         "apiVersion": "v1",

@@ -38,7 +38,7 @@ def test_async_operator_on_the_embedded_server(caplog: pytest.LogCaptureFixture)
         install(api, time.monotonic() + 60.0)
         lines = run_demo(api, caplog, NAMESPACE)
     assert "  async operator: leading, /healthz answers 200" in lines
-    assert "  async operator: retried, widget-w-blue -> {'size': 'large', 'color': 'blue'}" in lines
+    assert "  async operator: retried, widget-w-blue -> {'color': 'blue', 'size': 'large'}" in lines
     assert lines[-1] == "  async operator: stopped (lease released, informers shut down)"
     requeues = [r for r in caplog.records if "is not ours" in r.getMessage()]
     assert requeues and all(r.levelname == "INFO" for r in requeues)  # calm retries
@@ -70,5 +70,5 @@ def test_async_operator_on_a_real_apiserver(
     api = real_apiserver.api_client()
     install(api, time.monotonic() + 60.0)
     lines = run_demo(api, caplog, NAMESPACE)
-    assert "  async operator: retried, widget-w-blue -> {'size': 'large', 'color': 'blue'}" in lines
+    assert "  async operator: retried, widget-w-blue -> {'color': 'blue', 'size': 'large'}" in lines
     assert lines[-1] == "  async operator: stopped (lease released, informers shut down)"
