@@ -220,3 +220,43 @@ def test_silent_watch_is_reconnected_after_the_idle_timeout(
     ]
     assert [r.levelno for r in idle_lines][:1] == [logging.INFO]
     assert all(r.levelno == logging.DEBUG for r in idle_lines[1:])
+
+
+@pytest.mark.parametrize("queue", ["delta", "ordered"])
+def test_watermark_never_runs_ahead_of_a_key_still_queued(queue: QueueKind) -> None:
+    """C1.9 hands out keys in first-queued order: A(rv 10), B(11), A again (12) pops A with
+    10 and 12 while B@11 still waits, so a waiter for 11 must not wake before B is in the
+    store. RealFIFO (C-2) pops in arrival order: its watermark may follow each entry."""
+    from kubeinformers.runtime.cache.delta_fifo import DeltaFIFO
+    from kubeinformers.runtime.cache.informer import SharedIndexInformer
+    from kubeinformers.runtime.cache.keys import meta_namespace_key
+    from kubeinformers.runtime.cache.real_fifo import RealFIFO
+    from tests.runtime._informer_support import Pod, pod
+
+    informer: SharedIndexInformer[Pod] = SharedIndexInformer(
+        None,  # type: ignore[arg-type]  # never run: the queue is driven by hand
+        Pod,
+        queue=queue,
+    )
+    indexer = informer.get_indexer()
+    fifo: DeltaFIFO[Pod] | RealFIFO[Pod] = (
+        DeltaFIFO(key_func=meta_namespace_key, known_objects=indexer)
+        if queue == "delta"
+        else RealFIFO(meta_namespace_key, indexer, None)
+    )
+    informer._queue = fifo
+    fifo.add(pod("a", "10"))
+    fifo.add(pod("b", "11"))
+    fifo.update(pod("a", "12", value=1))
+    process = informer._handle_deltas if queue == "delta" else informer._handle_batch_deltas
+    fifo.pop(process)
+    if queue == "delta":
+        assert indexer.get_by_key("default/b") is None
+        assert not informer.wait_for_resource_version("11", 0)
+        fifo.pop(process)  # B: the queue is empty now
+    else:
+        while len(fifo):
+            fifo.pop(process)
+    assert indexer.get_by_key("default/b") is not None
+    assert informer.wait_for_resource_version("12", 0)
+    assert informer.last_processed_resource_version() == "12"

@@ -4,7 +4,7 @@ After a write the caller knows the object's new resourceVersion; `ResourceVersio
 lets it wait until the cache has processed an event at or beyond it. The watermark is the
 highest resourceVersion the informer has *processed into its store* (objects of watch events,
 tombstones, and — with the atomic queue — list and bookmark resourceVersions, B15), for every
-queue kind. resourceVersions are compared as integers, as the API server issues them (client-go
+queue kind (the informer publishes it only when nothing older can still be queued). resourceVersions are compared as integers, as the API server issues them (client-go
 1.36's `CompareResourceVersion`); a non-numeric one is refused with ValueError.
 
 Waiting never polls: threads wait on a condition, coroutines on a future the informer's

@@ -241,6 +241,7 @@ class SharedIndexInformer(Generic[T]):
         self._watch_error_handler: WatchErrorHandler | None = watch_error_handler
         # Read your own writes (`wait_for_resource_version`) and `health()`, for every queue.
         self._watermark = ResourceVersionWatermark()
+        self._rv_processed = -1  # highest resourceVersion processed (published: see _processed)
         self._health = HealthTracker(clock)
         self._stopped_callbacks: list[Callable[[], None]] = []
         self._controller: Controller[T] | None = None
@@ -328,8 +329,15 @@ class SharedIndexInformer(Generic[T]):
                 self._processed(deltas)
 
     def _processed(self, deltas: list[Delta[T]]) -> None:
-        """Raise the read-your-writes watermark past what was just written to the store."""
-        highest = -1
+        """Raise the read-your-writes watermark past what was just written to the store.
+
+        RealFIFO ("ordered", "atomic") hands entries out in arrival order, so everything up to
+        the highest resourceVersion processed is in the store. DeltaFIFO hands out keys in the
+        order they were first queued: a key popped now may carry a newer event than a key
+        still waiting, so its watermark moves only when the queue is empty (read under the
+        queue lock `pop` holds), i.e. when every event received has been processed.
+        """
+        highest = self._rv_processed
         for delta in deltas:
             obj: Any = delta.object
             if isinstance(obj, DeletedFinalStateUnknown):
@@ -348,7 +356,10 @@ class SharedIndexInformer(Generic[T]):
         store_rv = self._indexer.last_store_sync_resource_version()  # atomic queue only
         if store_rv.isdigit() and int(store_rv) > highest:
             highest = int(store_rv)
-        if highest >= 0:
+        self._rv_processed = highest
+        queue = self._queue
+        delta_pending = isinstance(queue, DeltaFIFO) and len(queue) > 0
+        if highest >= 0 and not delta_pending:
             self._watermark.observe(str(highest))
         self._health.event_processed(self._reflector_counters.watch_errors)
 
@@ -420,8 +431,11 @@ class SharedIndexInformer(Generic[T]):
         `metadata.resourceVersion` a write returned): True, or False when `timeout` passes.
 
         A write the informer never sees (another resource, filtered out by a selector) does
-        not raise the watermark; a later event of this resource does. ValueError for a
-        non-numeric resourceVersion.
+        not raise the watermark; a later event of this resource does. With the default
+        "delta" queue the watermark moves when the queue has drained (keys are not handed out
+        in resourceVersion order), so under a constant stream of changes it can lag; the
+        "ordered" and "atomic" queues move it with every entry. ValueError for a non-numeric
+        resourceVersion.
         """
         return self._watermark.wait(resource_version, timeout)
 
