@@ -23,7 +23,7 @@ from kubeinformers.runtime.cache.controller import (
     process_deltas,
     process_deltas_in_batch,
 )
-from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaFIFO
+from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaFIFO, DeltaType
 from kubeinformers.runtime.cache.events import EventStream
 from kubeinformers.runtime.cache.freshness import ResourceVersionWatermark
 from kubeinformers.runtime.cache.handlers import (
@@ -331,14 +331,17 @@ class SharedIndexInformer(Generic[T]):
     def _processed(self, deltas: list[Delta[T]]) -> None:
         """Raise the read-your-writes watermark past what was just written to the store.
 
-        RealFIFO ("ordered", "atomic") hands entries out in arrival order, so everything up to
-        the highest resourceVersion processed is in the store. DeltaFIFO hands out keys in the
-        order they were first queued: a key popped now may carry a newer event than a key
-        still waiting, so its watermark moves only when the queue is empty (read under the
-        queue lock `pop` holds), i.e. when every event received has been processed.
+        RealFIFO ("ordered", "atomic") hands watch events out in arrival order, so everything
+        up to the highest resourceVersion processed is in the store. DeltaFIFO hands out keys
+        in the order they were first queued (a key popped now may carry a newer event than a
+        key still waiting), and a relist's items come in list order: then the watermark moves
+        only when the queue is empty, i.e. when every event received has been processed.
         """
         highest = self._rv_processed
+        listed = False  # a (re)list's items arrive in list order, not resourceVersion order
         for delta in deltas:
+            if delta.type is DeltaType.REPLACED:
+                listed = True
             obj: Any = delta.object
             if isinstance(obj, DeletedFinalStateUnknown):
                 obj = obj.obj
@@ -358,8 +361,9 @@ class SharedIndexInformer(Generic[T]):
             highest = int(store_rv)
         self._rv_processed = highest
         queue = self._queue
-        delta_pending = isinstance(queue, DeltaFIFO) and len(queue) > 0
-        if highest >= 0 and not delta_pending:
+        unordered = isinstance(queue, DeltaFIFO) or listed
+        pending = unordered and isinstance(queue, (DeltaFIFO, RealFIFO)) and len(queue) > 0
+        if highest >= 0 and not pending:
             self._watermark.observe(str(highest))
         self._health.event_processed(self._reflector_counters.watch_errors)
 
