@@ -54,12 +54,21 @@ class ResourceVersionWatermark:
     def reached(self, resource_version: str) -> bool:
         return self._value >= parse_resource_version(resource_version)
 
+    @property
+    def highest(self) -> int:
+        """The watermark as a number (-1 before anything was processed)."""
+        return self._value
+
     def observe(self, resource_version: str) -> None:
         """Raise the watermark to `resource_version` if higher (non-numeric ones are ignored)."""
         try:
             value = int(resource_version)
         except (TypeError, ValueError):
             return
+        self.observe_value(value)
+
+    def observe_value(self, value: int) -> None:
+        """`observe` for a resourceVersion already parsed."""
         if value <= self._value:
             return
         with self._cond:

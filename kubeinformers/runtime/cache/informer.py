@@ -83,6 +83,10 @@ WatchErrorHandler = Callable[[Reflector[Any], BaseException], None]
 MINIMUM_RESYNC_PERIOD = 1.0
 
 
+_REPLACED = DeltaType.REPLACED
+_DELETED = DeltaType.DELETED
+
+
 class InformerStoppedError(RuntimeError):
     """The informer has stopped: handlers and indexers can no longer be added (F7, F13)."""
 
@@ -339,32 +343,34 @@ class SharedIndexInformer(Generic[T]):
         """
         highest = self._rv_processed
         listed = False  # a (re)list's items arrive in list order, not resourceVersion order
+        atomic = self.queue_kind == "atomic"
         for delta in deltas:
-            if delta.type is DeltaType.REPLACED:
+            kind = delta.type
+            if kind is _REPLACED:
                 listed = True
             obj: Any = delta.object
-            if isinstance(obj, DeletedFinalStateUnknown):
+            if atomic and isinstance(obj, (ReplacedAllInfo, BookmarkInfo, SyncAllInfo)):
+                continue  # whole-store entries: their resourceVersion is the store's, below
+            if kind is _DELETED and isinstance(obj, DeletedFinalStateUnknown):
                 obj = obj.obj
-            if isinstance(obj, (ReplacedAllInfo, BookmarkInfo)):  # atomic queue entries
-                rv = obj.resource_version
-            elif isinstance(obj, SyncAllInfo):
+            try:
+                rv = object_resource_version(obj)
+            except NoMetadataError:
                 continue
-            else:
-                try:
-                    rv = object_resource_version(obj)
-                except NoMetadataError:
-                    continue
-            if rv.isdigit() and int(rv) > highest:
-                highest = int(rv)
-        store_rv = self._indexer.last_store_sync_resource_version()  # atomic queue only
-        if store_rv.isdigit() and int(store_rv) > highest:
-            highest = int(store_rv)
+            if rv.isdigit():
+                value = int(rv)
+                if value > highest:
+                    highest = value
+        if atomic:
+            store_rv = self._indexer.last_store_sync_resource_version()  # B15: lists, bookmarks
+            if store_rv.isdigit() and int(store_rv) > highest:
+                highest = int(store_rv)
         self._rv_processed = highest
-        queue = self._queue
-        unordered = isinstance(queue, DeltaFIFO) or listed
-        pending = unordered and isinstance(queue, (DeltaFIFO, RealFIFO)) and len(queue) > 0
-        if highest >= 0 and not pending:
-            self._watermark.observe(str(highest))
+        if highest >= 0 and highest > self._watermark.highest:
+            queue = self._queue
+            unordered = listed or isinstance(queue, DeltaFIFO)
+            if not (unordered and isinstance(queue, (DeltaFIFO, RealFIFO)) and len(queue)):
+                self._watermark.observe_value(highest)
         self._health.event_processed(self._reflector_counters.watch_errors)
 
     def _report_watch_error(self, reflector: Reflector[Any], err: BaseException) -> None:
