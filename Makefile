@@ -3,20 +3,23 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.installed-docs
 CRDS ?= crds
 OUT ?= examples/informers
-PACKAGE ?= $(subst /,.,$(OUT))
+# Empty: the generator derives the package from OUT (see `kubeinformers generate --help`).
+PACKAGE ?=
 OPENAPI ?= ../shared/data/openapi/v3
 
-.PHONY: help venv demo test lint typecheck pytest generate generate-builtins generate-crds verify bench soak clean
+.PHONY: help venv demo test lint typecheck pytest generate generate-builtins generate-crds verify bench soak docs clean
 
 help:
 	@echo "make demo     generate from crds/ and run the example controllers against a local API server"
 	@echo "make test     ruff, mypy --strict, make verify, pytest"
-	@echo "make generate regenerate the example CRD informers (CRDS=dir OUT=dir PACKAGE=name)"
+	@echo "make generate regenerate the example CRD informers, or yours: CRDS=path OUT=dir [PACKAGE=name]"
 	@echo "make verify   regenerate into a temporary folder and fail on any difference"
-	@echo "make bench    benchmarks against the peers (BIG=1 for 100,000 objects)"
+	@echo "make bench    informers beside client-go and the official client on a real kube-apiserver (BIG=1: 100,000 pods; ARGS='--server local --pods N')"
 	@echo "make soak     fault-injection soak (SEED=n FAULTS=n SERVER=real|local; real when its binaries are found)"
+	@echo "make docs     build the user guide and API reference into site/ (mkdocs build --strict)"
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "kubeinformers needs Python 3.11 or newer (found %s)" % sys.version.split()[0])'
@@ -26,6 +29,11 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 venv: $(STAMP)
+
+# The docs tools are installed only for `make docs`, never for `make test`.
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,docs]'
+	@touch $(DOCS_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m examples.demo
@@ -42,11 +50,14 @@ pytest: $(STAMP)
 
 test: lint typecheck verify pytest
 
-# Regenerates the built-ins (when the OpenAPI spec is at hand) and the CRD informers.
+# The project's own run (no CRDS= or OUT= given) also regenerates the built-ins when the
+# OpenAPI spec is at hand; a run for your CRDs generates only them.
 generate: $(STAMP)
+ifeq ($(origin CRDS)$(origin OUT),filefile)
 	@if [ -d "$(OPENAPI)" ]; then $(MAKE) --no-print-directory generate-builtins; \
 	else echo "make generate: no OpenAPI spec at $(OPENAPI) (set OPENAPI=); built-ins left as committed"; fi
-	$(BIN)/kubeinformers generate --crd $(CRDS) --out $(OUT) --package $(PACKAGE)
+endif
+	$(BIN)/kubeinformers generate --crd $(CRDS) --out $(OUT)$(if $(PACKAGE), --package $(PACKAGE),)
 
 generate-builtins: $(STAMP)
 	$(BIN)/kubeinformers generate --openapi $(OPENAPI) --out kubeinformers/generated --package kubeinformers.generated
@@ -55,10 +66,15 @@ verify: $(STAMP)
 	$(BIN)/python -m kubeinformers.generator.verify
 
 bench: $(STAMP)
-	$(BIN)/python -m bench $(if $(BIG),--big,)
+	$(BIN)/python -m bench $(if $(BIG),--big,) $(ARGS)
 
 soak: $(STAMP)
 	$(BIN)/python -m tests.soak $(if $(SEED),--seed $(SEED),) $(if $(FAULTS),--faults $(FAULTS),) $(if $(SERVER),--server $(SERVER),)
 
+# Fails on any warning: a broken link, a missing page in the nav, an API reference that does
+# not resolve. Not part of `make test` (it needs the docs extra and takes a while).
+docs: $(DOCS_STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache site

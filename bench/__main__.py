@@ -1,36 +1,82 @@
-"""`make bench`: kubeinformers against the official client and the raw floors, in one run.
+"""`make bench`: kubeinformers beside client-go and the official client, on one server, one run.
 
-One LocalApiServer holds N realistic pods; every contender lists them from it in a fresh
-process, contenders alternated within each round, median of the rounds. Prints a table with
-ratios against the targets of issue 7 and writes bench/results/<timestamp>.json.
+By default the server is a real kube-apiserver + etcd (kubeinformers.testing.RealApiServer)
+when its binaries are found, else LocalApiServer (`--server local` asks for it); the report
+names which. N realistic pods are loaded into one namespace once and shared by every
+contender. Each measurement runs in a fresh process, contenders alternated within a round
+(forward, then reversed), median of the rounds with [min-max]. Ratios against client-go (its
+default watch-list and its LIST+WATCH, via the client-go probe) and the official client are
+printed and written to bench/results/<timestamp>.json with the machine and the method.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
-import tempfile
+import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.pods import realistic_pod
+from bench.measure import peak_rss_bytes
+from bench.report import METHOD, print_report, verdicts
+from bench.servers import NAMESPACE, BenchServer, open_server, real_server_available
 
 RESULTS = Path(__file__).resolve().parent / "results"
-SYNC_CONTENDERS = (
-    "kubeinformers",
-    "kubeinformers-metadata",
-    "official-informer",
-    "client-list-v1pod",
-    "raw-orjson",
+WATCH_LIST_GATE = "KUBE_FEATURE_WatchListClient"
+# client-go's WaitForCacheSync polls every 100 ms: the probe's sync times are rounded up to it.
+PROBE_POLL_SECONDS = 0.1
+
+
+@dataclass(frozen=True)
+class Contender:
+    """One line of the report: a `bench.child` contender (or the client-go probe) in an env."""
+
+    name: str
+    label: str
+    child: str | None  # bench.child contender; None runs the client-go probe
+    watch_list: bool = True  # KUBE_FEATURE_WatchListClient for this contender's process
+    real_only: bool = False  # needs a real server (protobuf)
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+SYNC = (
+    Contender("kubeinformers", "kubeinformers default (lazy, watch-list)", "kubeinformers"),
+    Contender(
+        "kubeinformers-listwatch", "kubeinformers LIST+WATCH", "kubeinformers", watch_list=False
+    ),
+    Contender("kubeinformers-eager", 'kubeinformers decode="eager"', "kubeinformers-eager"),
+    Contender("kubeinformers-metadata", "kubeinformers metadata-only", "kubeinformers-metadata"),
+    Contender("official-informer", "official kubernetes SharedInformer", "official-informer"),
+    Contender("client-go", "client-go watch-list (its default)", None),
+    Contender("client-go-listwatch", "client-go LIST+WATCH", None, watch_list=False),
+    Contender("raw-orjson", "floor: one GET (gzip) + orjson.loads", "raw-orjson"),
+    Contender(
+        "watch-list-json-bytes", "floor: watch-list JSON bytes, no decode", "watch-list-json-bytes"
+    ),
+    Contender(
+        "watch-list-protobuf-bytes",
+        "floor: watch-list protobuf bytes (client-go's)",
+        "watch-list-protobuf-bytes",
+        real_only=True,
+    ),
 )
-REPLAY_CONTENDERS = ("kubeinformers-replay", "official-replay")
+REPLAY = (
+    Contender(
+        "kubeinformers-replay", "kubeinformers informer (whole pipeline)", "kubeinformers-replay"
+    ),
+    Contender("kubeinformers-watch", "kubeinformers watch only (decode)", "kubeinformers-watch"),
+    Contender("official-replay", "official Watch.stream (decode)", "official-replay"),
+    Contender("client-go-replay", "client-go Watch ResultChan (decode)", None),
+)
+TRACED = ("kubeinformers", "kubeinformers-listwatch", "official-informer")
 
 
 def child_timeout(n: int, *, trace: bool = False) -> float:
@@ -44,34 +90,88 @@ class ChildFailed(RuntimeError):
     """A contender's process failed or ran out of time."""
 
 
+def _env(c: Contender) -> dict[str, str]:
+    env = dict(os.environ, PYTHONHASHSEED="0", **c.extra_env)
+    env.pop(WATCH_LIST_GATE, None)
+    if not c.watch_list:
+        env[WATCH_LIST_GATE] = "false"
+    return env
+
+
 def run_child(
-    contender: str, kubeconfig: str, n: int, *, trace: bool = False, from_rv: str = ""
+    c: Contender, server: BenchServer, n: int, *, trace: bool = False, from_rv: str = ""
 ) -> dict[str, Any]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "bench.child",
-        contender,
-        "--kubeconfig",
-        kubeconfig,
-        "--n",
-        str(n),
-    ]
+    if c.child is None:
+        return run_probe(c, server, n, from_rv=from_rv)
+    cmd = [sys.executable, "-m", "bench.child", c.child, "--kubeconfig", server.kubeconfig]
+    cmd += ["--n", str(n), "--namespace", NAMESPACE]
     if trace:
         cmd.append("--trace")
     if from_rv:
         cmd += ["--from-rv", from_rv]
-    env = dict(os.environ, PYTHONHASHSEED="0")
     timeout = child_timeout(n, trace=trace)
     try:
         done = subprocess.run(
-            cmd, capture_output=True, text=True, env=env, timeout=timeout, check=False
+            cmd, capture_output=True, text=True, env=_env(c), timeout=timeout, check=False
         )
     except subprocess.TimeoutExpired:
-        raise ChildFailed(f"{contender} did not finish within {timeout:,.0f} s") from None
+        raise ChildFailed(f"{c.name} did not finish within {timeout:,.0f} s") from None
     if done.returncode != 0:
-        raise ChildFailed(f"{contender} failed:\n{done.stderr[-4000:]}")
+        raise ChildFailed(f"{c.name} failed:\n{done.stderr[-4000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def run_probe(c: Contender, server: BenchServer, n: int, *, from_rv: str = "") -> dict[str, Any]:
+    """The client-go probe; its peak RSS is sampled from /proc while it runs (VmHWM)."""
+    if server.probe is None:
+        raise ChildFailed("the client-go probe is not available")
+    cmd = [str(server.probe), "-kubeconfig", server.kubeconfig, "-namespace", NAMESPACE]
+    cmd += ["-n", str(n)]
+    if from_rv:
+        cmd += ["-replay-from", from_rv]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(c)
+    )
+    peak = [0]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.005):
+            hwm = peak_rss_bytes(proc.pid)
+            if hwm:
+                peak[0] = max(peak[0], hwm)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    # The children's CPU time grows by exactly this probe's once it is waited for (the
+    # bench's other children have all ended, the servers' processes have not).
+    cpu_before = _children_cpu()
+    try:
+        out, err = proc.communicate(timeout=child_timeout(n))
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise ChildFailed(f"{c.name} did not finish") from None
+    finally:
+        stop.set()
+        sampler.join()
+    if proc.returncode != 0:
+        raise ChildFailed(f"{c.name} failed:\n{err[-4000:]}")
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    result["cpu_seconds"] = _children_cpu() - cpu_before  # the whole process, start-up included
+    if not from_rv:
+        after = result["rss_per_object"] * n
+        result["rss_after_over_baseline"] = after
+        if peak[0]:
+            baseline = result["rss_bytes"] - after
+            result["peak_rss_over_baseline"] = peak[0] - baseline
+        result["sync_rounded_up_to_seconds"] = PROBE_POLL_SECONDS
+    return result
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -79,189 +179,163 @@ def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {k: statistics.median(r[k] for r in runs if k in r) for k in sorted(keys)}
 
 
-def load_pods(server: Any, n: int) -> None:
-    """Create the pods in the server directly (same defaults and events as a POST, no HTTP)."""
-    namespaces = sorted({realistic_pod(i)["metadata"]["namespace"] for i in range(min(n, 1000))})
-    for ns in namespaces:
-        server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-    for i in range(n):
-        server.create(realistic_pod(i))
+def spread_of(runs: list[dict[str, Any]], key: str) -> list[float] | None:
+    values = [r[key] for r in runs if isinstance(r.get(key), (int, float))]
+    return [min(values), max(values)] if values else None
 
 
-def modify_pods(server: Any, m: int, n: int) -> None:
-    """M updates spread over the cached pods, kept in the server's event history."""
-    for j in range(m):
-        pod = realistic_pod(j % n)
-        current = server.get("v1", "Pod", pod["metadata"]["name"], pod["metadata"]["namespace"])
-        current["metadata"]["labels"]["revision"] = str(j)
-        server.replace(current)
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(
+                (line.split(":", 1)[1].strip() for line in f if line.startswith("model name")),
+                cpu,
+            )
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
 
 
-def fmt(v: Any, unit: str = "") -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:,.3f}{unit}" if abs(v) < 100 else f"{v:,.0f}{unit}"
-    return f"{v}{unit}"
+def run_rounds(
+    contenders: tuple[Contender, ...],
+    server: BenchServer,
+    n: int,
+    rounds: int,
+    *,
+    from_rv: str = "",
+    metric: str,
+) -> dict[str, list[dict[str, Any]]]:
+    """Each contender once per round, in a fresh process; the order reversed every other round."""
+    runs: dict[str, list[dict[str, Any]]] = {c.name: [] for c in contenders}
+    for r in range(rounds):
+        for c in contenders if r % 2 == 0 else tuple(reversed(contenders)):
+            try:
+                runs[c.name].append(run_child(c, server, n, from_rv=from_rv))
+            except ChildFailed as e:
+                print(f"  round {r + 1} {c.name}: FAILED ({str(e).splitlines()[0]})", flush=True)
+                continue
+            value = runs[c.name][-1].get(metric, 0.0)
+            print(f"  round {r + 1} {c.name}: {metric} {value:,.3f}", flush=True)
+    return runs
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="make bench")
-    parser.add_argument("--big", action="store_true", help="100,000 pods instead of 10,000")
-    parser.add_argument("--n", type=int, default=None)
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--events", type=int, default=20_000, help="watch replay events")
+    parser.add_argument(
+        "--server",
+        choices=("real", "local"),
+        default=None,
+        help="real kube-apiserver + etcd (default when its binaries are found) or LocalApiServer",
+    )
+    parser.add_argument("--pods", type=int, default=None, help="pods to sync (default 10,000)")
+    parser.add_argument("--big", action="store_true", help="100,000 pods (same as --pods 100000)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--events", type=int, default=5_000, help="watch replay events")
+    parser.add_argument(
+        "--no-generator",
+        action="store_true",
+        help="skip the generator section (bench/generator.py)",
+    )
     args = parser.parse_args(argv)
-    n = args.n or (100_000 if args.big else 10_000)
+    n = args.pods or (100_000 if args.big else 10_000)
+    kind = args.server or ("real" if real_server_available() else "local")
+    if args.server is None and kind == "local":
+        print("no kube-apiserver/etcd binaries found: measuring against LocalApiServer")
 
-    from kubeinformers.testing import LocalApiServer
-
-    print(f"kubeinformers bench: {n:,} pods, {args.runs} rounds, {args.events:,} replay events")
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        LocalApiServer(history_size=args.events + 10) as server,
-    ):
-        kubeconfig = str(Path(tmp) / "kubeconfig")
-        server.write_kubeconfig(kubeconfig)
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    load_before = os.getloadavg()
+    server = open_server(kind, history_size=args.events + 10)
+    try:
+        print(f"kubeinformers bench on {server.label}")
+        print(
+            f"{n:,} pods in namespace {NAMESPACE!r}, {args.rounds} rounds, "
+            f"{args.events:,} replay events",
+            flush=True,
+        )
         t0 = time.perf_counter()
-        load_pods(server, n)
-        print(f"loaded {n:,} pods in {time.perf_counter() - t0:.1f} s")
-        # The server shares this process: its loaded objects are moved out of the cyclic
-        # collector's reach, or a full collection (~0.2 s here) stalls a random contender.
-        gc.collect()
-        gc.freeze()
-        # A long-running API server has every object's encodings cached (its watch cache's
-        # cachingObject): one untimed list and one watch-list warm LocalApiServer's the same
-        # way, so no contender pays the first serialisation for the others.
-        for warm in ("raw-orjson", "kubeinformers"):
-            run_child(warm, kubeconfig, n)
+        server.load_pods(n)
+        load_seconds = time.perf_counter() - t0
+        print(f"loaded {n:,} pods in {load_seconds:.1f} s", flush=True)
+        sync = tuple(
+            c
+            for c in SYNC
+            if (c.child is not None or server.probe is not None)
+            and (kind == "real" or not c.real_only)
+        )
+        replay = tuple(c for c in REPLAY if c.child is not None or server.probe is not None)
+        if server.probe is None:
+            print("the client-go probe is not available: no client-go contenders", flush=True)
+        # Untimed warm-up of both request paths (a long-running server has served them).
+        for warm in ("raw-orjson", "kubeinformers", "kubeinformers-listwatch"):
+            run_child(next(c for c in SYNC if c.name == warm), server, n)
 
-        rounds: dict[str, list[dict[str, Any]]] = {c: [] for c in SYNC_CONTENDERS}
-        for r in range(args.runs):
-            order = SYNC_CONTENDERS if r % 2 == 0 else tuple(reversed(SYNC_CONTENDERS))
-            for c in order:
-                rounds[c].append(run_child(c, kubeconfig, n))
-                print(
-                    f"  round {r + 1} {c}: {rounds[c][-1].get('sync_seconds', 0):.3f} s", flush=True
-                )
+        rounds = run_rounds(sync, server, n, args.rounds, metric="sync_seconds")
         print("  tracemalloc runs", flush=True)
         traced: dict[str, dict[str, Any]] = {}
-        for c in ("kubeinformers", "official-informer"):
+        for name in TRACED:
             try:
-                traced[c] = run_child(c, kubeconfig, n, trace=True)
-            except ChildFailed as e:
-                # Memory is then compared by RSS for both contenders (never mixed).
-                print(f"  tracemalloc run skipped: {e}; memory compared by RSS", flush=True)
-
-        from_rv = str(server.resource_version)
-        modify_pods(server, args.events, n)
-        print(f"  {args.events:,} updates buffered from resourceVersion {from_rv}", flush=True)
-        run_child("kubeinformers-replay", kubeconfig, args.events, from_rv=from_rv)  # warm-up
-        # The updates, their history and their cached encodings were made after the first
-        # freeze: out of the collector's reach too, or a full collection in the server stalls
-        # a random replay round.
-        gc.collect()
-        gc.freeze()
-        replay: dict[str, list[dict[str, Any]]] = {c: [] for c in REPLAY_CONTENDERS}
-        for r in range(args.runs):
-            for c in REPLAY_CONTENDERS if r % 2 == 0 else tuple(reversed(REPLAY_CONTENDERS)):
-                replay[c].append(run_child(c, kubeconfig, args.events, from_rv=from_rv))
-                print(
-                    f"  replay {r + 1} {c}: {replay[c][-1]['events_per_second']:,.0f} events/s",
-                    flush=True,
+                traced[name] = run_child(
+                    next(c for c in SYNC if c.name == name), server, n, trace=True
                 )
-        imports = [run_child("import-time", kubeconfig, 1) for _ in range(args.runs)]
+            except ChildFailed as e:
+                print(f"  tracemalloc run of {name} skipped: {str(e).splitlines()[0]}")
 
-    med = {c: median_of(v) for c, v in rounds.items()}
+        from_rv = server.buffer_updates(args.events, n)
+        print(f"  {args.events:,} updates buffered after resourceVersion {from_rv}", flush=True)
+        run_child(REPLAY[0], server, args.events, from_rv=from_rv)  # warm-up
+        replays = run_rounds(
+            replay, server, args.events, args.rounds, from_rv=from_rv, metric="events_per_second"
+        )
+        import_child = Contender("import-time", "import", "import-time")
+        imports = [run_child(import_child, server, 1) for _ in range(args.rounds)]
+    finally:
+        server.close()
+
+    med = {c: median_of(v) for c, v in rounds.items() if v}
     for c, t in traced.items():
-        med[c]["traced_per_object"] = t.get("traced_per_object")
-    rep = {c: median_of(v) for c, v in replay.items()}
+        for key in ("traced_per_object", "traced_peak_over_after"):
+            med[c][key] = t.get(key)
+    spread = {
+        c: {k: spread_of(v, k) for k in ("sync_seconds", "cpu_seconds", "rss_per_object")}
+        for c, v in rounds.items()
+    }
+    rep = {c: median_of(v) for c, v in replays.items() if v}
+    rep_spread = {c: spread_of(v, "events_per_second") for c, v in replays.items()}
     imp = median_of(imports)
-    ours, official, floor = med["kubeinformers"], med["official-informer"], med["raw-orjson"]
-
-    print()
-    print(f"{'contender':<20} {'sync s':>9} {'RSS/obj':>10} {'traced/obj':>11} {'objects':>9}")
-    for c in SYNC_CONTENDERS:
-        m = med[c]
-        print(
-            f"{c:<20} {fmt(m.get('sync_seconds')):>9} {fmt(m.get('rss_per_object'), ' B'):>10} "
-            f"{fmt(m.get('traced_per_object'), ' B'):>11} {fmt(int(m.get('objects', 0))):>9}"
-        )
-    print()
-    print(f"{'replay':<20} {'events/s':>10}")
-    for c in REPLAY_CONTENDERS:
-        print(f"{c:<20} {fmt(rep[c].get('events_per_second')):>10}")
-
-    # tracemalloc counts Python's allocations only (no allocator slack): the fairer figure,
-    # but only when both contenders have it.
-    by, by_label = (
-        ("traced_per_object", "traced") if len(traced) == 2 else ("rss_per_object", "RSS")
-    )
-    mem_ours, mem_official = ours[by], official[by]
-    targets = [
-        ("sync / raw+orjson (<= 1.0)", ours["sync_seconds"] / floor["sync_seconds"], 1.0, "le"),
-        ("official / ours sync (>= 8)", official["sync_seconds"] / ours["sync_seconds"], 8.0, "ge"),
-        (f"bytes per cached pod, {by_label} (<= 7000)", mem_ours, 7000.0, "le"),
-        ("ours / official memory (<= 0.2)", mem_ours / mem_official, 0.2, "le"),
-        (
-            "replay events/s (>= 15000)",
-            rep["kubeinformers-replay"]["events_per_second"],
-            15000.0,
-            "ge",
-        ),
-        (
-            "replay ours / official",
-            rep["kubeinformers-replay"]["events_per_second"]
-            / rep["official-replay"]["events_per_second"],
-            None,
-            "",
-        ),
-        ("lister get µs (<= 5)", ours.get("lister_get_us"), 5.0, "le"),
-        # The target is for 10,000 pods: a list scans every cached pod, so it scales with N.
-        (
-            f"selector list ms (<= {10 * n / 10_000:g})",
-            ours.get("lister_selector_list_ms"),
-            10.0 * n / 10_000,
-            "le",
-        ),
-        ("namespace list ms", ours.get("lister_namespace_list_ms"), None, ""),
-        ("import + first informer s (<= 0.5)", imp["import_and_first_informer_seconds"], 0.5, "le"),
-    ]
-    print()
-    print(f"{'target':<38} {'measured':>12} {'met':>5}")
-    verdicts = []
-    for name, value, bound, how in targets:
-        met = (
-            ""
-            if bound is None or value is None
-            else ("yes" if (value <= bound if how == "le" else value >= bound) else "NO")
-        )
-        verdicts.append({"target": name, "value": value, "bound": bound, "met": met})
-        print(f"{name:<38} {fmt(value):>12} {met:>5}")
+    result: dict[str, Any] = {
+        "started": started,
+        "server": {"kind": kind, "label": server.label},
+        "n": n,
+        "namespace": NAMESPACE,
+        "rounds": args.rounds,
+        "events": args.events,
+        "load_seconds": load_seconds,
+        "machine": machine() | {"loadavg_before": load_before, "loadavg_after": os.getloadavg()},
+        "method": METHOD,
+        "labels": {c.name: c.label for c in SYNC + REPLAY},
+        "client_go_sync_rounded_up_to_seconds": PROBE_POLL_SECONDS,
+        "sync": {"median": med, "min_max": spread, "rounds": rounds, "traced": traced},
+        "replay": {"median": rep, "min_max": rep_spread, "rounds": replays},
+        "import": imp,
+    }
+    result["targets"] = verdicts(result)
+    print_report(result)
 
     RESULTS.mkdir(exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    out = RESULTS / f"{stamp}.json"
-    out.write_text(
-        json.dumps(
-            {
-                "n": n,
-                "runs": args.runs,
-                "events": args.events,
-                "machine": {
-                    "python": platform.python_version(),
-                    "cpus": os.cpu_count(),
-                    "platform": platform.platform(),
-                },
-                "sync": {"median": med, "rounds": rounds, "traced": traced},
-                "replay": {"median": rep, "rounds": replay},
-                "import": imp,
-                "targets": verdicts,
-            },
-            indent=2,
-        )
-    )
+    out = RESULTS / f"{stamp}-{kind}.json"
+    out.write_text(json.dumps(result, indent=2))
     print(f"\nwritten {out}")
+    if not args.no_generator:
+        from bench.generator import main as generator_bench
+
+        generator_bench([])
     return 0
 
 

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from bench.measure import MemoryProbe, full_collect, stopwatch
@@ -35,15 +36,22 @@ def _read_identity(name: str, namespace: str, labels: Any, seen: list[int]) -> N
 
 
 def kubeinformers_informer(
-    kubeconfig: str, n: int, trace: bool, metadata_only: bool = False
+    kubeconfig: str,
+    n: int,
+    trace: bool,
+    *,
+    namespace: str,
+    metadata_only: bool = False,
+    decode: str = "lazy",
 ) -> Result:
-    """Our pod informer from the generated factory; a handler reads name, namespace, labels."""
+    """Our pod informer from the generated factory; a handler reads name, namespace, labels.
+
+    Watch-list or LIST+WATCH follows KUBE_FEATURE_WatchListClient, as in client-go: the bench
+    sets it per contender.
+    """
     from kubeinformers.generated import SharedInformerFactory
 
     api = _api_client(kubeconfig)
-    probe = MemoryProbe(trace=trace)
-    probe.start()
-    factory = SharedInformerFactory(api)
     seen = [0]
     done = threading.Event()
 
@@ -53,23 +61,29 @@ def kubeinformers_informer(
         if seen[0] >= n:
             done.set()
 
+    factory: Any
     if metadata_only:
         from kubeinformers.generated.meta.v1 import ObjectMeta
         from kubeinformers.runtime.cache.dynamic import MetadataSharedInformerFactory
 
-        factory = MetadataSharedInformerFactory(api, metadata_model=ObjectMeta)
+        factory = MetadataSharedInformerFactory(api, metadata_model=ObjectMeta, namespace=namespace)
         informer: Any = factory.for_resource(_pods_gvr()).informer()
     else:
+        factory = SharedInformerFactory(api, namespace=namespace, decode=decode)  # type: ignore[arg-type]
         informer = factory.core().v1().pods().informer()
     informer.add_event_handler(on_add=on_add)
+    probe = MemoryProbe(trace=trace)
+    probe.start()
     with stopwatch() as synced:
         factory.start()
         factory.wait_for_cache_sync(timeout=600)
     done.wait(600)
-    handled = synced[0]
-    result: Result = {"sync_seconds": synced[0], "objects": len(informer.get_store().list_keys())}
+    result: Result = {
+        "sync_seconds": synced[0],
+        "cpu_seconds": synced[1],
+        "objects": len(informer.get_store().list_keys()),
+    }
     result["handler_seen"] = seen[0]
-    result["handler_done_seconds"] = handled
     result |= probe.per_object(n)
     if not metadata_only:
         result |= _lister_latency(factory, n)
@@ -112,14 +126,12 @@ def _lister_latency(factory: Any, n: int) -> Result:
     }
 
 
-def official_informer(kubeconfig: str, n: int, trace: bool) -> Result:
-    """The official client's kubernetes.informer.SharedInformer over list_pod_for_all_namespaces."""
+def official_informer(kubeconfig: str, n: int, trace: bool, *, namespace: str) -> Result:
+    """The official client's kubernetes.informer.SharedInformer over list_namespaced_pod."""
     from kubernetes import client
     from kubernetes.informer import SharedInformer
 
     api = _api_client(kubeconfig)
-    probe = MemoryProbe(trace=trace)
-    probe.start()
     seen = [0]
     done = threading.Event()
 
@@ -129,12 +141,18 @@ def official_informer(kubeconfig: str, n: int, trace: bool) -> Result:
         if seen[0] >= n:
             done.set()
 
-    informer = SharedInformer(client.CoreV1Api(api).list_pod_for_all_namespaces)
+    informer = SharedInformer(partial(client.CoreV1Api(api).list_namespaced_pod, namespace))
     informer.add_event_handler("ADDED", on_added)
+    probe = MemoryProbe(trace=trace)
+    probe.start()
     with stopwatch() as synced:
         informer.start()
         done.wait(600)
-    result: Result = {"sync_seconds": synced[0], "objects": len(informer.cache.list_keys())}
+    result: Result = {
+        "sync_seconds": synced[0],
+        "cpu_seconds": synced[1],
+        "objects": len(informer.cache.list_keys()),
+    }
     result["handler_seen"] = seen[0]
     result |= probe.per_object(n)
     # Not `informer.stop()`: it joins the informer's thread, which waits inside the watch for
@@ -147,34 +165,62 @@ def official_informer(kubeconfig: str, n: int, trace: bool) -> Result:
 # ---------------------------------------------------------------------------- floors
 
 
-def client_list_v1pod(kubeconfig: str, n: int, trace: bool) -> Result:
-    """The official client's list into V1Pod objects (no informer at all)."""
-    from kubernetes import client
-
-    api = _api_client(kubeconfig)
-    probe = MemoryProbe(trace=trace)
-    probe.start()
-    with stopwatch() as t:
-        pods = client.CoreV1Api(api).list_pod_for_all_namespaces().items
-    return {"sync_seconds": t[0], "objects": len(pods)} | probe.per_object(n)
-
-
-def raw_orjson(kubeconfig: str, n: int, trace: bool) -> Result:
-    """The floor: the raw list bytes over the same connection, then orjson.loads."""
+def raw_orjson(kubeconfig: str, n: int, trace: bool, *, namespace: str) -> Result:
+    """The floor: one GET of the whole list (gzip, as our transport and client-go ask), then
+    orjson.loads into dicts: no informer, no model."""
     import orjson
 
     api = _api_client(kubeconfig)
     probe = MemoryProbe(trace=trace)
     probe.start()
     with stopwatch() as t:
-        body = _raw_get(api, "/api/v1/pods")
+        # resourceVersion 0, as the informers' first list: served from the watch cache (without it
+        # the server makes a consistent read, slower than any informer's list).
+        body = _raw_get(api, f"/api/v1/namespaces/{namespace}/pods", [("resourceVersion", "0")])
         items = orjson.loads(body)["items"]
     del body
-    return {"sync_seconds": t[0], "objects": len(items)} | probe.per_object(n)
+    return {"sync_seconds": t[0], "cpu_seconds": t[1], "objects": len(items)} | probe.per_object(n)
+
+
+def _watch_list_bytes(kubeconfig: str, namespace: str, accept: str, trace: bool) -> Result:
+    """A floor: the watch-list's bytes read to the initial-events-end bookmark, nothing decoded.
+
+    With `accept` JSON it is what our informer receives; with protobuf, what client-go's
+    clientset asks for built-in kinds (its default since kubernetes#125314, client-go v0.31):
+    the difference is the server's encoding and the bytes on the wire.
+    """
+    api = _api_client(kubeconfig)
+    headers: dict[str, str] = {"Accept": accept}
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    api.update_params_for_auth(headers, [], ["BearerToken"], path, "GET", None)
+    query = "watch=true&sendInitialEvents=true&allowWatchBookmarks=true"
+    query += "&resourceVersionMatch=NotOlderThan&timeoutSeconds=300"
+    size = 0
+    with stopwatch() as t:
+        resp = api.rest_client.pool_manager.request(
+            "GET",
+            f"{api.configuration.host}{path}?{query}",
+            headers=headers,
+            preload_content=False,
+        )
+        for chunk in resp.read_chunked(None, decode_content=True):
+            size += len(chunk)
+            if b"k8s.io/initial-events-end" in chunk:
+                break
+    resp.close()
+    return {"sync_seconds": t[0], "cpu_seconds": t[1], "bytes": size}
+
+
+def watch_list_json_bytes(kubeconfig: str, n: int, trace: bool, *, namespace: str) -> Result:
+    return _watch_list_bytes(kubeconfig, namespace, "application/json", trace)
+
+
+def watch_list_protobuf_bytes(kubeconfig: str, n: int, trace: bool, *, namespace: str) -> Result:
+    return _watch_list_bytes(kubeconfig, namespace, "application/vnd.kubernetes.protobuf", trace)
 
 
 def _raw_get(api: Any, path: str, query: list[tuple[str, str]] | None = None) -> bytes:
-    headers: dict[str, str] = {"Accept": "application/json"}
+    headers: dict[str, str] = {"Accept": "application/json", "Accept-Encoding": "gzip"}
     api.update_params_for_auth(headers, [], ["BearerToken"], path, "GET", None)
     from urllib.parse import urlencode
 
@@ -187,7 +233,9 @@ def _raw_get(api: Any, path: str, query: list[tuple[str, str]] | None = None) ->
 # ---------------------------------------------------------------------- watch replay
 
 
-def kubeinformers_replay(kubeconfig: str, n: int, trace: bool, from_rv: str = "") -> Result:
+def kubeinformers_replay(
+    kubeconfig: str, n: int, trace: bool, *, namespace: str, from_rv: str = ""
+) -> Result:
     """M buffered events from an old resourceVersion through decode → DeltaFIFO → indexer → handler."""
     from kubeinformers.generated.core.v1 import Pod
     from kubeinformers.generated.registry import RESOURCES
@@ -197,7 +245,7 @@ def kubeinformers_replay(kubeconfig: str, n: int, trace: bool, from_rv: str = ""
 
     api = _api_client(kubeconfig)
     pods_resource = next(r for r in RESOURCES if r.group == "" and r.resource == "pods")
-    inner: ApiListerWatcher[Pod] = ApiListerWatcher(api, pods_resource, Pod)
+    inner: ApiListerWatcher[Pod] = ApiListerWatcher(api, pods_resource, Pod, namespace=namespace)
 
     class FromOldVersion:
         """Lists nothing at `from_rv`, so the watch replays the server's history from there."""
@@ -228,10 +276,51 @@ def kubeinformers_replay(kubeconfig: str, n: int, trace: bool, from_rv: str = ""
         done.wait(600)
     stop.set()
     thread.join(10)
-    return {"replay_seconds": t[0], "events": seen[0], "events_per_second": seen[0] / t[0]}
+    return {
+        "replay_seconds": t[0],
+        "cpu_seconds": t[1],
+        "events": seen[0],
+        "events_per_second": seen[0] / t[0],
+    }
 
 
-def official_replay(kubeconfig: str, n: int, trace: bool, from_rv: str = "") -> Result:
+def kubeinformers_watch(
+    kubeconfig: str, n: int, trace: bool, *, namespace: str, from_rv: str = ""
+) -> Result:
+    """Our watch alone from the old resourceVersion, decode only: what client-go's probe
+    measures (a raw Watch's ResultChan), without the informer pipeline behind it."""
+    from kubeinformers.generated.core.v1 import Pod
+    from kubeinformers.generated.registry import RESOURCES
+    from kubeinformers.runtime.api.listwatch import ListOptions
+    from kubeinformers.runtime.client.transport import ApiListerWatcher
+
+    api = _api_client(kubeconfig)
+    pods_resource = next(r for r in RESOURCES if r.group == "" and r.resource == "pods")
+    lw: ApiListerWatcher[Pod] = ApiListerWatcher(api, pods_resource, Pod, namespace=namespace)
+
+    def measured_watch() -> int:
+        seen = 0
+        w = lw.watch(ListOptions(resource_version=from_rv))
+        for _event in w:
+            seen += 1
+            if seen >= n:
+                break
+        w.stop()
+        return seen
+
+    with stopwatch() as t:
+        seen = measured_watch()
+    return {
+        "replay_seconds": t[0],
+        "cpu_seconds": t[1],
+        "events": seen,
+        "events_per_second": seen / t[0],
+    }
+
+
+def official_replay(
+    kubeconfig: str, n: int, trace: bool, *, namespace: str, from_rv: str = ""
+) -> Result:
     """The official client's Watch.stream from the same old resourceVersion."""
     from kubernetes import client, watch
 
@@ -240,16 +329,21 @@ def official_replay(kubeconfig: str, n: int, trace: bool, from_rv: str = "") -> 
     w = watch.Watch()
     with stopwatch() as t:
         for _event in w.stream(
-            client.CoreV1Api(api).list_pod_for_all_namespaces, resource_version=from_rv
+            client.CoreV1Api(api).list_namespaced_pod, namespace, resource_version=from_rv
         ):
             seen += 1
             if seen >= n:
                 w.stop()
                 break
-    return {"replay_seconds": t[0], "events": seen, "events_per_second": seen / t[0]}
+    return {
+        "replay_seconds": t[0],
+        "cpu_seconds": t[1],
+        "events": seen,
+        "events_per_second": seen / t[0],
+    }
 
 
-def import_time(kubeconfig: str, n: int, trace: bool) -> Result:
+def import_time(kubeconfig: str, n: int, trace: bool, *, namespace: str) -> Result:
     """`import kubeinformers.generated` plus building the first pod informer, from cold.
 
     The user's ApiClient (the `kubernetes` package's config) exists before: it is theirs,
@@ -271,11 +365,14 @@ def import_time(kubeconfig: str, n: int, trace: bool) -> Result:
 
 CONTENDERS: dict[str, Callable[..., Result]] = {
     "kubeinformers": kubeinformers_informer,
-    "kubeinformers-metadata": lambda k, n, t: kubeinformers_informer(k, n, t, metadata_only=True),
+    "kubeinformers-eager": partial(kubeinformers_informer, decode="eager"),
+    "kubeinformers-metadata": partial(kubeinformers_informer, metadata_only=True),
     "official-informer": official_informer,
-    "client-list-v1pod": client_list_v1pod,
     "raw-orjson": raw_orjson,
+    "watch-list-json-bytes": watch_list_json_bytes,
+    "watch-list-protobuf-bytes": watch_list_protobuf_bytes,
     "kubeinformers-replay": kubeinformers_replay,
+    "kubeinformers-watch": kubeinformers_watch,
     "official-replay": official_replay,
     "import-time": import_time,
 }
@@ -286,13 +383,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("contender", choices=sorted(CONTENDERS))
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--n", type=int, required=True)
+    parser.add_argument("--namespace", required=True)
     parser.add_argument("--trace", action="store_true", help="measure with tracemalloc (slower)")
     parser.add_argument("--from-rv", default="")
     args = parser.parse_args(argv)
     fn = CONTENDERS[args.contender]
     full_collect()
-    kwargs = {"from_rv": args.from_rv} if args.contender.endswith("replay") else {}
-    result = fn(args.kubeconfig, args.n, args.trace, **kwargs)
+    kwargs = {"from_rv": args.from_rv} if args.from_rv else {}
+    result = fn(args.kubeconfig, args.n, args.trace, namespace=args.namespace, **kwargs)
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")
 

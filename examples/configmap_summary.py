@@ -5,7 +5,7 @@ value of one label (default ``app``).
     python -m examples.configmap_summary               # against your kubeconfig's cluster
 
 It shows the pieces working together: typed informers and listers from the generated
-factory, a ``Controller`` whose keys are namespaces (a pod change enqueues its namespace, so a
+factory, a ``ReconcileLoop`` whose keys are namespaces (a pod change enqueues its namespace, so a
 burst of pod changes in one namespace is one reconcile), rate-limited retries on conflicts,
 and optionally leader election so only one replica writes.
 
@@ -30,24 +30,23 @@ from typing import Any
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from kubeinformers.generated import SharedInformerFactory
-from kubeinformers.generated.core.v1 import ConfigMap, Pod
-from kubeinformers.runtime.cache.keys import (
+from kubeinformers import (
     DeletedFinalStateUnknown,
+    LeaderCallbacks,
+    LeaderElectionConfig,
+    LeaderElector,
+    LeaseLock,
+    NotFoundError,
+    ReconcileLoop,
+    Requeue,
     object_labels,
     object_name,
     object_namespace,
     object_resource_version,
     split_meta_namespace_key,
 )
-from kubeinformers.runtime.cache.listers import NotFoundError
-from kubeinformers.runtime.leaderelection import (
-    LeaderCallbacks,
-    LeaderElectionConfig,
-    LeaderElector,
-    LeaseLock,
-)
-from kubeinformers.runtime.reconcile import Controller, Requeue
+from kubeinformers.generated import SharedInformerFactory
+from kubeinformers.generated.core.v1 import ConfigMap, Pod
 
 SUMMARY_NAME = "pod-summary"
 SUMMARY_LABEL = "kubeinformers.example/pod-summary"
@@ -91,7 +90,7 @@ class PodSummaryController:
         config_maps = factory.core().v1().config_maps()
         self.pods = pods.lister()
         self.config_maps = config_maps.lister()
-        self.controller: Controller[str] = Controller(
+        self.controller: ReconcileLoop[str] = ReconcileLoop(
             "pod-summary", self.reconcile, workers=workers
         )
         self.controller.watch(pods.informer(), namespace_of)
@@ -233,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     stop = threading.Event()
     if args.local:
-        from kubeinformers.testing.local_api_server import LocalApiServer
+        from kubeinformers import LocalApiServer
 
         with LocalApiServer() as server:
             api_client = server.api_client()

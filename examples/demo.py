@@ -34,15 +34,19 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
 from examples import async_operator, configmap_summary
+from kubeinformers import (
+    DeletedFinalStateUnknown,
+    GroupVersionResource,
+    MetadataSharedInformerFactory,
+    NotFoundError,
+    discover_resource,
+    meta_namespace_key,
+    strip_managed_fields,
+)
 from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.apps.v1 import Deployment
 from kubeinformers.generated.core.v1 import Pod
 from kubeinformers.generated.meta.v1 import ObjectMeta
-from kubeinformers.runtime.api.resource import GroupVersionResource
-from kubeinformers.runtime.cache.dynamic import MetadataSharedInformerFactory, discover_resource
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown, meta_namespace_key
-from kubeinformers.runtime.cache.listers import NotFoundError
-from kubeinformers.runtime.cache.transforms import strip_managed_fields
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "kubeinformers-demo"
@@ -62,7 +66,7 @@ def say(line: str) -> None:
 
 def generate_crd_informers() -> None:
     """Regenerate examples/informers from crds/ (deterministic: unchanged files are kept)."""
-    from kubeinformers.generator.cli import main as generate
+    from kubeinformers.generator import main as generate
 
     out = ROOT / "examples" / "informers"
     code = generate(
@@ -86,7 +90,7 @@ def connect() -> Iterator[tuple[Any, bool]]:
         say(f"using the cluster of KUBECONFIG ({api.configuration.host})")
         yield api, False
         return
-    from kubeinformers.testing.local_api_server import LocalApiServer
+    from kubeinformers import LocalApiServer
 
     with LocalApiServer(tls=True, token=secrets.token_urlsafe(16)) as server:
         say(f"started an embedded API server at {server.url} (TLS, bearer token)")
@@ -346,7 +350,15 @@ def main() -> int:
             say("\n== an operator written with the asyncio API (examples/async_operator.py)")
             asyncio.run(async_operator.demo(api, NAMESPACE, say=say))
         say(f"\ndone in {time.monotonic() - started:.1f} s; every informer stopped")
+    say(NEXT_STEPS)
     return 0
+
+
+NEXT_STEPS = """
+what next:
+  read examples/demo.py and examples/configmap_summary.py (a controller with a work queue)
+  make generate CRDS=path/to/your/crds OUT=yourapp/informers   typed informers for your CRDs
+  docs/guide/ (make docs builds the site): getting started, testing, controllers, async, tuning"""
 
 
 def _size(widgets: Any, name: str) -> str | None:

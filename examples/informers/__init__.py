@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kubeinformers.runtime.cache.factory import SharedInformerFactory
-from kubeinformers.runtime.api.resource import GroupVersionResource
-
-from .registry import MODELS, RESOURCES
-
 if TYPE_CHECKING:
+    # Named for the type checker only: importing a kind's models (which imports this package
+    # first) must not import the informer runtime too.
+    from kubeinformers.runtime.cache.factory import SharedInformerFactory
+    from kubeinformers.runtime.api.resource import GroupVersionResource
     from .demo import DemoInformers
 
 __all__ = ["CustomInformers"]
@@ -37,6 +36,8 @@ class CustomInformers:
     __slots__ = ("_factory",)
 
     def __init__(self, factory: SharedInformerFactory) -> None:
+        from .registry import MODELS, RESOURCES
+
         self._factory = factory
         for resource in RESOURCES:
             if resource.supports_list_watch and resource.gvr in MODELS:

@@ -53,13 +53,13 @@ RESOURCES: tuple[APIResource, ...] = (
 MODELS: dict[GroupVersionResource, str] = {
     GroupVersionResource(
         "demo.kubeinformers.io", "v1", "gadgets"
-    ): "examples.informers.demo.v1.models:Gadget",
+    ): "examples.informers.demo.v1.gadget:Gadget",
     GroupVersionResource(
         "demo.kubeinformers.io", "v1", "widgets"
-    ): "examples.informers.demo.v1.models:Widget",
+    ): "examples.informers.demo.v1.widget:Widget",
     GroupVersionResource(
         "demo.kubeinformers.io", "v1alpha1", "widgets"
-    ): "examples.informers.demo.v1alpha1.models:Widget",
+    ): "examples.informers.demo.v1alpha1.widget:Widget",
 }
 
 

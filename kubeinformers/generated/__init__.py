@@ -8,166 +8,29 @@
     factory.wait_for_cache_sync(timeout=60)
     pod = pods.lister().pods("default").get("nginx")
 
-Group, version and kind packages are imported on first use.
+Group, version and kind packages are imported on first use, and so is the factory (in
+`_factory`): importing a model of this package does not import the informer runtime.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-
-from kubeinformers.runtime.cache.factory import SharedInformerFactory as _RuntimeFactory
+from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from .admissionregistration import AdmissionregistrationInformers
-    from .apiextensions import ApiextensionsInformers
-    from .apiregistration import ApiregistrationInformers
-    from .apps import AppsInformers
-    from .autoscaling import AutoscalingInformers
-    from .batch import BatchInformers
-    from .certificates import CertificatesInformers
-    from .coordination import CoordinationInformers
-    from .core import CoreInformers
-    from .discovery import DiscoveryInformers
-    from .events import EventsInformers
-    from .flowcontrol import FlowcontrolInformers
-    from .internal import InternalInformers
-    from .networking import NetworkingInformers
-    from .node import NodeInformers
-    from .policy import PolicyInformers
-    from .rbac import RbacInformers
-    from .resource import ResourceInformers
-    from .scheduling import SchedulingInformers
-    from .storage import StorageInformers
-    from .storagemigration import StoragemigrationInformers
+    from ._factory import SharedInformerFactory as SharedInformerFactory
 
 __all__ = ["SharedInformerFactory"]
 
 
-class SharedInformerFactory(_RuntimeFactory):
-    """The runtime factory plus one accessor per API group: `factory.core().v1().pods()`."""
+def __getattr__(name: str) -> _Any:
+    if name != "SharedInformerFactory":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ._factory import SharedInformerFactory
 
-    def admissionregistration(self) -> AdmissionregistrationInformers:
-        """The admissionregistration.k8s.io group."""
-        from .admissionregistration import AdmissionregistrationInformers
+    globals()[name] = SharedInformerFactory
+    return SharedInformerFactory
 
-        return AdmissionregistrationInformers(self)
 
-    def apiextensions(self) -> ApiextensionsInformers:
-        """The apiextensions.k8s.io group."""
-        from .apiextensions import ApiextensionsInformers
-
-        return ApiextensionsInformers(self)
-
-    def apiregistration(self) -> ApiregistrationInformers:
-        """The apiregistration.k8s.io group."""
-        from .apiregistration import ApiregistrationInformers
-
-        return ApiregistrationInformers(self)
-
-    def apps(self) -> AppsInformers:
-        """The apps group."""
-        from .apps import AppsInformers
-
-        return AppsInformers(self)
-
-    def autoscaling(self) -> AutoscalingInformers:
-        """The autoscaling group."""
-        from .autoscaling import AutoscalingInformers
-
-        return AutoscalingInformers(self)
-
-    def batch(self) -> BatchInformers:
-        """The batch group."""
-        from .batch import BatchInformers
-
-        return BatchInformers(self)
-
-    def certificates(self) -> CertificatesInformers:
-        """The certificates.k8s.io group."""
-        from .certificates import CertificatesInformers
-
-        return CertificatesInformers(self)
-
-    def coordination(self) -> CoordinationInformers:
-        """The coordination.k8s.io group."""
-        from .coordination import CoordinationInformers
-
-        return CoordinationInformers(self)
-
-    def core(self) -> CoreInformers:
-        """The core group."""
-        from .core import CoreInformers
-
-        return CoreInformers(self)
-
-    def discovery(self) -> DiscoveryInformers:
-        """The discovery.k8s.io group."""
-        from .discovery import DiscoveryInformers
-
-        return DiscoveryInformers(self)
-
-    def events(self) -> EventsInformers:
-        """The events.k8s.io group."""
-        from .events import EventsInformers
-
-        return EventsInformers(self)
-
-    def flowcontrol(self) -> FlowcontrolInformers:
-        """The flowcontrol.apiserver.k8s.io group."""
-        from .flowcontrol import FlowcontrolInformers
-
-        return FlowcontrolInformers(self)
-
-    def internal(self) -> InternalInformers:
-        """The internal.apiserver.k8s.io group."""
-        from .internal import InternalInformers
-
-        return InternalInformers(self)
-
-    def networking(self) -> NetworkingInformers:
-        """The networking.k8s.io group."""
-        from .networking import NetworkingInformers
-
-        return NetworkingInformers(self)
-
-    def node(self) -> NodeInformers:
-        """The node.k8s.io group."""
-        from .node import NodeInformers
-
-        return NodeInformers(self)
-
-    def policy(self) -> PolicyInformers:
-        """The policy group."""
-        from .policy import PolicyInformers
-
-        return PolicyInformers(self)
-
-    def rbac(self) -> RbacInformers:
-        """The rbac.authorization.k8s.io group."""
-        from .rbac import RbacInformers
-
-        return RbacInformers(self)
-
-    def resource(self) -> ResourceInformers:
-        """The resource.k8s.io group."""
-        from .resource import ResourceInformers
-
-        return ResourceInformers(self)
-
-    def scheduling(self) -> SchedulingInformers:
-        """The scheduling.k8s.io group."""
-        from .scheduling import SchedulingInformers
-
-        return SchedulingInformers(self)
-
-    def storage(self) -> StorageInformers:
-        """The storage.k8s.io group."""
-        from .storage import StorageInformers
-
-        return StorageInformers(self)
-
-    def storagemigration(self) -> StoragemigrationInformers:
-        """The storagemigration.k8s.io group."""
-        from .storagemigration import StoragemigrationInformers
-
-        return StoragemigrationInformers(self)
+def __dir__() -> list[str]:
+    return sorted([*globals(), "SharedInformerFactory"])

@@ -4,4 +4,24 @@ One module per step: `load` (sources → one API model), `schema` (pre-processin
 `models` (datamodel-code-generator), `naming`, `render` (+ `templates/`), `write`
 (deterministic output, stale files, check mode); `cli` runs them (`kubeinformers generate`),
 `verify` checks the committed trees (`make verify`).
+
+Public: `main(argv)` runs the generator as the `kubeinformers generate` command does.
 """
+
+from __future__ import annotations
+
+from kubeinformers import _exports
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from kubeinformers.generator.cli import main as main
+
+_EXPORTS: dict[str, str] = {"main": "kubeinformers.generator.cli"}
+
+__all__ = ["main"]
+
+
+def __getattr__(name: str) -> Any:
+    return _exports.load(__name__, _EXPORTS, name)

@@ -6,6 +6,7 @@ models → render → write.
 from __future__ import annotations
 
 import argparse
+import keyword
 import logging
 import sys
 import time
@@ -13,7 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kubeinformers.generator import load, naming, render, schema, write
+from kubeinformers.generator import cluster as cluster_input
+from kubeinformers.generator import load, naming, render, schema, shapes, write
 from kubeinformers.generator.load import APIModel, LoadError
 from kubeinformers.generator.models import ModelError, generate_models
 
@@ -29,7 +31,20 @@ examples:
   kubeinformers generate --openapi ../shared/data/openapi/v3 \\
       --out kubeinformers/generated --package kubeinformers.generated
   kubeinformers generate --crd crds/ --out myapp/informers --package myapp.informers
-  kubeinformers generate --cluster --crd extra.yaml --out gen --package gen
+  kubeinformers generate --cluster --group apps --group example.com --out gen
+  kubeinformers generate --crd deploy/bundle.yaml --crd crds/ --prefer crds/ --out gen
+
+--crd takes CRD files, folders of them, or install bundles (Helm or kustomize output):
+documents that are no CustomResourceDefinition are skipped with one note per path, and a
+`kind: List` of objects is read item by item. A CRD defined identically in several files is
+read once; defined differently, it is an error naming the files unless --prefer picks one.
+
+--cluster reads the cluster KUBECONFIG (or ~/.kube/config) names, else the in-cluster
+service account: every group-version document of /openapi/v3 plus every CRD.
+
+Without --package the package name is derived from --out: the folder's path relative to
+the current directory when every part is a Python identifier (gen/informers → gen.informers),
+else the folder's own name; the package must be importable under that name.
 
 With built-in API input (--openapi or --cluster) the package gets SharedInformerFactory;
 with CRDs only it gets CustomInformers(factory), which shares kubeinformers.generated's
@@ -40,8 +55,9 @@ EPILOG = """\
 exit codes:
   0  everything generated (or, with --check, the output is up to date)
   1  some inputs failed: each error names the file, the document index and the path in the
-     schema; with --keep-going the rest was generated, without it nothing was written;
-     with --check: the output differs from what would be generated
+     schema; with --keep-going the rest was generated (nothing when every input failed),
+     without it nothing was written; with --check: the output differs from what would be
+     generated
   2  usage error, or a fatal error (unreadable output folder, generator failure)
 """
 
@@ -67,19 +83,59 @@ def collect(
     openapi: Sequence[Path] = (),
     crds: Sequence[Path] = (),
     cluster: bool = False,
+    *,
+    groups: Sequence[str] = (),
+    prefer: Sequence[Path] = (),
 ) -> APIModel:
-    """Step 1 over every input."""
+    """Step 1 over every input: load, pick one definition per CRD, keep the chosen groups.
+
+    Raises `cluster_input.ClusterConfigError` when --cluster has no cluster to read.
+    """
     model = APIModel()
+    chosen = sorted({"" if g in cluster_input.CORE_GROUP_NAMES else g for g in groups})
     if cluster:
-        model.extend(load.load_cluster())
+        model.extend(cluster_input.load_cluster(chosen or None))
     for path in openapi:
         if not path.exists():
-            model.errors.append(LoadError(str(path), None, "", "no such file or folder"))
+            model.errors.append(
+                LoadError(str(path), None, "", "no such file or folder; check the --openapi path")
+            )
             continue
         model.extend(load.load_openapi(path))
     for path in crds:
         model.extend(load.load_crds(path))
+    load.resolve_duplicates(model, prefer)
+    if chosen:
+        model.select_groups(chosen)
+        if not model.resources and not model.errors:
+            model.errors.append(
+                LoadError(
+                    ", ".join(str(p) for p in (*openapi, *crds)) or "--cluster",
+                    None,
+                    "",
+                    f"--group {' '.join(g or 'core' for g in chosen)}: no resource of these "
+                    "groups in the inputs",
+                )
+            )
     return model
+
+
+def derive_package(out: Path, cwd: Path | None = None) -> str | None:
+    """The import name for `out`: its dotted path below `cwd` when every part is an
+    identifier (`examples/informers` → `examples.informers`), else the folder's own name;
+    None when even that is no identifier."""
+    cwd = (cwd or Path.cwd()).resolve()
+    target = (cwd / out).resolve()
+    parts: tuple[str, ...] = (target.name,)
+    if target.is_relative_to(cwd) and target != cwd:
+        below = target.relative_to(cwd).parts
+        if all(_identifier(p) for p in below):
+            parts = below
+    return ".".join(parts) if all(_identifier(p) for p in parts) else None
+
+
+def _identifier(part: str) -> bool:
+    return part.isidentifier() and not keyword.iskeyword(part)
 
 
 def build(
@@ -96,7 +152,7 @@ def build(
     Raises nothing for bad inputs: they are in `Result.errors`. Without `keep_going` any
     error leaves `files` empty.
     """
-    result = Result(errors=list(model.errors))
+    result = Result(errors=list(model.errors), notes=list(model.notes))
     if result.errors and not keep_going:
         return result
     if builtin is None:
@@ -115,6 +171,7 @@ def build(
     result.errors.extend(prep.errors)
     result.notes.extend(prep.notes)
     result.timings["schema"] = time.perf_counter() - t
+    resources = [r for r in model.resources if r.source not in prep.left_out]
     if result.errors and not keep_going:
         return result
     progress(f"pre-processed {len(prep.schemas)} schemas; generating models")
@@ -126,14 +183,18 @@ def build(
     )
     result.errors.extend(rejected)
     result.timings["models"] = time.perf_counter() - t
-    if result.errors and not keep_going:
-        return result
+    if result.errors and (not keep_going or not model_files):
+        return result  # with --keep-going too: when every input failed, nothing is written
     t = time.perf_counter()
-    other = render.render(model.resources, prep.kinds, model_files, names.names, package, builtin)
+    other = render.render(resources, prep.kinds, model_files, names.names, package, builtin)
+    builtin_shapes = shapes.builtin_shapes(prep.schemas)
+    if builtin_shapes:
+        other[f"{shapes.MODULE}.py"] = shapes.module_source(builtin_shapes)
     result.timings["render"] = time.perf_counter() - t
     progress(f"rendered {len(other)} accessor, informer and lister files; formatting")
     t = time.perf_counter()
-    result.files = write.format_all({**model_files, **other}, frozenset(model_files))
+    preformatted = frozenset(model_files) | {f"{shapes.MODULE}.py"}
+    result.files = write.format_all({**model_files, **other}, preformatted)
     result.timings["format"] = time.perf_counter() - t
     return result
 
@@ -160,19 +221,38 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         default=[],
         metavar="PATH",
-        help="a CRD YAML file or a folder of them, multi-document (repeatable)",
+        help="a CRD YAML file, a folder of them, or an install bundle (multi-document; repeatable)",
     )
     p.add_argument(
         "--cluster",
         action="store_true",
-        help="read /openapi/v3 and the CRDs of the cluster KUBECONFIG points at",
+        help="read /openapi/v3 and the CRDs of the cluster KUBECONFIG (or ~/.kube/config, "
+        "or the in-cluster service account) points at; implies --keep-going (a server's "
+        "document you cannot edit must not stop the other groups)",
+    )
+    p.add_argument(
+        "--group",
+        action="append",
+        default=[],
+        metavar="GROUP",
+        help="generate only this API group (repeatable; `core` is the legacy group of "
+        "pods, services, ...); with --cluster only its documents are fetched",
+    )
+    p.add_argument(
+        "--prefer",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="PATH",
+        help="when a CRD is defined differently in several files, use the one in this file "
+        "or folder (repeatable; an earlier --prefer wins over a later one)",
     )
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
     p.add_argument(
         "--package",
-        required=True,
         metavar="NAME",
-        help="the output folder's import name, e.g. myapp.informers",
+        help="the output folder's import name, e.g. myapp.informers (default: derived from "
+        "--out, see above)",
     )
     p.add_argument(
         "--keep-going",
@@ -218,24 +298,49 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_FATAL
-    if not all(part.isidentifier() for part in args.package.split(".")):
+    progress = _quiet if args.quiet else _progress_to_stderr
+    if args.out.exists() and not args.out.is_dir():
+        print(
+            f"kubeinformers generate: --out {args.out} is a file, not a folder; give a "
+            "folder (it is created when missing)",
+            file=sys.stderr,
+        )
+        return EXIT_FATAL
+    if args.package is None:
+        args.package = derive_package(args.out)
+        if args.package is None:
+            print(
+                f"kubeinformers generate: cannot derive a package name from --out {args.out} "
+                f"({args.out.resolve().name!r} is not a Python identifier); give --package "
+                "NAME (with make: PACKAGE=NAME)",
+                file=sys.stderr,
+            )
+            return EXIT_FATAL
+        progress(
+            f"package {args.package} (derived from --out; it must be importable under this "
+            "name, else give --package)"
+        )
+    if not all(_identifier(part) for part in args.package.split(".")):
         print(
             f"kubeinformers generate: --package {args.package!r} is not a dotted Python name",
             file=sys.stderr,
         )
         return EXIT_FATAL
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
-    progress = _quiet if args.quiet else _progress_to_stderr
     return run(
         openapi=args.openapi,
         crds=args.crd,
         cluster=args.cluster,
         out=args.out,
         package=args.package,
-        keep_going=args.keep_going,
+        # A live cluster's documents cannot be fixed by the user: one that conflicts (an
+        # aggregated API built on older types) is left out and the other groups are written.
+        keep_going=args.keep_going or args.cluster,
         check=args.check,
         progress=progress,
         jobs=args.jobs,
+        groups=args.group,
+        prefer=args.prefer,
     )
 
 
@@ -250,11 +355,16 @@ def run(
     check: bool = False,
     progress: Callable[[str], None] = _progress_to_stderr,
     jobs: int | None = None,
+    groups: Sequence[str] = (),
+    prefer: Sequence[Path] = (),
 ) -> int:
     """The whole command; returns the exit code."""
     started = time.perf_counter()
     try:
-        model = collect(openapi, crds, cluster)
+        model = collect(openapi, crds, cluster, groups=groups, prefer=prefer)
+    except cluster_input.ClusterConfigError as e:
+        print(f"kubeinformers generate: --cluster: {e}", file=sys.stderr)
+        return EXIT_FATAL
     except Exception as e:
         print(f"kubeinformers generate: cannot read the inputs: {e}", file=sys.stderr)
         return EXIT_FATAL
@@ -279,6 +389,13 @@ def run(
         print(
             f"kubeinformers generate: {len(result.errors)} input error(s); nothing written "
             "(--keep-going generates the rest)",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT_FAILED
+    if result.errors and not result.files:
+        print(
+            f"kubeinformers generate: {len(result.errors)} input error(s) and nothing left to "
+            "generate; nothing written",
             file=sys.stderr,
         )
         return EXIT_INPUT_FAILED

@@ -77,7 +77,8 @@ def attach_listers(code: str, listers: Mapping[str, str], block: str, scopes: se
             "from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister"
         )
         imports.append(
-            "from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister"
+            "from kubeinformers.runtime.cache.listers import (\n"
+            "    SingleNamespaceLister as _SingleNamespaceLister,\n)"
         )
     first_class = code.index("\nclass ")
     head, body = code[:first_class], code[first_class:]

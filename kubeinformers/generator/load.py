@@ -1,7 +1,8 @@
 """Step 1: read every source into one normalised API model.
 
 Sources: OpenAPI v2 (`swagger.json`), OpenAPI v3 (one document or a folder of them), CRD
-YAML (files or folders, multi-document, several versions each), and a live cluster. The
+YAML (files or folders, multi-document, several versions each; other objects of an install
+bundle are skipped), and a live cluster (`generator.cluster`). The
 result lists resources (group, version, kind, plural, scope, verbs) — taken from the spec's
 `paths` and from each CRD's names, scope and served versions, never from the models — and
 schemas, each remembering the file and document it came from so errors can point at it.
@@ -12,12 +13,15 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterator, Mapping
+from collections import Counter
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from kubeinformers.generator.difference import describe
 
 log = logging.getLogger("kubeinformers.generator.load")
 
@@ -107,19 +111,57 @@ class CRDVersion:
 
 
 @dataclass
+class CRDDefinition:
+    """One CustomResourceDefinition as read: its name, where, its spec, its served versions.
+
+    Kept so that two files defining the same CRD can be compared (see `resolve_duplicates`).
+    """
+
+    name: str
+    source: Source
+    spec: Mapping[str, Any]
+    versions: list[CRDVersion]
+
+
+@dataclass
 class APIModel:
     """Everything the later steps need; filled by the `load_*` functions."""
 
     documents: list[OpenAPIDocument] = field(default_factory=list)
     resources: list[Resource] = field(default_factory=list)
     crds: list[CRDVersion] = field(default_factory=list)
+    definitions: list[CRDDefinition] = field(default_factory=list)
     errors: list[LoadError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def extend(self, other: APIModel) -> None:
         self.documents.extend(other.documents)
         self.resources.extend(other.resources)
         self.crds.extend(other.crds)
+        self.definitions.extend(other.definitions)
         self.errors.extend(other.errors)
+        self.notes.extend(other.notes)
+
+    def drop_definitions(self, dropped: Collection[CRDDefinition]) -> None:
+        """Forget these CRDs' versions and resources (a duplicate lost, or a conflict)."""
+        versions = {id(v) for d in dropped for v in d.versions}
+        resources = {id(v.resource) for d in dropped for v in d.versions}
+        gone = {id(d) for d in dropped}
+        self.definitions = [d for d in self.definitions if id(d) not in gone]
+        self.crds = [v for v in self.crds if id(v) not in versions]
+        self.resources = [r for r in self.resources if id(r) not in resources]
+
+    def select_groups(self, groups: Collection[str]) -> None:
+        """Keep only the resources, CRDs and OpenAPI documents of these API groups.
+
+        An OpenAPI document is kept when it serves a resource of a chosen group (a v3
+        group-version document is self-contained); documents serving none are left out.
+        """
+        chosen = set(groups)
+        kept_sources = {r.source for r in self.resources if r.group in chosen}
+        self.documents = [d for d in self.documents if d.source in kept_sources]
+        self.drop_definitions([d for d in self.definitions if d.spec.get("group") not in chosen])
+        self.resources = [r for r in self.resources if r.group in chosen]
 
 
 # libyaml's loader when PyYAML was built with it (10x faster on big CRDs), else pure Python.
@@ -262,21 +304,77 @@ def crd_files(path: Path) -> list[Path]:
 
 
 def load_crds(path: Path) -> APIModel:
-    """Every CRD document of a file or folder; bad documents become errors, the rest load."""
+    """Every CRD document of a file or folder; bad documents become errors, the rest load.
+
+    Other objects (an install bundle's Deployments, ServiceAccounts, ...: Helm and kustomize
+    output) are skipped with one summary note per path; a path holding no CRD at all is an
+    error, and so is a file named on the command line that holds no YAML document.
+    """
     model = APIModel()
     if not path.exists():
-        model.errors.append(LoadError(str(path), None, "", "no such file or folder"))
+        model.errors.append(
+            LoadError(str(path), None, "", "no such file or folder; check the --crd path")
+        )
         return model
     files = crd_files(path)
     if not files:
-        model.errors.append(LoadError(str(path), None, "", "no *.yaml, *.yml or *.json files"))
+        model.errors.append(
+            LoadError(str(path), None, "", "no *.yaml, *.yml or *.json files; check the --crd path")
+        )
+        return model
+    skipped: Counter[str] = Counter()
+    empty_files = 0
     for f in files:
+        documents = 0
         for index, doc in _documents(f, model):
+            documents += 1
             try:
-                model.extend(crd_from_document(doc, Source(str(f), index)))
+                model.extend(crd_from_document(doc, Source(str(f), index), skipped))
             except LoadError as e:
                 model.errors.append(e)
+        if documents == 0 and not any(e.file == str(f) for e in model.errors):
+            if f == path:
+                model.errors.append(
+                    LoadError(
+                        str(f),
+                        None,
+                        "",
+                        "empty: no YAML document in it; give a file holding "
+                        "CustomResourceDefinitions, or leave this one out",
+                    )
+                )
+                return model
+            empty_files += 1
+    what = _skipped_summary(skipped, empty_files)
+    if not model.crds and not model.errors:
+        model.errors.append(
+            LoadError(
+                str(path),
+                None,
+                "",
+                f"no CustomResourceDefinition in it ({what or 'nothing to read'}); give the "
+                "CRD files, or the install bundle that holds them",
+            )
+        )
+    elif what:
+        model.notes.append(f"{path}: {what}")
     return model
+
+
+def _skipped_summary(skipped: Counter[str], empty_files: int) -> str:
+    """`skipped 26 non-CRD documents: Deployment \u00d73, ...` (most frequent first)."""
+    parts = []
+    total = sum(skipped.values())
+    if total:
+        kinds = ", ".join(
+            f"{kind} \u00d7{n}"
+            for kind, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))
+        )
+        noun = "document" if total == 1 else "documents"
+        parts.append(f"skipped {total} non-CRD {noun}: {kinds}")
+    if empty_files:
+        parts.append(f"{empty_files} empty file{'s' if empty_files > 1 else ''}")
+    return "; ".join(parts)
 
 
 def _documents(path: Path, model: APIModel) -> Iterator[tuple[int, Any]]:
@@ -317,23 +415,32 @@ def _failing_index(text: str, mark: Any) -> int:
     return len(seps)
 
 
-def crd_from_document(doc: Any, source: Source) -> APIModel:
-    """The served versions of one CRD document (or of a `List` of CRDs)."""
+def crd_from_document(doc: Any, source: Source, skipped: Counter[str] | None = None) -> APIModel:
+    """The served versions of one CRD document (or of a `List` of objects).
+
+    With `skipped`, objects of other kinds are counted there by kind and left out (an
+    install bundle); without it they are an error.
+    """
     model = APIModel()
     if not isinstance(doc, Mapping):
         raise source.error("", "not a mapping: expected a CustomResourceDefinition")
     kind = doc.get("kind")
     if kind in ("List", "CustomResourceDefinitionList"):
-        for i, item in enumerate(doc.get("items") or []):
+        items = doc.get("items") or []
+        if not isinstance(items, list):
+            raise source.error("items", "must be a list of objects")
+        for i, item in enumerate(items):
             try:
-                model.extend(crd_from_document(item, source))
+                model.extend(crd_from_document(item, source, skipped))
             except LoadError as e:
-                model.errors.append(
-                    LoadError(e.file, e.doc_index, f"items[{i}].{e.path}", e.message)
-                )
+                path = f"items[{i}].{e.path}" if e.path else f"items[{i}]"
+                model.errors.append(LoadError(e.file, e.doc_index, path, e.message))
         return model
     if kind != "CustomResourceDefinition":
-        raise source.error("kind", f"{kind!r} is not a CustomResourceDefinition")
+        if skipped is None:
+            raise source.error("kind", f"{kind!r} is not a CustomResourceDefinition")
+        skipped[str(kind) if kind else "(no kind)"] += 1
+        return model
     api_version = str(doc.get("apiVersion", ""))
     spec = doc.get("spec")
     if not isinstance(spec, Mapping):
@@ -345,6 +452,7 @@ def crd_from_document(doc: Any, source: Source) -> APIModel:
         raise source.error("spec.group", "missing")
     if not isinstance(names, Mapping) or not names.get("kind") or not names.get("plural"):
         raise source.error("spec.names", "needs at least kind and plural")
+    name = name or f"{names['plural']}.{group}"
     scope = spec.get("scope", "Namespaced")
     if scope not in ("Namespaced", "Cluster"):
         raise source.error("spec.scope", f"{scope!r} is neither Namespaced nor Cluster")
@@ -382,85 +490,84 @@ def crd_from_document(doc: Any, source: Source) -> APIModel:
     if not served:
         raise source.error(
             "spec.versions",
-            f"CRD {name or names['plural']!r} serves no version: nothing to generate",
+            f"CRD {name!r} serves no version: nothing to generate; set `served: true` on "
+            "a version, or leave this CRD out",
         )
+    model.definitions.append(CRDDefinition(name, source, spec, list(model.crds)))
     return model
 
 
-# ----------------------------------------------------------------------------- cluster
+def _where(source: Source) -> str:
+    return f"{source.file} (document {source.doc_index})"
 
 
-def load_cluster() -> APIModel:
-    """/openapi/v3 and the CRDs of the cluster KUBECONFIG (or the in-cluster config) names.
+def _preferred_rank(source: Source, prefer: Sequence[Path]) -> int | None:
+    """Index of the first --prefer path that is this file or a folder holding it."""
+    try:
+        file = Path(source.file).resolve()
+    except (OSError, ValueError):
+        return None
+    for rank, chosen in enumerate(prefer):
+        target = chosen.resolve()
+        if file == target or file.is_relative_to(target):
+            return rank
+    return None
 
-    Group-versions that a CRD serves are read from the CRD itself, not from /openapi/v3, so
-    they are typed exactly as files of the same CRDs would be.
+
+def resolve_duplicates(model: APIModel, prefer: Sequence[Path] = ()) -> None:
+    """One definition per CRD name: identical copies are merged (one note), different ones
+    are an error naming every file, unless a `--prefer` path picks one of them.
+
+    A CRD left in conflict is dropped entirely, so --keep-going still generates the rest.
     """
-    from kubernetes import client, config
-
-    try:
-        config.load_kube_config()  # type: ignore[no-untyped-call]
-    except Exception:
-        config.load_incluster_config()  # type: ignore[no-untyped-call]
-    api: Any = client.ApiClient()
-    model = APIModel()
-    host = str(api.configuration.host)
-
-    def get_json(path: str) -> Any:
-        headers = {"Accept": "application/json"}
-        if hasattr(api, "param_serialize"):  # kubernetes >= 34
-            method, url, hdrs, body, post = api.param_serialize(
-                "GET", path, header_params=headers, auth_settings=["BearerToken"]
+    by_name: dict[str, list[CRDDefinition]] = {}
+    for definition in model.definitions:
+        by_name.setdefault(definition.name, []).append(definition)
+    dropped: list[CRDDefinition] = []
+    for name, defs in sorted(by_name.items()):
+        if len(defs) < 2:
+            continue
+        first = defs[0]
+        if all(d.spec == first.spec for d in defs[1:]):
+            others = ", ".join(_where(d.source) for d in defs[1:])
+            model.notes.append(
+                f"CRD {name} is defined identically in {_where(first.source)} and {others}; "
+                "using the first"
             )
-            resp = api.call_api(method, url, hdrs, body, post)
-            resp.read()
-        else:
-            resp = api.call_api(
-                path,
-                "GET",
-                header_params=headers,
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _return_http_data_only=True,
-            )
-        if resp.status >= 300:
-            raise OSError(f"GET {host}{path}: HTTP {resp.status}")
-        return json.loads(resp.data)
-
-    try:
-        crd_list = get_json("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
-    except Exception as e:
-        crd_list = {}
-        model.errors.append(
-            LoadError(f"{host}/apis/apiextensions.k8s.io/v1", None, "", f"cannot list CRDs: {e}")
+            dropped.extend(defs[1:])
+            continue
+        ranked = sorted(
+            (rank, i)
+            for i, d in enumerate(defs)
+            if (rank := _preferred_rank(d.source, prefer)) is not None
         )
-    crd_gvs: set[str] = set()
-    for i, item in enumerate(crd_list.get("items") or []):
-        item.setdefault("apiVersion", "apiextensions.k8s.io/v1")
-        item.setdefault("kind", "CustomResourceDefinition")
-        try:
-            part = crd_from_document(
-                item, Source(f"{host}/apis/apiextensions.k8s.io/v1/customresourcedefinitions", i)
+        distinct_best = [defs[i] for rank, i in ranked if ranked and rank == ranked[0][0]]
+        if distinct_best and all(d.spec == distinct_best[0].spec for d in distinct_best):
+            chosen = distinct_best[0]
+            model.notes.append(
+                f"CRD {name}: using {_where(chosen.source)} (--prefer); ignoring "
+                + ", ".join(_where(d.source) for d in defs if d is not chosen)
             )
-        except LoadError as e:
-            model.errors.append(e)
+            dropped.extend(d for d in defs if d is not chosen)
             continue
-        model.extend(part)
-        crd_gvs.update(f"apis/{c.resource.group}/{c.resource.version}" for c in part.crds)
-    try:
-        index = get_json("/openapi/v3")
-    except Exception as e:
-        model.errors.append(LoadError(f"{host}/openapi/v3", None, "", f"cannot read: {e}"))
-        return model
-    for gv, entry in sorted((index.get("paths") or {}).items()):
-        if gv in crd_gvs or not (gv.startswith("api/") or gv.startswith("apis/")):
-            continue
-        url = str(entry.get("serverRelativeURL") or f"/openapi/v3/{gv}")
-        source = Source(f"{host}{url.split('?')[0]}", 0)
-        try:
-            model.extend(openapi_from_document(get_json(url), source))
-        except LoadError as e:
-            model.errors.append(e)
-        except Exception as e:
-            model.errors.append(source.error("", f"cannot fetch: {e}"))
-    return model
+        other = next(d for d in defs[1:] if d.spec != first.spec)
+        # suggest a file (a CRD read from --cluster has a URL, which --prefer cannot name)
+        files_on_disk = [d for d in defs if Path(d.source.file).is_file()]
+        suggested = other if other in files_on_disk or not files_on_disk else files_on_disk[-1]
+        files = ", ".join(_where(d.source) for d in defs)
+        hint = (
+            "the --prefer paths hold several different ones; prefer a single file"
+            if distinct_best
+            else f"pick one with --prefer FILE (e.g. --prefer {suggested.source.file})"
+        )
+        model.errors.append(
+            first.source.error(
+                "spec",
+                f"CRD {name} is defined differently in {files} "
+                f"({describe(first.spec, other.spec, 'the first', 'the other', 'spec')}); "
+                f"{hint}",
+            )
+        )
+        dropped.extend(defs)
+    if dropped:
+        model.drop_definitions(dropped)

@@ -70,13 +70,20 @@ _BASEMODEL_ATTRS = frozenset(
     }
 )
 
+# Word patterns, tried in order at each position:
+# - an acronym with a version (`IPv4`, `IPv6`) or a digit-acronym plural (`K8s`) is one word;
+# - an upper-case run plus a plural `s` (`IPs`, `CIDRs`) is one word;
+# - an upper-case run before a capitalised word ends at that word (`APIService`);
+# - a capitalised or lower-case word with trailing digits (`Dns01`); the rest.
 _WORD = re.compile(
-    r"[A-Z]{2,}s(?=[A-Z0-9_]|$)|[A-Z]+\d*(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+"
+    r"[A-Z]{2,}[a-z]\d+s?(?=[A-Z_]|$)|[A-Za-z]\d+s(?=[A-Z0-9_]|$)"
+    r"|[A-Z]{2,}s(?=[A-Z0-9_]|$)|[A-Z]+\d*(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+"
 )
 
 
 def words(name: str) -> list[str]:
-    """Split `podIPs`, `APIService`, `x-kubernetes-foo` or `dns01` into lower-case words."""
+    """Split `podIPs`, `APIService`, `assignedIPv4`, `enableK8sTokenAuth`, `x-kubernetes-foo`
+    or `dns01` into lower-case words (`pod ips`, `assigned ipv4`, `enable k8s token auth`)."""
     out: list[str] = []
     for chunk in re.split(r"[^A-Za-z0-9]+", name):
         out.extend(m.group(0).lower() for m in _WORD.finditer(chunk))
@@ -138,9 +145,9 @@ def kind_accessor(kind: str, plural: str) -> str:
     return safe_identifier(name, RESERVED_ACCESSORS)
 
 
-# Names the generated model modules import; a kind or nested class by one of these names
-# would shadow the import (kind `Field`, `Any`), so it gets the suffix `Model`
-# (datamodel-code-generator strips a trailing underscore from class names).
+# Names the generated model modules import. A class by one of these names (kind `Field`,
+# `Any`, `UUID`) keeps its name: the module imports the other one under an alias
+# (`from pydantic import Field as _Field`); see `kubeinformers.generator.imports`.
 RESERVED_CLASSES = frozenset(
     {
         "Annotated",
@@ -156,11 +163,14 @@ RESERVED_CLASSES = frozenset(
         "KubeModel",
         "List",
         "Literal",
+        "MicroTime",
         "NaiveDatetime",
         "ObjectMeta",  # CRD modules import it
         "Optional",
         "RootModel",
+        "StrEnum",
         "TYPE_CHECKING",
+        "Time",
         "UUID",
         "Union",
         "annotations",
@@ -172,10 +182,42 @@ RESERVED_CLASSES = frozenset(
 )
 
 
-def model_class(name: str) -> str:
-    """The class of a kind or nested object: CamelCase, never shadowing an import."""
-    cls = class_name(name)
-    return f"{cls}Model" if cls in RESERVED_CLASSES else cls
+def kind_class(kind: str) -> tuple[str, bool]:
+    """The class of kind `kind`, and whether it had to differ from the kind.
+
+    The kind itself whenever it is a valid Python identifier and not a keyword
+    (`postgresql`, `UUID`, `Field` stay as they are). Otherwise (a keyword such as `None`,
+    or a character Python does not allow) the nearest identifier: invalid characters become
+    `_`, a keyword gets a trailing `_`, a leading digit a leading `X`.
+    """
+    if kind.isidentifier() and not keyword.iskeyword(kind):
+        return kind, False
+    name = re.sub(r"\W", "_", kind) or "Kind"
+    if name[0].isdigit():
+        name = f"X{name}"
+    if keyword.iskeyword(name):
+        name += "_"
+    return name, True
+
+
+# Module names beside the kind modules of a version package.
+RESERVED_MODULES = frozenset({"informers", "listers", "models", "registry"})
+
+
+def kind_module(kind: str, taken: Iterable[str] = ()) -> str:
+    """The module of a kind's models inside its version package: `prometheus_rule`.
+
+    Never the name of a class the package exports: for a lower-case kind (`postgresql`) the
+    module is `postgresql_models`, as importing a submodule binds its name in the package.
+    """
+    name = safe_identifier(snake_case(kind) or "kind", RESERVED_MODULES)
+    if name == kind_class(kind)[0]:
+        name += "_models"
+    base, n = name, 2
+    while name in taken:
+        name = f"{base}{n}"
+        n += 1
+    return name
 
 
 def class_name(name: str) -> str:

@@ -42,6 +42,7 @@ class KindCtx:
     informer: str
     lister: str
     model: str
+    model_module: str  # the submodule of the version package that defines `model`
     namespaced: bool
     api_version: str
     resource_expr: str
@@ -54,13 +55,35 @@ class VersionCtx:
     module: str
     accessor_class: str
     kinds: list[KindCtx] = field(default_factory=list)
-    classes: list[str] = field(default_factory=list)
+    classes: list[tuple[str, str]] = field(default_factory=list)  # (class, submodule)
     aliases: tuple[tuple[str, str], ...] = ()
     reexports: tuple[tuple[str, str], ...] = ()  # (module, name)
 
     @property
-    def kind_classes(self) -> list[str]:
-        return sorted({k.model for k in self.kinds})
+    def kind_classes(self) -> list[tuple[str, str]]:
+        """(model class, submodule) of every kind."""
+        return sorted({(k.model, k.model_module) for k in self.kinds})
+
+    @property
+    def kind_modules(self) -> list[tuple[str, list[str]]]:
+        """(submodule, the kinds' models and listers it defines), for TYPE_CHECKING imports."""
+        by_module: dict[str, set[str]] = defaultdict(set)
+        for k in self.kinds:
+            by_module[k.model_module].update((k.model, k.lister))
+        return sorted((m, sorted(names)) for m, names in by_module.items())
+
+    @property
+    def class_modules(self) -> list[tuple[str, list[str]]]:
+        """(submodule, its classes), for TYPE_CHECKING imports."""
+        by_module: dict[str, list[str]] = defaultdict(list)
+        for cls, module in self.classes:
+            by_module[module].append(cls)
+        return sorted(by_module.items())
+
+    @property
+    def split(self) -> bool:
+        """Whether the models live in one module per kind (CRDs) rather than `models.py`."""
+        return any(module != "models" for _, module in self.classes)
 
     @property
     def has_namespaced(self) -> bool:
@@ -72,7 +95,9 @@ class VersionCtx:
 
     @property
     def example(self) -> str:
-        return self.kinds[0].model if self.kinds else (self.classes[0] if self.classes else "*")
+        if self.kinds:
+            return self.kinds[0].model
+        return self.classes[0][0] if self.classes else "*"
 
 
 @dataclass
@@ -159,7 +184,8 @@ def render(
         if len(parts) != 3:
             continue
         gv = version_ctx(parts[0], parts[1], f"{parts[0]}/{parts[1]}")
-        gv.classes = sorted(set(_CLASS.findall(code)))
+        submodule = parts[2].removesuffix(".py")
+        gv.classes = sorted({*gv.classes, *((c, submodule) for c in _CLASS.findall(code))})
         if parts[0] == "meta" and parts[1] == "v1":
             gv.aliases = META_ALIASES
             gv.reexports = META_REEXPORTS
@@ -181,13 +207,16 @@ def render(
             continue
         pkg = group_pkgs[r.group]
         version = naming.version_package(r.version)
-        if module != f"{pkg}.{version}.models":
+        gv_module, _, model_module = module.rpartition(".")
+        if gv_module != f"{pkg}.{version}":
             continue  # a kind whose model lives in another package cannot get accessors here
         gv = version_ctx(pkg, version, f"{r.group or 'core'}/{r.version}")
         gv.title = f"{r.group or 'core'}/{r.version}"
         group_title[pkg] = r.group or "core"
         used = {k.informer for k in gv.kinds}
-        base = cls if f"{cls}Informer" not in used else naming.class_name(r.plural)
+        base = naming.class_name(cls)  # `postgresql` → `PostgresqlInformer`
+        if f"{base}Informer" in used:
+            base = naming.class_name(r.plural)
         accessor = naming.kind_accessor(r.kind, r.plural)
         if accessor in _LISTER_METHODS:
             accessor += "_"
@@ -206,6 +235,7 @@ def render(
                 informer=f"{base}Informer",
                 lister=f"{base}Lister",
                 model=cls,
+                model_module=model_module,
                 namespaced=r.namespaced,
                 api_version=f"{r.group}/{r.version}" if r.group else r.version,
                 resource_expr=resource_expr(r, "_APIResource"),
@@ -213,16 +243,24 @@ def render(
         )
 
     # Each listable kind's model learns its lister (`factory.lister(Pod) -> PodLister`); the
-    # listers are defined beside the models (see kind_listers).
+    # listers are defined beside the models, in the module of each model (see kind_listers):
+    # a group-version's `models.py` for built-ins, each kind's own module for CRDs.
     for key, gv in versions.items():
-        models_path = f"{key}/models.py"
-        if not gv.kinds or models_path not in model_files:
-            continue
         uses = Counter(k.model for k in gv.kinds)
-        listed = sorted((k.model, k.lister) for k in gv.kinds if uses[k.model] == 1)
-        block = env.get_template("model_listers.py.j2").render(gv=gv, listed=listed)
-        scopes = {"namespaced" if k.namespaced else "cluster" for k in gv.kinds}
-        files[models_path] = attach_listers(model_files[models_path], dict(listed), block, scopes)
+        by_module: dict[str, list[KindCtx]] = defaultdict(list)
+        for k in gv.kinds:
+            by_module[k.model_module].append(k)
+        for module, module_kinds in sorted(by_module.items()):
+            path = f"{key}/{module}.py"
+            if path not in model_files:
+                continue
+            module_kinds.sort(key=lambda k: k.accessor)
+            listed = sorted((k.model, k.lister) for k in module_kinds if uses[k.model] == 1)
+            block = env.get_template("model_listers.py.j2").render(
+                kinds=module_kinds, listed=listed
+            )
+            scopes = {"namespaced" if k.namespaced else "cluster" for k in module_kinds}
+            files[path] = attach_listers(model_files[path], dict(listed), block, scopes)
 
     groups: dict[str, GroupCtx] = {}
     by_pkg: dict[str, list[VersionCtx]] = defaultdict(list)
@@ -236,6 +274,10 @@ def render(
             files[f"{pkg}/{gv.version}/__init__.py"] = env.get_template("version.py.j2").render(
                 header=header, gv=gv
             )
+            if gv.split:
+                files[f"{pkg}/{gv.version}/models.py"] = env.get_template(
+                    "models_index.py.j2"
+                ).render(header=header, gv=gv)
             if gv.kinds:
                 files[f"{pkg}/{gv.version}/informers.py"] = env.get_template(
                     "informers.py.j2"
@@ -267,16 +309,20 @@ def render(
         g0 = group_list[0]
         v0 = g0.versions[0]
         example = f"{g0.accessor}().{v0.version}().{v0.kinds[0].accessor}()"
-    files["__init__.py"] = env.get_template("factory.py.j2").render(
-        header=header,
-        root={
-            "builtin": builtin,
-            "package": package,
-            "groups": group_list,
-            "example": example,
-            "api_title": api_title,
-        },
-    )
+    root = {
+        "builtin": builtin,
+        "package": package,
+        "groups": group_list,
+        "example": example,
+        "api_title": api_title,
+    }
+    factory = env.get_template("factory.py.j2").render(header=header, root=root)
+    if builtin:
+        # The factory in a module of its own, imported on first use (see root.py.j2).
+        files["_factory.py"] = factory
+        files["__init__.py"] = env.get_template("root.py.j2").render(header=header, root=root)
+    else:
+        files["__init__.py"] = factory
     files["registry.py"] = env.get_template("registry.py.j2").render(
         header=header,
         registry={

@@ -7,10 +7,12 @@ What happens here, and why:
   (every apimachinery type lives in `meta.v1`), so the output has no `io/k8s/...` tree;
 - the walk goes by schema keyword (`properties`, `items`, `allOf`, ...), never blindly:
   JSONSchemaProps has properties literally named `$ref`, `default` and `type`;
-- validation-only keywords (`enum`, `pattern`, bounds, `default`s, CEL rules) are dropped:
-  these are read models for what a server sends, and a server newer or older than the spec
-  may send values the spec's enum does not list; a default would also make a parsed object
-  differ from what the server sent;
+- validation-only keywords (`pattern`, bounds, `default`s, CEL rules) are dropped: these are
+  read models for what a server sends, and a default would make a parsed object differ from
+  what the server sent. Built-in enums are dropped too (a server newer than the spec may
+  send values it does not list); a CRD's string and integer enums are kept and become
+  `Literal[...]` (the API server refuses a custom object whose value the CRD does not list,
+  so mypy can catch a wrong value without the model refusing what the server sends);
 - int-or-string (v2 `format`, CRD `x-kubernetes-int-or-string`) → `int | str`; Quantity →
   `str | int | float`; `byte`, `duration`, IP formats → `str`; `date-time` → `datetime`,
   except apimachinery's Time and MicroTime → `kubeinformers.runtime.api.timestamps` (same
@@ -25,14 +27,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubeinformers.generator import naming
-from kubeinformers.generator.load import APIModel, CRDVersion, LoadError, Source
+from kubeinformers.generator import naming, shapes
+from kubeinformers.generator.difference import describe
+from kubeinformers.generator.load import APIModel, CRDVersion, LoadError, OpenAPIDocument, Source
+from kubeinformers.generator.shapes import Matcher
 
 OBJECT_META = "meta.v1.models.ObjectMeta"
+SHARED_BUILTINS = "kubeinformers.generated"  # CRD-only output imports built-ins from here
 _VERSION = re.compile(r"^v\d+((alpha|beta)\d+)?$")
 _JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "object", "array"})
 _SPECIAL: dict[str, dict[str, Any]] = {
@@ -69,6 +74,7 @@ class Prepared:
     notes: list[str] = field(default_factory=list)
     crd_modules: set[str] = field(default_factory=set)
     clashes: set[tuple[str, str]] = field(default_factory=set)
+    left_out: set[Source] = field(default_factory=set)  # documents that conflict (see merge)
 
     def module_of(self, name: str) -> str:
         return name.rsplit(".", 1)[0]
@@ -92,6 +98,8 @@ class _Walker:
         taken: set[str],
         hoist: str | None = None,
         object_meta_ref: str = OBJECT_META,
+        scope: str = "",
+        matcher: Matcher | None = None,
     ) -> None:
         self.prep = prep
         self.source = source
@@ -100,11 +108,17 @@ class _Walker:
         self.taken = taken
         self.hoist = hoist
         self.object_meta_ref = object_meta_ref
+        self.scope = scope  # class names are unique per version package (its __init__ exports all)
+        self.matcher = matcher
+        self.same_shape: dict[str, str] = {}  # shape key → class of this kind with that shape
 
     def ref(self, target: str) -> dict[str, Any]:
         return {"$ref": f"#/components/schemas/{target}"}
 
-    def clean(self, node: Any, path: str, hint: str) -> dict[str, Any]:
+    def clean(self, node: Any, path: str, hint: str | tuple[str, ...]) -> dict[str, Any]:
+        """`node` cleaned; `hint` is the class-name path to it (kind, field, field, ...)."""
+        if isinstance(hint, str):
+            hint = (hint,)
         if not isinstance(node, Mapping):
             raise self.source.error(path, f"a schema must be a mapping, not {node!r}")
         desc = node.get("description")
@@ -136,6 +150,10 @@ class _Walker:
             out["format"] = "date-time"
         if node.get("nullable") is True:
             out["nullable"] = True
+        if self.hoist is not None and typ in ("string", "integer"):
+            enum = _enum_values(node.get("enum"), str if typ == "string" else int)
+            if enum:
+                out["enum"] = enum  # → Literal[...]: the API server enforces a CRD's enums
         props = node.get("properties")
         preserve = bool(node.get("x-kubernetes-preserve-unknown-fields"))
         embedded = bool(node.get("x-kubernetes-embedded-resource"))
@@ -155,7 +173,7 @@ class _Walker:
                     cleaned[name] = self.ref(self.object_meta_ref)
                 else:
                     cleaned[name] = self.clean(
-                        props[name], sub_path, hint + naming.class_name(str(name))
+                        props[name], sub_path, (*hint, naming.class_name(str(name)))
                     )
                 py = naming.field_name(str(name))
                 if py in seen and seen[py] != name:
@@ -192,7 +210,7 @@ class _Walker:
         addl = node.get("additionalProperties")
         if isinstance(addl, Mapping):
             out["additionalProperties"] = self.clean(
-                addl, f"{path}.additionalProperties", hint + "Value"
+                addl, f"{path}.additionalProperties", (*hint, "Value")
             )
             out.setdefault("type", "object")
         elif addl is True and not props:
@@ -214,18 +232,38 @@ class _Walker:
             return self.hoisted(out, hint)
         return out
 
-    def hoisted(self, schema: dict[str, Any], hint: str) -> dict[str, Any]:
+    def hoisted(self, schema: dict[str, Any], hint: tuple[str, ...]) -> dict[str, Any]:
+        """A `$ref` to the class of `schema`: a built-in class of the same structure (see
+        `shapes`), a class of this kind with the same structure, or a new class."""
         assert self.hoist is not None
-        hint = naming.model_class(hint)
-        name = hint
-        n = 2
-        while f"{self.hoist}.{name}" in self.taken:
-            name = f"{hint}{n}"
-            n += 1
+        nested = len(hint) > 1  # the root stays the kind's own class
+        if nested and self.matcher is not None:
+            builtin = self.matcher.match(schema, hint)
+            if builtin is not None:
+                return self.ref(builtin)
+        key = _shape_key(schema) if nested else ""
+        if nested and key in self.same_shape:
+            return self.ref(self.same_shape[key])
+        candidates = ["".join(hint)]
+        if len(candidates[0]) > MAX_CLASS_NAME:
+            # Readable names: the kind and the shortest unambiguous tail of the field path
+            # (`WorkflowMatchExpressions`), not the whole path (170 characters in argo).
+            tails = [hint[0] + "".join(hint[-n:]) for n in range(1, len(hint))]
+            candidates = [*tails, *candidates]
+        name = next((c for c in candidates if f"{self.scope}/{c}" not in self.taken), None)
+        if name is None:
+            base = candidates[0]
+            name, n = f"{base}2", 3
+            while f"{self.scope}/{name}" in self.taken:
+                name, n = f"{base}{n}", n + 1
         final = f"{self.hoist}.{name}"
-        self.taken.add(final)
+        self.taken.add(f"{self.scope}/{name}")
         self.prep.schemas[final] = schema
         self.prep.origin[final] = (self.source, "")
+        if nested:
+            self.same_shape[key] = final
+            if self.matcher is not None:
+                self.matcher.remember(final, schema)
         out: dict[str, Any] = self.ref(final)
         return out
 
@@ -239,6 +277,20 @@ class _Walker:
 
 
 _REF = re.compile(r'"\$ref": "#/components/schemas/([^"]+)"')
+MAX_CLASS_NAME = 40  # longer path names are shortened (see `_Walker.hoisted`)
+
+
+def _shape_key(schema: Mapping[str, Any]) -> str:
+    """Two nested objects of one kind with equal keys share a class (descriptions aside)."""
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, Mapping):
+            return {k: strip(v) for k, v in node.items() if k != "description"}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    return json.dumps(strip(schema), sort_keys=True)
 
 
 def _drop_dangling(prep: Prepared) -> None:
@@ -258,6 +310,28 @@ def _drop_dangling(prep: Prepared) -> None:
                     if kind == name:
                         del prep.kinds[key]
                 changed = True
+
+
+def _closure_of(schemas: Mapping[str, Any], root: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [root]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in schemas:
+            continue
+        seen.add(name)
+        todo.extend(_REF.findall(json.dumps(schemas[name])))
+    return seen
+
+
+def _enum_values(enum: Any, typ: type) -> list[Any]:
+    """The values of a string or integer enum; empty when any value is of another type."""
+    if not isinstance(enum, list):
+        return []
+    values = [v for v in enum if v is not None]
+    if not values or not all(type(v) is typ for v in values):
+        return []
+    return list(dict.fromkeys(values))
 
 
 def _may_be_null(schema: Mapping[str, Any]) -> bool:
@@ -282,23 +356,102 @@ def builtin_name(original: str, gv_group: Mapping[str, str], group_pkgs: Mapping
     return f"{pkg or 'other'}.models.{cls}"
 
 
-def prepare(model: APIModel, group_pkgs: Mapping[str, str]) -> Prepared:
+# Extensions whose lists a server writes per document: each /openapi/v3 group-version
+# document of a real server lists only its own group's kinds for the shared apimachinery
+# types (DeleteOptions, WatchEvent), so the same schema reads differently in every document.
+_PER_DOCUMENT_LISTS = ("x-kubernetes-group-version-kind",)
+
+
+def _without_descriptions(node: Any) -> Any:
+    if isinstance(node, Mapping):
+        return {k: _without_descriptions(v) for k, v in node.items() if k != "description"}
+    if isinstance(node, list):
+        return [_without_descriptions(v) for v in node]
+    return node
+
+
+def _other_keys(body: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if k not in _PER_DOCUMENT_LISTS}
+
+
+def _comparable(body: Any) -> Any:
+    """What must agree between two copies of a schema: all but descriptions and lists."""
+    return _without_descriptions(_other_keys(body)) if isinstance(body, Mapping) else body
+
+
+def _union(first: Any, other: Any) -> Any:
+    """The first list, then the other's items it lacks (order kept, so output is stable)."""
+    if not isinstance(first, list) or not isinstance(other, list):
+        return first if first is not None else other
+    return first + [item for item in other if item not in first]
+
+
+def merge_documents(
+    documents: Sequence[OpenAPIDocument], prep: Prepared
+) -> dict[str, tuple[Any, Source, str]]:
+    """Component schemas of every document by name: `{name: (body, source, ref prefix)}`.
+
+    Copies of one schema that differ only in per-document extension lists
+    (`x-kubernetes-group-version-kind`) are one schema with the lists united; copies that
+    differ only in descriptions keep the first text. A document whose schema really
+    differs from an earlier document's is left out as a whole (an error naming both, and
+    `prep.left_out`), so every other group-version is still generated from consistent types.
+    """
+    merged: dict[str, tuple[Any, Source, str]] = {}
+    described: set[str] = set()
+    for doc in documents:
+        conflicts: list[LoadError] = []
+        for name, body in doc.schemas.items():
+            if name not in merged or merged[name][0] == body:
+                continue
+            first, first_source, _ = merged[name]
+            if _comparable(first) == _comparable(body):
+                continue
+            detail = describe(
+                _comparable(first), _comparable(body), first_source.file, "this document"
+            )
+            conflicts.append(
+                doc.source.error(
+                    f"components.schemas.{name}",
+                    f"differs from the schema of the same name in {first_source.file} "
+                    f"({detail}); this document is left out — generate the rest with "
+                    "--keep-going, or choose groups with --group",
+                )
+            )
+        if conflicts:
+            prep.errors.extend(conflicts)
+            prep.left_out.add(doc.source)
+            continue
+        for name, body in doc.schemas.items():
+            if name not in merged:
+                merged[name] = (body, doc.source, doc.ref_prefix)
+                continue
+            first, first_source, prefix = merged[name]
+            if first == body or not isinstance(first, Mapping) or not isinstance(body, Mapping):
+                continue
+            if _other_keys(first) != _other_keys(body):
+                described.add(name)  # equal but for descriptions: checked above
+            united = dict(first)
+            for key in _PER_DOCUMENT_LISTS:
+                if key in first or key in body:
+                    united[key] = _union(first.get(key), body.get(key))
+            merged[name] = (united, first_source, prefix)
+    if described:
+        prep.notes.append(
+            f"{len(described)} schema(s) differ between documents only in descriptions "
+            f"({', '.join(sorted(described)[:3])}{', ...' if len(described) > 3 else ''}); "
+            "the first document's text is used"
+        )
+    return merged
+
+
+def prepare(
+    model: APIModel, group_pkgs: Mapping[str, str], reuse_builtins: bool = True
+) -> Prepared:
     """Merge and clean every schema of `model`. Errors are collected, not raised."""
     prep = Prepared()
     # 1. merge component schemas, remembering the first source; duplicates must agree.
-    merged: dict[str, tuple[Any, Source, str]] = {}
-    for doc in model.documents:
-        for name, body in doc.schemas.items():
-            if name in merged:
-                if merged[name][0] != body:
-                    prep.errors.append(
-                        doc.source.error(
-                            f"components.schemas.{name}",
-                            f"differs from the schema of the same name in {merged[name][1].file}",
-                        )
-                    )
-                continue
-            merged[name] = (body, doc.source, doc.ref_prefix)
+    merged = merge_documents(model.documents, prep)
     # 2. group of every Go package prefix, from the schemas' x-kubernetes-group-version-kind.
     gv_group: dict[str, str] = {}
     for name, (body, _, _) in sorted(merged.items()):
@@ -342,24 +495,43 @@ def prepare(model: APIModel, group_pkgs: Mapping[str, str]) -> Prepared:
                     key = (str(gvk.get("group", "")), str(gvk.get("version")), str(gvk.get("kind")))
                     prep.kinds.setdefault(key, final)
     _drop_dangling(prep)
-    # 4. CRDs: one root class per served version, nested objects hoisted.
+    # 4. CRDs: one module per kind and version, one root class each, nested objects hoisted.
     if model.crds:
-        taken.update(
-            f"{group_pkgs[c.resource.group]}.{naming.version_package(c.resource.version)}"
-            f".models.{naming.model_class(c.resource.kind)}"
-            for c in model.crds
-        )
+        modules: dict[tuple[str, str, str], str] = {}
+        scoped: set[str] = set()
+        for c in model.crds:
+            r = c.resource
+            key = (r.group, r.version, r.kind)
+            gv = f"{group_pkgs[r.group]}.{naming.version_package(r.version)}"
+            if key in modules:
+                continue
+            cls, renamed = naming.kind_class(r.kind)
+            if renamed:
+                prep.notes.append(
+                    f"{r.source.file}: kind {r.kind!r} is not a Python identifier; "
+                    f"its class is {cls}"
+                )
+            taken_here = {m.rsplit(".", 1)[1] for m in modules.values() if m.startswith(gv + ".")}
+            modules[key] = f"{gv}.{naming.kind_module(r.kind, taken_here)}"
+            scoped.add(f"{gv}/{cls}")
+        taken.update(scoped)
+        builtins = shapes.builtin_shapes(prep.schemas)
+        if not builtins and reuse_builtins:
+            builtins = shapes.load_builtin_shapes(SHARED_BUILTINS)
+        matcher = shapes.Matcher(builtins) if reuse_builtins else None
         for crd in model.crds:
-            _prepare_crd(prep, crd, group_pkgs, taken)
+            r = crd.resource
+            _prepare_crd(prep, crd, modules[(r.group, r.version, r.kind)], taken, matcher)
     return prep
 
 
 def _prepare_crd(
-    prep: Prepared, crd: CRDVersion, group_pkgs: Mapping[str, str], taken: set[str]
+    prep: Prepared, crd: CRDVersion, module: str, taken: set[str], matcher: shapes.Matcher | None
 ) -> None:
     r = crd.resource
-    module = f"{group_pkgs[r.group]}.{naming.version_package(r.version)}.models"
-    root = f"{module}.{naming.model_class(r.kind)}"
+    cls, _ = naming.kind_class(r.kind)
+    root = f"{module}.{cls}"
+    scope = module.rsplit(".", 1)[0]
     prep.crd_modules.add(module)
     key = (r.group, r.version, r.kind)
     if key in prep.kinds:
@@ -382,8 +554,11 @@ def _prepare_crd(
     schema["type"] = "object"
     where = f"spec.versions[{crd.version_index}].schema.openAPIV3Schema"
     hoist_taken = set(taken)
-    hoist_taken.discard(root)
-    walker = _Walker(prep, r.source, {}, "#/", hoist_taken, hoist=module)
+    hoist_taken.discard(f"{scope}/{cls}")
+    hoist_taken.discard(f"{scope}/{naming.class_name(r.kind)}")
+    walker = _Walker(
+        prep, r.source, {}, "#/", hoist_taken, hoist=module, scope=scope, matcher=matcher
+    )
     before = set(prep.schemas)
     try:
         cleaned = walker.clean(schema, where, naming.class_name(r.kind))
@@ -406,9 +581,16 @@ def _prepare_crd(
     # A watch BOOKMARK of a custom resource carries only apiVersion, kind and metadata.
     body.pop("required", None)
     prep.schemas[root] = body
+    # Classes only a built-in class replaced (a LabelSelector's matchExpressions) are unused.
+    reachable = _closure_of(prep.schemas, root)
+    for name in set(prep.schemas) - before - reachable:
+        del prep.schemas[name]
+        prep.origin.pop(name, None)
     for name in set(prep.schemas) - before:
         prep.origin[name] = (r.source, where)
     prep.origin[root] = (r.source, where)
-    taken.update(set(prep.schemas) - before)
+    taken.update(
+        f"{scope}/{name.rsplit('.', 1)[1]}" for name in set(prep.schemas) - before if name != root
+    )
     prep.kinds[key] = root
     prep.aliases.setdefault("metadata", "metadata")

@@ -1,6 +1,6 @@
 """The controller loop for asyncio: `async def reconcile(key)` over an async rate-limited queue.
 
-The same policy as `reconcile.Controller` (the thread-based one): informers' handlers enqueue
+The same policy as `reconcile.ReconcileLoop` (the thread-based one): informers' handlers enqueue
 keys (I2 collapses bursts), one key is never reconciled by two workers at once (I4), success
 forgets the key's failures, an exception retries it with the rate limiter's growing delay
 (I8, I9) up to `max_retries`, `Requeue` retries it with one calm log line, and a number

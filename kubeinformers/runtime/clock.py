@@ -1,7 +1,10 @@
-"""Time sources for the work queues and rate limiters: the real monotonic clock and a fake one.
+"""The runtime's one time abstraction: monotonic seconds, real or fake.
 
-Split out of `workqueue` so that the queues, their metrics and the rate limiters can share one
-clock without importing each other; `kubeinformers.runtime.workqueue.queue` re-exports these names.
+A part that only reads the time takes a `Now` (the reflector, backoff, informer, processor,
+leader election, FakeListerWatcher): `time.monotonic` by default, `FakeClock().now` in tests. A
+part that also waits on the time takes a `Clock` (the work queues, their metrics and the rate
+limiters), whose `now` is such a reading. `kubeinformers.runtime.workqueue` re-exports these
+names.
 """
 
 from __future__ import annotations
@@ -9,9 +12,13 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from typing import Protocol
+from collections.abc import Callable
+from typing import Protocol, TypeAlias
 
-__all__ = ["Clock", "FakeClock", "RealClock"]
+__all__ = ["Clock", "FakeClock", "Now", "RealClock"]
+
+Now: TypeAlias = Callable[[], float]
+"""A reading of a monotonic clock in seconds: `time.monotonic`, or a `Clock`'s `now`."""
 
 
 class Clock(Protocol):

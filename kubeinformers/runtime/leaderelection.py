@@ -30,6 +30,10 @@ from typing import Any, Protocol
 
 from kubernetes.client.exceptions import ApiException
 
+from kubeinformers.runtime.api.fields import field_of as _field
+from kubeinformers.runtime.api.timestamps import format_micro_time
+from kubeinformers.runtime.clock import Now
+
 __all__ = [
     "JITTER_FACTOR",
     "LeaderCallbacks",
@@ -90,22 +94,6 @@ class LeaseApi(Protocol):
     def replace_namespaced_lease(
         self, name: str, namespace: str, body: Any, **kwargs: Any
     ) -> Any: ...
-
-
-def _wall_now() -> datetime:
-    """Now, for renewTime/acquireTime (MicroTime). The kubernetes client serialises datetimes
-    with isoformat(), which drops the fraction when it is zero, and the API server then
-    rejects the MicroTime; a zero microsecond is nudged to 1."""
-    now = datetime.now(UTC)
-    return now if now.microsecond else now.replace(microsecond=1)
-
-
-def _field(obj: Any, attr: str, key: str) -> Any:
-    if obj is None:
-        return None
-    if isinstance(obj, dict):
-        return obj.get(key)
-    return getattr(obj, attr, None)
 
 
 def _parse_time(value: Any) -> datetime | None:
@@ -181,9 +169,11 @@ class LeaseLock:
             "leaseDurationSeconds": record.lease_duration_seconds,
             "leaseTransitions": record.leader_transitions,
         }
+        # Written as MicroTime strings: the kubernetes client would write a datetime with
+        # isoformat(), which drops a zero fraction, and the API server refuses that MicroTime.
         for key, value in (("acquireTime", record.acquire_time), ("renewTime", record.renew_time)):
             if value is not None:
-                spec[key] = value
+                spec[key] = format_micro_time(value)
         return {
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
@@ -243,7 +233,7 @@ class LeaderElectionConfig:
     retry_period: float = 2.0
     release_on_cancel: bool = False
     name: str = ""
-    clock: Callable[[], float] = field(default=time.monotonic)
+    clock: Now = field(default=time.monotonic)
 
     def validate(self) -> None:
         if self.lease_duration <= self.renew_deadline:
@@ -395,7 +385,7 @@ class LeaderElector:
     def try_acquire_or_renew(self, timeout: float | None = None) -> bool:
         """One attempt to take or keep the lease (client-go tryAcquireOrRenew)."""
         lock = self.config.lock
-        wall_now = _wall_now()
+        wall_now = datetime.now(UTC)
         now = self._clock()
         record = LeaderElectionRecord(
             holder_identity=lock.identity(),
@@ -468,7 +458,7 @@ class LeaderElector:
         so the next candidate can take over at its next retry."""
         if not self.is_leader():
             return True
-        wall_now = _wall_now()
+        wall_now = datetime.now(UTC)
         with self._lock:
             transitions = self._observed.leader_transitions
         record = LeaderElectionRecord(

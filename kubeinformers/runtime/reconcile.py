@@ -7,7 +7,7 @@ back later with growing delays (I8, I9). ``reconcile(key)`` reads the current st
 lister, so it always acts on the latest object, and it must be idempotent.
 
 ```python
-controller: Controller[str] = Controller("pods", reconcile, workers=4)
+controller: ReconcileLoop[str] = ReconcileLoop("pods", reconcile, workers=4)
 controller.watch(pods.informer())                  # keys "ns/name"; tombstones too
 factory.start()
 controller.run(stop)                               # waits for sync, then works until stop
@@ -20,8 +20,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Hashable
-from typing import Any, Generic, Protocol, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
+from kubeinformers import _moved
 from kubeinformers.runtime.cache.handlers import ResourceEventHandler, ResourceEventHandlerFuncs
 from kubeinformers.runtime.cache.keys import (
     DeletedFinalStateUnknown,
@@ -29,7 +30,7 @@ from kubeinformers.runtime.cache.keys import (
 )
 from kubeinformers.runtime.workqueue.queue import MetricsProvider, RateLimiter, RateLimitingQueue
 
-__all__ = ["Controller", "Reconcile", "Requeue", "SyncSource", "WatchableInformer"]
+__all__ = ["Reconcile", "ReconcileLoop", "Requeue", "SyncSource", "WatchableInformer"]
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
@@ -45,12 +46,13 @@ Reconcile = Callable[[K], float | None]
 done, or a number of seconds to look at the key again later (a periodic re-check)."""
 
 
+@runtime_checkable
 class SyncSource(Protocol):
     def has_synced(self) -> bool: ...
 
 
 class WatchableInformer(Protocol[T_co]):
-    """What ``Controller.watch`` needs of an informer (SharedIndexInformer has it)."""
+    """What ``ReconcileLoop.watch`` needs of an informer (SharedIndexInformer has it)."""
 
     def add_event_handler(self, handler: ResourceEventHandler[T_co]) -> Any: ...
 
@@ -63,7 +65,7 @@ class Requeue(Exception):
     failure, but logged as one INFO line with the reason, no traceback."""
 
 
-class Controller(Generic[K]):
+class ReconcileLoop(Generic[K]):
     """N workers calling a typed ``reconcile(key)`` for the keys informers enqueue.
 
     Success forgets the key's failures; an exception is logged with the key and the key is
@@ -110,7 +112,7 @@ class Controller(Generic[K]):
     ) -> None:
         """Enqueue the key of every object the informer adds, updates (resyncs included) or
         deletes. The default key is ``deletion_handling_meta_namespace_key`` ("ns/name", a
-        tombstone's own key), so a ``Controller[str]`` needs no key_func. ``key_func`` may map
+        tombstone's own key), so a ``ReconcileLoop[str]`` needs no key_func. ``key_func`` may map
         an object to another key (an owner's, say); ``predicate`` filters objects first."""
         keyer = cast(
             Callable[[T | DeletedFinalStateUnknown[T]], K],
@@ -137,8 +139,8 @@ class Controller(Generic[K]):
             ResourceEventHandlerFuncs(on_add=on_add, on_update=on_update, on_delete=enqueue)
         )
         # Prefer the registration's own sync state (late handlers, F8/G6) over the informer's.
-        synced = getattr(registration, "has_synced", None)
-        self._sync_sources.append(synced if callable(synced) else informer.has_synced)
+        source = registration if isinstance(registration, SyncSource) else informer
+        self._sync_sources.append(source.has_synced)
 
     def wait_for(self, source: SyncSource) -> None:
         """Also wait for another cache (an informer only read through its lister) to sync."""
@@ -244,3 +246,8 @@ class Controller(Generic[K]):
         self.queue.forget(key)
         if requeue_after is not None and requeue_after > 0:
             self.queue.add_after(key, requeue_after)
+
+
+def __getattr__(name: str) -> Any:
+    # Old names, kept for one release with a DeprecationWarning (kubeinformers._moved.RENAMED).
+    return _moved.renamed_attribute(__name__, name)

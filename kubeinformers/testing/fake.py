@@ -28,6 +28,7 @@ from kubeinformers.runtime.api.listwatch import (
     WatchEventType,
 )
 from kubeinformers.runtime.cache.keys import meta_namespace_key, object_resource_version
+from kubeinformers.runtime.clock import Now
 
 T = TypeVar("T")
 
@@ -69,7 +70,7 @@ class FakeWatch(Generic[T]):
         self,
         owner: FakeListerWatcher[T],
         timeout_seconds: int | None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Now = time.monotonic,
     ) -> None:
         self._owner = owner
         self._events: deque[WatchEvent[T]] = deque()

@@ -8,7 +8,8 @@ Tables for lists, create/get/update/patch/delete for any registered resource, CR
 start serving their kind when created, bearer-token authentication and per-resource denials,
 and fault hooks (dropped watches, 429/500 answers, latency, restarts, compaction, corrupted
 watch lines). Behaviour is checked against recorded transcripts of a real
-kube-apiserver 1.36 (tests/testing/test_transcripts.py).
+kube-apiserver 1.36 (tests/testing/test_transcripts.py) and, where its binaries are at hand,
+side by side with a running one (tests/e2e/test_fake_matches_real.py).
 
     with LocalApiServer(tls=True, token="s3cret") as server:
         core = kubernetes.client.CoreV1Api(server.api_client())
@@ -16,8 +17,8 @@ kube-apiserver 1.36 (tests/testing/test_transcripts.py).
         server.fail_next(2, status=429, retry_after=1)
 
 Known differences from a real kube-apiserver (none of them visible to list/watch clients):
-no admission or defaulting beyond a namespace's and a pod's basics; no verb enforcement (every
-registered resource accepts every verb); strategic-merge-patch is applied as a JSON merge
+no admission or defaulting beyond a namespace's and a pod's basics; a resource declared with
+only list/watch (APIResource's default) accepts every verb; strategic-merge-patch is applied as a JSON merge
 patch; CRD schemas are validated (type, required, enum, bounds, length, pattern) but unknown
 fields are not pruned; served versions of one resource share storage without conversion;
 managedFields are a single simplified entry; Table output uses the default columns (Name,
@@ -421,7 +422,9 @@ class LocalApiServer:
 
     def restart(self, keep_resource_versions: bool = True, *, downtime: float = 0.0) -> None:
         """Simulate an API server restart: every connection is cut, the port refuses
-        connections for `downtime` seconds, then serves again with the same objects. With
+        connections for `downtime` seconds, then serves again with the same objects. As on a
+        real server the watch cache starts again at the current resourceVersion: a watch from
+        an older one gets 410 Expired (lists at older versions still work). With
         keep_resource_versions=False the counter restarts low (an etcd restored from backup):
         every object gets a new, smaller resourceVersion, so clients see 410 / "too large"."""
         with self._lifecycle:
@@ -430,6 +433,7 @@ class LocalApiServer:
                 time.sleep(downtime)
             if not keep_resource_versions:
                 self._state.store.renumber(start=1)
+            self._state.store.restart_watch_cache()
             self._serve()
 
     def compact(self, *, watch_cache: bool = True) -> int:

@@ -24,6 +24,7 @@ from kubeinformers.runtime.api.model import KubeModel
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
 from kubeinformers.runtime.cache.listers import ClusterLister, Lister, NamespacedLister
+from tests.generator.genutil import lister_model
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -99,12 +100,11 @@ def _public_methods(cls: type) -> list[str]:
 
 
 def _lister_model(lister_cls: type) -> type:
-    """T of a generated `XLister(NamespacedLister[T])` or `XLister(ClusterLister[T])`."""
+    """T of a generated `XLister(NamespacedLister["T"])` or `XLister(ClusterLister["T"])`."""
     for base in getattr(lister_cls, "__orig_bases__", ()):
         origin = typing.get_origin(base)
         if isinstance(origin, type) and issubclass(origin, Lister):
-            (model,) = typing.get_args(base)
-            return typing.cast(type, model)
+            return typing.cast(type, lister_model(lister_cls))
     raise AssertionError(f"{lister_cls} is not a Lister[T]")
 
 

@@ -1,5 +1,6 @@
 """Model modules are imported on first use: `import kubeinformers.generated` and walking the
-accessors stay cheap, and asking for one kind loads only its group-version (and meta/v1).
+accessors stay cheap, and asking for one kind's informer loads only its group-version's
+models (and meta/v1).
 
 Each check runs in a fresh interpreter so that nothing imported by other tests counts.
 """
@@ -23,7 +24,9 @@ steps["import"] = loaded()
 from kubernetes.client import ApiClient
 version = g.SharedInformerFactory(ApiClient()).apps().v1()
 steps["accessors"] = loaded()
-version.deployments()
+deployments = version.deployments()
+steps["accessor"] = loaded()
+deployments.informer()
 steps["kind"] = loaded()
 from kubeinformers.generated.core.v1 import Pod
 steps["model"] = loaded()
@@ -42,6 +45,8 @@ def test_models_are_imported_only_when_a_kind_is_used() -> None:
     steps = _steps()
     assert steps["import"] == ["kubeinformers.generated"]
     assert not [m for m in steps["accessors"] if m.endswith((".models", ".informers", ".listers"))]
+    # a kind's informer class names its model for the type checker only: no model module yet
+    assert not [m for m in steps["accessor"] if m.endswith(".models")]
     kind_models = {m for m in steps["kind"] if m.endswith(".models")}
     assert kind_models == {
         "kubeinformers.generated.apps.v1.models",

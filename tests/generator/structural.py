@@ -34,7 +34,14 @@ FORBIDDEN_IN_JUNCTORS = (
 )
 DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+
+
+def _valid_kind(kind: Any) -> bool:
+    """apiextensions' rule: the lower-cased kind is a DNS-1035 label (so zalando's kind
+    `postgresql` is as valid as `Postgresql`)."""
+    return isinstance(kind, str) and bool(DNS1035.match(kind.lower()))
+
+
 JSON_TYPES = {"object", "array", "string", "integer", "number", "boolean"}
 
 
@@ -68,9 +75,9 @@ def crd_problems(crd: Mapping[str, Any]) -> list[str]:
         problems.append(f"spec.names.plural {plural!r} must be a lowercase DNS label")
     if crd.get("metadata", {}).get("name") != f"{plural}.{group}":
         problems.append(f"metadata.name must be {plural}.{group}")
-    if not KIND.match(names.get("kind", "")):
+    if not _valid_kind(names.get("kind", "")):
         problems.append(f"spec.names.kind {names.get('kind')!r} is not a valid kind")
-    if "listKind" in names and not KIND.match(names["listKind"]):
+    if "listKind" in names and not _valid_kind(names["listKind"]):
         problems.append(f"spec.names.listKind {names['listKind']!r} is not a valid kind")
     singular = names.get("singular")
     if singular is not None and not DNS1035.match(singular):

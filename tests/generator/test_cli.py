@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import importlib
+import shutil
+import subprocess
 from pathlib import Path
 
+import pytest
+
+from kubeinformers.generator.cli import derive_package
 from tests.generator.genutil import (
+    BAD,
     GOLDEN,
     MARKER,
+    REPO,
     generate_ok,
     importable,
     run_generator,
@@ -90,3 +97,83 @@ def test_progress_goes_to_stderr_and_quiet_silences_it(tmp_path: Path) -> None:
     quiet = run_generator("--crd", GOLDEN, "--out", out, "--package", "pkg", "-q")
     assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
     assert tree_bytes(out) == tree_bytes(tmp_path / "loud" / "pkg")
+
+
+def test_out_pointing_at_a_file_fails_before_reading_anything(tmp_path: Path) -> None:
+    a_file = tmp_path / "out.txt"
+    a_file.write_text("not a folder\n")
+    run = run_generator("--crd", GOLDEN, "--out", a_file, "--package", "o")
+    assert run.returncode == 2, run.output
+    assert run.stderr == (
+        f"kubeinformers generate: --out {a_file} is a file, not a folder; give a folder (it "
+        "is created when missing)\n"
+    )
+    assert a_file.read_text() == "not a folder\n"
+
+
+def test_keep_going_with_every_input_failed_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "none"
+    run = run_generator(
+        "--crd", BAD / "no-served-versions.yaml", "--keep-going", "--out", out, "--package", "n"
+    )
+    assert run.returncode == 1, run.output
+    assert (
+        "kubeinformers generate: 1 input error(s) and nothing left to generate; nothing written"
+        in run.stderr
+    )
+    assert not out.exists()
+
+
+def test_the_package_name_is_derived_from_out_when_not_given(tmp_path: Path) -> None:
+    assert derive_package(Path("myapp/informers"), cwd=tmp_path) == "myapp.informers"
+    assert derive_package(tmp_path / "myapp" / "informers", cwd=tmp_path) == "myapp.informers"
+    # outside the current folder only the folder's own name is a sensible guess
+    assert derive_package(tmp_path / ".tmp" / "x" / "informers", cwd=REPO) == "informers"
+    # a part below the current folder that is no identifier: the folder's own name
+    assert derive_package(Path("my-app/informers"), cwd=tmp_path) == "informers"
+    assert derive_package(tmp_path / "my-out", cwd=REPO) is None
+    assert derive_package(tmp_path / "class", cwd=REPO) is None
+
+
+def test_without_package_the_cli_says_which_name_it_chose_or_asks_for_one(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "gen" / "realms_pkg"
+    run = run_generator("--crd", REALMS, "--out", out)
+    assert run.returncode == 0, run.output
+    assert (
+        "kubeinformers: package realms_pkg (derived from --out; it must be importable under "
+        "this name, else give --package)"
+    ) in run.stderr
+    with importable(tmp_path / "gen", "realms_pkg"):
+        assert hasattr(importlib.import_module("realms_pkg").CustomInformers, "infra")
+    bad = run_generator("--crd", REALMS, "--out", tmp_path / "my-out")
+    assert bad.returncode == 2
+    assert bad.stderr == (
+        f"kubeinformers generate: cannot derive a package name from --out {tmp_path / 'my-out'} "
+        "('my-out' is not a Python identifier); give --package NAME (with make: "
+        "PACKAGE=NAME)\n"
+    )
+
+
+def test_make_generate_for_your_crds_neither_needs_package_nor_mentions_the_builtins(
+    tmp_path: Path,
+) -> None:
+    """`make generate CRDS=/abs OUT=/abs` generates the CRDs only: no --package (the CLI
+    derives it), no built-ins run and no line about their OpenAPI spec."""
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("needs `make` on PATH")
+    dry = subprocess.run(
+        [make, "-n", "generate", f"CRDS={REALMS}", f"OUT={tmp_path / 'informers'}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    commands = [line for line in dry.stdout.splitlines() if "kubeinformers" in line]
+    assert commands == [
+        f".venv/bin/kubeinformers generate --crd {REALMS} --out {tmp_path / 'informers'}"
+    ], dry.stdout
+    assert "OpenAPI" not in dry.stdout + dry.stderr

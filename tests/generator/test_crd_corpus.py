@@ -24,11 +24,13 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from kubeinformers.generator.naming import class_name
 from tests.generator.genutil import (
     Run,
     generate_ok,
     import_all,
     importable,
+    lister_model,
     python_files,
     run_mypy,
 )
@@ -95,22 +97,20 @@ def test_all_157_crd_files_generate_in_one_run(corpus: Corpus) -> None:
 
 
 def test_each_kinds_model_informer_and_lister_agree(corpus: Corpus) -> None:
-    """The model is the kind's class (`<Kind>Model` where the kind's name is one the model
-    module imports, e.g. external-secrets' `UUID`), and its informer and lister use it."""
+    """The model is the kind's class, named exactly as the kind (issue 15: even where the
+    kind's name is one the model module imports, e.g. external-secrets' `UUID`), and its
+    informer and lister use it."""
     wrong = []
     for (group, version, kind), model in sorted(_models(corpus).items()):
         package = importlib.import_module(model.__module__.rsplit(".", 1)[0])
-        lister = getattr(package, f"{model.__name__}Lister")
-        informer = getattr(package, f"{model.__name__}Informer")
-        (base,) = lister.__orig_bases__
-        if model.__name__ not in (kind, f"{kind}Model") or typing.get_args(base) != (model,):
-            wrong.append(f"{group}/{version} {kind}: model {model!r}, lister {base}")
+        lister = getattr(package, f"{class_name(model.__name__)}Lister")
+        informer = getattr(package, f"{class_name(model.__name__)}Informer")
+        if model.__name__ != kind or lister_model(lister) is not model:
+            wrong.append(f"{group}/{version} {kind}: model {model!r}, lister {lister}")
         resource = informer.RESOURCE
         if (resource.group, resource.version, resource.kind) != (group, version, kind):
             wrong.append(f"{group}/{version} {kind}: informer of {resource}")
     assert wrong == []
-    renamed = sorted(k for k, m in _models(corpus).items() if m.__name__ != k[2])
-    print(f"\nmodels renamed <Kind>Model: {renamed}")
 
 
 def test_every_generated_module_imports(corpus: Corpus) -> None:

@@ -1,4 +1,4 @@
-"""The Controller helper (controller_runner.py) over a minimal fake informer."""
+"""The ReconcileLoop (runtime/reconcile.py) over a minimal fake informer."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 from kubeinformers.runtime.cache.handlers import ResourceEventHandler
 from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
-from kubeinformers.runtime.reconcile import Controller
+from kubeinformers.runtime.reconcile import ReconcileLoop
 from kubeinformers.runtime.workqueue.queue import ItemExponentialFailureRateLimiter
 
 TIMEOUT = 10.0
@@ -65,7 +65,7 @@ class FakeInformer:
 class Running:
     """A controller's run() on a thread, stopped and joined by the test."""
 
-    def __init__(self, controller: Controller[str]) -> None:
+    def __init__(self, controller: ReconcileLoop[str]) -> None:
         self.stop = threading.Event()
         self.thread = threading.Thread(target=controller.run, args=(self.stop,), daemon=True)
         self.thread.start()
@@ -86,7 +86,7 @@ def test_keys_of_adds_updates_deletes_and_tombstones_are_reconciled() -> None:
         if len(seen) == 4:
             all_seen.set()
 
-    controller: Controller[str] = Controller("keys", reconcile)
+    controller: ReconcileLoop[str] = ReconcileLoop("keys", reconcile)
     controller.watch(informer)
     informer.synced.set()
     running = Running(controller)
@@ -103,7 +103,7 @@ def test_workers_start_only_after_caches_synced() -> None:
     informer = FakeInformer()
     other = FakeInformer()
     called = threading.Event()
-    controller: Controller[str] = Controller("sync", lambda key: called.set())
+    controller: ReconcileLoop[str] = ReconcileLoop("sync", lambda key: called.set())
     controller.watch(informer)
     controller.wait_for(other)
     running = Running(controller)
@@ -118,7 +118,7 @@ def test_workers_start_only_after_caches_synced() -> None:
 def test_stop_before_sync_returns_without_workers() -> None:
     informer = FakeInformer()
     calls: list[str] = []
-    controller: Controller[str] = Controller("never", calls.append)
+    controller: ReconcileLoop[str] = ReconcileLoop("never", calls.append)
     controller.watch(informer)
     informer.add(cm("a"))
     running = Running(controller)
@@ -141,7 +141,7 @@ def test_failure_is_logged_with_key_and_retried_with_growing_delays_then_forgott
             raise RuntimeError("flaky backend")
         succeeded.set()
 
-    controller: Controller[str] = Controller(
+    controller: ReconcileLoop[str] = ReconcileLoop(
         "retry", reconcile, rate_limiter=ItemExponentialFailureRateLimiter(0.02, 10.0)
     )
     controller.watch(informer)
@@ -172,7 +172,7 @@ def test_max_retries_drops_the_key_after_that_many_retries() -> None:
             return
         raise ValueError("always fails")
 
-    controller: Controller[str] = Controller(
+    controller: ReconcileLoop[str] = ReconcileLoop(
         "drop",
         reconcile,
         rate_limiter=ItemExponentialFailureRateLimiter(0.001, 0.01),
@@ -206,7 +206,7 @@ def test_reconcile_returning_seconds_rechecks_the_key_later() -> None:
             return None
         return 0.05
 
-    controller: Controller[str] = Controller("periodic", reconcile)
+    controller: ReconcileLoop[str] = ReconcileLoop("periodic", reconcile)
     controller.watch(informer)
     informer.synced.set()
     running = Running(controller)
@@ -227,7 +227,7 @@ def test_shutdown_drains_in_flight_reconciles() -> None:
         release.wait(TIMEOUT)
         finished.append(key)
 
-    controller: Controller[str] = Controller("drain", reconcile)
+    controller: ReconcileLoop[str] = ReconcileLoop("drain", reconcile)
     controller.watch(informer)
     informer.synced.set()
     running = Running(controller)
@@ -259,7 +259,7 @@ def test_a_key_is_never_reconciled_concurrently_with_itself() -> None:
         with lock:
             active.discard(key)
 
-    controller: Controller[str] = Controller("overlap", reconcile, workers=8)
+    controller: ReconcileLoop[str] = ReconcileLoop("overlap", reconcile, workers=8)
     controller.watch(informer)
     informer.synced.set()
     running = Running(controller)
@@ -296,7 +296,7 @@ def test_key_func_and_predicate() -> None:
     def only_b(obj: Obj | DeletedFinalStateUnknown[Obj]) -> bool:
         return not isinstance(obj, DeletedFinalStateUnknown) and obj["metadata"]["name"] == "b"
 
-    controller: Controller[str] = Controller("owner", reconcile)
+    controller: ReconcileLoop[str] = ReconcileLoop("owner", reconcile)
     controller.watch(informer, owner_key, predicate=only_b)
     informer.synced.set()
     informer.add(cm("a"))
@@ -309,7 +309,7 @@ def test_key_func_and_predicate() -> None:
 
 def test_bad_object_is_logged_not_enqueued(caplog: pytest.LogCaptureFixture) -> None:
     informer = FakeInformer()
-    controller: Controller[str] = Controller("bad", lambda key: None)
+    controller: ReconcileLoop[str] = ReconcileLoop("bad", lambda key: None)
     controller.watch(informer)
     with caplog.at_level(logging.ERROR, logger="kubeinformers.controller_runner"):
         informer.add(cast(Obj, object()))  # no metadata at all
@@ -319,7 +319,7 @@ def test_bad_object_is_logged_not_enqueued(caplog: pytest.LogCaptureFixture) -> 
 
 def test_workers_must_be_positive() -> None:
     with pytest.raises(ValueError, match="workers"):
-        Controller[str]("zero", lambda key: None, workers=0)
+        ReconcileLoop[str]("zero", lambda key: None, workers=0)
 
 
 # ----------------------------------------------------------------------------- with real informers
@@ -379,7 +379,7 @@ def test_every_key_is_reconciled_after_its_last_change_with_a_real_informer() ->
     source: FakeListerWatcher[Obj] = FakeListerWatcher()
     informer: SharedIndexInformer[Obj] = SharedIndexInformer(source, None, name="configmaps")
     reconciler = Reconciler(informer.get_indexer().get_by_key)
-    controller: Controller[str] = Controller("configmaps", reconciler, workers=4)
+    controller: ReconcileLoop[str] = ReconcileLoop("configmaps", reconciler, workers=4)
     controller.watch(informer)
     stop = threading.Event()
     threads = [
@@ -481,7 +481,7 @@ def test_controller_against_local_api_server(local_api: Any) -> None:
                 raise RuntimeError("injected failure")
         reconciler(key)
 
-    controller: Controller[str] = Controller(
+    controller: ReconcileLoop[str] = ReconcileLoop(
         "configmaps",
         reconcile,
         workers=4,
@@ -584,7 +584,7 @@ def test_waiting_for_sync_says_so(
 
     monkeypatch.setattr(runner_module, "SYNC_HINT_AFTER", 0.05)
     informer = FakeInformer()
-    controller: Controller[str] = Controller("hint", lambda key: None)
+    controller: ReconcileLoop[str] = ReconcileLoop("hint", lambda key: None)
     controller.watch(informer)
     stop = threading.Event()
     with caplog.at_level(logging.WARNING, logger="kubeinformers.controller_runner"):
@@ -605,7 +605,7 @@ def test_requeue_retries_with_backoff_and_logs_one_line_without_traceback(
         if len(calls) == 1:
             raise Requeue("cache is behind")
 
-    controller: Controller[str] = Controller("requeue-test", reconcile)
+    controller: ReconcileLoop[str] = ReconcileLoop("requeue-test", reconcile)
     with caplog.at_level(logging.DEBUG, logger="kubeinformers"):
         controller.process("ns/a")
     assert controller.queue.num_requeues("ns/a") == 1  # rate-limited like a failure

@@ -116,17 +116,26 @@ def test_h3_start_runs_each_informer_once_and_is_idempotent(
     assert names == ["informer-pods"]
 
 
-def test_h3_h5_informers_requested_after_start_need_another_start(
+def test_h3_h5_informers_requested_after_start_are_started_at_once(
     factory: SharedInformerFactory,
 ) -> None:
+    # H3 as documented: client-go waits for another Start (and its WaitForCacheSync skips the
+    # late informer, whose lister answers nothing); a running factory here starts it (issue 18).
     factory.informer_for(PODS, Recorder(FakeListerWatcher([obj("a", "x")])))
     factory.start()
     late = factory.informer_for(DEPLOYMENTS, Recorder(FakeListerWatcher([obj("a", "d")])))
-    # H5: only started informers are waited for and reported.
-    assert factory.wait_for_cache_sync(timeout=10) == {PODS: True}
-    assert not late.has_synced()
-    factory.start()
+    assert sorted(factory.started(), key=str) == sorted([PODS, DEPLOYMENTS], key=str)
     assert factory.wait_for_cache_sync(timeout=10) == {PODS: True, DEPLOYMENTS: True}
+    assert late.get_indexer().list_keys() == ["a/d"]
+    factory.start()  # nothing left to start: idempotent
+    assert [t.name for t in threading.enumerate()].count("informer-deployments.apps") == 1
+
+
+def test_h5_informers_requested_before_any_start_are_not_waited_for(
+    factory: SharedInformerFactory,
+) -> None:
+    factory.informer_for(PODS, Recorder(FakeListerWatcher([obj("a", "x")])))
+    assert factory.wait_for_cache_sync(timeout=0.2) == {}
 
 
 def test_h3_start_is_a_no_op_after_shutdown() -> None:

@@ -19,18 +19,11 @@ from kubeinformers.runtime.cache.informer import (
     SharedIndexInformer,
 )
 from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown, object_labels
+from kubeinformers.runtime.clock import FakeClock
 from kubeinformers.testing import FakeListerWatcher
 from tests.runtime._informer_support import WAIT, Pod, Recorder, Runner, describe, pod, wait_for
 
 HOUR = 3600.0
-
-
-class FakeClock:
-    def __init__(self, now: float = 0.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
@@ -314,7 +307,7 @@ def test_f10_l39_watch_disruption_unchanged_rv_goes_only_to_syncing_handlers(
     runners: list[Runner],
 ) -> None:
     clock = FakeClock(0.0)
-    fake, inf = informer_with(pod("pod1"), pod("pod2"), resync_period=HOUR, clock=clock)
+    fake, inf = informer_with(pod("pod1"), pod("pod2"), resync_period=HOUR, clock=clock.now)
     a, b = Recorder(), Recorder()
     inf.add_event_handler(a, resync_period=0)
     inf.add_event_handler(b, resync_period=HOUR)
@@ -322,7 +315,7 @@ def test_f10_l39_watch_disruption_unchanged_rv_goes_only_to_syncing_handlers(
     assert a.expect(2).wait(WAIT) and b.expect(2).wait(WAIT)
     fake.modify(pod("pod2", value=1), notify=False)  # changes the watch never reports
     fake.add(pod("pod3"), notify=False)
-    clock.now = HOUR
+    clock.set(HOUR)
     # Stands in for the reflector's resync timer firing (D15): flags only B as syncing (G4).
     assert inf._processor.should_resync() is True
     fake.expire(fake.resource_version)

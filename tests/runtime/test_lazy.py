@@ -219,6 +219,19 @@ def test_decoder_splits_a_list_page_into_lazy_items() -> None:
     assert page.items[0] == Pod.model_validate_json(pod_json("a"))
 
 
+def test_cached_objects_share_one_copy_of_their_namespace_and_label_values() -> None:
+    decoder = LazyDecoder(Pod)
+    page = decoder.decode_list(list_body(pod_json("a"), pod_json("b")))
+    event = decoder.decode_event(b'{"type":"ADDED","object":' + pod_json("c") + b"}")
+    assert isinstance(event.object, Pod)
+    metas = [p.metadata for p in [*page.items, event.object]]
+    namespaces = {id(m.namespace) for m in metas if m is not None}
+    app_labels = {id(m.labels["app"]) for m in metas if m is not None and m.labels}
+    assert len(namespaces) == 1 and len(app_labels) == 1  # one string each, not one per object
+    assert [keys.object_namespace(p) for p in page.items] == ["default", "default"]
+    assert all(is_lazy(p) for p in page.items)  # reading identity built nothing
+
+
 def test_decoder_rejects_a_table_d9() -> None:
     with pytest.raises(ValueError, match="Table"):
         LazyDecoder(Pod).decode_list(b'{"kind":"Table","metadata":{},"rows":[]}')

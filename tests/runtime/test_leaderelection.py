@@ -15,6 +15,7 @@ import pytest
 from kubernetes.client import V1Lease
 from kubernetes.client.exceptions import ApiException
 
+from kubeinformers.runtime.clock import FakeClock
 from kubeinformers.runtime.leaderelection import (
     LeaderCallbacks,
     LeaderElectionConfig,
@@ -300,20 +301,12 @@ def test_stopped_leading_is_called_even_without_ever_leading() -> None:
     a.shutdown()
 
 
-class ManualClock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def elector_with_clock(store: LeaseStore, identity: str, clock: ManualClock) -> LeaderElector:
+def elector_with_clock(store: LeaseStore, identity: str, clock: FakeClock) -> LeaderElector:
     return LeaderElector(
         LeaderElectionConfig(
             LeaseLock(FakeLeaseApi(store), NS, NAME, identity),
             LeaderCallbacks(lambda stop: None, lambda: None),
-            clock=clock,
+            clock=clock.now,
         )
     )
 
@@ -321,18 +314,18 @@ def elector_with_clock(store: LeaseStore, identity: str, clock: ManualClock) -> 
 def test_lease_expiry_is_measured_from_when_the_record_last_changed_locally() -> None:
     """Default timings (15/10/2 s) with a manual clock: no real waiting."""
     store = LeaseStore()
-    clock = ManualClock()
+    clock = FakeClock(100.0)
     a = elector_with_clock(store, "a", clock)
     b = elector_with_clock(store, "b", clock)
     assert a.try_acquire_or_renew()
     assert store.spec()["leaseDurationSeconds"] == 15
     assert not b.try_acquire_or_renew()  # held, fresh
-    clock.now += 14.9
+    clock.step(14.9)
     assert not b.try_acquire_or_renew()  # b first saw the record at t=100
     assert a.try_acquire_or_renew()  # a renews: the record changes
-    clock.now += 14.9
+    clock.step(14.9)
     assert not b.try_acquire_or_renew()  # b saw the change at t=114.9
-    clock.now += 15.0
+    clock.step(15.0)
     assert b.try_acquire_or_renew()  # unchanged for a full lease: taken over
     assert b.is_leader() and store.spec()["leaseTransitions"] == 1
     # a's optimistic update now conflicts; on the slow path it sees b's fresh record
@@ -342,13 +335,13 @@ def test_lease_expiry_is_measured_from_when_the_record_last_changed_locally() ->
 
 def test_concurrent_takeover_conflicts_and_only_one_wins() -> None:
     store = LeaseStore()
-    clock = ManualClock()
+    clock = FakeClock(100.0)
     old = elector_with_clock(store, "old", clock)
     assert old.try_acquire_or_renew()
     b = elector_with_clock(store, "b", clock)
     c = elector_with_clock(store, "c", clock)
     assert not b.try_acquire_or_renew() and not c.try_acquire_or_renew()
-    clock.now += 16
+    clock.step(16)
     # both read the same expired record; the second write carries a stale resourceVersion
     b.config.lock.get()
     c.config.lock.get()
@@ -363,13 +356,13 @@ def test_concurrent_takeover_conflicts_and_only_one_wins() -> None:
 
 def test_check_reports_a_stuck_leader() -> None:
     store = LeaseStore()
-    clock = ManualClock()
+    clock = FakeClock(100.0)
     a = elector_with_clock(store, "a", clock)
     a.check(1.0)  # not leading: healthy
     assert a.try_acquire_or_renew()
-    clock.now += 15.5
+    clock.step(15.5)
     a.check(1.0)
-    clock.now += 1.0
+    clock.step(1.0)
     with pytest.raises(RuntimeError, match="failed election to renew"):
         a.check(1.0)
 
@@ -534,3 +527,13 @@ def test_lease_lock_round_trip_and_conflict_against_local_api_server() -> None:
             two.update(replace(record, holder_identity="two", leader_transitions=1))
         assert conflict.value.status == 409
         assert two.get().holder_identity == "one"
+
+
+def test_lease_times_go_out_as_micro_time_even_on_a_whole_second() -> None:
+    """acquireTime/renewTime are written in MicroTime's one layout (six fraction digits, Z):
+    a datetime on a whole second would otherwise go out as `...05+00:00` (isoformat drops a
+    zero fraction) and the API server would refuse the Lease."""
+    lock = LeaseLock(object(), "default", "lock-micro", "one")
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    spec = lock._body(LeaderElectionRecord("one", 15, when, when, 0))["spec"]
+    assert spec["acquireTime"] == spec["renewTime"] == "2026-01-02T03:04:05.000000Z"

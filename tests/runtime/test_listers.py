@@ -19,8 +19,8 @@ from kubeinformers.runtime.cache.listers import (
     GenericLister,
     Lister,
     NamespacedLister,
-    NamespaceLister,
     NotFoundError,
+    SingleNamespaceLister,
 )
 from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, Indexer, meta_namespace_index_func
 
@@ -118,8 +118,8 @@ def test_h9_namespace_lister_lists_one_namespace_through_the_index(
     indexer = NoScanIndexer(indexers={NAMESPACE_INDEX: meta_namespace_index_func})
     for obj in pod_indexer.snapshot().values():
         indexer.add(obj)
-    ns_lister: NamespaceLister[Any] = NamespacedLister(indexer, PODS).by_namespace("default")
-    assert isinstance(ns_lister, NamespaceLister)
+    ns_lister: SingleNamespaceLister[Any] = NamespacedLister(indexer, PODS).by_namespace("default")
+    assert isinstance(ns_lister, SingleNamespaceLister)
     assert names(ns_lister.list()) == ["default/db", "default/web-1", "default/web-2"]
     assert names(ns_lister.list("app=web")) == ["default/web-1", "default/web-2"]
     assert ns_lister.list("app=dns") == []

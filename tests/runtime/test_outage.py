@@ -13,7 +13,7 @@ import urllib3
 
 from kubeinformers.runtime.api.errors import ApiStatusError
 from kubeinformers.runtime.client.transport import _NO_RETRIES
-from kubeinformers.runtime.outage import OutageLog, is_server_unavailable
+from kubeinformers.runtime.reflector.outage import OutageLog, is_server_unavailable
 from kubeinformers.runtime.reflector.support import VeryShortWatchError
 
 LOGGER = logging.getLogger("kubeinformers.test-outage")

@@ -1,4 +1,4 @@
-"""Reflector rules D1-D21 (spec/client-go-rules.md section D) against scripted ListerWatchers.
+"""Reflector rules D1-D21 (docs/behaviour.md section D) against scripted ListerWatchers.
 
 No test waits for real backoff: the clock and the backoff wait are injected. A script that runs
 out of watches sets the stop event, so `run()` returns on the test's own thread.

@@ -1,4 +1,4 @@
-"""Workqueue behaviour, rule by rule (client-go-rules.md section I)."""
+"""Workqueue behaviour, rule by rule (docs/behaviour.md section I)."""
 
 from __future__ import annotations
 

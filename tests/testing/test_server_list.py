@@ -178,8 +178,12 @@ def test_field_selectors_and_unsupported_fields(server: LocalApiServer) -> None:
         for p in core.list_namespaced_pod("default", field_selector="status.phase=Pending").items
     ] == ["running"]
     with pytest.raises(ApiException) as err:
-        core.list_namespaced_config_map("default", field_selector="data.k=x")
+        core.list_namespaced_pod("default", field_selector="data.k=x")
     assert err.value.status == 400 and "field label not supported: data.k" in err.value.body
+    with pytest.raises(ApiException) as err:  # no field labels of its own: other wording
+        core.list_namespaced_config_map("default", field_selector="data.k=x")
+    assert err.value.status == 400
+    assert '\\"data.k\\" is not a known field selector: only' in err.value.body
 
 
 def test_selector_pages_have_continue_but_no_remaining_count(server: LocalApiServer) -> None:

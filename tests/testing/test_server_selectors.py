@@ -71,14 +71,17 @@ def test_field_selector_terms_and_unsupported_labels() -> None:
         "status": {"phase": "Running"},
         "spec": {"hostNetwork": True},
     }
-    allowed = frozenset({"status.phase", "spec.hostNetwork"})
-    assert parse_field_selector("metadata.name=a,status.phase!=Pending", allowed)(obj)
-    assert parse_field_selector("spec.hostNetwork=true", allowed)(obj)
-    assert not parse_field_selector("metadata.namespace==other", allowed)(obj)
+    allowed, pods = frozenset({"status.phase", "spec.hostNetwork"}), ("", "pods")
+    assert parse_field_selector("metadata.name=a,status.phase!=Pending", allowed, pods)(obj)
+    assert parse_field_selector("spec.hostNetwork=true", allowed, pods)(obj)
+    assert not parse_field_selector("metadata.namespace==other", allowed, pods)(obj)
     with pytest.raises(SelectorError, match=r"field label not supported: spec\.nodeName"):
-        parse_field_selector("spec.nodeName=n1", allowed)
+        parse_field_selector("spec.nodeName=n1", allowed, pods)
     with pytest.raises(SelectorError, match="invalid selector"):
-        parse_field_selector("garbage", allowed)
+        parse_field_selector("garbage", allowed, pods)
+    # a resource without field labels of its own: the default conversion's wording
+    with pytest.raises(SelectorError, match=r'^"data.k" is not a known field selector: only'):
+        parse_field_selector("data.k=v", frozenset(), ("", "configmaps"))
 
 
 def test_serving_certificate_passes_strict_verification(tmp_path: Path) -> None:

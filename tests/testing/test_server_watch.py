@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kubeinformers.testing.local_api_server import LocalApiServer
-from tests.testing.conftest import BASIC, configmap, watch
+from tests.testing.conftest import BASIC, configmap, request, watch
 
 CM = "/api/v1/namespaces/default/configmaps"
 
@@ -132,8 +132,34 @@ def test_timeout_seconds_ends_the_stream_cleanly_with_pre_timeout_bookmarks(
         server,
         f"{CM}?watch=1&allowWatchBookmarks=true&timeoutSeconds=2&resourceVersion={server.resource_version}",
     )
+    server.create(configmap("elsewhere", "kube-system"))  # the resource moves past the watch
     assert stream.done.wait(5) and stream.ended == "clean"
     assert types(stream.events()) == ["BOOKMARK"]  # the one due 1 s before the deadline
+
+
+def test_d10_no_bookmark_until_the_resource_moves_past_the_watch(server: LocalApiServer) -> None:
+    """As kube-apiserver's watch cache: a bookmark carries the version the cache has seen for
+    the resource (its last event, or now after a consistent read) and is sent only once that
+    is newer than the watch's own position — other resources' writes do not count."""
+    server.set_bookmark_interval(0.05)
+    server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "moves-rv"}})
+    at = server.resource_version  # newer than any configmap's version
+    quiet = watch(
+        server, f"{CM}?watch=1&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion={at}"
+    )
+    assert quiet.done.wait(5) and quiet.ended == "clean" and quiet.lines == []
+    request(server, "GET", CM)  # a consistent read: the cache catches up to `at` ...
+    level = watch(
+        server, f"{CM}?watch=1&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion={at}"
+    )
+    assert level.done.wait(5) and level.lines == []  # ... which is not past the watch
+    server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "moves-rv-2"}})
+    request(server, "GET", CM)  # now it is
+    moved = watch(server, f"{CM}?watch=1&allowWatchBookmarks=true&resourceVersion={at}")
+    events = moved.wait_lines(1)
+    assert types(events) == ["BOOKMARK"]
+    assert events[0]["object"]["metadata"]["resourceVersion"] == str(server.resource_version)
+    server.drop_watches()
 
 
 def test_d18_d19_watch_list_initial_events_then_bookmark_then_live(server: LocalApiServer) -> None:

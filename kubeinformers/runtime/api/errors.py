@@ -1,8 +1,12 @@
-"""Errors that carry an API server's Status, so callers can tell 410 from 403 from 429."""
+"""Errors that carry an API server's Status, so callers can tell 410 from 403 from 429, and
+the classification the reflector and the transport act on (client-go: apimachinery
+pkg/api/errors, and the reflector's retry decisions, D11/D14)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from kubeinformers.runtime.api.model import Status
 
 
 class ApiStatusError(Exception):
@@ -52,3 +56,57 @@ def is_too_large_resource_version(err: BaseException) -> bool:
 
 def is_too_many_requests(err: BaseException) -> bool:
     return isinstance(err, ApiStatusError) and err.code == 429
+
+
+def error_from_status(status: Status, *, retry_after: float | None = None) -> ApiStatusError:
+    """An ApiStatusError carrying a Status (the object of a watch ERROR event, or a failure body)."""
+    details = status.details.model_dump(by_alias=True, exclude_none=True) if status.details else {}
+    if retry_after is None and status.details is not None:
+        seconds = status.details.retry_after_seconds
+        retry_after = float(seconds) if seconds else None
+    return ApiStatusError(
+        status.code or 0,
+        status.reason or "",
+        status.message or "",
+        details=details,
+        retry_after=retry_after,
+    )
+
+
+def is_internal_error(err: BaseException) -> bool:
+    return isinstance(err, ApiStatusError) and (err.code == 500 or err.reason == "InternalError")
+
+
+def is_connection_refused(err: BaseException) -> bool:
+    """Whether `err` (or anything it wraps) is a refused connection: the server is down (D11)."""
+    seen: set[int] = set()
+    cur: BaseException | None = err
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, ConnectionRefusedError):
+            return True
+        reason = getattr(cur, "reason", None)  # urllib3 MaxRetryError / NewConnectionError
+        if isinstance(reason, BaseException) and id(reason) not in seen:
+            if is_connection_refused(reason):
+                return True
+        if "connection refused" in str(cur).lower() and not isinstance(cur, ApiStatusError):
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def is_watch_error_retriable(err: BaseException) -> bool:
+    """Connection refused or 429: back off and re-watch without relisting (D11)."""
+    return is_connection_refused(err) or is_too_many_requests(err)
+
+
+__all__ = [
+    "ApiStatusError",
+    "error_from_status",
+    "is_connection_refused",
+    "is_expired",
+    "is_internal_error",
+    "is_too_large_resource_version",
+    "is_too_many_requests",
+    "is_watch_error_retriable",
+]

@@ -8,11 +8,12 @@ Anything that implements `ListerWatcher[T]` can feed an informer: the HTTP trans
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.api.resource import APIResource
 
 T = TypeVar("T")
 
@@ -77,8 +78,9 @@ class ListerWatcher(Protocol[T]):
 
     Errors from the server are raised as `kubeinformers.runtime.api.errors.ApiStatusError`;
     connection failures as `OSError` (or a subclass) or `ApiStatusError` with code 0.
-    A ListerWatcher may also define `is_watch_list_semantics_unsupported() -> bool`
-    returning True to opt out of watch-list (D17).
+    A ListerWatcher may also have the optional capabilities below (client-go checks its
+    optional interfaces the same way, by type): `WatchListSemanticsUnsupported` (D17),
+    `ReportsDecodeErrors`, `CountsDecodeErrors`, `ServesResource`.
     """
 
     def list(self, options: ListOptions) -> ObjectList[T]: ...
@@ -86,20 +88,55 @@ class ListerWatcher(Protocol[T]):
     def watch(self, options: ListOptions) -> Watch[T]: ...
 
 
+@runtime_checkable
+class WatchListSemanticsUnsupported(Protocol):
+    """A source that may not serve watch-list requests: True opts out of watch-list (D17;
+    client-go: watchlist.DoesClientNotSupportWatchListSemantics)."""
+
+    def is_watch_list_semantics_unsupported(self) -> bool: ...
+
+
+@runtime_checkable
+class ReportsDecodeErrors(Protocol):
+    """A source that finds undecodable objects and hands each to a handler (the reflector's
+    watch error handler), as the HTTP transport does."""
+
+    def set_decode_error_handler(self, handler: Callable[[BaseException], None]) -> None: ...
+
+
+@runtime_checkable
+class CountsDecodeErrors(Protocol):
+    """A source that counts the objects it could not decode (an informer's metrics show it)."""
+
+    decode_errors: int
+
+
+@runtime_checkable
+class ServesResource(Protocol):
+    """A source of one API resource (its GVR labels the informer's metrics)."""
+
+    resource: APIResource
+
+
 def watch_list_semantics_unsupported(lister_watcher: object) -> bool:
     """Whether a ListerWatcher declares that it cannot serve watch-list requests (D17)."""
-    method = getattr(lister_watcher, "is_watch_list_semantics_unsupported", None)
-    return bool(method()) if callable(method) else False
+    return isinstance(lister_watcher, WatchListSemanticsUnsupported) and bool(
+        lister_watcher.is_watch_list_semantics_unsupported()
+    )
 
 
 __all__ = [
     "INITIAL_EVENTS_END_ANNOTATION",
+    "CountsDecodeErrors",
     "ListOptions",
     "ListerWatcher",
     "ObjectList",
+    "ReportsDecodeErrors",
+    "ServesResource",
     "Watch",
     "WatchEvent",
     "WatchEventType",
+    "WatchListSemanticsUnsupported",
     "watch_list_semantics_unsupported",
 ]
 

@@ -53,3 +53,6 @@ class Status(KubeModel):
     reason: str | None = None
     details: StatusDetails | None = None
     code: int | None = None
+
+
+__all__ = ["KubeModel", "Status", "StatusCause", "StatusDetails"]

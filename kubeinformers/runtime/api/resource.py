@@ -73,3 +73,6 @@ class APIResource:
 
     def object_path(self, name: str, namespace: str | None = None) -> str:
         return f"{self.collection_path(namespace)}/{name}"
+
+
+__all__ = ["LIST_WATCH_VERBS", "APIResource", "GroupVersionResource"]

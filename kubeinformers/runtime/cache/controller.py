@@ -7,12 +7,13 @@ non-shared one whose single handler is called synchronously from the process loo
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Generic, Protocol, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from kubeinformers.runtime.api.listwatch import ListerWatcher
 from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaFIFO, DeltaType, FIFOClosedError
@@ -64,6 +65,7 @@ class Queue(Protocol[T]):
     def has_synced(self) -> bool: ...
 
 
+@runtime_checkable
 class BatchQueue(Queue[T], Protocol[T]):
     """A queue that can also hand out batches of distinct keys (RealFIFO, C2.7)."""
 
@@ -165,13 +167,14 @@ class Controller(Generic[T]):
         queue = self.config.queue
         process = self.config.process
         process_batch = self.config.process_batch
-        pop_batch = getattr(queue, "pop_batch", None) if process_batch is not None else None
+        pop: Callable[[], object]
+        if process_batch is not None and isinstance(queue, BatchQueue):
+            pop = functools.partial(queue.pop_batch, process_batch, process)
+        else:
+            pop = functools.partial(queue.pop, process)
         while not stop.is_set():
             try:
-                if pop_batch is not None:
-                    pop_batch(process_batch, process)
-                else:
-                    queue.pop(process)
+                pop()
             except FIFOClosedError:
                 return
             except Exception:
@@ -181,6 +184,12 @@ class Controller(Generic[T]):
     def has_synced(self) -> bool:
         """Delegates to the queue (E5): the initial list has been popped and processed."""
         return self.config.queue.has_synced()
+
+    def last_error(self) -> BaseException | None:
+        """The reflector's most recent list or watch failure; None before `run` or the first."""
+        with self._lock:
+            reflector = self._reflector
+        return reflector.last_error() if reflector is not None else None
 
     def last_sync_resource_version(self) -> str:
         """The reflector's (D21); "" before `run` (E5)."""
@@ -316,9 +325,8 @@ class _LoggingHandler(Generic[T]):
             )
             return
         if result is not None:
-            close = getattr(result, "close", None)
-            if callable(close):
-                close()
+            if isinstance(result, Coroutine):  # never awaited: close it, so no warning follows
+                result.close()
             self._log.error(
                 "event handler %r returned an awaitable; a non-shared informer calls handlers "
                 "synchronously: use a SharedIndexInformer with loop=... for coroutines",

@@ -28,6 +28,7 @@ from kubeinformers.runtime.cache.health import FactoryHealth
 from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind, SharedIndexInformer
 from kubeinformers.runtime.cache.listers import GenericLister
 from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, meta_namespace_index_func
+from kubeinformers.runtime.clock import Now
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.client.transport import DecodeMode
@@ -68,15 +69,36 @@ class NoInformerFoundError(LookupError):
 
 
 class CacheSyncTimeoutError(TimeoutError):
-    """`async with factory` / `factory.running()`: informers did not sync within the timeout."""
+    """`wait_for_cache_sync_or_raise`, `async with factory` or `factory.running()` ended with
+    caches not synced; the message names each one and its last list/watch error (`unsynced`
+    maps each resource to that error or None; `pending` lists them)."""
 
-    def __init__(self, pending: list[GroupVersionResource], timeout: float) -> None:
-        names = ", ".join(str(gvr) for gvr in pending)
+    def __init__(
+        self,
+        unsynced: Mapping[GroupVersionResource, BaseException | None],
+        timeout: float | None,
+        *,
+        reason: str = "",
+    ) -> None:
+        within = f" within {timeout:g} s" if timeout is not None else ""
+        lines = [
+            f"  {gvr.group_resource()} ({gvr.group_version}): "
+            + (f"last error: {err}" if err is not None else "no list or watch error yet")
+            for gvr, err in unsynced.items()
+        ]
+        count = len(unsynced)
         super().__init__(
-            f"the informers of {names} did not sync within {timeout:g} s; is the API server "
-            "reachable and may this client list and watch them? (see each informer's health())"
+            f"{count} informer{'s' if count != 1 else ''} did not sync{within}"
+            + (f" ({reason})" if reason else "")
+            + ":\n"
+            + "\n".join(lines)
         )
-        self.pending = pending
+        self.unsynced: dict[GroupVersionResource, BaseException | None] = dict(unsynced)
+
+    @property
+    def pending(self) -> list[GroupVersionResource]:
+        """The resources whose informers did not sync."""
+        return list(self.unsynced)
 
 
 class StartableFactory(Protocol):
@@ -231,6 +253,12 @@ class SharedInformerFactory:
                         exc_info=True,
                     )
             self._informers[gvr] = informer
+            if self._threads and not self._shutting_down:
+                # Not client-go (H3 there: a later informer waits for the next Start, and
+                # WaitForCacheSync skips it, so its lister silently answers nothing): the
+                # factory is running, so the late informer runs too (issue 18).
+                logger.debug("the factory is running: starting the informer for %s now", gvr)
+                self._start_locked(gvr, informer)
             return informer
 
     def typed_informer(self, resource: APIResource, model: type[T]) -> SharedIndexInformer[T]:
@@ -326,24 +354,27 @@ class SharedInformerFactory:
     def start(self) -> None:
         """Run every informer not yet started, each on its own daemon thread (H3).
 
-        Idempotent; informers requested after a start need another start; a no-op after
-        `shutdown()`.
+        Idempotent; a no-op after `shutdown()`. Unlike client-go, an informer requested after
+        a start is started at once (so configure-before-run calls such as `set_transform` on
+        it may be refused: request such informers before `start()`).
         """
         with self._lock:
             if self._shutting_down:
                 return
             for gvr, informer in self._informers.items():
-                if gvr in self._threads:
-                    continue
-                thread = threading.Thread(
-                    target=self._run_informer,
-                    args=(gvr, informer),
-                    name=f"informer-{gvr.group_resource()}",
-                    daemon=True,
-                )
-                self._threads[gvr] = thread
-                informer._on_synced(self._sync_wake.set)
-                thread.start()
+                if gvr not in self._threads:
+                    self._start_locked(gvr, informer)
+
+    def _start_locked(self, gvr: GroupVersionResource, informer: SharedIndexInformer[Any]) -> None:
+        thread = threading.Thread(
+            target=self._run_informer,
+            args=(gvr, informer),
+            name=f"informer-{gvr.group_resource()}",
+            daemon=True,
+        )
+        self._threads[gvr] = thread
+        informer._on_synced(self._sync_wake.set)
+        thread.start()
 
     def _run_informer(self, gvr: GroupVersionResource, informer: SharedIndexInformer[Any]) -> None:
         try:
@@ -364,7 +395,7 @@ class SharedInformerFactory:
         self,
         informers: Mapping[GroupVersionResource, SharedIndexInformer[Any]],
         timeout: float | None,
-        clock: Callable[[], float],
+        clock: Now,
     ) -> Iterator[float]:
         """How long to wait before each next look, until every informer has synced, the
         deadline passes or the factory shuts down (polling backs off from 5 ms to 100 ms)."""
@@ -393,6 +424,23 @@ class SharedInformerFactory:
             self._sync_wake.wait(wait)
             self._sync_wake.clear()
         return {gvr: inf.has_synced() for gvr, inf in informers.items()}
+
+    def wait_for_cache_sync_or_raise(self, timeout: float | None = None) -> None:
+        """`wait_for_cache_sync`, but raise CacheSyncTimeoutError naming each informer that has
+        not synced and its last list/watch error (e.g. "connection refused"), instead of
+        returning False for it. Also raises when informers were requested but `start()` was
+        never called, or the factory was shut down before they synced."""
+        started = self.wait_for_cache_sync(timeout)
+        requested = self.informers()
+        unsynced = {
+            gvr: requested[gvr].last_error() for gvr, synced in started.items() if not synced
+        }
+        if not started and requested:
+            never = "the factory was shut down" if self._stop.is_set() else "start() was not called"
+            raise CacheSyncTimeoutError({gvr: None for gvr in requested}, None, reason=never)
+        if unsynced:
+            reason = "the factory was shut down" if self._stop.is_set() else ""
+            raise CacheSyncTimeoutError(unsynced, timeout, reason=reason)
 
     async def wait_for_cache_sync_async(
         self, timeout: float | None = None
@@ -457,9 +505,11 @@ class SharedInformerFactory:
         timeout = self._sync_timeout if timeout is None else timeout
         self.start()
         synced = await self.wait_for_cache_sync_async(timeout)
-        pending = [gvr for gvr, ok in synced.items() if not ok]
-        if pending:
-            raise CacheSyncTimeoutError(pending, timeout)
+        requested = self.informers()
+        unsynced = {gvr: requested[gvr].last_error() for gvr, ok in synced.items() if not ok}
+        if unsynced:
+            reason = "the factory was shut down" if self._stop.is_set() else ""
+            raise CacheSyncTimeoutError(unsynced, timeout, reason=reason)
 
     async def shutdown_async(self, timeout: float | None = None) -> None:
         """`shutdown` for coroutines: the informer threads are joined off the event loop.

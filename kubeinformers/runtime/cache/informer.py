@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, Literal, TypeVar, get_args
 
-from kubeinformers.runtime.api.listwatch import ListerWatcher
+from kubeinformers.runtime.api.listwatch import CountsDecodeErrors, ListerWatcher, ServesResource
 from kubeinformers.runtime.cache.controller import (
     Controller,
     ControllerConfig,
@@ -59,6 +59,7 @@ from kubeinformers.runtime.cache.real_fifo import (
     SyncAllInfo,
 )
 from kubeinformers.runtime.cache.store import Indexer
+from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.metrics import (
     HandlerMetrics,
     InformerMetrics,
@@ -206,7 +207,7 @@ class SharedIndexInformer(Generic[T]):
         use_watch_list: bool | None = None,
         page_size: int | None = None,
         queue: QueueKind = "delta",
-        clock: Callable[[], float] = time.monotonic,
+        clock: Now = time.monotonic,
         transform: TransformFunc | None = None,
         watch_error_handler: WatchErrorHandler | None = None,
     ) -> None:
@@ -415,6 +416,12 @@ class SharedIndexInformer(Generic[T]):
         controller = self._controller
         return controller is not None and controller.has_synced()
 
+    def last_error(self) -> BaseException | None:
+        """The most recent list or watch failure of this informer (None before the first, or
+        before `run`): why a cache has not synced (`wait_for_cache_sync_or_raise` names it)."""
+        controller = self._controller
+        return controller.last_error() if controller is not None else None
+
     @property
     def resync_check_period(self) -> float:
         """How often the reflector asks whether any handler is due for a resync (F5)."""
@@ -609,9 +616,9 @@ class SharedIndexInformer(Generic[T]):
         """
         queue = self._queue
         fifo = queue if isinstance(queue, (DeltaFIFO, RealFIFO)) else None
-        resource = getattr(self.lister_watcher, "resource", None)
-        gvr = getattr(resource, "gvr", None)
-        if gvr is not None:
+        source = self.lister_watcher
+        if isinstance(source, ServesResource):
+            gvr = source.resource.gvr
             resource_label = f"{gvr.group_version}/{gvr.resource}"
         else:
             resource_label = self.object_type.__name__ if self.object_type is not None else ""
@@ -624,7 +631,7 @@ class SharedIndexInformer(Generic[T]):
             reflector=self._reflector_counters,
             notifications=self._notification_counters,
             last_sync_resource_version=self.last_sync_resource_version(),
-            invalid_objects=int(getattr(self.lister_watcher, "decode_errors", 0)),
+            invalid_objects=source.decode_errors if isinstance(source, CountsDecodeErrors) else 0,
             handlers=tuple(listener.metrics() for listener in self._processor.listeners()),
         )
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
+from kubeinformers.runtime.api.fields import field_of as _field
+
 __all__ = [
     "DeletedFinalStateUnknown",
     "NoMetadataError",
@@ -97,20 +99,6 @@ def _metadata(obj: object) -> Any:
         if isinstance(obj, Mapping):
             return obj.get("metadata")
         raise NoMetadataError(obj) from None
-
-
-def _field(md: Any, attr: str, key: str) -> Any:
-    """Read one metadata field from a model-like or mapping metadata; None if absent."""
-    if md is None:
-        return None
-    if type(md) is _dict:
-        return md.get(key)
-    try:
-        return getattr(md, attr)
-    except AttributeError:
-        if isinstance(md, Mapping):
-            return md.get(key)
-        return None
 
 
 def object_name(obj: object) -> str:

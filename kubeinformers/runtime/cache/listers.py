@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any, Generic, Protocol, TypeVar
 
+from kubeinformers import _moved
 from kubeinformers.runtime.api.errors import ApiStatusError
 from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
 from kubeinformers.runtime.cache.keys import object_labels, object_namespace
@@ -29,7 +30,7 @@ __all__ = [
     "IndexerReader",
     "ClusterLister",
     "Lister",
-    "NamespaceLister",
+    "SingleNamespaceLister",
     "NamespacedLister",
     "NotFoundError",
     "filter_by_selector",
@@ -118,7 +119,7 @@ def _list_namespace(indexer: IndexerReader[T], namespace: str, selector: Selecto
     return filter_by_selector(objects, selector)
 
 
-class NamespaceLister(Generic[T]):
+class SingleNamespaceLister(Generic[T]):
     """The objects of one namespace of a namespaced resource (`PodNamespaceLister`, H9).
 
     With namespace "" it covers all namespaces, and `get` looks up the bare name (H9).
@@ -196,9 +197,9 @@ class NamespacedLister(Lister[T]):
             )
         super().__init__(indexer, resource)
 
-    def by_namespace(self, namespace: str) -> NamespaceLister[T]:
+    def by_namespace(self, namespace: str) -> SingleNamespaceLister[T]:
         """A lister for one namespace ("" = all namespaces, and `get` takes the bare name)."""
-        return NamespaceLister(self._indexer, self._resource, namespace)
+        return SingleNamespaceLister(self._indexer, self._resource, namespace)
 
 
 class ClusterLister(Lister[T]):
@@ -279,3 +280,8 @@ class GenericLister(Generic[T]):
 
     def by_namespace(self, namespace: str) -> GenericNamespaceLister[T]:
         return GenericNamespaceLister(self._indexer, self._group, self._resource, namespace)
+
+
+def __getattr__(name: str) -> Any:
+    # Old names, kept for one release with a DeprecationWarning (kubeinformers._moved.RENAMED).
+    return _moved.renamed_attribute(__name__, name)

@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar
 
 from kubeinformers.runtime.cache.handlers import ResourceEventHandler
 from kubeinformers.runtime.cache.keys import deletion_handling_meta_namespace_key
+from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.metrics import HandlerMetrics, LatencyRecorder
 
 T = TypeVar("T")
@@ -269,7 +270,7 @@ class SharedProcessor(Generic[T]):
         self,
         *,
         name: str = "",
-        clock: Callable[[], float] = time.monotonic,
+        clock: Now = time.monotonic,
         logger: logging.Logger | None = None,
     ) -> None:
         self.name = name

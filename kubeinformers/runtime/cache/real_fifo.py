@@ -1,6 +1,6 @@
 """RealFIFO: every event is its own queue entry, delivered in arrival order.
 
-client-go counterpart: tools/cache/the_real_fifo.go. Two modes (spec/client-go-rules.md):
+client-go counterpart: tools/cache/the_real_fifo.go. Two modes (docs/behaviour.md):
 
 * non-atomic (C-2, the informer queue of client-go v0.33-v0.35), selected by
   ``SharedIndexInformer(..., queue="ordered")``: nothing compacted, deletes of never-seen keys

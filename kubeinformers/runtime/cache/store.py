@@ -1,7 +1,7 @@
 """The informer's cache: a thread-safe keyed store with maintained secondary indices.
 
 client-go counterpart: tools/cache/thread_safe_store.go, index.go, store.go (section B of
-spec/client-go-rules.md).
+docs/behaviour.md).
 
 ``ThreadSafeStore`` is keyed by caller-supplied keys; ``Indexer`` wraps it with a key
 function (default: tombstone-aware A2 keys) and is what informers and listers use. Indices

@@ -11,21 +11,23 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
 from urllib.parse import quote, urlencode
 
 import urllib3
 from pydantic import BaseModel
 
-from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.errors import (
+    ApiStatusError,
+    error_from_status,
+    is_connection_refused,
+)
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList, WatchEvent
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
 from kubeinformers.runtime.codec.wire import JsonDecoder, ObjectDecodeError
-from kubeinformers.runtime.reflector.backoff import is_connection_refused
-from kubeinformers.runtime.reflector.reflector import error_from_status
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -86,6 +88,14 @@ class Decoder(Protocol[T]):
     def decode_list(self, data: bytes) -> ObjectList[T]: ...
 
     def decode_event(self, line: bytes) -> WatchEvent[T]: ...
+
+
+@runtime_checkable
+class SkippingDecoder(Decoder[T], Protocol[T]):
+    """A decoder that can also decode a page around its bad items: the good ones, and an error
+    per bad one (both built-in decoders can; a page from another fails whole)."""
+
+    def decode_list_skipping(self, data: bytes) -> tuple[ObjectList[T], Sequence[Exception]]: ...
 
 
 DecodeMode = Literal["lazy", "eager"]
@@ -338,13 +348,13 @@ class ApiListerWatcher(Generic[T]):
 
     def _decode_list_slowly(self, data: bytes, first_error: ValueError) -> ObjectList[T]:
         """A page with undecodable objects: keep the good ones, report and skip the bad ones."""
-        slow = getattr(self.decoder, "decode_list_skipping", None)
-        if not callable(slow):
+        decoder = self.decoder
+        if not isinstance(decoder, SkippingDecoder):
             raise first_error
-        page, bad = slow(data)
+        page, bad = decoder.decode_list_skipping(data)
         for err in bad:
             self.report_bad_object(err)
-        return page  # type: ignore[no-any-return]
+        return page
 
     def watch(self, options: ListOptions) -> HttpWatch[T]:
         options = self._options(options)

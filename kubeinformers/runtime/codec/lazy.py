@@ -17,6 +17,7 @@ the same error again without reporting it twice.
 
 from __future__ import annotations
 
+import sys
 import threading
 import typing
 from collections.abc import Callable
@@ -106,6 +107,22 @@ class _ItemHead(msgspec.Struct, gc=False):
 
 _decode_head = msgspec.json.Decoder(_ItemHead).decode
 _decode_identity = msgspec.json.Decoder(_Identity).decode
+
+
+def _share_repeated_strings(identity: _Identity) -> None:
+    """One copy of the namespace and of each label value among all cached objects.
+
+    Thousands of objects share a namespace and a few label values (app, tier, ...): interned,
+    each is stored once instead of once per object (~50 bytes apiece). msgspec already shares
+    label keys. Values stay equal strings; only their identity changes.
+    """
+    namespace = identity.namespace
+    if namespace is not None:
+        identity.namespace = sys.intern(namespace)
+    labels = identity.labels
+    if labels:
+        for key, value in labels.items():
+            labels[key] = sys.intern(value)
 
 
 def is_lazy(obj: object) -> bool:
@@ -275,6 +292,7 @@ class LazyModelBuilder(typing.Generic[M]):
         if identity is None:
             state["metadata"] = None
         else:
+            _share_repeated_strings(identity)
             meta_state: dict[str, Any] = {_RAW: raw}
             for alias, name in self._meta_fields:
                 meta_state[name] = getattr(identity, alias)

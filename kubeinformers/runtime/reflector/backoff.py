@@ -19,7 +19,14 @@ import threading
 import time
 from collections.abc import Callable
 
-from kubeinformers.runtime.api.errors import ApiStatusError, is_too_many_requests
+from kubeinformers.runtime.api.errors import (
+    is_connection_refused as is_connection_refused,
+)
+from kubeinformers.runtime.api.errors import is_internal_error
+from kubeinformers.runtime.api.errors import (
+    is_watch_error_retriable as is_watch_error_retriable,
+)
+from kubeinformers.runtime.clock import Now
 
 DEFAULT_INITIAL = 0.8
 DEFAULT_CAP = 30.0
@@ -44,7 +51,7 @@ class Backoff:
         steps: int | None = None,
         reset_interval: float = DEFAULT_RESET_INTERVAL,
         *,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Now = time.monotonic,
         rand: Callable[[], float] = random.random,
     ) -> None:
         if initial <= 0:
@@ -94,33 +101,6 @@ class Backoff:
         return duration
 
 
-def is_internal_error(err: BaseException) -> bool:
-    return isinstance(err, ApiStatusError) and (err.code == 500 or err.reason == "InternalError")
-
-
-def is_connection_refused(err: BaseException) -> bool:
-    """Whether `err` (or anything it wraps) is a refused connection: the server is down (D11)."""
-    seen: set[int] = set()
-    cur: BaseException | None = err
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
-        if isinstance(cur, ConnectionRefusedError):
-            return True
-        reason = getattr(cur, "reason", None)  # urllib3 MaxRetryError / NewConnectionError
-        if isinstance(reason, BaseException) and id(reason) not in seen:
-            if is_connection_refused(reason):
-                return True
-        if "connection refused" in str(cur).lower() and not isinstance(cur, ApiStatusError):
-            return True
-        cur = cur.__cause__ or cur.__context__
-    return False
-
-
-def is_watch_error_retriable(err: BaseException) -> bool:
-    """Connection refused or 429: back off and re-watch without relisting (D11)."""
-    return is_connection_refused(err) or is_too_many_requests(err)
-
-
 class RetryWithDeadline:
     """D14: retry internal errors for `max_duration` seconds from the first one.
 
@@ -128,9 +108,7 @@ class RetryWithDeadline:
     (client-go: tools/cache/retry_with_deadline.go)
     """
 
-    def __init__(
-        self, max_duration: float, reset_period: float, clock: Callable[[], float]
-    ) -> None:
+    def __init__(self, max_duration: float, reset_period: float, clock: Now) -> None:
         self._max = max_duration
         self._reset_period = reset_period
         self._clock = clock

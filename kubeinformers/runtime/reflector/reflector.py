@@ -1,6 +1,6 @@
 """The Reflector: keeps a store in step with the server by list (or watch-list), then watch.
 
-Section D of spec/client-go-rules.md, rule for rule (client-go: tools/cache/reflector.go):
+Section D of docs/behaviour.md, rule for rule (client-go: tools/cache/reflector.go):
 the run loop with backoff (D3/D4), the paged initial list at resourceVersion "0" and the
 relist rules (D6-D9), the watch with bookmarks and a random timeout (D10-D14), the resync
 timer (D15), the default watch error handler (D16) and the streaming watch-list (D17-D20).
@@ -8,10 +8,11 @@ timer (D15), the default watch error handler (D16) and the streaming watch-list 
 Threads: `run()` runs on the caller's thread. One helper thread per `run()` waits for the stop
 event and stops the current watch (or abandons a running LIST) so `run()` returns promptly;
 each LIST runs on a short-lived helper thread; one more runs the resync timer while a watch is
-open when `resync_period > 0`. Pieces live beside it: reflector_initial.py (the initial LIST
-and watch-list, a mixin `Reflector` inherits), pager.py (paging), backoff.py (delays and retry
-decisions), watch_handler.py (one stream → store), reflector_support.py (errors, gates, the
-watch-list temporary store and consistency detector).
+open when `resync_period > 0`. Its parts, each given what it needs at construction: state.py
+(the shared resourceVersion bookkeeping and what a stop must end), list.py (the paged LIST),
+watch_list.py (the streaming initial state), watch.py (opening a watch, applying its events to
+a store), backoff.py (delays and retry decisions), support.py (errors, gates, the watch-list
+temporary store and consistency detector); paging is client.pager.
 """
 
 from __future__ import annotations
@@ -21,20 +22,20 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from kubeinformers.runtime.api.errors import ApiStatusError, is_expired, is_too_many_requests
 from kubeinformers.runtime.api.listwatch import (
     ListerWatcher,
     ListOptions,
-    Watch,
+    ReportsDecodeErrors,
     watch_list_semantics_unsupported,
 )
 from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE
+from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.codec.lazy import InvalidObjectError
 from kubeinformers.runtime.codec.wire import ObjectDecodeError
 from kubeinformers.runtime.metrics import ReflectorCounters
-from kubeinformers.runtime.outage import OutageLog, is_server_unavailable
 from kubeinformers.runtime.reflector.backoff import (
     Backoff,
     RetryWithDeadline,
@@ -42,8 +43,9 @@ from kubeinformers.runtime.reflector.backoff import (
     is_internal_error,
     is_watch_error_retriable,
 )
-from kubeinformers.runtime.reflector.initial import GC_PAUSE_LIMIT as GC_PAUSE_LIMIT
-from kubeinformers.runtime.reflector.initial import InitialState
+from kubeinformers.runtime.reflector.list import PagedList
+from kubeinformers.runtime.reflector.outage import OutageLog, is_server_unavailable
+from kubeinformers.runtime.reflector.state import ReflectorState
 from kubeinformers.runtime.reflector.support import (
     ReflectorStore,
     StopRequested,
@@ -53,7 +55,9 @@ from kubeinformers.runtime.reflector.support import (
     error_from_status,
     watch_list_gate_enabled,
 )
-from kubeinformers.runtime.reflector.watch_handler import _Stream
+from kubeinformers.runtime.reflector.watch import StreamHandler, Watches, _Stream
+from kubeinformers.runtime.reflector.watch_list import GC_PAUSE_LIMIT as GC_PAUSE_LIMIT
+from kubeinformers.runtime.reflector.watch_list import WatchList
 
 T = TypeVar("T")
 
@@ -79,7 +83,8 @@ def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -
         # transport that found it: logging it here again would repeat it on every relist.
         return
     elif isinstance(err, ApiStatusError) and err.code in (401, 403):
-        logger.error(
+        logger.log(
+            reflector.outage.level_before_first_sync(logging.ERROR, err),
             "%s: access to %s denied (HTTP %d %s): %s; retrying with backoff",
             name,
             reflector.type_description,
@@ -88,7 +93,13 @@ def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -
             err.message,
         )
     else:
-        logger.error("%s: Failed to watch %s: %s", name, reflector.type_description, err)
+        logger.log(
+            reflector.outage.level_before_first_sync(logging.ERROR, err),
+            "%s: Failed to watch %s: %s",
+            name,
+            reflector.type_description,
+            err,
+        )
 
 
 def _gvk_string(gvk: tuple[str, str]) -> str:
@@ -98,7 +109,7 @@ def _gvk_string(gvk: tuple[str, str]) -> str:
     return f"{group_version}, Kind={kind}"
 
 
-class Reflector(InitialState[T]):
+class Reflector(Generic[T]):
     """Lists and watches one resource through a ListerWatcher, writing every change to `store`."""
 
     def __init__(
@@ -118,7 +129,7 @@ class Reflector(InitialState[T]):
         min_watch_timeout: float | None = None,
         max_internal_error_retry_duration: float = 0.0,
         backoff: Backoff | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Now = time.monotonic,
         wait: Callable[[threading.Event, float], bool] | None = None,
         rand: Callable[[], float] = random.random,
         counters: ReflectorCounters | None = None,
@@ -127,7 +138,6 @@ class Reflector(InitialState[T]):
         # Metrics (list calls, relists, 410s, watches, events by type): bumped on this
         # reflector's thread only; the informer reads them for `metrics()`.
         self.counters = counters if counters is not None else ReflectorCounters()
-        self.expected_type = expected_type
         self.store = store
         self.resync_period = resync_period
         self.should_resync = should_resync
@@ -144,7 +154,8 @@ class Reflector(InitialState[T]):
             else "<unspecified>"
         )
         self.watch_error_handler = watch_error_handler or default_watch_error_handler
-        self.outage = OutageLog(self.name, logger)
+        self._last_error: BaseException | None = None
+        self.outage = OutageLog(self.name, logger, on_failure=self._note_failure)
         # D17: decided once, at construction.
         enabled = watch_list_gate_enabled() if use_watch_list is None else use_watch_list
         self.use_watch_list = enabled and not watch_list_semantics_unsupported(lister_watcher)
@@ -162,43 +173,88 @@ class Reflector(InitialState[T]):
         self._wait: Callable[[threading.Event, float], bool] = wait or (
             lambda event, seconds: event.wait(seconds)
         )
-        self._lock = threading.Lock()
-        self._last_sync_rv = ""
-        self._rv_unavailable = False
-        self._paginated_result = False
-        self._current_watch: Watch[T] | None = None
-        self._interrupt: threading.Event | None = None  # set by stop: ends a LIST wait
-        self._resync_error: BaseException | None = None
+        self._state = ReflectorState()
+        self._watches: Watches[T] = Watches(lister_watcher, self._state, self.counters)
+        self._stream = StreamHandler(
+            name=self.name,
+            expected_type=expected_type,
+            type_description=self.type_description,
+            expected_gvk=expected_gvk,
+            clock=clock,
+            resync_error=lambda: self._state.resync_error,
+            counters=self.counters,
+        )
+        self._paged_list: PagedList[T] = PagedList(
+            lister_watcher,
+            store,
+            self._state,
+            self.counters,
+            name=self.name,
+            type_description=self.type_description,
+            page_size=self.page_size,
+            outage=self.outage,
+        )
+        self._streamed_list: WatchList[T] = WatchList(
+            lister_watcher,
+            store,
+            self._state,
+            self.counters,
+            self._stream,
+            self._watches,
+            name=self.name,
+            type_description=self.type_description,
+            backoff_wait=self._backoff_wait,
+            watch_timeout=self._watch_timeout,
+            clock=clock,
+            wait=self._wait,
+            outage=self.outage,
+        )
         # A transport that can report undecodable objects hands them to the error handler.
-        setter = getattr(lister_watcher, "set_decode_error_handler", None)
-        if callable(setter):
-            setter(self._report_decode_error)
+        if isinstance(lister_watcher, ReportsDecodeErrors):
+            lister_watcher.set_decode_error_handler(self._report_decode_error)
 
     # ----------------------------------------------------------------------------- state
 
+    @property
+    def expected_type(self) -> type | None:
+        """D1: the type every watched object must have (None: any); settable."""
+        return self._stream.expected_type
+
+    @expected_type.setter
+    def expected_type(self, value: type | None) -> None:
+        self._stream.expected_type = value
+
     def last_sync_resource_version(self) -> str:
         """D21: the RV of the last list, watch-list or event processed; not synced with the store."""
-        return self._last_sync_rv
-
-    def _set_last_sync_rv(self, rv: str) -> None:
-        self._last_sync_rv = rv
+        return self._state.last_sync_rv
 
     def _relist_resource_version(self) -> str:
-        """D6: "" after an unavailable RV, "0" before anything was seen, else the last RV."""
-        with self._lock:
-            if self._rv_unavailable:
-                return ""
-            return self._last_sync_rv or "0"
+        return self._state.relist_resource_version()
 
     def _rewatch_resource_version(self) -> str:
-        """D18: "" after an unavailable RV, else the last RV (initially "", not "0")."""
-        with self._lock:
-            return "" if self._rv_unavailable else self._last_sync_rv
+        return self._state.rewatch_resource_version()
+
+    def _list(self, stop: threading.Event) -> None:
+        """D6-D9: the paged LIST (list.py)."""
+        self._paged_list.run(stop)
+
+    def _watch_list(self, stop: threading.Event) -> _Stream[T] | None:
+        """D17-D20: the watch-list (watch_list.py); the open watch, or None if stopped."""
+        return self._streamed_list.run(stop)
 
     def _report_decode_error(self, err: BaseException) -> None:
         self._call_error_handler(err)
 
+    def _note_failure(self, err: BaseException) -> None:
+        self._last_error = err
+
+    def last_error(self) -> BaseException | None:
+        """The most recent list or watch failure (None before the first); kept after a success,
+        so that a cache that never synced can say why (`wait_for_cache_sync_or_raise`)."""
+        return self._last_error
+
     def _call_error_handler(self, err: BaseException) -> None:
+        self._note_failure(err)
         try:
             self.watch_error_handler(self, err)
         except Exception:
@@ -211,8 +267,8 @@ class Reflector(InitialState[T]):
     def _backoff_wait(self, stop: threading.Event, err: BaseException | None = None) -> bool:
         """Wait one backoff delay (D4), at least the server's Retry-After; True if stopped."""
         delay = self._backoff.next_delay()
-        retry_after = getattr(err, "retry_after", None)
-        if isinstance(retry_after, (int, float)) and retry_after > delay:
+        retry_after = err.retry_after if isinstance(err, ApiStatusError) else None
+        if retry_after is not None and retry_after > delay:
             delay = float(retry_after)
         self._wait(stop, delay)
         return stop.is_set()
@@ -242,40 +298,13 @@ class Reflector(InitialState[T]):
 
     def _stop_current_watch_on(self, stop: threading.Event) -> None:
         stop.wait()
-        with self._lock:
-            w = self._current_watch
-            interrupt = self._interrupt
+        with self._state.lock:
+            w = self._state.current_watch
+            interrupt = self._state.interrupt
         if w is not None:
             w.stop()
         if interrupt is not None:
             interrupt.set()
-
-    def _open_watch(self, options: ListOptions, stop: threading.Event) -> _Stream[T] | None:
-        """Start a watch and register it so `stop` can end it; None if stop was already set."""
-        w = self.lister_watcher.watch(options)
-        self.counters.watch_starts += 1
-        with self._lock:
-            self._current_watch = w
-        if stop.is_set():
-            w.stop()
-            return None
-        if self._resync_error is not None:
-            w.stop()  # the resync timer failed meanwhile: end at once so _handle_watch reports it
-        return _Stream(w)
-
-    def _close_watch(self, stream: _Stream[T]) -> None:
-        """Stop the watch and close its iterator (a generator releases its connection then)."""
-        w = stream.watch
-        with self._lock:
-            if self._current_watch is w:
-                self._current_watch = None
-        w.stop()
-        close = getattr(stream.events, "close", None)
-        if callable(close):
-            try:
-                close()
-            except ValueError:  # still running in another thread: it ends by itself
-                pass
 
     def list_and_watch(self, stop: threading.Event) -> None:
         """D5: watch-list (or LIST on its failure), then watch with the resync timer.
@@ -284,7 +313,7 @@ class Reflector(InitialState[T]):
         with a non-retriable error.
         """
         w: _Stream[T] | None = None
-        self._resync_error = None
+        self._state.resync_error = None
         try:
             fallback = not self.use_watch_list
             if self.use_watch_list:
@@ -294,7 +323,9 @@ class Reflector(InitialState[T]):
                     if is_server_unavailable(e):
                         self.outage.failed(f"watch-list of {self.type_description}", e)
                     else:
-                        logger.warning(
+                        # Before the first sync, the LIST that follows reports any failure.
+                        logger.log(
+                            logging.WARNING if self.outage.served else logging.INFO,
                             "%s: the watch-list request for %s ended with an error, falling "
                             "back to LIST/WATCH: %s",
                             self.name,
@@ -313,7 +344,7 @@ class Reflector(InitialState[T]):
             w = None
         finally:
             if w is not None:
-                self._close_watch(w)
+                self._watches.close(w)
 
     # ----------------------------------------------------------------------------- watch
 
@@ -341,9 +372,9 @@ class Reflector(InitialState[T]):
                 except Exception as e:
                     if cancel.is_set():
                         return  # this watch is over; don't fail the next one
-                    self._resync_error = e
-                    with self._lock:
-                        w = self._current_watch
+                    self._state.resync_error = e
+                    with self._state.lock:
+                        w = self._state.current_watch
                     if w is not None:
                         w.stop()
                     return
@@ -354,21 +385,22 @@ class Reflector(InitialState[T]):
             self.max_internal_error_retry_duration, INTERNAL_ERROR_RESET_PERIOD, self._clock
         )
         # A watch handed over by watch-list is past its initial events: record every RV.
-        watch_rv = self._last_sync_rv
+        state = self._state
+        watch_rv = state.last_sync_rv
         try:
             while True:
                 if stop.is_set():
                     return
                 start = self._clock()
                 if w is None:
-                    watch_rv = self._last_sync_rv
+                    watch_rv = state.last_sync_rv
                     options = ListOptions(
                         resource_version=watch_rv,
                         timeout_seconds=self._watch_timeout(),
                         allow_watch_bookmarks=True,
                     )
                     try:
-                        w = self._open_watch(options, stop)
+                        w = self._watches.open(options, stop)
                     except Exception as e:
                         self.counters.watch_errors += 1
                         if is_watch_error_retriable(e):
@@ -385,18 +417,18 @@ class Reflector(InitialState[T]):
                     self.outage.recovered()
                 err: BaseException | None = None
                 try:
-                    self._handle_watch(
+                    self._stream.handle(
                         start,
                         w.events,
                         self.store,
-                        self._set_last_sync_rv,
+                        state.set_last_sync_rv,
                         stop,
                         started_at_rv=watch_rv,
                     )
                 except Exception as e:
                     err = e
                 finally:
-                    self._close_watch(w)
+                    self._watches.close(w)
                     w = None
                 retry.after(err)
                 if err is None:
@@ -430,7 +462,7 @@ class Reflector(InitialState[T]):
                 return
         finally:
             if w is not None:
-                self._close_watch(w)
+                self._watches.close(w)
 
 
 __all__ = [

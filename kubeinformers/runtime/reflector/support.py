@@ -9,10 +9,11 @@ import os
 import sys
 from collections.abc import Callable
 from types import FrameType
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from kubeinformers.runtime.api.errors import ApiStatusError
-from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions, Status
+from kubeinformers.runtime.api.errors import error_from_status as error_from_status
+from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions
 from kubeinformers.runtime.cache.keys import deletion_handling_meta_namespace_key, object_uid
 from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE, list_pages
 
@@ -33,6 +34,29 @@ class ReflectorStore(Protocol):
     def resync(self) -> None: ...
 
 
+@runtime_checkable
+class BookmarkStore(Protocol):
+    """A store that takes a bookmark's resourceVersion (the atomic RealFIFO, C3.6, B15)."""
+
+    def bookmark(self, resource_version: str) -> None: ...
+
+
+@runtime_checkable
+class ResourceVersionUpdater(Protocol):
+    """A store told the resourceVersion of every event and bookmark (client-go:
+    cache.ResourceVersionUpdater)."""
+
+    def update_resource_version(self, resource_version: str) -> None: ...
+
+
+@runtime_checkable
+class TransformingStore(Protocol):
+    """A store that transforms objects itself (client-go: cache.TransformingStore): a
+    watch-list's temporary store applies the same transform (D19)."""
+
+    transformer: Callable[[Any], Any] | None
+
+
 class VeryShortWatchError(Exception):
     """A watch closed within a second without delivering anything (D14): treated as a failure."""
 
@@ -50,21 +74,6 @@ class WatchListInconsistencyError(AssertionError):
 
 class StopRequested(Exception):
     """Internal: the stop event was set while a watch was running."""
-
-
-def error_from_status(status: Status, *, retry_after: float | None = None) -> ApiStatusError:
-    """An ApiStatusError carrying a Status (the object of a watch ERROR event, or a failure body)."""
-    details = status.details.model_dump(by_alias=True, exclude_none=True) if status.details else {}
-    if retry_after is None and status.details is not None:
-        seconds = status.details.retry_after_seconds
-        retry_after = float(seconds) if seconds else None
-    return ApiStatusError(
-        status.code or 0,
-        status.reason or "",
-        status.message or "",
-        details=details,
-        retry_after=retry_after,
-    )
 
 
 def watch_list_gate_enabled() -> bool:

@@ -1,7 +1,7 @@
 """Workqueue metrics: client-go's MetricsProvider protocols and the per-queue bookkeeping.
 
-Split out of `workqueue` (one concept per module); the queues call `_QueueMetrics` under their
-lock. `kubeinformers.runtime.workqueue.queue` re-exports the public names and keeps the process-wide
+The queues call `_QueueMetrics` under their lock. `kubeinformers.runtime.workqueue.queue`
+re-exports the public names and keeps the process-wide
 provider (`set_provider`).
 """
 

@@ -4,7 +4,7 @@ An item is never handed to two workers at once (dirty/processing sets), re-adds 
 item is processed are deferred until ``done``; the delaying queue holds items in a heap
 served by one waiting thread; the rate-limiting queue delays retries per item.
 
-The clocks (`clock`), the metrics hooks (`workqueue_metrics`) and the rate limiters
+The clocks (`runtime.clock`), the metrics hooks (`workqueue.metrics`) and the rate limiters
 (`rate_limiters`) live in their own modules and are re-exported here.
 """
 

@@ -1,7 +1,6 @@
 """Rate limiters for the rate-limiting queue: client-go's util/workqueue limiters (I9-I11).
 
-Split out of `workqueue` (one concept per module); times are in seconds and
-`kubeinformers.runtime.workqueue.queue` re-exports every name here.
+Times are in seconds; `kubeinformers.runtime.workqueue` re-exports every name here.
 """
 
 from __future__ import annotations

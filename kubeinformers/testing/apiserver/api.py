@@ -5,8 +5,8 @@ and returns its result or raises `ApiError` with the Status the real kube-apiser
 (wording, reason and code as in the recorded transcripts). Lists honour
 resourceVersion / resourceVersionMatch / limit / continue / selectors as kube-apiserver 1.36
 does; watches are prepared here (validation, initial events, registration) and streamed by
-the HTTP layer. Served resources are in `_server_registry`, response forms in
-`_server_render`, writes in `_server_write`.
+the HTTP layer. Served resources are in `registry`, response forms in
+`render`, writes in `write`.
 """
 
 from __future__ import annotations
@@ -146,14 +146,6 @@ def parse_rv(value: str, *, watch: bool) -> int:
         raise api_error(400, "BadRequest", f"invalid resource version: {msg}") from None
 
 
-def _go_quote_char(ch: str) -> str:
-    if ch == "'":
-        return "'\\''"
-    if ch.isprintable() and ord(ch) < 0x80:
-        return f"'{ch}'"
-    return f"'\\x{ord(ch):02x}'" if ord(ch) < 0x100 else f"'\\u{ord(ch):04x}'"
-
-
 def encode_continue(rv: int, start: str) -> str:
     raw = json.dumps({"v": _CONTINUE_VERSION, "rv": rv, "start": start}, separators=(",", ":"))
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
@@ -171,15 +163,15 @@ def decode_continue(token: str) -> tuple[int, str]:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
     except (binascii.Error, ValueError):
         raise bad("illegal base64 data at input byte 0") from None
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        text = raw.decode("latin-1").lstrip()
-        raise bad(
-            f"invalid character {_go_quote_char(text[:1] or ' ')} looking for beginning of value"
-        ) from None
-    if not isinstance(data, dict) or data.get("v") != _CONTINUE_VERSION:
+    text = raw.decode("latin-1")
+    why = errors.go_json_error(text)
+    if why is not None:
+        raise bad(why)
+    data = json.loads(text)
+    if not isinstance(data, dict):
         raise bad(f"incorrect encoded start resourceVersion (version {_CONTINUE_VERSION})")
+    if data.get("v") != _CONTINUE_VERSION:
+        raise bad(f"server does not recognize this encoded version {data.get('v') or ''}")
     rv, start = data.get("rv"), data.get("start")
     if not isinstance(rv, int) or rv == 0:
         raise bad(f"incorrect encoded start resourceVersion (version {_CONTINUE_VERSION})")
@@ -197,7 +189,7 @@ def int_param(q: Mapping[str, str], name: str) -> int:
         raise api_error(
             400,
             "BadRequest",
-            f'{name}: Invalid value: "{raw}": strconv.ParseInt: parsing "{raw}": invalid syntax',
+            f'strconv.ParseInt: parsing "{raw}": invalid syntax',
         ) from None
 
 
@@ -207,7 +199,7 @@ def selectors(
     """(label matcher, field matcher, any selector given); 400 BadRequest on a bad selector."""
     try:
         labels = parse_label_selector(q.get("labelSelector", ""))
-        fields = parse_field_selector(q.get("fieldSelector", ""), served.field_labels)
+        fields = parse_field_selector(q.get("fieldSelector", ""), served.field_labels, served.skey)
     except SelectorError as err:
         raise api_error(400, "BadRequest", str(err)) from None
     return labels, fields, bool(q.get("labelSelector") or q.get("fieldSelector"))
@@ -257,6 +249,8 @@ def list_objects(
     else:
         start = ""
         if rv_s in ("", "0"):
+            if not rv_s:
+                store.consistent_read(served.skey)
             at, items = store.current(served.skey, prefix)
             if rv_s == "0":
                 limit = 0  # served from the watch cache, which ignores limit
@@ -370,6 +364,8 @@ def plan_watch(
         return plan
     with store.lock:
         if send_initial:
+            if not rv_s:
+                store.consistent_read(served.skey)
             at, items = store.current(served.skey, prefix)
             plan.initial = [("ADDED", o) for _, o in items if watcher.visible(o)]
             store.start_watch(watcher, None)

@@ -4,6 +4,7 @@ AlreadyExists, Invalid with causes)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -106,3 +107,84 @@ def invalid(
     details["kind"] = kind
     details["causes"] = [{"reason": r, "message": m, "field": f} for r, f, m in causes]
     return api_error(422, "Invalid", f'{qual} "{name}" is invalid: {joined}', details)
+
+
+# --- Go's encoding/json wording, which kube-apiserver passes on for undecodable input ------------
+
+_LITERALS = {"n": "null", "t": "true", "f": "false"}
+
+
+def go_quote_char(ch: str) -> str:
+    """A character as Go's %q quotes a rune ('x', '\\n', '\\'')."""
+    special = {"'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
+    if ch in special:
+        return f"'{special[ch]}'"
+    if ch.isprintable():
+        return f"'{ch}'"
+    return f"'\\x{ord(ch):02x}'" if ord(ch) < 0x100 else f"'\\u{ord(ch):04x}'"
+
+
+def go_json_error(text: str) -> str | None:
+    """Go's json.Unmarshal error for `text` (None when it is valid JSON): the common cases
+    (bad value, bad object key, missing `:` or `,`, data after the value, cut-off input)."""
+    try:
+        json.loads(text)
+        return None
+    except json.JSONDecodeError as err:
+        pos, why = err.pos, err.msg
+    if pos >= len(text) or not text[pos:].strip():
+        return "unexpected end of JSON input"
+    ch = text[pos]
+    if why == "Expecting value" and ch in _LITERALS:
+        literal = _LITERALS[ch]
+        for i, expected in enumerate(literal):
+            if pos + i >= len(text):
+                return "unexpected end of JSON input"
+            if text[pos + i] != expected:
+                got = go_quote_char(text[pos + i])
+                return f"invalid character {got} in literal {literal} (expecting '{expected}')"
+    where = {
+        "Expecting property name enclosed in double quotes": "looking for beginning of object key string",
+        "Expecting ':' delimiter": "after object key",
+        "Extra data": "after top-level value",
+        "Invalid control character at": "in string literal",
+    }.get(why)
+    if why == "Expecting ',' delimiter":
+        opened = max(text.rfind("{", 0, pos), text.rfind("[", 0, pos))
+        inside_object = opened >= 0 and text[opened] == "{"
+        where = "after object key:value pair" if inside_object else "after array element"
+    return f"invalid character {go_quote_char(ch)} {where or 'looking for beginning of value'}"
+
+
+def undecodable_body(raw: bytes, kind: str) -> ApiError:
+    """400 for a create/update body that is not JSON, worded as kube-apiserver's decoder does
+    (a body starting with `{` is quoted, up to 30 characters; anything else in hex)."""
+    text = raw.decode("utf-8", "replace")
+    why = go_json_error(text) or (
+        "json: cannot unmarshal "
+        f"{_go_json_type(json.loads(text))} into Go value of type struct "
+        '{ APIVersion string "json:\\"apiVersion,omitempty\\""; '
+        'Kind string "json:\\"kind,omitempty\\"" }'
+    )
+    if not raw:
+        shown = "<empty>"
+    elif text.startswith("{"):
+        shown = text if len(text) <= 30 else text[:30] + " ..."
+    else:
+        shown = raw[:30].hex() + (" ..." if len(raw) > 30 else "")
+    return api_error(
+        400,
+        "BadRequest",
+        f"the object provided is unrecognized (must be of type {kind}): couldn't get "
+        f"version/kind; json parse error: {why} ({shown})",
+    )
+
+
+def _go_json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, int | float):
+        return "number"
+    return "array" if isinstance(value, list) else "object"

@@ -4,7 +4,7 @@ Order of checks as in kube-apiserver: authentication (401) → authorization (40
 control (where injected 429/500 faults sit) → routing (404: plain text for an unknown
 group/version, a JSON Status for an unknown resource) → the REST operation. Watches are
 HTTP/1.1 chunked responses, one JSON event per line and per chunk, sent by
-`_server_watch_stream.WatchStreamHandler`, which `Handler` inherits.
+`watch_stream.WatchStreamHandler`, which `Handler` inherits.
 """
 
 from __future__ import annotations
@@ -18,9 +18,17 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from kubeinformers.runtime.api.resource import LIST_WATCH_VERBS
 from kubeinformers.testing.apiserver import api, write
 from kubeinformers.testing.apiserver import render as rendering
-from kubeinformers.testing.apiserver.errors import ApiError, ObjDict, api_error, status_body
+from kubeinformers.testing.apiserver.errors import (
+    ApiError,
+    ObjDict,
+    api_error,
+    go_json_error,
+    status_body,
+    undecodable_body,
+)
 from kubeinformers.testing.apiserver.registry import Served
 from kubeinformers.testing.apiserver.state import (
     ADMIN_USER,
@@ -148,12 +156,9 @@ class Handler(WatchStreamHandler):
                 return
             served = state.registry.lookup(info.group, info.version, info.resource)
             if served is None:
-                if info.version not in state.registry.group_versions().get(info.group, []):
-                    self._page_not_found()
-                    return
-                raise api_error(
-                    404, "NotFound", "the server could not find the requested resource", {}
-                )
+                self._not_served(state, info)
+                return
+            _check_method(served, info)
             self._resource(state, served, info, query, raw)
         except ApiError as err:
             self._send_error(err)
@@ -168,6 +173,17 @@ class Handler(WatchStreamHandler):
             self._send_json(
                 500, status_body(500, "InternalError", f"Internal error occurred: {err}")
             )
+
+    def _not_served(self, state: ServerState, info: RequestInfo) -> None:
+        """404 for a path no resource serves: a JSON Status inside a known group/version and
+        inside any version of a built-in group (its handler owns the whole /apis/<group>/
+        prefix), the mux's plain-text "404 page not found" elsewhere (an unknown group, or an
+        unknown version of a CRD's group), as kube-apiserver answers."""
+        if info.version in state.registry.group_versions().get(
+            info.group, []
+        ) or state.registry.is_builtin_group(info.group):
+            raise api_error(404, "NotFound", "the server could not find the requested resource", {})
+        self._page_not_found()
 
     def _authenticate(self, state: ServerState) -> str:
         """The user name; 401 for a token nobody has (anonymous when there is no header)."""
@@ -258,11 +274,18 @@ class Handler(WatchStreamHandler):
                 200, rendering.render_as(write.get(store, served, ns, info.name), served, out)
             )
         elif verb == "create":
-            obj = write.create(store, reg, served, ns, _json(raw), self._manager(query))
+            obj = write.create(store, reg, served, ns, _body(raw, served), self._manager(query))
             self._send_json(201, rendering.render_as(obj, served, out))
         elif verb == "update":
             obj = write.update(
-                store, reg, served, ns, info.name, _json(raw), self._manager(query), status_only
+                store,
+                reg,
+                served,
+                ns,
+                info.name,
+                _body(raw, served),
+                self._manager(query),
+                status_only,
             )
             self._send_json(200, rendering.render_as(obj, served, out))
         elif verb == "patch":
@@ -279,7 +302,7 @@ class Handler(WatchStreamHandler):
             )
             self._send_json(200, rendering.render_as(obj, served, out))
         elif verb == "delete":
-            body = _json(raw) if raw else {}
+            body = _delete_options(raw) if raw else {}
             code, obj = write.delete(
                 store, reg, served, ns, info.name, body if isinstance(body, dict) else {}
             )
@@ -304,6 +327,7 @@ class Handler(WatchStreamHandler):
                 405,
                 "MethodNotAllowed",
                 "the server does not allow this method on the requested resource",
+                {},
             )
 
     # --- discovery ---------------------------------------------------------------------------
@@ -383,8 +407,33 @@ class Handler(WatchStreamHandler):
                     "resources": resources,
                 },
             )
+        elif info.version or (not info.group and path.startswith("/api/")):
+            self._not_served(state, info)
         else:
             self._page_not_found()
+
+
+def _check_method(served: Served, info: RequestInfo) -> None:
+    """405 MethodNotAllowed for a method the path does not take (POST to an object, PUT or
+    PATCH to a collection, anything but get/update/patch on /status) or a verb the resource
+    does not serve (e.g. deletecollection of namespaces). A resource declared with only
+    list/watch (`APIResource`'s default, as in hand-written test resources) accepts every verb."""
+    verb = info.verb
+    if info.subresource and not (info.subresource == "status" and served.status_subresource):
+        return  # a subresource this server does not serve: 404 (`Handler._resource`)
+    wrong_shape = (
+        (verb == "create" and bool(info.name))
+        or (verb in ("update", "patch") and not info.name)
+        or (bool(info.subresource) and verb not in ("get", "update", "patch"))
+    )
+    declared = served.api.verbs != LIST_WATCH_VERBS
+    if wrong_shape or (declared and not info.subresource and verb not in served.api.verbs):
+        raise api_error(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+            {},
+        )
 
 
 def _group(name: str, versions: list[str]) -> ObjDict:
@@ -392,11 +441,22 @@ def _group(name: str, versions: list[str]) -> ObjDict:
     return {"name": name, "versions": vs, "preferredVersion": vs[0]}
 
 
-def _json(raw: bytes) -> Any:
+def _body(raw: bytes, served: Served) -> Any:
+    """The JSON object of a create/update; 400 worded as kube-apiserver's decoder words it."""
     try:
-        return json.loads(raw or b"null")
-    except json.JSONDecodeError as err:
-        raise api_error(400, "BadRequest", f"error decoding request body: {err}") from None
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise undecodable_body(raw, served.api.kind) from None
+
+
+def _delete_options(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        why = go_json_error(raw.decode("utf-8", "replace"))
+        raise api_error(
+            400, "BadRequest", f"couldn't get version/kind; json parse error: {why}"
+        ) from None
 
 
 class LocalHTTPServer(StateHTTPServer):

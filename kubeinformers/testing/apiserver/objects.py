@@ -3,7 +3,7 @@
 Only as much of each registry's behaviour as clients can observe in list/watch/CRUD: server
 metadata (uid, creationTimestamp, generation, managedFields), a namespace's and a pod's
 defaults, name validation, a CRD's structural-schema checks (type, required, enum, bounds),
-and the Status bodies of its errors; patches and CRD schema checks live in _server_schema.
+and the Status bodies of its errors; patches and CRD schema checks live in `schema`.
 """
 
 from __future__ import annotations

@@ -58,6 +58,10 @@ class Registry:
                 out[g].append(v)
         return out
 
+    def is_builtin_group(self, group: str) -> bool:
+        """Whether a built-in (not CRD-defined) resource is served in `group`."""
+        return any(not s.custom and g == group for (g, _, _), s in list(self._by_gvr.items()))
+
     def in_group_version(self, group: str, version: str) -> list[Served]:
         return [s for (g, v, _), s in sorted(self._by_gvr.items()) if (g, v) == (group, version)]
 

@@ -1,6 +1,6 @@
 """LocalApiServer's response forms: Accept negotiation and how objects and lists are rendered.
 
-Split from the REST semantics (`_server_api`) because what a response looks like on the wire
+Split from the REST semantics (`api`) because what a response looks like on the wire
 (the object as a version serves it, a list, a Table, PartialObjectMetadata(List), the cached
 encoded bytes) is one concept, and deciding which objects a request gets is another.
 """

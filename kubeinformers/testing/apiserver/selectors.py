@@ -5,7 +5,7 @@ selector gets the same 400 message a real kube-apiserver sends ("found '==', exp
 identifier, or 'end of string'"). Field selectors support what the real server supports for
 every resource (`metadata.name`, `metadata.namespace`) plus the few per-kind fields the
 built-in registries add (pods' `status.phase`, `spec.nodeName`, ...) and a CRD's
-`selectableFields`; any other field is "field label not supported", as on a real server.
+`selectableFields`; any other field is refused (400) in the real server's words for that resource.
 """
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ EXTRA_FIELD_LABELS: dict[tuple[str, str], frozenset[str]] = {
     ("", "namespaces"): frozenset({"status.phase"}),
     ("", "nodes"): frozenset({"spec.unschedulable"}),
     ("", "replicationcontrollers"): frozenset({"status.replicas"}),
-    ("apps", "replicasets"): frozenset({"status.replicas"}),
+    ("", "services"): frozenset({"spec.clusterIP", "spec.type"}),
     ("batch", "jobs"): frozenset({"status.successful"}),
     ("certificates.k8s.io", "certificatesigningrequests"): frozenset({"spec.signerName"}),
 }
@@ -244,8 +244,20 @@ def _field_value(obj: Mapping[str, Any], path: str) -> str:
     return str(cur)
 
 
-def parse_field_selector(text: str, allowed: frozenset[str]) -> FieldMatcher:
-    """Parse `a=b,c!=d` (fields.ParseSelector) and check each field is one the resource serves."""
+def unsupported_field(skey: tuple[str, str], field: str) -> str:
+    """kube-apiserver's words for a field selector the resource does not support: each
+    resource with field labels of its own has a conversion function with its own wording; the
+    others get the default metadata-only conversion's."""
+    if skey == ("batch", "jobs"):
+        return f'field label "{field}" not supported for Job'
+    if skey in EXTRA_FIELD_LABELS or skey == ("events.k8s.io", "events"):
+        return f"field label not supported: {field}"
+    return f'"{field}" is not a known field selector: only "metadata.name", "metadata.namespace"'
+
+
+def parse_field_selector(text: str, allowed: frozenset[str], skey: tuple[str, str]) -> FieldMatcher:
+    """Parse `a=b,c!=d` (fields.ParseSelector) and check each field is one the resource
+    (`skey`: group, resource) serves."""
     terms: list[tuple[str, bool, str]] = []
     for raw in _split_unescaped(text):
         if not raw:
@@ -257,7 +269,7 @@ def parse_field_selector(text: str, allowed: frozenset[str]) -> FieldMatcher:
         equal = op != "!="
         field = field.strip()
         if field not in allowed and field not in ("metadata.name", "metadata.namespace"):
-            raise SelectorError(f"field label not supported: {field}")
+            raise SelectorError(unsupported_field(skey, field))
         terms.append((field, equal, value.replace("\\,", ",").replace("\\=", "=")))
     if not terms:
         return lambda obj: True

@@ -69,6 +69,9 @@ class Watcher:
         self.label_match = label_match
         self.field_match = field_match
         self.start_rv = start_rv
+        # Where the watch stands for bookmarks: its resourceVersion, or the last event it was
+        # replayed / the snapshot its initial events came from (set by `Store.start_watch`).
+        self.bookmark_after = start_rv
         self.queue: queue.SimpleQueue[tuple[str, Event] | str] = queue.SimpleQueue()
 
     def visible(self, obj: ObjDict | None) -> bool:
@@ -117,6 +120,14 @@ class Store:
         self._history: deque[Event] = deque()
         self.watch_floor = self.rv  # every event with rv > watch_floor is in the history
         self.compacted = 0  # "etcd compaction": exact/continue lists below it → 410
+        # The watch cache's start (an API server restart rebuilds it at the current version):
+        # watches from before it → 410, lists are unaffected (served from "etcd").
+        self.cache_floor = 0
+        self._cache_start: dict[SKey, int] = {}  # a resource served later (a CRD's): its start
+        # Per resource, the version its watch cache has seen: its last event, or the current
+        # version after a consistent read (which waits for the cache to catch up). Bookmarks
+        # carry it, and only a watch it has moved past gets one.
+        self.cache_rv: dict[SKey, int] = {}
         self.watchers: set[Watcher] = set()
         # (skey, key) -> (the stored dict, {form: its encoding}); valid while that dict is current
         self._encoded: dict[tuple[SKey, str], tuple[ObjDict, dict[Hashable, bytes]]] = {}
@@ -181,7 +192,22 @@ class Store:
 
     # --- writes ------------------------------------------------------------------------
 
+    def consistent_read(self, skey: SKey) -> int:
+        """A read without resourceVersion: the resource's watch cache catches up to now."""
+        with self.lock:
+            self.cache_rv[skey] = self.rv
+            return self.rv
+
+    def bookmark_rv(self, watcher: Watcher) -> int | None:
+        """The resourceVersion of a bookmark `watcher` may get now, None if none is due: the
+        real watch cache sends one only once its version for the resource is past the watch's
+        (no bookmark on a quiet resource, none at the version the watch already has)."""
+        with self.lock:
+            rv = self.cache_rv.get(watcher.skey, 0)
+            return rv if rv > watcher.bookmark_after else None
+
     def _record(self, ev: Event) -> None:
+        self.cache_rv[ev.skey] = ev.rv
         self._history.append(ev)
         while len(self._history) > self.history_size:
             self.watch_floor = self._history.popleft().rv
@@ -236,14 +262,20 @@ class Store:
         with self.lock:
             replay: list[tuple[str, Event]] = []
             if from_rv is not None and from_rv < self.rv:
-                if from_rv < self.watch_floor:
-                    raise TooOldError(from_rv, self.watch_floor)
+                oldest = max(
+                    self.watch_floor, self.cache_floor, self._cache_start.get(watcher.skey, 0)
+                )
+                if from_rv < oldest:
+                    raise TooOldError(from_rv, oldest)
                 watcher.start_rv = from_rv
                 for ev in self._history:
                     typ = watcher.event_type(ev)
                     if typ is not None:
                         replay.append((typ, ev))
             watcher.start_rv = max(self.rv, from_rv or 0)
+            watcher.bookmark_after = max(
+                from_rv if from_rv is not None else self.rv, replay[-1][1].rv if replay else 0
+            )
             self.watchers.add(watcher)
             return self.rv, replay
 
@@ -273,6 +305,21 @@ class Store:
                 self._history.clear()
                 self.watch_floor = self.rv
             return self.rv
+
+    def start_watch_cache(self, skey: SKey) -> None:
+        """A resource starts being served (its CRD was created): its watch cache starts at the
+        current version, so a watch from before that gets 410."""
+        with self.lock:
+            self._cache_start[skey] = self.rv
+
+    def restart_watch_cache(self) -> None:
+        """An API server restart: its watch caches start again at the current version, so a
+        watch from any older version gets 410 (lists at older versions still work until etcd
+        compacts them)."""
+        with self.lock:
+            self.cache_floor = self.rv
+            for skey in self.cache_rv:
+                self.cache_rv[skey] = self.rv
 
     def renumber(self, start: int = 1) -> None:
         """Restart the counter low (etcd restored from an old backup): all RVs change."""

@@ -167,9 +167,9 @@ class WatchStreamHandler(BaseHTTPRequestHandler):
 
     def _bookmark(self, store: Store, watcher: Any, served: Served, out: rendering.Output) -> None:
         with store.lock:
-            if not watcher.queue.empty() or store.rv < watcher.start_rv:
-                return  # events first; never a bookmark behind the watch's own position
-            rv = store.rv
+            rv = store.bookmark_rv(watcher)
+            if not watcher.queue.empty() or rv is None:
+                return  # events first; none unless the resource moved past the watch
         bookmark = api.bookmark_object(served, rv, output=out)
         self._chunk(encode({"type": "BOOKMARK", "object": bookmark}) + b"\n")
 

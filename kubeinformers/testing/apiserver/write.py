@@ -88,7 +88,10 @@ def _register_crd(store: Store, registry: Registry, crd: ObjDict) -> None:
     """Serve the CRD's versions and write the Established status, as the controllers do."""
     spec = crd.get("spec") or {}
     served_now = objs.crd_resources(crd)
-    registry.remove(spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
+    skey = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
+    if not registry.served(skey):
+        store.start_watch_cache(skey)
+    registry.remove(*skey)
     for res, ver in served_now:
         registry.add(served_from_crd(res, ver))
     if not ((crd.get("status") or {}).get("conditions")):
@@ -181,13 +184,7 @@ def patch(
                 raise api_error(400, "BadRequest", "patch body must be a JSON object")
             new = merge_patch(old, doc)
         else:
-            raise api_error(
-                415,
-                "UnsupportedMediaType",
-                f"the body of the request was in an unknown "
-                f"format - accepted media types include: application/json-patch+json, "
-                f'application/merge-patch+json, application/apply-patch+yaml (got "{kind}")',
-            )
+            raise api_error(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
         return update(store, registry, served, ns, name, new, manager, status_only)
 
 
@@ -223,17 +220,22 @@ def delete(
         old = get(store, served, ns, name)
         meta = old["metadata"]
         pre = options.get("preconditions") or {}
-        for field, mine in (("uid", "uid"), ("resourceVersion", "resourceVersion")):
-            if pre.get(field) and pre[field] != meta.get(mine):
+        for field, label, why in (
+            ("uid", "UID", "deleted and then recreated"),
+            ("resourceVersion", "ResourceVersion", "modified"),
+        ):
+            if pre.get(field) and pre[field] != meta.get(field):
+                about: ObjDict = {"name": name}
+                if served.api.group:
+                    about["group"] = served.api.group
+                about["kind"] = served.api.kind
                 raise api_error(
                     409,
                     "Conflict",
-                    f"Operation cannot be fulfilled on "
-                    f'{served.api.gvr.group_resource()} "{name}": Precondition failed: '
-                    f"{'UID' if field == 'uid' else 'ResourceVersion'} in precondition: "
-                    f"{pre[field]}, {'UID' if field == 'uid' else 'ResourceVersion'} in "
-                    f"object meta: {meta.get(mine)}",
-                    {"name": name, "kind": served.api.resource},
+                    f'Operation cannot be fulfilled on {served.api.kind} "{name}": the {label} '
+                    f"in the precondition ({pre[field]}) does not match the {label} in record "
+                    f"({meta.get(field)}). The object might have been {why}",
+                    about,
                 )
         if meta.get("finalizers"):
             if meta.get("deletionTimestamp"):

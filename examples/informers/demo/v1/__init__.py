@@ -2,7 +2,8 @@
 """demo.kubeinformers.io/v1: informers and listers of 2 kinds, and the models.
 
 Models are imported on first use (`from examples.informers.demo.v1 import Gadget`), so
-importing this package costs almost nothing.
+importing this package costs almost nothing, and each kind's models live in a module
+of their own (importing one kind never builds the others).
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ if TYPE_CHECKING:
         GadgetLister as GadgetLister,
         WidgetLister as WidgetLister,
     )
-    from .models import (
+    from .gadget import (
         Gadget as Gadget,
         GadgetSpec as GadgetSpec,
         GadgetSpecAttachedTo as GadgetSpecAttachedTo,
         GadgetSpecFirmware as GadgetSpecFirmware,
         GadgetStatus as GadgetStatus,
+    )
+    from .widget import (
         Widget as Widget,
         WidgetSpec as WidgetSpec,
         WidgetSpecOwner as WidgetSpecOwner,
@@ -60,18 +63,18 @@ class DemoV1Informers:
 
 
 _LAZY: dict[str, str] = {
-    "Gadget": "models",
-    "GadgetSpec": "models",
-    "GadgetSpecAttachedTo": "models",
-    "GadgetSpecFirmware": "models",
-    "GadgetStatus": "models",
-    "Widget": "models",
-    "WidgetSpec": "models",
-    "WidgetSpecOwner": "models",
-    "WidgetSpecOwnerTeam": "models",
-    "WidgetSpecParts": "models",
-    "WidgetStatus": "models",
-    "WidgetStatusConditions": "models",
+    "Gadget": "gadget",
+    "GadgetSpec": "gadget",
+    "GadgetSpecAttachedTo": "gadget",
+    "GadgetSpecFirmware": "gadget",
+    "GadgetStatus": "gadget",
+    "Widget": "widget",
+    "WidgetSpec": "widget",
+    "WidgetSpecOwner": "widget",
+    "WidgetSpecOwnerTeam": "widget",
+    "WidgetSpecParts": "widget",
+    "WidgetStatus": "widget",
+    "WidgetStatusConditions": "widget",
     "GadgetInformer": "informers",
     "GadgetLister": "listers",
     "WidgetInformer": "informers",

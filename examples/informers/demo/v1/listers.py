@@ -2,17 +2,40 @@
 """Listers of demo.kubeinformers.io/v1: typed reads of an informer's cache.
 
 Objects returned here must be treated as read-only (copy before you modify). The classes are
-defined in `.models`, beside the models that name them (`Model.__kube_lister__`).
+defined beside the models that name them (`Model.__kube_lister__`), one module
+per kind: a lister's module is imported on first use.
 """
 
 from __future__ import annotations
 
-from .models import (
-    GadgetLister as GadgetLister,
-    WidgetLister as WidgetLister,
-)
+import importlib as _importlib
+from typing import TYPE_CHECKING
+from typing import Any as _Any
+
+if TYPE_CHECKING:
+    from .gadget import GadgetLister as GadgetLister
+    from .widget import WidgetLister as WidgetLister
+
+_LAZY: dict[str, str] = {
+    "GadgetLister": "gadget",
+    "WidgetLister": "widget",
+}
 
 __all__ = [
     "GadgetLister",
     "WidgetLister",
 ]
+
+
+def __getattr__(name: str) -> _Any:
+    submodule = _LAZY.get(name)
+    if submodule is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    package = __name__.rpartition(".")[0]
+    value = getattr(_importlib.import_module(f"{package}.{submodule}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

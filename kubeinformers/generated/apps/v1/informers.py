@@ -2,7 +2,8 @@
 """Shared informers of apps/v1: one class per kind that offers list and watch.
 
 `ControllerRevisionInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -12,24 +13,22 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    ControllerRevisionLister,
-    DaemonSetLister,
-    DeploymentLister,
-    ReplicaSetLister,
-    StatefulSetLister,
-)
-from .models import (
-    ControllerRevision,
-    DaemonSet,
-    Deployment,
-    ReplicaSet,
-    StatefulSet,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import (
+        ControllerRevision,
+        ControllerRevisionLister,
+        DaemonSet,
+        DaemonSetLister,
+        Deployment,
+        DeploymentLister,
+        ReplicaSet,
+        ReplicaSetLister,
+        StatefulSet,
+        StatefulSetLister,
+    )
 
 
 class ControllerRevisionInformer:
@@ -37,17 +36,31 @@ class ControllerRevisionInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ControllerRevisionLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apps",
+        version="v1",
+        resource="controllerrevisions",
+        kind="ControllerRevision",
+        namespaced=True,
+        singular="controllerrevision",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[ControllerRevision]:
         """The factory's shared informer of controllerrevisions, created on first request."""
+        from .models import ControllerRevision
+
         return self._factory.typed_informer(self.RESOURCE, ControllerRevision)
 
     def lister(self) -> ControllerRevisionLister:
         """A lister over the shared informer's cache."""
+        from .models import ControllerRevisionLister
+
         return ControllerRevisionLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -56,17 +69,31 @@ class DaemonSetInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = DaemonSetLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apps",
+        version="v1",
+        resource="daemonsets",
+        kind="DaemonSet",
+        namespaced=True,
+        singular="daemonset",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[DaemonSet]:
         """The factory's shared informer of daemonsets, created on first request."""
+        from .models import DaemonSet
+
         return self._factory.typed_informer(self.RESOURCE, DaemonSet)
 
     def lister(self) -> DaemonSetLister:
         """A lister over the shared informer's cache."""
+        from .models import DaemonSetLister
+
         return DaemonSetLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -75,17 +102,31 @@ class DeploymentInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = DeploymentLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apps",
+        version="v1",
+        resource="deployments",
+        kind="Deployment",
+        namespaced=True,
+        singular="deployment",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[Deployment]:
         """The factory's shared informer of deployments, created on first request."""
+        from .models import Deployment
+
         return self._factory.typed_informer(self.RESOURCE, Deployment)
 
     def lister(self) -> DeploymentLister:
         """A lister over the shared informer's cache."""
+        from .models import DeploymentLister
+
         return DeploymentLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -94,17 +135,31 @@ class ReplicaSetInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ReplicaSetLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apps",
+        version="v1",
+        resource="replicasets",
+        kind="ReplicaSet",
+        namespaced=True,
+        singular="replicaset",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[ReplicaSet]:
         """The factory's shared informer of replicasets, created on first request."""
+        from .models import ReplicaSet
+
         return self._factory.typed_informer(self.RESOURCE, ReplicaSet)
 
     def lister(self) -> ReplicaSetLister:
         """A lister over the shared informer's cache."""
+        from .models import ReplicaSetLister
+
         return ReplicaSetLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -113,15 +168,29 @@ class StatefulSetInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = StatefulSetLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apps",
+        version="v1",
+        resource="statefulsets",
+        kind="StatefulSet",
+        namespaced=True,
+        singular="statefulset",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[StatefulSet]:
         """The factory's shared informer of statefulsets, created on first request."""
+        from .models import StatefulSet
+
         return self._factory.typed_informer(self.RESOURCE, StatefulSet)
 
     def lister(self) -> StatefulSetLister:
         """A lister over the shared informer's cache."""
+        from .models import StatefulSetLister
+
         return StatefulSetLister(self.informer().get_indexer(), self.RESOURCE)

@@ -13,7 +13,9 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
 
 
 class StatefulSetOrdinals(KubeModel):
@@ -858,7 +860,7 @@ class ControllerRevisionLister(_NamespacedLister[ControllerRevision]):
         ),
     )
 
-    def controller_revisions(self, namespace: str) -> _NamespaceLister[ControllerRevision]:
+    def controller_revisions(self, namespace: str) -> _SingleNamespaceLister[ControllerRevision]:
         """The controllerrevisions of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -880,7 +882,7 @@ class DaemonSetLister(_NamespacedLister[DaemonSet]):
         ),
     )
 
-    def daemon_sets(self, namespace: str) -> _NamespaceLister[DaemonSet]:
+    def daemon_sets(self, namespace: str) -> _SingleNamespaceLister[DaemonSet]:
         """The daemonsets of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -902,7 +904,7 @@ class DeploymentLister(_NamespacedLister[Deployment]):
         ),
     )
 
-    def deployments(self, namespace: str) -> _NamespaceLister[Deployment]:
+    def deployments(self, namespace: str) -> _SingleNamespaceLister[Deployment]:
         """The deployments of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -924,7 +926,7 @@ class ReplicaSetLister(_NamespacedLister[ReplicaSet]):
         ),
     )
 
-    def replica_sets(self, namespace: str) -> _NamespaceLister[ReplicaSet]:
+    def replica_sets(self, namespace: str) -> _SingleNamespaceLister[ReplicaSet]:
         """The replicasets of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -946,7 +948,7 @@ class StatefulSetLister(_NamespacedLister[StatefulSet]):
         ),
     )
 
-    def stateful_sets(self, namespace: str) -> _NamespaceLister[StatefulSet]:
+    def stateful_sets(self, namespace: str) -> _SingleNamespaceLister[StatefulSet]:
         """The statefulsets of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 

@@ -12,7 +12,9 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
 
 
 class CrossVersionObjectReference(KubeModel):
@@ -554,7 +556,7 @@ class HorizontalPodAutoscalerLister(_NamespacedLister[HorizontalPodAutoscaler]):
 
     def horizontal_pod_autoscalers(
         self, namespace: str
-    ) -> _NamespaceLister[HorizontalPodAutoscaler]:
+    ) -> _SingleNamespaceLister[HorizontalPodAutoscaler]:
         """The horizontalpodautoscalers of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 

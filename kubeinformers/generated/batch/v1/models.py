@@ -13,7 +13,9 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
 
 
 class PodFailurePolicyOnExitCodesRequirement(KubeModel):
@@ -527,7 +529,7 @@ class CronJobLister(_NamespacedLister[CronJob]):
         ),
     )
 
-    def cron_jobs(self, namespace: str) -> _NamespaceLister[CronJob]:
+    def cron_jobs(self, namespace: str) -> _SingleNamespaceLister[CronJob]:
         """The cronjobs of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -549,7 +551,7 @@ class JobLister(_NamespacedLister[Job]):
         ),
     )
 
-    def jobs(self, namespace: str) -> _NamespaceLister[Job]:
+    def jobs(self, namespace: str) -> _SingleNamespaceLister[Job]:
         """The jobs of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 

@@ -2,7 +2,8 @@
 """Shared informers of certificates.k8s.io/v1alpha1: one class per kind that offers list and watch.
 
 `ClusterTrustBundleInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -12,16 +13,14 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    ClusterTrustBundleLister,
-)
-from .models import (
-    ClusterTrustBundle,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import (
+        ClusterTrustBundle,
+        ClusterTrustBundleLister,
+    )
 
 
 class ClusterTrustBundleInformer:
@@ -29,15 +28,29 @@ class ClusterTrustBundleInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ClusterTrustBundleLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="certificates.k8s.io",
+        version="v1alpha1",
+        resource="clustertrustbundles",
+        kind="ClusterTrustBundle",
+        namespaced=False,
+        singular="clustertrustbundle",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[ClusterTrustBundle]:
         """The factory's shared informer of clustertrustbundles, created on first request."""
+        from .models import ClusterTrustBundle
+
         return self._factory.typed_informer(self.RESOURCE, ClusterTrustBundle)
 
     def lister(self) -> ClusterTrustBundleLister:
         """A lister over the shared informer's cache."""
+        from .models import ClusterTrustBundleLister
+
         return ClusterTrustBundleLister(self.informer().get_indexer(), self.RESOURCE)

@@ -13,7 +13,9 @@ from typing import ClassVar as _ClassVar
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
 
 
 class ClusterTrustBundleSpec(KubeModel):
@@ -308,7 +310,9 @@ class PodCertificateRequestLister(_NamespacedLister[PodCertificateRequest]):
         ),
     )
 
-    def pod_certificate_requests(self, namespace: str) -> _NamespaceLister[PodCertificateRequest]:
+    def pod_certificate_requests(
+        self, namespace: str
+    ) -> _SingleNamespaceLister[PodCertificateRequest]:
         """The podcertificaterequests of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 

@@ -12,7 +12,9 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
 
 
 class LeaseSpec(KubeModel):
@@ -120,7 +122,7 @@ class LeaseLister(_NamespacedLister[Lease]):
         ),
     )
 
-    def leases(self, namespace: str) -> _NamespaceLister[Lease]:
+    def leases(self, namespace: str) -> _SingleNamespaceLister[Lease]:
         """The leases of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 

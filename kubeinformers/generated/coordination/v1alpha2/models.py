@@ -12,7 +12,9 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
 
 
 class LeaseCandidateSpec(KubeModel):
@@ -116,7 +118,7 @@ class LeaseCandidateLister(_NamespacedLister[LeaseCandidate]):
         ),
     )
 
-    def lease_candidates(self, namespace: str) -> _NamespaceLister[LeaseCandidate]:
+    def lease_candidates(self, namespace: str) -> _SingleNamespaceLister[LeaseCandidate]:
         """The leasecandidates of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 

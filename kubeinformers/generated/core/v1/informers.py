@@ -2,7 +2,8 @@
 """Shared informers of core/v1: one class per kind that offers list and watch.
 
 `ConfigMapInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -12,44 +13,42 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    ConfigMapLister,
-    EndpointsLister,
-    EventLister,
-    LimitRangeLister,
-    NamespaceLister,
-    NodeLister,
-    PersistentVolumeClaimLister,
-    PersistentVolumeLister,
-    PodTemplateLister,
-    PodLister,
-    ReplicationControllerLister,
-    ResourceQuotaLister,
-    SecretLister,
-    ServiceAccountLister,
-    ServiceLister,
-)
-from .models import (
-    ConfigMap,
-    Endpoints,
-    Event,
-    LimitRange,
-    Namespace,
-    Node,
-    PersistentVolume,
-    PersistentVolumeClaim,
-    Pod,
-    PodTemplate,
-    ReplicationController,
-    ResourceQuota,
-    Secret,
-    Service,
-    ServiceAccount,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import (
+        ConfigMap,
+        ConfigMapLister,
+        Endpoints,
+        EndpointsLister,
+        Event,
+        EventLister,
+        LimitRange,
+        LimitRangeLister,
+        Namespace,
+        NamespaceLister,
+        Node,
+        NodeLister,
+        PersistentVolume,
+        PersistentVolumeClaim,
+        PersistentVolumeClaimLister,
+        PersistentVolumeLister,
+        Pod,
+        PodLister,
+        PodTemplate,
+        PodTemplateLister,
+        ReplicationController,
+        ReplicationControllerLister,
+        ResourceQuota,
+        ResourceQuotaLister,
+        Secret,
+        SecretLister,
+        Service,
+        ServiceAccount,
+        ServiceAccountLister,
+        ServiceLister,
+    )
 
 
 class ConfigMapInformer:
@@ -57,17 +56,31 @@ class ConfigMapInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ConfigMapLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="configmaps",
+        kind="ConfigMap",
+        namespaced=True,
+        singular="configmap",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[ConfigMap]:
         """The factory's shared informer of configmaps, created on first request."""
+        from .models import ConfigMap
+
         return self._factory.typed_informer(self.RESOURCE, ConfigMap)
 
     def lister(self) -> ConfigMapLister:
         """A lister over the shared informer's cache."""
+        from .models import ConfigMapLister
+
         return ConfigMapLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -76,17 +89,31 @@ class EndpointsInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = EndpointsLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="endpoints",
+        kind="Endpoints",
+        namespaced=True,
+        singular="endpoints",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[Endpoints]:
         """The factory's shared informer of endpoints, created on first request."""
+        from .models import Endpoints
+
         return self._factory.typed_informer(self.RESOURCE, Endpoints)
 
     def lister(self) -> EndpointsLister:
         """A lister over the shared informer's cache."""
+        from .models import EndpointsLister
+
         return EndpointsLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -95,17 +122,31 @@ class EventInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = EventLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="events",
+        kind="Event",
+        namespaced=True,
+        singular="event",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[Event]:
         """The factory's shared informer of events, created on first request."""
+        from .models import Event
+
         return self._factory.typed_informer(self.RESOURCE, Event)
 
     def lister(self) -> EventLister:
         """A lister over the shared informer's cache."""
+        from .models import EventLister
+
         return EventLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -114,17 +155,31 @@ class LimitRangeInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = LimitRangeLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="limitranges",
+        kind="LimitRange",
+        namespaced=True,
+        singular="limitrange",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[LimitRange]:
         """The factory's shared informer of limitranges, created on first request."""
+        from .models import LimitRange
+
         return self._factory.typed_informer(self.RESOURCE, LimitRange)
 
     def lister(self) -> LimitRangeLister:
         """A lister over the shared informer's cache."""
+        from .models import LimitRangeLister
+
         return LimitRangeLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -133,17 +188,29 @@ class NamespaceInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = NamespaceLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="namespaces",
+        kind="Namespace",
+        namespaced=False,
+        singular="namespace",
+        verbs=frozenset({"create", "delete", "get", "list", "patch", "update", "watch"}),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[Namespace]:
         """The factory's shared informer of namespaces, created on first request."""
+        from .models import Namespace
+
         return self._factory.typed_informer(self.RESOURCE, Namespace)
 
     def lister(self) -> NamespaceLister:
         """A lister over the shared informer's cache."""
+        from .models import NamespaceLister
+
         return NamespaceLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -152,17 +219,31 @@ class NodeInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = NodeLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="nodes",
+        kind="Node",
+        namespaced=False,
+        singular="node",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[Node]:
         """The factory's shared informer of nodes, created on first request."""
+        from .models import Node
+
         return self._factory.typed_informer(self.RESOURCE, Node)
 
     def lister(self) -> NodeLister:
         """A lister over the shared informer's cache."""
+        from .models import NodeLister
+
         return NodeLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -171,17 +252,31 @@ class PersistentVolumeClaimInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = PersistentVolumeClaimLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="persistentvolumeclaims",
+        kind="PersistentVolumeClaim",
+        namespaced=True,
+        singular="persistentvolumeclaim",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[PersistentVolumeClaim]:
         """The factory's shared informer of persistentvolumeclaims, created on first request."""
+        from .models import PersistentVolumeClaim
+
         return self._factory.typed_informer(self.RESOURCE, PersistentVolumeClaim)
 
     def lister(self) -> PersistentVolumeClaimLister:
         """A lister over the shared informer's cache."""
+        from .models import PersistentVolumeClaimLister
+
         return PersistentVolumeClaimLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -190,17 +285,31 @@ class PersistentVolumeInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = PersistentVolumeLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="persistentvolumes",
+        kind="PersistentVolume",
+        namespaced=False,
+        singular="persistentvolume",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[PersistentVolume]:
         """The factory's shared informer of persistentvolumes, created on first request."""
+        from .models import PersistentVolume
+
         return self._factory.typed_informer(self.RESOURCE, PersistentVolume)
 
     def lister(self) -> PersistentVolumeLister:
         """A lister over the shared informer's cache."""
+        from .models import PersistentVolumeLister
+
         return PersistentVolumeLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -209,17 +318,31 @@ class PodTemplateInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = PodTemplateLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="podtemplates",
+        kind="PodTemplate",
+        namespaced=True,
+        singular="podtemplate",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[PodTemplate]:
         """The factory's shared informer of podtemplates, created on first request."""
+        from .models import PodTemplate
+
         return self._factory.typed_informer(self.RESOURCE, PodTemplate)
 
     def lister(self) -> PodTemplateLister:
         """A lister over the shared informer's cache."""
+        from .models import PodTemplateLister
+
         return PodTemplateLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -228,17 +351,31 @@ class PodInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = PodLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="pods",
+        kind="Pod",
+        namespaced=True,
+        singular="pod",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[Pod]:
         """The factory's shared informer of pods, created on first request."""
+        from .models import Pod
+
         return self._factory.typed_informer(self.RESOURCE, Pod)
 
     def lister(self) -> PodLister:
         """A lister over the shared informer's cache."""
+        from .models import PodLister
+
         return PodLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -247,17 +384,31 @@ class ReplicationControllerInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ReplicationControllerLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="replicationcontrollers",
+        kind="ReplicationController",
+        namespaced=True,
+        singular="replicationcontroller",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[ReplicationController]:
         """The factory's shared informer of replicationcontrollers, created on first request."""
+        from .models import ReplicationController
+
         return self._factory.typed_informer(self.RESOURCE, ReplicationController)
 
     def lister(self) -> ReplicationControllerLister:
         """A lister over the shared informer's cache."""
+        from .models import ReplicationControllerLister
+
         return ReplicationControllerLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -266,17 +417,31 @@ class ResourceQuotaInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ResourceQuotaLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="resourcequotas",
+        kind="ResourceQuota",
+        namespaced=True,
+        singular="resourcequota",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[ResourceQuota]:
         """The factory's shared informer of resourcequotas, created on first request."""
+        from .models import ResourceQuota
+
         return self._factory.typed_informer(self.RESOURCE, ResourceQuota)
 
     def lister(self) -> ResourceQuotaLister:
         """A lister over the shared informer's cache."""
+        from .models import ResourceQuotaLister
+
         return ResourceQuotaLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -285,17 +450,31 @@ class SecretInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = SecretLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="secrets",
+        kind="Secret",
+        namespaced=True,
+        singular="secret",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[Secret]:
         """The factory's shared informer of secrets, created on first request."""
+        from .models import Secret
+
         return self._factory.typed_informer(self.RESOURCE, Secret)
 
     def lister(self) -> SecretLister:
         """A lister over the shared informer's cache."""
+        from .models import SecretLister
+
         return SecretLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -304,17 +483,31 @@ class ServiceAccountInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ServiceAccountLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="serviceaccounts",
+        kind="ServiceAccount",
+        namespaced=True,
+        singular="serviceaccount",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[ServiceAccount]:
         """The factory's shared informer of serviceaccounts, created on first request."""
+        from .models import ServiceAccount
+
         return self._factory.typed_informer(self.RESOURCE, ServiceAccount)
 
     def lister(self) -> ServiceAccountLister:
         """A lister over the shared informer's cache."""
+        from .models import ServiceAccountLister
+
         return ServiceAccountLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -323,15 +516,29 @@ class ServiceInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ServiceLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="services",
+        kind="Service",
+        namespaced=True,
+        singular="service",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[Service]:
         """The factory's shared informer of services, created on first request."""
+        from .models import Service
+
         return self._factory.typed_informer(self.RESOURCE, Service)
 
     def lister(self) -> ServiceLister:
         """A lister over the shared informer's cache."""
+        from .models import ServiceLister
+
         return ServiceLister(self.informer().get_indexer(), self.RESOURCE)

@@ -13,7 +13,9 @@ from typing import ClassVar as _ClassVar
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
 
 
 class AWSElasticBlockStoreVolumeSource(KubeModel):
@@ -6104,7 +6106,7 @@ class ConfigMapLister(_NamespacedLister[ConfigMap]):
         ),
     )
 
-    def config_maps(self, namespace: str) -> _NamespaceLister[ConfigMap]:
+    def config_maps(self, namespace: str) -> _SingleNamespaceLister[ConfigMap]:
         """The configmaps of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -6126,7 +6128,7 @@ class EndpointsLister(_NamespacedLister[Endpoints]):
         ),
     )
 
-    def endpoints(self, namespace: str) -> _NamespaceLister[Endpoints]:
+    def endpoints(self, namespace: str) -> _SingleNamespaceLister[Endpoints]:
         """The endpoints of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -6148,7 +6150,7 @@ class EventLister(_NamespacedLister[Event]):
         ),
     )
 
-    def events(self, namespace: str) -> _NamespaceLister[Event]:
+    def events(self, namespace: str) -> _SingleNamespaceLister[Event]:
         """The events of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -6170,7 +6172,7 @@ class LimitRangeLister(_NamespacedLister[LimitRange]):
         ),
     )
 
-    def limit_ranges(self, namespace: str) -> _NamespaceLister[LimitRange]:
+    def limit_ranges(self, namespace: str) -> _SingleNamespaceLister[LimitRange]:
         """The limitranges of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -6226,7 +6228,9 @@ class PersistentVolumeClaimLister(_NamespacedLister[PersistentVolumeClaim]):
         ),
     )
 
-    def persistent_volume_claims(self, namespace: str) -> _NamespaceLister[PersistentVolumeClaim]:
+    def persistent_volume_claims(
+        self, namespace: str
+    ) -> _SingleNamespaceLister[PersistentVolumeClaim]:
         """The persistentvolumeclaims of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -6249,28 +6253,6 @@ class PersistentVolumeLister(_ClusterLister[PersistentVolume]):
     )
 
 
-class PodLister(_NamespacedLister[Pod]):
-    """Lists pods in all namespaces; `pods(namespace)` reads one namespace."""
-
-    __slots__ = ()
-
-    RESOURCE: _ClassVar[_APIResource] = _APIResource(
-        group="",
-        version="v1",
-        resource="pods",
-        kind="Pod",
-        namespaced=True,
-        singular="pod",
-        verbs=frozenset(
-            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
-        ),
-    )
-
-    def pods(self, namespace: str) -> _NamespaceLister[Pod]:
-        """The pods of one namespace ("" = all namespaces)."""
-        return self.by_namespace(namespace)
-
-
 class PodTemplateLister(_NamespacedLister[PodTemplate]):
     """Lists podtemplates in all namespaces; `pod_templates(namespace)` reads one namespace."""
 
@@ -6288,8 +6270,30 @@ class PodTemplateLister(_NamespacedLister[PodTemplate]):
         ),
     )
 
-    def pod_templates(self, namespace: str) -> _NamespaceLister[PodTemplate]:
+    def pod_templates(self, namespace: str) -> _SingleNamespaceLister[PodTemplate]:
         """The podtemplates of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class PodLister(_NamespacedLister[Pod]):
+    """Lists pods in all namespaces; `pods(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="pods",
+        kind="Pod",
+        namespaced=True,
+        singular="pod",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def pods(self, namespace: str) -> _SingleNamespaceLister[Pod]:
+        """The pods of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
 
@@ -6310,7 +6314,9 @@ class ReplicationControllerLister(_NamespacedLister[ReplicationController]):
         ),
     )
 
-    def replication_controllers(self, namespace: str) -> _NamespaceLister[ReplicationController]:
+    def replication_controllers(
+        self, namespace: str
+    ) -> _SingleNamespaceLister[ReplicationController]:
         """The replicationcontrollers of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -6332,7 +6338,7 @@ class ResourceQuotaLister(_NamespacedLister[ResourceQuota]):
         ),
     )
 
-    def resource_quotas(self, namespace: str) -> _NamespaceLister[ResourceQuota]:
+    def resource_quotas(self, namespace: str) -> _SingleNamespaceLister[ResourceQuota]:
         """The resourcequotas of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -6354,7 +6360,7 @@ class SecretLister(_NamespacedLister[Secret]):
         ),
     )
 
-    def secrets(self, namespace: str) -> _NamespaceLister[Secret]:
+    def secrets(self, namespace: str) -> _SingleNamespaceLister[Secret]:
         """The secrets of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -6376,7 +6382,7 @@ class ServiceAccountLister(_NamespacedLister[ServiceAccount]):
         ),
     )
 
-    def service_accounts(self, namespace: str) -> _NamespaceLister[ServiceAccount]:
+    def service_accounts(self, namespace: str) -> _SingleNamespaceLister[ServiceAccount]:
         """The serviceaccounts of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -6398,7 +6404,7 @@ class ServiceLister(_NamespacedLister[Service]):
         ),
     )
 
-    def services(self, namespace: str) -> _NamespaceLister[Service]:
+    def services(self, namespace: str) -> _SingleNamespaceLister[Service]:
         """The services of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 

@@ -12,7 +12,9 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
 
 
 class EndpointConditions(KubeModel):
@@ -220,7 +222,7 @@ class EndpointSliceLister(_NamespacedLister[EndpointSlice]):
         ),
     )
 
-    def endpoint_slices(self, namespace: str) -> _NamespaceLister[EndpointSlice]:
+    def endpoint_slices(self, namespace: str) -> _SingleNamespaceLister[EndpointSlice]:
         """The endpointslices of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 

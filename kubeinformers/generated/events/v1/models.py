@@ -13,7 +13,9 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
 
 
 class EventSeries(KubeModel):
@@ -155,7 +157,7 @@ class EventLister(_NamespacedLister[Event]):
         ),
     )
 
-    def events(self, namespace: str) -> _NamespaceLister[Event]:
+    def events(self, namespace: str) -> _SingleNamespaceLister[Event]:
         """The events of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 

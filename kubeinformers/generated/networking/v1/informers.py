@@ -2,7 +2,8 @@
 """Shared informers of networking.k8s.io/v1: one class per kind that offers list and watch.
 
 `IngressClassInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -12,24 +13,22 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    IngressClassLister,
-    IngressLister,
-    IPAddressLister,
-    NetworkPolicyLister,
-    ServiceCIDRLister,
-)
-from .models import (
-    IPAddress,
-    Ingress,
-    IngressClass,
-    NetworkPolicy,
-    ServiceCIDR,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import (
+        IPAddress,
+        IPAddressLister,
+        Ingress,
+        IngressClass,
+        IngressClassLister,
+        IngressLister,
+        NetworkPolicy,
+        NetworkPolicyLister,
+        ServiceCIDR,
+        ServiceCIDRLister,
+    )
 
 
 class IngressClassInformer:
@@ -37,17 +36,31 @@ class IngressClassInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = IngressClassLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1",
+        resource="ingressclasses",
+        kind="IngressClass",
+        namespaced=False,
+        singular="ingressclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[IngressClass]:
         """The factory's shared informer of ingressclasses, created on first request."""
+        from .models import IngressClass
+
         return self._factory.typed_informer(self.RESOURCE, IngressClass)
 
     def lister(self) -> IngressClassLister:
         """A lister over the shared informer's cache."""
+        from .models import IngressClassLister
+
         return IngressClassLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -56,17 +69,31 @@ class IngressInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = IngressLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1",
+        resource="ingresses",
+        kind="Ingress",
+        namespaced=True,
+        singular="ingress",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[Ingress]:
         """The factory's shared informer of ingresses, created on first request."""
+        from .models import Ingress
+
         return self._factory.typed_informer(self.RESOURCE, Ingress)
 
     def lister(self) -> IngressLister:
         """A lister over the shared informer's cache."""
+        from .models import IngressLister
+
         return IngressLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -75,17 +102,31 @@ class IPAddressInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = IPAddressLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1",
+        resource="ipaddresses",
+        kind="IPAddress",
+        namespaced=False,
+        singular="ipaddress",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[IPAddress]:
         """The factory's shared informer of ipaddresses, created on first request."""
+        from .models import IPAddress
+
         return self._factory.typed_informer(self.RESOURCE, IPAddress)
 
     def lister(self) -> IPAddressLister:
         """A lister over the shared informer's cache."""
+        from .models import IPAddressLister
+
         return IPAddressLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -94,17 +135,31 @@ class NetworkPolicyInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = NetworkPolicyLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1",
+        resource="networkpolicies",
+        kind="NetworkPolicy",
+        namespaced=True,
+        singular="networkpolicy",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[NetworkPolicy]:
         """The factory's shared informer of networkpolicies, created on first request."""
+        from .models import NetworkPolicy
+
         return self._factory.typed_informer(self.RESOURCE, NetworkPolicy)
 
     def lister(self) -> NetworkPolicyLister:
         """A lister over the shared informer's cache."""
+        from .models import NetworkPolicyLister
+
         return NetworkPolicyLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -113,15 +168,29 @@ class ServiceCIDRInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ServiceCIDRLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1",
+        resource="servicecidrs",
+        kind="ServiceCIDR",
+        namespaced=False,
+        singular="servicecidr",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[ServiceCIDR]:
         """The factory's shared informer of servicecidrs, created on first request."""
+        from .models import ServiceCIDR
+
         return self._factory.typed_informer(self.RESOURCE, ServiceCIDR)
 
     def lister(self) -> ServiceCIDRLister:
         """A lister over the shared informer's cache."""
+        from .models import ServiceCIDRLister
+
         return ServiceCIDRLister(self.informer().get_indexer(), self.RESOURCE)

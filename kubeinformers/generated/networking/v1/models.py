@@ -13,7 +13,9 @@ from typing import ClassVar as _ClassVar
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
 
 
 class IPBlock(KubeModel):
@@ -717,7 +719,7 @@ class IngressLister(_NamespacedLister[Ingress]):
         ),
     )
 
-    def ingresses(self, namespace: str) -> _NamespaceLister[Ingress]:
+    def ingresses(self, namespace: str) -> _SingleNamespaceLister[Ingress]:
         """The ingresses of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -757,7 +759,7 @@ class NetworkPolicyLister(_NamespacedLister[NetworkPolicy]):
         ),
     )
 
-    def network_policies(self, namespace: str) -> _NamespaceLister[NetworkPolicy]:
+    def network_policies(self, namespace: str) -> _SingleNamespaceLister[NetworkPolicy]:
         """The networkpolicies of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 

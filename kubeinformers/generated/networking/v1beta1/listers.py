@@ -2,7 +2,7 @@
 """Listers of networking.k8s.io/v1beta1: typed reads of an informer's cache.
 
 Objects returned here must be treated as read-only (copy before you modify). The classes are
-defined in `.models`, beside the models that name them (`Model.__kube_lister__`).
+defined beside the models that name them (`Model.__kube_lister__`), in `.models`.
 """
 
 from __future__ import annotations

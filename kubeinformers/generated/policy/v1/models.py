@@ -12,7 +12,9 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
 
 
 class Eviction(KubeModel):
@@ -188,7 +190,7 @@ class PodDisruptionBudgetLister(_NamespacedLister[PodDisruptionBudget]):
         ),
     )
 
-    def pod_disruption_budgets(self, namespace: str) -> _NamespaceLister[PodDisruptionBudget]:
+    def pod_disruption_budgets(self, namespace: str) -> _SingleNamespaceLister[PodDisruptionBudget]:
         """The poddisruptionbudgets of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 

@@ -12,7 +12,9 @@ from typing import ClassVar as _ClassVar
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
 
 
 class PolicyRule(KubeModel):
@@ -359,7 +361,7 @@ class RoleBindingLister(_NamespacedLister[RoleBinding]):
         ),
     )
 
-    def role_bindings(self, namespace: str) -> _NamespaceLister[RoleBinding]:
+    def role_bindings(self, namespace: str) -> _SingleNamespaceLister[RoleBinding]:
         """The rolebindings of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
@@ -381,7 +383,7 @@ class RoleLister(_NamespacedLister[Role]):
         ),
     )
 
-    def roles(self, namespace: str) -> _NamespaceLister[Role]:
+    def roles(self, namespace: str) -> _SingleNamespaceLister[Role]:
         """The roles of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 

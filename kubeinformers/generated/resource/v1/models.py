@@ -14,7 +14,9 @@ from typing import ClassVar as _ClassVar
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
 
 
 class CELDeviceSelector(KubeModel):
@@ -1284,28 +1286,6 @@ class DeviceClassLister(_ClusterLister[DeviceClass]):
     )
 
 
-class ResourceClaimLister(_NamespacedLister[ResourceClaim]):
-    """Lists resourceclaims in all namespaces; `resource_claims(namespace)` reads one namespace."""
-
-    __slots__ = ()
-
-    RESOURCE: _ClassVar[_APIResource] = _APIResource(
-        group="resource.k8s.io",
-        version="v1",
-        resource="resourceclaims",
-        kind="ResourceClaim",
-        namespaced=True,
-        singular="resourceclaim",
-        verbs=frozenset(
-            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
-        ),
-    )
-
-    def resource_claims(self, namespace: str) -> _NamespaceLister[ResourceClaim]:
-        """The resourceclaims of one namespace ("" = all namespaces)."""
-        return self.by_namespace(namespace)
-
-
 class ResourceClaimTemplateLister(_NamespacedLister[ResourceClaimTemplate]):
     """Lists resourceclaimtemplates in all namespaces; `resource_claim_templates(namespace)` reads one namespace."""
 
@@ -1323,8 +1303,32 @@ class ResourceClaimTemplateLister(_NamespacedLister[ResourceClaimTemplate]):
         ),
     )
 
-    def resource_claim_templates(self, namespace: str) -> _NamespaceLister[ResourceClaimTemplate]:
+    def resource_claim_templates(
+        self, namespace: str
+    ) -> _SingleNamespaceLister[ResourceClaimTemplate]:
         """The resourceclaimtemplates of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class ResourceClaimLister(_NamespacedLister[ResourceClaim]):
+    """Lists resourceclaims in all namespaces; `resource_claims(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1",
+        resource="resourceclaims",
+        kind="ResourceClaim",
+        namespaced=True,
+        singular="resourceclaim",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def resource_claims(self, namespace: str) -> _SingleNamespaceLister[ResourceClaim]:
+        """The resourceclaims of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 
 

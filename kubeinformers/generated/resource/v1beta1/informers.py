@@ -2,7 +2,8 @@
 """Shared informers of resource.k8s.io/v1beta1: one class per kind that offers list and watch.
 
 `DeviceClassInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -12,22 +13,20 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    DeviceClassLister,
-    ResourceClaimTemplateLister,
-    ResourceClaimLister,
-    ResourceSliceLister,
-)
-from .models import (
-    DeviceClass,
-    ResourceClaim,
-    ResourceClaimTemplate,
-    ResourceSlice,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import (
+        DeviceClass,
+        DeviceClassLister,
+        ResourceClaim,
+        ResourceClaimLister,
+        ResourceClaimTemplate,
+        ResourceClaimTemplateLister,
+        ResourceSlice,
+        ResourceSliceLister,
+    )
 
 
 class DeviceClassInformer:
@@ -35,17 +34,31 @@ class DeviceClassInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = DeviceClassLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1beta1",
+        resource="deviceclasses",
+        kind="DeviceClass",
+        namespaced=False,
+        singular="deviceclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[DeviceClass]:
         """The factory's shared informer of deviceclasses, created on first request."""
+        from .models import DeviceClass
+
         return self._factory.typed_informer(self.RESOURCE, DeviceClass)
 
     def lister(self) -> DeviceClassLister:
         """A lister over the shared informer's cache."""
+        from .models import DeviceClassLister
+
         return DeviceClassLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -54,17 +67,31 @@ class ResourceClaimTemplateInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ResourceClaimTemplateLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1beta1",
+        resource="resourceclaimtemplates",
+        kind="ResourceClaimTemplate",
+        namespaced=True,
+        singular="resourceclaimtemplate",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[ResourceClaimTemplate]:
         """The factory's shared informer of resourceclaimtemplates, created on first request."""
+        from .models import ResourceClaimTemplate
+
         return self._factory.typed_informer(self.RESOURCE, ResourceClaimTemplate)
 
     def lister(self) -> ResourceClaimTemplateLister:
         """A lister over the shared informer's cache."""
+        from .models import ResourceClaimTemplateLister
+
         return ResourceClaimTemplateLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -73,17 +100,31 @@ class ResourceClaimInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ResourceClaimLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1beta1",
+        resource="resourceclaims",
+        kind="ResourceClaim",
+        namespaced=True,
+        singular="resourceclaim",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[ResourceClaim]:
         """The factory's shared informer of resourceclaims, created on first request."""
+        from .models import ResourceClaim
+
         return self._factory.typed_informer(self.RESOURCE, ResourceClaim)
 
     def lister(self) -> ResourceClaimLister:
         """A lister over the shared informer's cache."""
+        from .models import ResourceClaimLister
+
         return ResourceClaimLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -92,15 +133,29 @@ class ResourceSliceInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ResourceSliceLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1beta1",
+        resource="resourceslices",
+        kind="ResourceSlice",
+        namespaced=False,
+        singular="resourceslice",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[ResourceSlice]:
         """The factory's shared informer of resourceslices, created on first request."""
+        from .models import ResourceSlice
+
         return self._factory.typed_informer(self.RESOURCE, ResourceSlice)
 
     def lister(self) -> ResourceSliceLister:
         """A lister over the shared informer's cache."""
+        from .models import ResourceSliceLister
+
         return ResourceSliceLister(self.informer().get_indexer(), self.RESOURCE)

@@ -11,7 +11,9 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
 
 
 class BasicSchedulingPolicy(KubeModel):
@@ -165,7 +167,7 @@ class WorkloadLister(_NamespacedLister[Workload]):
         ),
     )
 
-    def workloads(self, namespace: str) -> _NamespaceLister[Workload]:
+    def workloads(self, namespace: str) -> _SingleNamespaceLister[Workload]:
         """The workloads of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 

@@ -2,7 +2,8 @@
 """Shared informers of storage.k8s.io/v1: one class per kind that offers list and watch.
 
 `CSIDriverInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -12,26 +13,24 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    CSIDriverLister,
-    CSINodeLister,
-    CSIStorageCapacityLister,
-    StorageClassLister,
-    VolumeAttachmentLister,
-    VolumeAttributesClassLister,
-)
-from .models import (
-    CSIDriver,
-    CSINode,
-    CSIStorageCapacity,
-    StorageClass,
-    VolumeAttachment,
-    VolumeAttributesClass,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
+
+    from .models import (
+        CSIDriver,
+        CSIDriverLister,
+        CSINode,
+        CSINodeLister,
+        CSIStorageCapacity,
+        CSIStorageCapacityLister,
+        StorageClass,
+        StorageClassLister,
+        VolumeAttachment,
+        VolumeAttachmentLister,
+        VolumeAttributesClass,
+        VolumeAttributesClassLister,
+    )
 
 
 class CSIDriverInformer:
@@ -39,17 +38,31 @@ class CSIDriverInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = CSIDriverLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="csidrivers",
+        kind="CSIDriver",
+        namespaced=False,
+        singular="csidriver",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[CSIDriver]:
         """The factory's shared informer of csidrivers, created on first request."""
+        from .models import CSIDriver
+
         return self._factory.typed_informer(self.RESOURCE, CSIDriver)
 
     def lister(self) -> CSIDriverLister:
         """A lister over the shared informer's cache."""
+        from .models import CSIDriverLister
+
         return CSIDriverLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -58,17 +71,31 @@ class CSINodeInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = CSINodeLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="csinodes",
+        kind="CSINode",
+        namespaced=False,
+        singular="csinode",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[CSINode]:
         """The factory's shared informer of csinodes, created on first request."""
+        from .models import CSINode
+
         return self._factory.typed_informer(self.RESOURCE, CSINode)
 
     def lister(self) -> CSINodeLister:
         """A lister over the shared informer's cache."""
+        from .models import CSINodeLister
+
         return CSINodeLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -77,17 +104,31 @@ class CSIStorageCapacityInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = CSIStorageCapacityLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="csistoragecapacities",
+        kind="CSIStorageCapacity",
+        namespaced=True,
+        singular="csistoragecapacity",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[CSIStorageCapacity]:
         """The factory's shared informer of csistoragecapacities, created on first request."""
+        from .models import CSIStorageCapacity
+
         return self._factory.typed_informer(self.RESOURCE, CSIStorageCapacity)
 
     def lister(self) -> CSIStorageCapacityLister:
         """A lister over the shared informer's cache."""
+        from .models import CSIStorageCapacityLister
+
         return CSIStorageCapacityLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -96,17 +137,31 @@ class StorageClassInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = StorageClassLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="storageclasses",
+        kind="StorageClass",
+        namespaced=False,
+        singular="storageclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[StorageClass]:
         """The factory's shared informer of storageclasses, created on first request."""
+        from .models import StorageClass
+
         return self._factory.typed_informer(self.RESOURCE, StorageClass)
 
     def lister(self) -> StorageClassLister:
         """A lister over the shared informer's cache."""
+        from .models import StorageClassLister
+
         return StorageClassLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -115,17 +170,31 @@ class VolumeAttachmentInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = VolumeAttachmentLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="volumeattachments",
+        kind="VolumeAttachment",
+        namespaced=False,
+        singular="volumeattachment",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[VolumeAttachment]:
         """The factory's shared informer of volumeattachments, created on first request."""
+        from .models import VolumeAttachment
+
         return self._factory.typed_informer(self.RESOURCE, VolumeAttachment)
 
     def lister(self) -> VolumeAttachmentLister:
         """A lister over the shared informer's cache."""
+        from .models import VolumeAttachmentLister
+
         return VolumeAttachmentLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -134,15 +203,29 @@ class VolumeAttributesClassInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = VolumeAttributesClassLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="volumeattributesclasses",
+        kind="VolumeAttributesClass",
+        namespaced=False,
+        singular="volumeattributesclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
 
     def informer(self) -> _SharedIndexInformer[VolumeAttributesClass]:
         """The factory's shared informer of volumeattributesclasses, created on first request."""
+        from .models import VolumeAttributesClass
+
         return self._factory.typed_informer(self.RESOURCE, VolumeAttributesClass)
 
     def lister(self) -> VolumeAttributesClassLister:
         """A lister over the shared informer's cache."""
+        from .models import VolumeAttributesClassLister
+
         return VolumeAttributesClassLister(self.informer().get_indexer(), self.RESOURCE)

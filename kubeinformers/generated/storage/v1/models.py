@@ -14,7 +14,9 @@ from typing import ClassVar as _ClassVar
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
-from kubeinformers.runtime.cache.listers import NamespaceLister as _NamespaceLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
 
 
 class TokenRequest(KubeModel):
@@ -679,7 +681,7 @@ class CSIStorageCapacityLister(_NamespacedLister[CSIStorageCapacity]):
         ),
     )
 
-    def csi_storage_capacities(self, namespace: str) -> _NamespaceLister[CSIStorageCapacity]:
+    def csi_storage_capacities(self, namespace: str) -> _SingleNamespaceLister[CSIStorageCapacity]:
         """The csistoragecapacities of one namespace ("" = all namespaces)."""
         return self.by_namespace(namespace)
 

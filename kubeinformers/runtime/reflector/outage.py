@@ -13,7 +13,9 @@ client does not trust, a bad object) keep their own, louder reporting.
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import ssl
 import threading
 import time
@@ -41,11 +43,54 @@ def _is_tls_failure(err: BaseException) -> bool:
     return False
 
 
+def _causes(err: BaseException) -> list[BaseException]:
+    """`err` and what caused it: `__cause__`/`__context__` and urllib3's `reason`, outermost first."""
+    chain: list[BaseException] = []
+    pending: list[BaseException] = [err]
+    while pending:
+        current = pending.pop(0)
+        if any(current is seen for seen in chain):
+            continue
+        chain.append(current)
+        reason = getattr(current, "reason", None)
+        for nxt in (reason, current.__cause__, current.__context__):
+            if isinstance(nxt, BaseException):
+                pending.append(nxt)
+    return chain
+
+
+def failure_cause(err: BaseException) -> str:
+    """A short name for why a request failed ("connection refused", "HTTP 503", "timed out"),
+    so that a log line says it up front and a change of cause can be told apart."""
+    if isinstance(err, ApiStatusError):
+        return f"HTTP {err.code}" + (f" {err.reason}" if err.reason else "")
+    if type(err).__name__ == "VeryShortWatchError":  # see is_server_unavailable
+        return "watch closed at once"
+    chain = _causes(err)
+    for cause in chain:
+        if isinstance(cause, ssl.SSLError):
+            return f"TLS failure: {cause.strerror or cause}"
+    for cause in chain:
+        code = cause.errno if isinstance(cause, OSError) else None
+        if code is not None and code in errno.errorcode:
+            return os.strerror(code).lower()
+    for cause in chain:
+        if isinstance(cause, TimeoutError) or "timed out" in str(cause).lower():
+            return "timed out"
+    for cause in chain:
+        if "refused" in str(cause).lower():
+            return "connection refused"
+    return type(chain[-1]).__name__
+
+
 def is_server_unavailable(err: BaseException) -> bool:
     """The server is away for now: unreachable, its connection dropped, it answered 503, or
     429 "storage is (re)initializing" (a restarted apiserver's watch cache filling up)."""
     if isinstance(err, ApiStatusError):
         return err.code == 503 or (err.code == 429 and _REINITIALIZING in str(err))
+    # Imported here: the reflector package imports this module, so importing it at the top
+    # would be a cycle (this module belongs in kubeinformers.runtime.reflector).
+
     if isinstance(err, VeryShortWatchError):
         return True
     return isinstance(err, ConnectionError) and not _is_tls_failure(err)
@@ -57,6 +102,12 @@ class OutageLog:
     `failed()` logs the first failure of an outage at WARNING and later ones at DEBUG (again
     at WARNING once `repeat_after` seconds passed since the last one); `recovered()` ends the
     outage with one INFO line. Thread-safe; cheap when there is no outage.
+
+    Until the server has answered once (`recovered()` was called: the first list succeeded), a
+    change of cause (connection refused, then a TLS failure or HTTP 503) is a new WARNING too:
+    a newcomer whose informer never synced sees every distinct reason, each once (issue 18).
+    `on_failure` is called with every failure (the reflector keeps the last one for
+    `wait_for_cache_sync_or_raise`).
     """
 
     def __init__(
@@ -66,6 +117,7 @@ class OutageLog:
         *,
         repeat_after: float = REPEAT_AFTER_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        on_failure: Callable[[BaseException], None] | None = None,
     ) -> None:
         self.name = name
         self.logger = logger
@@ -74,6 +126,9 @@ class OutageLog:
         self._lock = threading.Lock()
         self._down_since: float | None = None
         self._last_warning = 0.0
+        self._served = False  # the server has answered once (a list succeeded)
+        self._warned_cause: str | None = None
+        self._on_failure = on_failure
         self.failures = 0
 
     @property
@@ -82,14 +137,27 @@ class OutageLog:
 
     def failed(self, what: str, err: BaseException) -> None:
         """Report `what` failed (e.g. "list of pods") because the server is unavailable."""
+        if self._on_failure is not None:
+            self._on_failure(err)
         now = self._clock()
+        cause = failure_cause(err)
         with self._lock:
             self.failures += 1
             if self._down_since is None:
                 self._down_since = self._last_warning = now
+                self._warned_cause = cause
                 level = logging.WARNING
-                message = "%s: the API server is unavailable (%s: %s); retrying until it is back"
-                args: tuple[object, ...] = (self.name, what, err)
+                message = (
+                    "%s: the API server is unavailable (%s: %s); cause: %s; "
+                    "retrying until it is back"
+                )
+                args: tuple[object, ...] = (self.name, what, err, cause)
+            elif not self._served and cause != self._warned_cause:
+                self._last_warning = now
+                self._warned_cause = cause
+                level = logging.WARNING
+                message = "%s: the API server is still unavailable, now because of %s (%s: %s)"
+                args = (self.name, cause, what, err)
             elif now - self._last_warning >= self.repeat_after:
                 self._last_warning = now
                 level = logging.WARNING
@@ -101,8 +169,28 @@ class OutageLog:
                 args = (self.name, what, err)
         self.logger.log(level, message, *args)
 
+    @property
+    def served(self) -> bool:
+        """The server has answered a list once (the informer synced at least once)."""
+        return self._served
+
+    def level_before_first_sync(self, level: int, err: BaseException) -> int:
+        """The level to log a failure that is not an outage (403, a TLS failure, a watch-list
+        fallback) at: `level` once the server has answered, or for a new cause; DEBUG for a
+        repeat of the last reported cause while the informer has never synced (issue 18: a
+        newcomer sees why, once, not the same lines on every retry)."""
+        if self._served:
+            return level
+        cause = failure_cause(err)
+        with self._lock:
+            if cause == self._warned_cause:
+                return logging.DEBUG
+            self._warned_cause = cause
+        return level
+
     def recovered(self) -> None:
         """A list or watch succeeded: end the outage (one INFO line if there was one)."""
+        self._served = True
         if self._down_since is None:
             return
         with self._lock:

@@ -1,21 +1,35 @@
-"""Applying one watch stream to a store: client-go's `handleAnyWatch` (rules D12-D14, D19).
+"""A watch, from opening it to applying its events to a store (client-go: reflector.go
+`handleAnyWatch`, rules D12-D14, D19).
 
-A free function, as in Go, shared by the watch loop (store = the FIFO) and watch-list (store =
-the temporary store).
+`Watches` opens and closes the reflector's watches, keeping the open one where a stop finds
+it. `handle_watch` applies one stream's events to a store — a free function, as in Go, for
+the watch loop (store = the informer's queue) and the watch-list (store = the temporary
+store); `StreamHandler` holds a reflector's settings for it, so each caller passes only what
+varies per stream.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any, Generic, TypeVar
 
 from kubeinformers.runtime.api.errors import ApiStatusError
-from kubeinformers.runtime.api.listwatch import INITIAL_EVENTS_END_ANNOTATION, Status, Watch
+from kubeinformers.runtime.api.listwatch import (
+    INITIAL_EVENTS_END_ANNOTATION,
+    ListerWatcher,
+    ListOptions,
+    Status,
+    Watch,
+)
 from kubeinformers.runtime.cache.keys import object_annotations, object_resource_version
+from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.metrics import ReflectorCounters
+from kubeinformers.runtime.reflector.state import ReflectorState
 from kubeinformers.runtime.reflector.support import (
+    BookmarkStore,
+    ResourceVersionUpdater,
     StopRequested,
     VeryShortWatchError,
     error_from_status,
@@ -41,7 +55,7 @@ def handle_watch(
     expected_type: type | None,
     type_description: str,
     expected_gvk: tuple[str, str] | None = None,
-    clock: Callable[[], float],
+    clock: Now,
     resync_error: Callable[[], BaseException | None] = lambda: None,
     exit_on_initial_events_end: bool = False,
     started_at_rv: str | None = None,
@@ -60,8 +74,10 @@ def handle_watch(
     """
     c = counters if counters is not None else ReflectorCounters()
     add, update, delete = store.add, store.update, store.delete
-    bookmark_fn = getattr(store, "bookmark", None)
-    update_rv_fn = getattr(store, "update_resource_version", None)
+    bookmark_fn = store.bookmark if isinstance(store, BookmarkStore) else None
+    update_rv_fn = (
+        store.update_resource_version if isinstance(store, ResourceVersionUpdater) else None
+    )
     # D13: a watch from "" or "0" may replay synthetic ADDEDs out of RV order.
     record_rv = started_at_rv not in ("", "0")
     event_count = 0
@@ -180,3 +196,106 @@ class _Stream(Generic[T]):
     def __init__(self, watch: Watch[T]) -> None:
         self.watch = watch
         self.events: Iterator[Any] = iter(watch)
+
+
+class StreamHandler:
+    """A reflector's settings for `handle_watch`, fixed at construction."""
+
+    __slots__ = (
+        "clock",
+        "counters",
+        "expected_gvk",
+        "expected_type",
+        "name",
+        "resync_error",
+        "type_description",
+    )
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        expected_type: type | None,
+        type_description: str,
+        expected_gvk: tuple[str, str] | None,
+        clock: Now,
+        resync_error: Callable[[], BaseException | None],
+        counters: ReflectorCounters,
+    ) -> None:
+        self.name = name
+        self.expected_type = expected_type
+        self.type_description = type_description
+        self.expected_gvk = expected_gvk
+        self.clock = clock
+        self.resync_error = resync_error
+        self.counters = counters
+
+    def handle(
+        self,
+        start: float,
+        events: Iterator[Any],
+        store: Any,
+        set_rv: Callable[[str], None],
+        stop: threading.Event,
+        *,
+        exit_on_initial_events_end: bool = False,
+        started_at_rv: str | None = None,
+    ) -> bool:
+        """`handle_watch` of one stream into `store` with these settings."""
+        return handle_watch(
+            start,
+            events,
+            store,
+            set_rv,
+            stop,
+            name=self.name,
+            expected_type=self.expected_type,
+            type_description=self.type_description,
+            expected_gvk=self.expected_gvk,
+            clock=self.clock,
+            resync_error=self.resync_error,
+            exit_on_initial_events_end=exit_on_initial_events_end,
+            started_at_rv=started_at_rv,
+            counters=self.counters,
+        )
+
+
+class Watches(Generic[T]):
+    """Opens and closes a reflector's watches; the open one is `state.current_watch`, where
+    the reflector's stop helper (and a failed resync) find it to end it."""
+
+    __slots__ = ("counters", "lister_watcher", "state")
+
+    def __init__(
+        self, lister_watcher: ListerWatcher[T], state: ReflectorState, counters: ReflectorCounters
+    ) -> None:
+        self.lister_watcher = lister_watcher
+        self.state = state
+        self.counters = counters
+
+    def open(self, options: ListOptions, stop: threading.Event) -> _Stream[T] | None:
+        """Start a watch and register it so `stop` can end it; None if stop was already set."""
+        w = self.lister_watcher.watch(options)
+        self.counters.watch_starts += 1
+        with self.state.lock:
+            self.state.current_watch = w
+        if stop.is_set():
+            w.stop()
+            return None
+        if self.state.resync_error is not None:
+            w.stop()  # the resync timer failed meanwhile: end at once so the handler reports it
+        return _Stream(w)
+
+    def close(self, stream: _Stream[T]) -> None:
+        """Stop the watch and close its iterator (a generator releases its connection then)."""
+        w = stream.watch
+        with self.state.lock:
+            if self.state.current_watch is w:
+                self.state.current_watch = None
+        w.stop()
+        events = stream.events
+        if isinstance(events, Generator):  # what __iter__ of a watch returns
+            try:
+                events.close()
+            except ValueError:  # still running in another thread: it ends by itself
+                pass

@@ -1,0 +1,137 @@
+"""A killed generator leaves no worker process behind: the spawn pool's workers die with
+their parent (PR_SET_PDEATHSIG on Linux, a parent watchdog everywhere), also on SIGKILL,
+where the parent has no chance to stop them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kubeinformers.generator.models import PARALLEL_MIN_SCHEMAS
+from tests.generator.genutil import REPO
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="reads the process table from /proc"
+)
+
+GROUPS = 4
+NESTED = PARALLEL_MIN_SCHEMAS // GROUPS + 50  # hoisted classes per CRD: enough for the pool
+STARTUP_TIMEOUT = 180.0  # seconds until the pool's workers exist (loaded CI machine)
+EXIT_TIMEOUT = 60.0  # seconds for orphaned workers to notice (the watchdog checks every 1 s)
+
+
+def _crd(group: str) -> dict[str, object]:
+    nested = {
+        # each part its own shape: the generator shares one class among equal shapes
+        f"part{i}": {"type": "object", "properties": {f"value{i}": {"type": "string"}}}
+        for i in range(NESTED)
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"blocks.{group}"},
+        "spec": {
+            "group": group,
+            "names": {"kind": "Block", "plural": "blocks"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {"spec": {"type": "object", "properties": nested}},
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+def _children(pid: int) -> set[int]:
+    """Live processes whose parent is `pid`."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            stat = _stat(int(entry.name))
+            if stat is not None and stat[1] == pid and stat[0] != "Z":
+                found.add(int(entry.name))
+    return found
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """(state, parent pid) of a process, None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text.rsplit(")", 1)[1].split()
+    return fields[0], int(fields[1])
+
+
+def _alive(pids: set[int]) -> set[int]:
+    return {p for p in pids if (s := _stat(p)) is not None and s[0] != "Z"}
+
+
+@pytest.fixture
+def generator(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """The generator on a corpus big enough for its worker pool, started with -j 2."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(GROUPS):
+        (corpus / f"g{i}.json").write_text(json.dumps(_crd(f"g{i}.example.com")))
+    args = ["--crd", str(corpus), "--out", str(tmp_path / "out"), "--package", "out", "-j", "2"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubeinformers.generator", "generate", *args],
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=60)
+        assert proc.stderr is not None
+        proc.stderr.close()
+
+
+def test_workers_exit_when_the_generator_is_killed(
+    generator: subprocess.Popen[str],
+) -> None:
+    assert generator.stderr is not None
+    for line in generator.stderr:  # blocks until the generator says it starts the models
+        if "generating models" in line:
+            break
+    else:
+        pytest.fail(f"the generator ended early (exit {generator.wait()})")
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    workers: set[int] = set()
+    while len(workers) < 2 and time.monotonic() < deadline:
+        workers |= _children(generator.pid)
+        time.sleep(0.05)
+    assert len(workers) >= 2, f"no worker pool started within {STARTUP_TIMEOUT:.0f}s"
+    generator.send_signal(signal.SIGKILL)
+    generator.wait(timeout=30)
+    deadline = time.monotonic() + EXIT_TIMEOUT
+    while _alive(workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    survivors = _alive(workers)
+    for pid in survivors:  # leave nothing behind even when the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == set(), f"workers outlived the killed generator: {sorted(survivors)}"
