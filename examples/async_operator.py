@@ -383,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     if args.local:
         from examples.demo import NAMESPACE, install
-        from kubeinformers.testing.local_api_server import LocalApiServer
+        from kubeinformers import LocalApiServer
 
         with LocalApiServer() as server:
             api = server.api_client()

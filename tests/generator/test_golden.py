@@ -7,7 +7,11 @@ collisions can happen), imported, exercised, and type-checked with mypy --strict
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
+import sys
 import textwrap
+import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +24,12 @@ from tests.generator.genutil import (
     GOLDEN,
     GOLDEN_GROUP_ACCESSORS,
     MARKER,
+    REPO,
     Run,
     generate_ok,
     import_all,
     importable,
+    lister_model,
     python_files,
     run_mypy,
     tree_bytes,
@@ -166,33 +172,176 @@ def test_keyword_and_digit_names_become_identifiers(golden: Golden) -> None:
     assert _public_methods(apis.N3scaleV1Informers) == {"apis"}
 
 
-def test_kinds_named_like_model_imports_do_not_shadow_them(golden: Golden) -> None:
-    """Kind `Field` (pydantic's Field) and `UUID`: classes `FieldModel`, `UUIDModel`."""
+def test_kinds_keep_their_names_and_the_imports_are_aliased(golden: Golden) -> None:
+    """Issue 15 bug 4: the class of kind K is K (`Field`, `UUID`, `Any`, `postgresql`); the
+    model module imports pydantic's Field / typing's Any under an alias instead."""
     reserved = _mod("reserved.v1")
-    field_cls, uuid_cls = reserved.FieldModel, reserved.UUIDModel
-    assert _public_methods(reserved.ReservedV1Informers) == {"fields", "uuids"}
-    assert _lister_model(reserved.FieldModelLister) is field_cls
-    assert _lister_model(reserved.UUIDModelLister) is uuid_cls
-    assert reserved.FieldModelInformer.RESOURCE.kind == "Field"
-    assert reserved.UUIDModelLister.RESOURCE.namespaced is False
+    classes = {k: getattr(reserved, k) for k in ("Field", "UUID", "Any", "postgresql")}
+    assert {k: c.__name__ for k, c in classes.items()} == {k: k for k in classes}
+    assert _public_methods(reserved.ReservedV1Informers) == {
+        "fields",
+        "uuids",
+        "anies",
+        "postgresqls",
+    }
+    assert _lister_model(reserved.FieldLister) is classes["Field"]
+    assert _lister_model(reserved.UUIDLister) is classes["UUID"]
+    assert _lister_model(reserved.PostgresqlLister) is classes["postgresql"]
+    assert reserved.FieldInformer.RESOURCE.kind == "Field"
+    assert reserved.PostgresqlInformer.RESOURCE.kind == "postgresql"
+    assert reserved.UUIDLister.RESOURCE.namespaced is False
     registry = _mod("registry")
-    assert registry.model_for(reserved.FieldModelInformer.RESOURCE.gvr) is field_cls
-    assert registry.model_for(reserved.UUIDModelInformer.RESOURCE.gvr) is uuid_cls
-    field = field_cls.model_validate({"kind": "Field", "spec": {"cropName": "rye", "areaM2": 9}})
+    for informer, cls in [
+        (reserved.FieldInformer, classes["Field"]),
+        (reserved.UUIDInformer, classes["UUID"]),
+        (reserved.AnyInformer, classes["Any"]),
+        (reserved.PostgresqlInformer, classes["postgresql"]),
+    ]:
+        assert registry.model_for(informer.RESOURCE.gvr) is cls
+    field_source = (golden.pkg_dir / "reserved/v1/field.py").read_text()
+    assert "from pydantic import Field as _Field\n" in field_source
+    assert (
+        "from typing import Annotated, Any as _Any"
+        in (golden.pkg_dir / "reserved/v1/any.py").read_text()
+    )
+    field = classes["Field"].model_validate(
+        {"kind": "Field", "spec": {"cropName": "rye", "areaM2": 9}}
+    )
     assert (field.spec.crop_name, field.spec.area_m2) == ("rye", 9)
     assert field.model_dump(mode="json", exclude_unset=True)["spec"] == {
         "cropName": "rye",
         "areaM2": 9,
     }
     value = "e56657e3-764f-11ef-a397-65231a88c216"
-    assert uuid_cls.model_validate({"spec": {"value": value}}).model_dump(
+    assert classes["UUID"].model_validate({"spec": {"value": value}}).model_dump(
         mode="json", exclude_unset=True
     ) == {"spec": {"value": value}}
+    anything = {"spec": {"payload": [1, {"two": None}], "labels": {"a": "b"}}}
+    assert classes["Any"].model_validate(anything).model_dump(exclude_unset=True) == anything
+    pg = classes["postgresql"].model_validate({"spec": {"teamId": "acid"}})
+    assert pg.spec.team_id == "acid"
+
+
+def test_generator_prints_the_kinds_it_cannot_keep(tmp_path: Path) -> None:
+    """A kind that is no Python identifier is the only rename, and the CLI says so."""
+    crd = (GOLDEN / "reserved.example.com_fields.yaml").read_text().split("\n---\n")[-1]
+    crd = crd.replace("kind: postgresql\n", "kind: None\n")
+    (tmp_path / "none.yaml").write_text(crd)
+    run = generate_ok(tmp_path, "renamed", "--crd", tmp_path / "none.yaml")
+    assert "kind 'None' is not a Python identifier; its class is None_" in run.stderr
+    assert "class None_(" in (tmp_path / "renamed/reserved/v1/none.py").read_text()
+
+
+def test_enums_are_literals_descriptions_reach_fields_acronyms_split(golden: Golden) -> None:
+    """Issue 15: CRD enums → Literal (a wrong value is refused), descriptions → Field(
+    description=...), `assignedIPv4` → `assigned_ipv4`, `enableK8sTokenAuth` →
+    `enable_k8s_token_auth`, and the aliases give the API's spelling back exactly."""
+    spec_cls = _mod("reserved.v1").FieldSpec
+    fields = spec_cls.model_fields
+    assert fields["soil"].description == "The kind of soil."
+    assert fields["crop_name"].description == "What grows on the field."
+    assert typing.get_args(typing.get_args(fields["soil"].annotation)[0]) == (
+        "clay",
+        "sand",
+        "loamy sand",
+    )
+    body = {
+        "soil": "loamy sand",
+        "rows": 4,
+        "assignedIPv4": "10.0.0.1",
+        "enableK8sTokenAuth": True,
+        "plantedAt": "2026-11-23T08:00:00Z",
+        "extra": {"free": [1]},
+    }
+    spec = spec_cls.model_validate(body)
+    assert (spec.assigned_ipv4, spec.enable_k8s_token_auth) == ("10.0.0.1", True)
+    assert spec.model_dump(mode="json", exclude_unset=True) == body
+    with pytest.raises(ValueError, match="soil"):
+        spec_cls.model_validate({**body, "soil": "peat"})
+    with pytest.raises(ValueError, match="rows"):
+        spec_cls.model_validate({**body, "rows": 3})
+
+
+def test_embedded_core_types_are_the_builtin_classes(golden: Golden) -> None:
+    """Issue 15: a CRD object shaped like a core type (descriptions aside, written against an
+    older Kubernetes) is that type's built-in class, so a user passes a core Toleration where
+    the CRD wants one; an object with a field the core type lacks keeps its own class."""
+    from kubeinformers.generated.core.v1 import ResourceRequirements, Toleration
+    from kubeinformers.generated.meta.v1 import LabelSelector
+
+    embed = _mod("embed.v1")
+    fields = embed.JobSpec.model_fields
+    assert fields["tolerations"].annotation == list[Toleration] | None
+    assert fields["resources"].annotation == ResourceRequirements | None
+    assert fields["selector"].annotation == LabelSelector | None
+    own = typing.get_args(typing.get_args(fields["lenient_tolerations"].annotation)[0])[0]
+    assert own.__name__ == "JobSpecLenientTolerations" and "weight" in own.model_fields
+    assert fields["owner"].annotation.__args__[0].__name__ == "JobSpecOwner"
+    conditions = embed.JobStatus.model_fields["conditions"].annotation
+    assert typing.get_args(typing.get_args(conditions)[0])[0].__name__ == "JobStatusConditions"
+    # only the classes still in use are generated (matchExpressions went with LabelSelector)
+    assert sorted(c for c, _ in embed._LAZY.items() if c.startswith("Job")) == [
+        "Job",
+        "JobInformer",
+        "JobLister",
+        "JobSpec",
+        "JobSpecLenientTolerations",
+        "JobSpecOwner",
+        "JobStatus",
+        "JobStatusConditions",
+    ]
+    body = {
+        "apiVersion": "embed.example.com/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "namespace": "ns"},
+        "spec": {
+            "tolerations": [{"key": "k", "operator": "Exists", "tolerationSeconds": 5}],
+            "resources": {"limits": {"cpu": "500m", "memory": 1024}, "claims": [{"name": "g"}]},
+            "selector": {"matchExpressions": [{"key": "a", "operator": "In", "values": ["b"]}]},
+            "lenientTolerations": [{"key": "k", "weight": 3}],
+            "owner": {"name": "o"},
+        },
+    }
+    job = embed.Job.model_validate(body)
+    assert type(job.spec.tolerations[0]) is Toleration
+    assert job.model_dump(mode="json", exclude_unset=True) == body
+    built = embed.JobSpec(tolerations=[Toleration(key="k", operator="Exists")])
+    assert built.model_dump(mode="json", exclude_unset=True) == {
+        "tolerations": [{"key": "k", "operator": "Exists"}]
+    }
+
+
+def test_one_kind_imports_without_the_other_kinds_of_its_version(golden: Golden) -> None:
+    """Issue 15: one module per kind; the version package and its `models` module name all
+    classes lazily, so importing one kind (or its informer) builds no other kind's models."""
+    probe = (
+        "import sys\n"
+        f"from {PKG}.reserved.v1 import Field, ReservedV1Informers\n"
+        f"from {PKG}.reserved.v1.models import FieldSpec\n"
+        f"from {PKG}.reserved.v1 import FieldInformer, UUIDLister\n"
+        f"print(sorted(m for m in sys.modules if m.startswith('{PKG}.reserved.v1.')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=golden.root,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(golden.root), str(REPO)])},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.split("'")[1::2] == [
+        f"{PKG}.reserved.v1.field",
+        f"{PKG}.reserved.v1.informers",
+        f"{PKG}.reserved.v1.listers",
+        f"{PKG}.reserved.v1.models",
+        # issue 17: a kind's lister is defined beside its model (`UUID.__kube_lister__`), so
+        # the lister of UUID loads UUID's module, and still no other kind's
+        f"{PKG}.reserved.v1.uuid",
+    ]
 
 
 def _lister_model(lister_cls: type) -> Any:
-    (base,) = lister_cls.__orig_bases__  # type: ignore[attr-defined]
-    return base.__args__[0]
+    return lister_model(lister_cls)
 
 
 KEYWORD_ROUTE = {
@@ -251,7 +400,7 @@ WEIRD_SPEC = {
     "True": True,
     "properties": {"type": "t"},
     "items": ["i"],
-    "enum": "not-in-the-enum",
+    "enum": "b",
     "default": "set",
     "arrOfArr": [[1, 2], [3]],
     "mapOfList": {"k": [{"x": "1"}]},
@@ -332,7 +481,7 @@ from {pkg} import CustomInformers
 from {pkg}.infra.v1 import Realm, RealmLister
 from {pkg}.my_app.v1 import Gizmo
 from {pkg}.net.v1 import Route
-from {pkg}.reserved.v1 import FieldModel
+from {pkg}.reserved.v1 import Field, postgresql
 from {pkg}.versions.v1 import Tool
 from {pkg}.versions.v1alpha1 import Tool as ToolV1alpha1
 
@@ -373,8 +522,10 @@ def odd_names(custom: CustomInformers) -> int:
     gates = custom.in_().v1().pass_().lister().pass_("ns").list()
     apis = custom.n3scale().v1().apis().lister().list()
     specs = custom.clash().v1().thing_specs().lister().list()
-    fields: list[FieldModel] = custom.reserved().v1().fields().lister().fields("ns").list()
-    return len(gates) + len(apis) + len(specs) + len(fields)
+    fields: list[Field] = custom.reserved().v1().fields().lister().fields("ns").list()
+    pgs: list[postgresql] = custom.reserved().v1().postgresqls().lister().list()
+    soils = [f.spec.soil for f in fields if f.spec and f.spec.soil == "loamy sand"]
+    return len(gates) + len(apis) + len(specs) + len(fields) + len(pgs) + len(soils)
 
 
 def build(factory: SharedInformerFactory) -> CustomInformers:
@@ -387,6 +538,7 @@ from __future__ import annotations
 from {pkg}.infra.v1 import RealmLister
 from {pkg}.my_app.v1 import GizmoLister
 from {pkg}.net.v1 import Route
+from {pkg}.reserved.v1 import Field, FieldSpec
 
 
 def namespaced_realm(lister: RealmLister) -> object:
@@ -404,6 +556,14 @@ def gizmo_without_namespace(lister: GizmoLister) -> object:
 def keyword_by_api_name(route: Route) -> object:
     assert route.spec is not None
     return route.spec.from_.klass  # type: ignore[union-attr]
+
+
+def wrong_enum_value(field: Field) -> bool:
+    return field.spec is not None and field.spec.soil == "peat"
+
+
+def wrong_enum_assignment(spec: FieldSpec) -> None:
+    spec.soil = "peat"
 
 
 def wrong_type(route: Route) -> int:
@@ -439,6 +599,9 @@ def test_mypy_rejects_a_namespace_step_on_a_cluster_scoped_lister(
     assert '"RealmLister" has no attribute "by_namespace"' in out, out  # H9
     assert '"GizmoLister" has no attribute "get"' in out, out  # H9: get needs gizmos(ns)
     assert 'Incompatible return value type (got "str | None", expected "int")' in out, out
-    assert len([line for line in out.splitlines() if ": error:" in line]) == 4, textwrap.indent(
+    # issue 15: a CRD enum is a Literal, so a value it does not list is a type error
+    assert "Non-overlapping equality check" in out and "peat" in out, out
+    assert "Incompatible types in assignment (expression has type \"Literal['peat']\"" in out, out
+    assert len([line for line in out.splitlines() if ": error:" in line]) == 6, textwrap.indent(
         out, "  "
     )
