@@ -1,10 +1,12 @@
 """Step 3b: each listable kind's model learns its lister (`factory.lister(Pod) -> PodLister`).
 
-The lister classes are appended to the models' module (template `model_listers.py.j2`) and
-each kind's model gets one line in its class body, `__kube_lister__: ClassVar[type["PodLister"]]`,
-set at the end of the module. Both live in one module because the model must name its lister
-and the lister its model: two modules would import each other. `.listers` re-exports the
-classes. Kept apart from model generation: it only needs the models' source and the kinds.
+The lister classes are appended to the module of their models (template `model_listers.py.j2`):
+a group-version's `models.py` for built-ins, each kind's own module for CRDs (so importing one
+kind still loads only that kind). Each kind's model gets one line in its class body,
+`__kube_lister__: ClassVar[type["PodLister"]]`, set at the end of the module. Both live in one
+module because the model must name its lister and the lister its model: two modules would
+import each other. `.listers` re-exports the classes. Kept apart from model generation: it only
+needs the models' source and the kinds.
 """
 
 from __future__ import annotations

@@ -60,11 +60,6 @@ class VersionCtx:
     reexports: tuple[tuple[str, str], ...] = ()  # (module, name)
 
     @property
-    def kind_classes(self) -> list[tuple[str, str]]:
-        """(model class, submodule) of every kind."""
-        return sorted({(k.model, k.model_module) for k in self.kinds})
-
-    @property
     def kind_modules(self) -> list[tuple[str, list[str]]]:
         """(submodule, the kinds' models and listers it defines), for TYPE_CHECKING imports."""
         by_module: dict[str, set[str]] = defaultdict(set)
@@ -84,14 +79,6 @@ class VersionCtx:
     def split(self) -> bool:
         """Whether the models live in one module per kind (CRDs) rather than `models.py`."""
         return any(module != "models" for _, module in self.classes)
-
-    @property
-    def has_namespaced(self) -> bool:
-        return any(k.namespaced for k in self.kinds)
-
-    @property
-    def has_cluster_scoped(self) -> bool:
-        return any(not k.namespaced for k in self.kinds)
 
     @property
     def example(self) -> str:
