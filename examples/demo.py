@@ -10,12 +10,14 @@
    factory, plus a metadata-only pod informer. Every event is printed.
 4. Create, change and delete objects through the ordinary REST API and print what the listers
    answer after each step; with the embedded server, the pod-summary controller of
-   examples/configmap_summary runs alongside.
+   examples/configmap_summary runs alongside, and afterwards the asyncio operator of
+   examples/async_operator (a ConfigMap per Widget, leader election, /healthz).
 5. Clean up what it created, shut everything down and exit.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
@@ -31,7 +33,7 @@ import yaml
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from examples import configmap_summary
+from examples import async_operator, configmap_summary
 from kubeinformers import (
     DeletedFinalStateUnknown,
     GroupVersionResource,
@@ -344,6 +346,9 @@ def main() -> int:
             stop_controller.set()
             if controller is not None:
                 controller.join(timeout=10)
+        if local:
+            say("\n== an operator written with the asyncio API (examples/async_operator.py)")
+            asyncio.run(async_operator.demo(api, NAMESPACE, say=say))
         say(f"\ndone in {time.monotonic() - started:.1f} s; every informer stopped")
     say(NEXT_STEPS)
     return 0

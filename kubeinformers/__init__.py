@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.api.errors import (
         ApiStatusError as ApiStatusError,
     )
+
+    # The asyncio API, keyed-by-type informers, typed events, health (issue 17)
+    from kubeinformers.runtime.api.kinds import KindModelError as KindModelError
     from kubeinformers.runtime.api.listwatch import (
         ListerWatcher as ListerWatcher,
     )
@@ -50,6 +53,10 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.api.resource import (
         GroupVersionResource as GroupVersionResource,
     )
+    from kubeinformers.runtime.async_leaderelection import (
+        AsyncLeaderElector as AsyncLeaderElector,
+    )
+    from kubeinformers.runtime.async_reconcile import AsyncReconciler as AsyncReconciler
     from kubeinformers.runtime.cache.controller import (
         new_informer as new_informer,
     )
@@ -68,6 +75,11 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.cache.dynamic import (
         discover_resource as discover_resource,
     )
+    from kubeinformers.runtime.cache.events import Added as Added
+    from kubeinformers.runtime.cache.events import Deleted as Deleted
+    from kubeinformers.runtime.cache.events import EventStream as EventStream
+    from kubeinformers.runtime.cache.events import InformerEvent as InformerEvent
+    from kubeinformers.runtime.cache.events import Updated as Updated
     from kubeinformers.runtime.cache.factory import (
         CacheSyncTimeoutError as CacheSyncTimeoutError,
     )
@@ -91,6 +103,8 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.cache.handlers import (
         ResourceEventHandlerFuncs as ResourceEventHandlerFuncs,
     )
+    from kubeinformers.runtime.cache.health import FactoryHealth as FactoryHealth
+    from kubeinformers.runtime.cache.health import InformerHealth as InformerHealth
     from kubeinformers.runtime.cache.informer import (
         InformerStartedError as InformerStartedError,
     )
@@ -233,6 +247,9 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.reconcile import (
         Requeue as Requeue,
     )
+    from kubeinformers.runtime.workqueue.async_queue import (
+        AsyncRateLimitingQueue as AsyncRateLimitingQueue,
+    )
     from kubeinformers.runtime.workqueue.queue import (
         DelayingQueue as DelayingQueue,
     )
@@ -365,6 +382,18 @@ _EXPORTS: dict[str, str] = {
     "WorkQueueMetrics": "kubeinformers.runtime.metrics",
     "register_prometheus": "kubeinformers.runtime.metrics",
     "unregister_prometheus": "kubeinformers.runtime.metrics",
+    # The asyncio API, keyed-by-type informers, typed events, health (issue 17)
+    "AsyncReconciler": "kubeinformers.runtime.async_reconcile",
+    "AsyncLeaderElector": "kubeinformers.runtime.async_leaderelection",
+    "AsyncRateLimitingQueue": "kubeinformers.runtime.workqueue.async_queue",
+    "EventStream": "kubeinformers.runtime.cache.events",
+    "InformerEvent": "kubeinformers.runtime.cache.events",
+    "Added": "kubeinformers.runtime.cache.events",
+    "Updated": "kubeinformers.runtime.cache.events",
+    "Deleted": "kubeinformers.runtime.cache.events",
+    "FactoryHealth": "kubeinformers.runtime.cache.health",
+    "InformerHealth": "kubeinformers.runtime.cache.health",
+    "KindModelError": "kubeinformers.runtime.api.kinds",
     # Test servers (kubeinformers.testing)
     "LocalApiServer": "kubeinformers.testing.local_api_server",
     "FakeListerWatcher": "kubeinformers.testing.fake",
@@ -372,15 +401,23 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "APIResource",
+    "Added",
     "ApiListerWatcher",
     "ApiStatusError",
+    "AsyncLeaderElector",
+    "AsyncRateLimitingQueue",
+    "AsyncReconciler",
     "BucketRateLimiter",
+    "CacheSyncTimeoutError",
     "Clock",
     "ClusterLister",
     "DelayingQueue",
+    "Deleted",
     "DeletedFinalStateUnknown",
     "DiscoveryError",
     "DynamicSharedInformerFactory",
+    "EventStream",
+    "FactoryHealth",
     "FakeClock",
     "FakeListerWatcher",
     "FilteringResourceEventHandler",
@@ -389,12 +426,15 @@ __all__ = [
     "GenericNamespaceLister",
     "GroupVersionResource",
     "Indexer",
+    "InformerEvent",
+    "InformerHealth",
     "InformerMetrics",
     "InformerStartedError",
     "InformerStoppedError",
     "InvalidObjectError",
     "ItemExponentialFailureRateLimiter",
     "ItemFastSlowRateLimiter",
+    "KindModelError",
     "LeaderCallbacks",
     "LeaderElectionConfig",
     "LeaderElector",
@@ -406,7 +446,6 @@ __all__ = [
     "MaxOfRateLimiter",
     "MetadataSharedInformerFactory",
     "NamespacedLister",
-    "CacheSyncTimeoutError",
     "NoInformerFoundError",
     "NotFoundError",
     "Now",
@@ -426,6 +465,7 @@ __all__ = [
     "SharedIndexInformer",
     "SharedInformerFactory",
     "SingleNamespaceLister",
+    "Updated",
     "Watch",
     "WatchEvent",
     "WithMaxWaitRateLimiter",

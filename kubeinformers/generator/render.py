@@ -8,7 +8,7 @@ plural, scope and model class. Templates (one per kind of output file) only prin
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +16,7 @@ from pathlib import Path
 import jinja2
 
 from kubeinformers.generator import naming
+from kubeinformers.generator.kind_listers import attach_listers
 from kubeinformers.generator.load import Resource
 from kubeinformers.generator.models import HEADER
 
@@ -59,9 +60,12 @@ class VersionCtx:
     reexports: tuple[tuple[str, str], ...] = ()  # (module, name)
 
     @property
-    def kind_classes(self) -> list[tuple[str, str]]:
-        """(model class, submodule) of every kind."""
-        return sorted({(k.model, k.model_module) for k in self.kinds})
+    def kind_modules(self) -> list[tuple[str, list[str]]]:
+        """(submodule, the kinds' models and listers it defines), for TYPE_CHECKING imports."""
+        by_module: dict[str, set[str]] = defaultdict(set)
+        for k in self.kinds:
+            by_module[k.model_module].update((k.model, k.lister))
+        return sorted((m, sorted(names)) for m, names in by_module.items())
 
     @property
     def class_modules(self) -> list[tuple[str, list[str]]]:
@@ -75,14 +79,6 @@ class VersionCtx:
     def split(self) -> bool:
         """Whether the models live in one module per kind (CRDs) rather than `models.py`."""
         return any(module != "models" for _, module in self.classes)
-
-    @property
-    def has_namespaced(self) -> bool:
-        return any(k.namespaced for k in self.kinds)
-
-    @property
-    def has_cluster_scoped(self) -> bool:
-        return any(not k.namespaced for k in self.kinds)
 
     @property
     def example(self) -> str:
@@ -232,6 +228,26 @@ def render(
                 resource_expr=resource_expr(r, "_APIResource"),
             )
         )
+
+    # Each listable kind's model learns its lister (`factory.lister(Pod) -> PodLister`); the
+    # listers are defined beside the models, in the module of each model (see kind_listers):
+    # a group-version's `models.py` for built-ins, each kind's own module for CRDs.
+    for key, gv in versions.items():
+        uses = Counter(k.model for k in gv.kinds)
+        by_module: dict[str, list[KindCtx]] = defaultdict(list)
+        for k in gv.kinds:
+            by_module[k.model_module].append(k)
+        for module, module_kinds in sorted(by_module.items()):
+            path = f"{key}/{module}.py"
+            if path not in model_files:
+                continue
+            module_kinds.sort(key=lambda k: k.accessor)
+            listed = sorted((k.model, k.lister) for k in module_kinds if uses[k.model] == 1)
+            block = env.get_template("model_listers.py.j2").render(
+                kinds=module_kinds, listed=listed
+            )
+            scopes = {"namespaced" if k.namespaced else "cluster" for k in module_kinds}
+            files[path] = attach_listers(model_files[path], dict(listed), block, scopes)
 
     groups: dict[str, GroupCtx] = {}
     by_pkg: dict[str, list[VersionCtx]] = defaultdict(list)

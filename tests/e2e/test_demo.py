@@ -30,4 +30,7 @@ def test_issue5_demo_runs_and_exits_cleanly_within_60_seconds() -> None:
     assert "pod-summary ConfigMap:        {'web': '3'}" in out
     assert 'NotFoundError: pod "nginx" not found in namespace "kubeinformers-demo"' in out
     assert "every informer stopped" in out
+    # issue 17: the asyncio operator runs after the threaded demo
+    assert "async operator: retried, widget-w-blue -> {'color': 'blue', 'size': 'large'}" in out
+    assert "async operator: stopped (lease released, informers shut down)" in out
     assert "Traceback" not in done.stderr

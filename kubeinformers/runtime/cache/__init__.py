@@ -89,6 +89,23 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.cache.dynamic import (
         discover_resource as discover_resource,
     )
+
+    # issue 17: typed events and health
+    from kubeinformers.runtime.cache.events import (
+        Added as Added,
+    )
+    from kubeinformers.runtime.cache.events import (
+        Deleted as Deleted,
+    )
+    from kubeinformers.runtime.cache.events import (
+        EventStream as EventStream,
+    )
+    from kubeinformers.runtime.cache.events import (
+        InformerEvent as InformerEvent,
+    )
+    from kubeinformers.runtime.cache.events import (
+        Updated as Updated,
+    )
     from kubeinformers.runtime.cache.factory import (
         CacheSyncTimeoutError as CacheSyncTimeoutError,
     )
@@ -133,6 +150,12 @@ if TYPE_CHECKING:
     )
     from kubeinformers.runtime.cache.handlers import (
         UpdateFunc as UpdateFunc,
+    )
+    from kubeinformers.runtime.cache.health import (
+        FactoryHealth as FactoryHealth,
+    )
+    from kubeinformers.runtime.cache.health import (
+        InformerHealth as InformerHealth,
     )
     from kubeinformers.runtime.cache.informer import (
         MINIMUM_RESYNC_PERIOD as MINIMUM_RESYNC_PERIOD,
@@ -306,6 +329,7 @@ if TYPE_CHECKING:
         strip_managed_fields as strip_managed_fields,
     )
 
+
 _EXPORTS: dict[str, str] = {
     "DeletedFinalStateUnknown": "kubeinformers.runtime.cache.keys",
     "NoMetadataError": "kubeinformers.runtime.cache.keys",
@@ -404,20 +428,30 @@ _EXPORTS: dict[str, str] = {
     "discover_resource": "kubeinformers.runtime.cache.dynamic",
     "chain_transforms": "kubeinformers.runtime.cache.transforms",
     "strip_managed_fields": "kubeinformers.runtime.cache.transforms",
+    "Added": "kubeinformers.runtime.cache.events",
+    "Deleted": "kubeinformers.runtime.cache.events",
+    "EventStream": "kubeinformers.runtime.cache.events",
+    "InformerEvent": "kubeinformers.runtime.cache.events",
+    "Updated": "kubeinformers.runtime.cache.events",
+    "FactoryHealth": "kubeinformers.runtime.cache.health",
+    "InformerHealth": "kubeinformers.runtime.cache.health",
 }
 
 __all__ = [
     "ADD",
     "AddFunc",
+    "Added",
     "BatchProcessingError",
     "BatchQueue",
     "BookmarkInfo",
+    "CacheSyncTimeoutError",
     "ClusterLister",
     "Controller",
     "ControllerConfig",
     "DEFAULT_BATCH_SIZE",
     "DELETE",
     "DeleteFunc",
+    "Deleted",
     "DeletedFinalStateUnknown",
     "Delta",
     "DeltaFIFO",
@@ -425,7 +459,9 @@ __all__ = [
     "Deltas",
     "DiscoveryError",
     "DynamicSharedInformerFactory",
+    "EventStream",
     "FIFOClosedError",
+    "FactoryHealth",
     "FilterFunc",
     "FilteringResourceEventHandler",
     "GenericInformer",
@@ -438,6 +474,8 @@ __all__ = [
     "IndexerConflictError",
     "IndexerReader",
     "Indexers",
+    "InformerEvent",
+    "InformerHealth",
     "InformerStartedError",
     "InformerStoppedError",
     "KeyFunc",
@@ -449,7 +487,6 @@ __all__ = [
     "MetadataSharedInformerFactory",
     "NAMESPACE_INDEX",
     "NamespacedLister",
-    "CacheSyncTimeoutError",
     "NoInformerFoundError",
     "NoMetadataError",
     "NotFoundError",
@@ -485,6 +522,7 @@ __all__ = [
     "UNLOCK_WHILE_PROCESSING_LIMIT",
     "UPDATE",
     "UpdateFunc",
+    "Updated",
     "chain_transforms",
     "deletion_handling_meta_namespace_key",
     "determine_resync_period",

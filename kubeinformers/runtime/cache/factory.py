@@ -12,16 +12,19 @@ later requests share it. Informers run on daemon threads that all watch one stop
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
 
+from kubeinformers.runtime.api.kinds import ListedModel, lister_class, resource_of
 from kubeinformers.runtime.api.listwatch import ListOptions
 from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
+from kubeinformers.runtime.cache.health import FactoryHealth
 from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind, SharedIndexInformer
 from kubeinformers.runtime.cache.listers import GenericLister
 from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, meta_namespace_index_func
@@ -41,6 +44,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+L = TypeVar("L")
 
 logger = logging.getLogger("kubeinformers.factory")
 
@@ -65,8 +69,9 @@ class NoInformerFoundError(LookupError):
 
 
 class CacheSyncTimeoutError(TimeoutError):
-    """`wait_for_cache_sync_or_raise` ended with caches not synced; the message names each
-    one and its last list/watch error (`unsynced` maps each resource to that error or None)."""
+    """`wait_for_cache_sync_or_raise`, `async with factory` or `factory.running()` ended with
+    caches not synced; the message names each one and its last list/watch error (`unsynced`
+    maps each resource to that error or None; `pending` lists them)."""
 
     def __init__(
         self,
@@ -89,6 +94,11 @@ class CacheSyncTimeoutError(TimeoutError):
             + "\n".join(lines)
         )
         self.unsynced: dict[GroupVersionResource, BaseException | None] = dict(unsynced)
+
+    @property
+    def pending(self) -> list[GroupVersionResource]:
+        """The resources whose informers did not sync."""
+        return list(self.unsynced)
 
 
 class StartableFactory(Protocol):
@@ -151,6 +161,8 @@ class SharedInformerFactory:
         custom_resync: Mapping[GroupVersionResource, float] | None = None,
         decode: DecodeMode = "lazy",
         queue: QueueKind = "delta",
+        watch_idle_timeout: float | None = None,
+        sync_timeout: float = 60.0,
     ) -> None:
         if resync_period < 0:
             raise ValueError(f"resync_period must be >= 0 seconds, got {resync_period}")
@@ -167,6 +179,12 @@ class SharedInformerFactory:
         if queue not in QUEUE_KINDS:
             raise ValueError(f'queue must be "delta", "ordered" or "atomic", not {queue!r}')
         self._queue: QueueKind = queue
+        if watch_idle_timeout is not None and watch_idle_timeout <= 0:
+            raise ValueError(f"watch_idle_timeout must be > 0 seconds, got {watch_idle_timeout}")
+        # A watch silent (no byte, not even a bookmark) for this long is reconnected.
+        self._watch_idle_timeout = watch_idle_timeout
+        # `async with factory`: how long entering waits for every informer to sync.
+        self._sync_timeout = sync_timeout
         self._lock = threading.Lock()
         self._informers: dict[GroupVersionResource, SharedIndexInformer[Any]] = {}
         self._threads: dict[GroupVersionResource, threading.Thread] = {}
@@ -267,6 +285,7 @@ class SharedInformerFactory:
             namespace=namespace,
             tweak_list_options=self._tweak_list_options,
             decode=self._decode,
+            watch_idle_timeout=self._watch_idle_timeout,
         )
         return SharedIndexInformer(
             lister_watcher,
@@ -276,6 +295,23 @@ class SharedInformerFactory:
             name=_informer_name(resource),
             queue=self._queue,
         )
+
+    def informer(self, model: type[T]) -> SharedIndexInformer[T]:
+        """The shared informer of a generated model's kind: `factory.informer(Pod)`.
+
+        The same informer as the accessor chain's (`core().v1().pods().informer()`); the model
+        knows its resource (`__kube_lister__.RESOURCE`). KindModelError for a class that is
+        not a listable kind's generated model.
+        """
+        return self.typed_informer(resource_of(model), model)
+
+    def lister(self, model: ListedModel[L]) -> L:
+        """The typed lister of a generated model's kind over its shared informer's cache:
+        `factory.lister(Pod) -> PodLister` (built-in and CRD models alike)."""
+        model_class = cast(type[Any], model)
+        lister_type = lister_class(model_class)
+        informer = self.typed_informer(resource_of(model_class), model_class)
+        return cast(L, lister_type(informer.get_indexer(), lister_type.RESOURCE))
 
     def informers(self) -> dict[GroupVersionResource, SharedIndexInformer[Any]]:
         """A snapshot of every informer requested so far."""
@@ -459,6 +495,63 @@ class SharedInformerFactory:
     @property
     def is_shut_down(self) -> bool:
         return self._shutting_down
+
+    # --- asyncio ---------------------------------------------------------------------------
+
+    async def start_and_sync(self, timeout: float | None = None) -> None:
+        """Start every informer requested so far and wait (without blocking the loop) until
+        all have synced; CacheSyncTimeoutError after `timeout` seconds (None: the factory's
+        `sync_timeout`)."""
+        timeout = self._sync_timeout if timeout is None else timeout
+        self.start()
+        synced = await self.wait_for_cache_sync_async(timeout)
+        requested = self.informers()
+        unsynced = {gvr: requested[gvr].last_error() for gvr, ok in synced.items() if not ok}
+        if unsynced:
+            reason = "the factory was shut down" if self._stop.is_set() else ""
+            raise CacheSyncTimeoutError(unsynced, timeout, reason=reason)
+
+    async def shutdown_async(self, timeout: float | None = None) -> None:
+        """`shutdown` for coroutines: the informer threads are joined off the event loop.
+
+        Shielded: a cancellation while it runs still lets the informers stop."""
+        self._stop.set()  # informers begin stopping at once, even if we are cancelled below
+        await asyncio.shield(asyncio.to_thread(self.shutdown, timeout))
+
+    @contextlib.asynccontextmanager
+    async def running(self, timeout: float | None = None) -> AsyncIterator[Self]:
+        """`async with factory.running(timeout=30):` — start, wait for sync (raising
+        CacheSyncTimeoutError), and shut down on exit, on an error and on cancellation."""
+        try:
+            await self.start_and_sync(timeout)
+            yield self
+        finally:
+            await self.shutdown_async()
+
+    async def __aenter__(self) -> Self:
+        """`async with factory:` is `factory.running()` with the factory's `sync_timeout`."""
+        try:
+            await self.start_and_sync()
+        except BaseException:
+            await self.shutdown_async()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.shutdown_async()
+
+    # --- health ------------------------------------------------------------------------------
+
+    def health(self) -> FactoryHealth:
+        """Every started informer's `health()`; `.healthy` answers a readiness probe."""
+        return FactoryHealth(
+            {gvr.group_resource(): inf.health() for gvr, inf in self._started_informers().items()}
+        )
 
     def __enter__(self) -> Self:
         return self

@@ -7,6 +7,7 @@ callback type here returns `None | Awaitable[None]`.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Generic, Protocol, TypeVar
 
@@ -17,6 +18,8 @@ T_contra = TypeVar("T_contra", contravariant=True)
 
 HandlerResult = Awaitable[None] | None
 AddFunc = Callable[[T, bool], HandlerResult]
+SimpleAddFunc = Callable[[T], HandlerResult]
+"""An `on_add` that does not care whether the object came with the initial list."""
 UpdateFunc = Callable[[T, T], HandlerResult]
 DeleteFunc = Callable[[T | DeletedFinalStateUnknown[T]], HandlerResult]
 FilterFunc = Callable[[T | DeletedFinalStateUnknown[T]], bool]
@@ -48,11 +51,12 @@ class ResourceEventHandlerFuncs(Generic[T]):
 
     def __init__(
         self,
-        on_add: AddFunc[T] | None = None,
+        on_add: AddFunc[T] | SimpleAddFunc[T] | None = None,
         on_update: UpdateFunc[T] | None = None,
         on_delete: DeleteFunc[T] | None = None,
     ) -> None:
-        self.add_func = on_add
+        # `on_add(obj)` or `on_add(obj, is_in_initial_list)`: told apart once, here.
+        self.add_func: AddFunc[T] | None = None if on_add is None else adapt_add_func(on_add)
         self.update_func = on_update
         self.delete_func = on_delete
 
@@ -78,6 +82,47 @@ class ResourceEventHandlerFuncs(Generic[T]):
     def __repr__(self) -> str:
         names = [getattr(f, "__qualname__", repr(f)) for f in self.functions()]
         return f"ResourceEventHandlerFuncs({', '.join(names)})"
+
+
+class _IgnoreInitialList(Generic[T]):
+    """Calls a one-argument `on_add`; keeps the function's name and coroutine-ness visible."""
+
+    __slots__ = ("__qualname__", "func")
+
+    def __init__(self, func: SimpleAddFunc[T]) -> None:
+        self.func = func
+        self.__qualname__ = getattr(func, "__qualname__", repr(func))
+
+    def __call__(self, obj: T, is_in_initial_list: bool) -> HandlerResult:
+        return self.func(obj)
+
+
+def adapt_add_func(func: AddFunc[T] | SimpleAddFunc[T]) -> AddFunc[T]:
+    """`func` as a two-argument `on_add`: a function that cannot take `is_in_initial_list`
+    (one positional parameter) is wrapped; anything else is used as it is."""
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError):  # a builtin without a signature: assume the full form
+        return func  # type: ignore[return-value]
+    try:
+        signature.bind(None, False)
+    except TypeError:
+        try:
+            signature.bind(None)
+        except TypeError:
+            raise TypeError(
+                f"on_add {getattr(func, '__qualname__', func)!r} must take (obj) or "
+                "(obj, is_in_initial_list)"
+            ) from None
+        return _IgnoreInitialList(func)  # type: ignore[arg-type]
+    return func  # type: ignore[return-value]
+
+
+def is_coroutine_callback(func: object) -> bool:
+    """A coroutine function, also behind the one-argument `on_add` adapter."""
+    if isinstance(func, _IgnoreInitialList):
+        func = func.func
+    return inspect.iscoroutinefunction(func)
 
 
 class FilteringResourceEventHandler(Generic[T]):
@@ -127,5 +172,8 @@ __all__ = [
     "HandlerResult",
     "ResourceEventHandler",
     "ResourceEventHandlerFuncs",
+    "SimpleAddFunc",
     "UpdateFunc",
+    "adapt_add_func",
+    "is_coroutine_callback",
 ]

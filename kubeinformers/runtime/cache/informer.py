@@ -9,7 +9,6 @@ own thread (G). Handlers may join and leave while the informer runs (F8, F9).
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import threading
 import time
@@ -24,15 +23,20 @@ from kubeinformers.runtime.cache.controller import (
     process_deltas,
     process_deltas_in_batch,
 )
-from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaFIFO
+from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaFIFO, DeltaType
+from kubeinformers.runtime.cache.events import EventStream
+from kubeinformers.runtime.cache.freshness import ResourceVersionWatermark
 from kubeinformers.runtime.cache.handlers import (
     AddFunc,
     DeleteFunc,
     FilteringResourceEventHandler,
     ResourceEventHandler,
     ResourceEventHandlerFuncs,
+    SimpleAddFunc,
     UpdateFunc,
+    is_coroutine_callback,
 )
+from kubeinformers.runtime.cache.health import HealthTracker, InformerHealth
 from kubeinformers.runtime.cache.keys import (
     DeletedFinalStateUnknown,
     NoMetadataError,
@@ -48,7 +52,12 @@ from kubeinformers.runtime.cache.processor import (
     SharedProcessor,
     determine_resync_period,
 )
-from kubeinformers.runtime.cache.real_fifo import RealFIFO
+from kubeinformers.runtime.cache.real_fifo import (
+    BookmarkInfo,
+    RealFIFO,
+    ReplacedAllInfo,
+    SyncAllInfo,
+)
 from kubeinformers.runtime.cache.store import Indexer
 from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.metrics import (
@@ -59,7 +68,7 @@ from kubeinformers.runtime.metrics import (
     build_informer_metrics,
     track_informer,
 )
-from kubeinformers.runtime.reflector.reflector import Reflector
+from kubeinformers.runtime.reflector.reflector import Reflector, default_watch_error_handler
 
 T = TypeVar("T")
 
@@ -73,6 +82,10 @@ WatchErrorHandler = Callable[[Reflector[Any], BaseException], None]
 
 # F5: a handler never resyncs more often than this (seconds).
 MINIMUM_RESYNC_PERIOD = 1.0
+
+
+_REPLACED = DeltaType.REPLACED
+_DELETED = DeltaType.DELETED
 
 
 class InformerStoppedError(RuntimeError):
@@ -155,7 +168,7 @@ def _coroutine_functions(handler: object) -> list[str]:
         funcs: list[Any] = list(handler.functions())
     else:
         funcs = [getattr(handler, n, None) for n in ("on_add", "on_update", "on_delete")]
-    return [getattr(f, "__qualname__", repr(f)) for f in funcs if inspect.iscoroutinefunction(f)]
+    return [getattr(f, "__qualname__", repr(f)) for f in funcs if is_coroutine_callback(f)]
 
 
 def _describe_handler(handler: object) -> str:
@@ -195,6 +208,8 @@ class SharedIndexInformer(Generic[T]):
         page_size: int | None = None,
         queue: QueueKind = "delta",
         clock: Now = time.monotonic,
+        transform: TransformFunc | None = None,
+        watch_error_handler: WatchErrorHandler | None = None,
     ) -> None:
         if queue not in QUEUE_KINDS:
             raise ValueError(
@@ -226,8 +241,14 @@ class SharedIndexInformer(Generic[T]):
         self._resync_check_period = float(resync_period)
         self._use_watch_list = use_watch_list
         self._page_size = page_size
-        self._transform: TransformFunc | None = None
-        self._watch_error_handler: WatchErrorHandler | None = None
+        # Constructor arguments, or set_transform / set_watch_error_handler before run (F11, F12).
+        self._transform: TransformFunc | None = transform
+        self._watch_error_handler: WatchErrorHandler | None = watch_error_handler
+        # Read your own writes (`wait_for_resource_version`) and `health()`, for every queue.
+        self._watermark = ResourceVersionWatermark()
+        self._rv_processed = -1  # highest resourceVersion processed (published: see _processed)
+        self._health = HealthTracker(clock)
+        self._stopped_callbacks: list[Callable[[], None]] = []
         self._controller: Controller[T] | None = None
         self._start_lock = threading.Lock()
         # Held while a popped item is processed and while a handler joins or leaves (F8-F10).
@@ -271,7 +292,7 @@ class SharedIndexInformer(Generic[T]):
                 object_type=self.object_type,
                 full_resync_period=self._resync_check_period,
                 should_resync=self._processor.should_resync,
-                watch_error_handler=self._watch_error_handler,
+                watch_error_handler=self._report_watch_error,
                 use_watch_list=self._use_watch_list,
                 page_size=self._page_size,
                 name=self.name,
@@ -287,16 +308,85 @@ class SharedIndexInformer(Generic[T]):
         finally:
             with self._start_lock:
                 self._stopped = True
+                stopped_callbacks, self._stopped_callbacks = self._stopped_callbacks, []
             self._processor.stop()
             self._processor.join()
+            for callback in stopped_callbacks:
+                try:
+                    callback()
+                except Exception:
+                    self._log.exception("stop callback of informer %s failed", self.name)
 
     def _handle_deltas(self, deltas: list[Delta[T]], is_in_initial_list: bool) -> None:
         with self._block_deltas:
-            process_deltas(self._distributor, self._indexer, deltas, is_in_initial_list)
+            try:
+                process_deltas(self._distributor, self._indexer, deltas, is_in_initial_list)
+            finally:
+                self._processed(deltas)
 
     def _handle_batch_deltas(self, deltas: list[Delta[T]], is_in_initial_list: bool) -> None:
         with self._block_deltas:
-            process_deltas_in_batch(self._distributor, self._indexer, deltas, is_in_initial_list)
+            try:
+                process_deltas_in_batch(
+                    self._distributor, self._indexer, deltas, is_in_initial_list
+                )
+            finally:
+                self._processed(deltas)
+
+    def _processed(self, deltas: list[Delta[T]]) -> None:
+        """Raise the read-your-writes watermark past what was just written to the store.
+
+        RealFIFO ("ordered", "atomic") hands watch events out in arrival order, so everything
+        up to the highest resourceVersion processed is in the store. DeltaFIFO hands out keys
+        in the order they were first queued (a key popped now may carry a newer event than a
+        key still waiting), and a relist's items come in list order: then the watermark moves
+        only when the queue is empty, i.e. when every event received has been processed.
+        """
+        highest = self._rv_processed
+        listed = False  # a (re)list's items arrive in list order, not resourceVersion order
+        atomic = self.queue_kind == "atomic"
+        for delta in deltas:
+            kind = delta.type
+            if kind is _REPLACED:
+                listed = True
+            obj: Any = delta.object
+            if atomic and isinstance(obj, (ReplacedAllInfo, BookmarkInfo, SyncAllInfo)):
+                continue  # whole-store entries: their resourceVersion is the store's, below
+            if kind is _DELETED and isinstance(obj, DeletedFinalStateUnknown):
+                obj = obj.obj
+            try:
+                rv = object_resource_version(obj)
+            except NoMetadataError:
+                continue
+            if rv.isdigit():
+                value = int(rv)
+                if value > highest:
+                    highest = value
+        if atomic:
+            store_rv = self._indexer.last_store_sync_resource_version()  # B15: lists, bookmarks
+            if store_rv.isdigit() and int(store_rv) > highest:
+                highest = int(store_rv)
+        self._rv_processed = highest
+        if highest >= 0 and highest > self._watermark.highest:
+            queue = self._queue
+            unordered = listed or isinstance(queue, DeltaFIFO)
+            if not (unordered and isinstance(queue, (DeltaFIFO, RealFIFO)) and len(queue)):
+                self._watermark.observe_value(highest)
+        self._health.event_processed(self._reflector_counters.watch_errors)
+
+    def _report_watch_error(self, reflector: Reflector[Any], err: BaseException) -> None:
+        """Count the failure for `health()`, then the user's handler or the default (F12)."""
+        self._health.error(err)
+        handler = self._watch_error_handler
+        (handler or default_watch_error_handler)(reflector, err)
+
+    def _on_stopped(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once `run` has returned (now if it has)."""
+        with self._start_lock:
+            if not self._stopped:
+                self._stopped_callbacks.append(callback)
+                return
+        callback()
 
     def _announce_synced(self) -> None:
         """The queue's sync callback: tell the sync waiters (`_on_synced`). Runs under the
@@ -347,13 +437,53 @@ class SharedIndexInformer(Generic[T]):
         controller = self._controller
         return controller.last_sync_resource_version() if controller is not None else ""
 
+    # -- read your own writes ------------------------------------------------------------------
+
+    def last_processed_resource_version(self) -> str:
+        """The highest resourceVersion processed into the cache ("" before any), any queue."""
+        return self._watermark.value
+
+    def wait_for_resource_version(self, resource_version: str, timeout: float | None) -> bool:
+        """Block until the cache has processed an event at or beyond `resource_version` (the
+        `metadata.resourceVersion` a write returned): True, or False when `timeout` passes.
+
+        A write the informer never sees (another resource, filtered out by a selector) does
+        not raise the watermark; a later event of this resource does. With the default
+        "delta" queue the watermark moves when the queue has drained (keys are not handed out
+        in resourceVersion order), so under a constant stream of changes it can lag; the
+        "ordered" and "atomic" queues move it with every entry. ValueError for a non-numeric
+        resourceVersion.
+        """
+        return self._watermark.wait(resource_version, timeout)
+
+    async def wait_for_resource_version_async(
+        self, resource_version: str, timeout: float | None
+    ) -> bool:
+        """`wait_for_resource_version` for coroutines; never blocks the event loop."""
+        return await self._watermark.wait_async(resource_version, timeout)
+
+    # -- health and the async stream --------------------------------------------------------
+
+    def health(self) -> InformerHealth:
+        """Synced, seconds since the last processed event, last list/watch error and the
+        failures in a row: what a readiness probe needs (`InformerHealth.healthy`)."""
+        return self._health.snapshot(
+            self.name, self.has_synced(), self.is_stopped(), self._reflector_counters.watch_errors
+        )
+
+    def events(self, buffer: int = 100) -> EventStream[T]:
+        """An async stream of this informer's notifications as `Added` / `Updated` /
+        `Deleted` events; at most `buffer` wait on the event loop (back-pressure: see
+        `kubeinformers.runtime.cache.events`). Call it inside the running loop."""
+        return EventStream(self, buffer)
+
     # -- handlers ----------------------------------------------------------------------------
 
     def add_event_handler(
         self,
         handler: ResourceEventHandler[T] | None = None,
         *,
-        on_add: AddFunc[T] | None = None,
+        on_add: AddFunc[T] | SimpleAddFunc[T] | None = None,
         on_update: UpdateFunc[T] | None = None,
         on_delete: DeleteFunc[T] | None = None,
         resync_period: float | None = None,

@@ -187,8 +187,13 @@ class ApiListerWatcher(Generic[T]):
         decode: DecodeMode = "lazy",
         accept: str | None = None,
         watch_accept: str | None = None,
+        watch_idle_timeout: float | None = None,
     ) -> None:
         self.api_client = api_client
+        # No byte (not even a bookmark) on a watch for this long: the watch is ended and the
+        # reflector re-watches from its last resourceVersion (a stalled proxy or connection).
+        self.watch_idle_timeout = watch_idle_timeout
+        self.idle_reconnects = 0
         # Accept headers; metadata-only informers ask for PartialObjectMetadata(List) (J2).
         self.accept = accept or "application/json"
         self.watch_accept = watch_accept or self.accept
@@ -354,9 +359,27 @@ class ApiListerWatcher(Generic[T]):
     def watch(self, options: ListOptions) -> HttpWatch[T]:
         options = self._options(options)
         read = (options.timeout_seconds + WATCH_READ_SLACK) if options.timeout_seconds else None
+        if self.watch_idle_timeout is not None:
+            read = self.watch_idle_timeout if read is None else min(read, self.watch_idle_timeout)
         timeout = urllib3.Timeout(connect=WATCH_CONNECT_TIMEOUT, read=read)
         resp = self._request(options, watch=True, timeout=timeout)
         return HttpWatch(resp, self)
+
+    def report_idle_watch(self, err: BaseException) -> None:
+        """A watch read nothing for its idle timeout: said once at INFO, then at DEBUG."""
+        with self._lock:
+            self.idle_reconnects += 1
+            first = self.idle_reconnects == 1
+        logger.log(
+            logging.INFO if first else logging.DEBUG,
+            "the watch of %s at %s was silent for %s s (no event, no bookmark); reconnecting "
+            "from the last resourceVersion%s (%s)",
+            self.describe(),
+            self.server,
+            f"{self.watch_idle_timeout:g}" if self.watch_idle_timeout else "its read timeout",
+            "" if first else f" (idle reconnect #{self.idle_reconnects})",
+            err,
+        )
 
     def report_bad_object(self, err: BaseException) -> None:
         """Count, log once per object version, and hand to the decode error handler.
@@ -480,6 +503,10 @@ class HttpWatch(Generic[T]):
                     yield decode(pending)
                 except ObjectDecodeError as e:
                     self._owner.report_bad_object(e)
+        except (urllib3.exceptions.ReadTimeoutError, TimeoutError) as e:
+            clean = False
+            if not self.is_stopped():
+                self._owner.report_idle_watch(e)
         except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
             # A broken stream ends the watch like a clean close (the reflector re-watches);
             # client-go's StreamWatcher does the same.

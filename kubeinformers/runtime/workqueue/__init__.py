@@ -4,6 +4,12 @@
 
 from __future__ import annotations
 
+from kubeinformers.runtime.workqueue.async_queue import (
+    AsyncRateLimitingQueue as AsyncRateLimitingQueue,
+)
+from kubeinformers.runtime.workqueue.async_queue import (
+    QueueShutDown as QueueShutDown,
+)
 from kubeinformers.runtime.workqueue.queue import (
     BucketRateLimiter as BucketRateLimiter,
 )
@@ -72,6 +78,8 @@ from kubeinformers.runtime.workqueue.queue import (
 )
 
 __all__ = [
+    "AsyncRateLimitingQueue",
+    "QueueShutDown",
     "BucketRateLimiter",
     "Clock",
     "CounterMetric",

@@ -15,8 +15,9 @@ import itertools
 import logging
 import threading
 from collections import deque
-from collections.abc import Hashable
-from typing import Generic, Protocol, TypeVar, cast
+from collections.abc import Generator, Hashable
+from types import TracebackType
+from typing import Generic, Protocol, Self, TypeVar, cast
 
 from kubeinformers.runtime.clock import Clock, FakeClock, RealClock
 from kubeinformers.runtime.metrics import WorkQueueMetrics, track_queue
@@ -224,6 +225,32 @@ class WorkQueue(Generic[K]):
     def shutting_down(self) -> bool:
         with self._lock:
             return self._shutting_down
+
+    # Pythonic faces of get/done/shut_down (client-go's names stay the primary API).
+
+    def __iter__(self) -> Generator[K, None, None]:
+        """`for item in queue:` — blocks for each item; the item is `done` when the loop body
+        finishes (also when it raises or breaks); ends when the queue shuts down (I3, I6)."""
+        while True:
+            item, shutting_down = self.get()
+            if shutting_down:
+                return
+            try:
+                yield item
+            finally:
+                self.done(item)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Leaving `with queue:` shuts it down (workers' loops end once it is empty)."""
+        self.shut_down()
 
     def update_unfinished_work(self) -> None:
         """Refresh the unfinished-work gauges now (a background thread does it every 0.5 s)."""

@@ -8,6 +8,11 @@ from pydantic import Field
 
 from kubeinformers.generated.meta.v1.models import ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+
 
 class GadgetSpecAttachedTo(KubeModel):
     namespace: str
@@ -44,8 +49,36 @@ class Gadget(KubeModel):
     A Gadget is a made-up cluster-wide device of the kubeinformers demo.
     """
 
+    __kube_lister__: _ClassVar[type["GadgetLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     kind: str | None = None
     metadata: ObjectMeta | None = None
     spec: GadgetSpec | None = None
     status: GadgetStatus | None = None
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class GadgetLister(_ClusterLister[Gadget]):
+    """Lists gadgets (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="demo.kubeinformers.io",
+        version="v1",
+        resource="gadgets",
+        kind="Gadget",
+        namespaced=False,
+        singular="gadget",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+Gadget.__kube_lister__ = GadgetLister

@@ -2,8 +2,8 @@
 """Shared informers of demo.kubeinformers.io/v1: one class per kind that offers list and watch.
 
 `GadgetInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache. A kind's model module is
-imported when its informer is first asked for, not with this module.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -13,17 +13,18 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    GadgetLister,
-    WidgetLister,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
 
-    from .gadget import Gadget
-    from .widget import Widget
+    from .gadget import (
+        Gadget,
+        GadgetLister,
+    )
+    from .widget import (
+        Widget,
+        WidgetLister,
+    )
 
 
 class GadgetInformer:
@@ -31,7 +32,17 @@ class GadgetInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = GadgetLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="demo.kubeinformers.io",
+        version="v1",
+        resource="gadgets",
+        kind="Gadget",
+        namespaced=False,
+        singular="gadget",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -44,6 +55,8 @@ class GadgetInformer:
 
     def lister(self) -> GadgetLister:
         """A lister over the shared informer's cache."""
+        from .gadget import GadgetLister
+
         return GadgetLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -52,7 +65,17 @@ class WidgetInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = WidgetLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="demo.kubeinformers.io",
+        version="v1",
+        resource="widgets",
+        kind="Widget",
+        namespaced=True,
+        singular="widget",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -65,4 +88,6 @@ class WidgetInformer:
 
     def lister(self) -> WidgetLister:
         """A lister over the shared informer's cache."""
+        from .widget import WidgetLister
+
         return WidgetLister(self.informer().get_indexer(), self.RESOURCE)

@@ -8,6 +8,14 @@ from pydantic import Field
 
 from kubeinformers.generated.meta.v1.models import ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
+
 
 class WidgetSpecOwnerTeam(KubeModel):
     """
@@ -100,6 +108,8 @@ class Widget(KubeModel):
     A Widget is a made-up namespaced object of the kubeinformers demo.
     """
 
+    __kube_lister__: _ClassVar[type["WidgetLister"]]
+
     api_version: Annotated[
         str | None,
         Field(
@@ -116,3 +126,33 @@ class Widget(KubeModel):
     metadata: ObjectMeta | None = None
     spec: WidgetSpec | None = None
     status: WidgetStatus | None = None
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class WidgetLister(_NamespacedLister[Widget]):
+    """Lists widgets in all namespaces; `widgets(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="demo.kubeinformers.io",
+        version="v1",
+        resource="widgets",
+        kind="Widget",
+        namespaced=True,
+        singular="widget",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def widgets(self, namespace: str) -> _SingleNamespaceLister[Widget]:
+        """The widgets of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+Widget.__kube_lister__ = WidgetLister

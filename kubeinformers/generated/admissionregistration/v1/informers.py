@@ -2,8 +2,8 @@
 """Shared informers of admissionregistration.k8s.io/v1: one class per kind that offers list and watch.
 
 `MutatingWebhookConfigurationInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache. A kind's model module is
-imported when its informer is first asked for, not with this module.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -13,21 +13,20 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    MutatingWebhookConfigurationLister,
-    ValidatingAdmissionPolicyLister,
-    ValidatingAdmissionPolicyBindingLister,
-    ValidatingWebhookConfigurationLister,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
 
-    from .models import MutatingWebhookConfiguration
-    from .models import ValidatingAdmissionPolicy
-    from .models import ValidatingAdmissionPolicyBinding
-    from .models import ValidatingWebhookConfiguration
+    from .models import (
+        MutatingWebhookConfiguration,
+        MutatingWebhookConfigurationLister,
+        ValidatingAdmissionPolicy,
+        ValidatingAdmissionPolicyBinding,
+        ValidatingAdmissionPolicyBindingLister,
+        ValidatingAdmissionPolicyLister,
+        ValidatingWebhookConfiguration,
+        ValidatingWebhookConfigurationLister,
+    )
 
 
 class MutatingWebhookConfigurationInformer:
@@ -35,7 +34,17 @@ class MutatingWebhookConfigurationInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = MutatingWebhookConfigurationLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="admissionregistration.k8s.io",
+        version="v1",
+        resource="mutatingwebhookconfigurations",
+        kind="MutatingWebhookConfiguration",
+        namespaced=False,
+        singular="mutatingwebhookconfiguration",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -48,6 +57,8 @@ class MutatingWebhookConfigurationInformer:
 
     def lister(self) -> MutatingWebhookConfigurationLister:
         """A lister over the shared informer's cache."""
+        from .models import MutatingWebhookConfigurationLister
+
         return MutatingWebhookConfigurationLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -56,7 +67,17 @@ class ValidatingAdmissionPolicyInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ValidatingAdmissionPolicyLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="admissionregistration.k8s.io",
+        version="v1",
+        resource="validatingadmissionpolicies",
+        kind="ValidatingAdmissionPolicy",
+        namespaced=False,
+        singular="validatingadmissionpolicy",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -69,6 +90,8 @@ class ValidatingAdmissionPolicyInformer:
 
     def lister(self) -> ValidatingAdmissionPolicyLister:
         """A lister over the shared informer's cache."""
+        from .models import ValidatingAdmissionPolicyLister
+
         return ValidatingAdmissionPolicyLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -77,7 +100,17 @@ class ValidatingAdmissionPolicyBindingInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ValidatingAdmissionPolicyBindingLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="admissionregistration.k8s.io",
+        version="v1",
+        resource="validatingadmissionpolicybindings",
+        kind="ValidatingAdmissionPolicyBinding",
+        namespaced=False,
+        singular="validatingadmissionpolicybinding",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -90,6 +123,8 @@ class ValidatingAdmissionPolicyBindingInformer:
 
     def lister(self) -> ValidatingAdmissionPolicyBindingLister:
         """A lister over the shared informer's cache."""
+        from .models import ValidatingAdmissionPolicyBindingLister
+
         return ValidatingAdmissionPolicyBindingLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -98,7 +133,17 @@ class ValidatingWebhookConfigurationInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ValidatingWebhookConfigurationLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="admissionregistration.k8s.io",
+        version="v1",
+        resource="validatingwebhookconfigurations",
+        kind="ValidatingWebhookConfiguration",
+        namespaced=False,
+        singular="validatingwebhookconfiguration",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -111,4 +156,6 @@ class ValidatingWebhookConfigurationInformer:
 
     def lister(self) -> ValidatingWebhookConfigurationLister:
         """A lister over the shared informer's cache."""
+        from .models import ValidatingWebhookConfigurationLister
+
         return ValidatingWebhookConfigurationLister(self.informer().get_indexer(), self.RESOURCE)

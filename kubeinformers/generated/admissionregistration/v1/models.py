@@ -7,6 +7,11 @@ from pydantic import Field
 
 from ...meta.v1.models import Condition, LabelSelector, ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+
 
 class AuditAnnotation(KubeModel):
     """
@@ -466,6 +471,8 @@ class MutatingWebhookConfiguration(KubeModel):
     MutatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and may change the object.
     """
 
+    __kube_lister__: _ClassVar[type["MutatingWebhookConfigurationLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -765,6 +772,8 @@ class ValidatingWebhookConfiguration(KubeModel):
     ValidatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and object without changing it.
     """
 
+    __kube_lister__: _ClassVar[type["ValidatingWebhookConfigurationLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -811,6 +820,8 @@ class ValidatingAdmissionPolicy(KubeModel):
     ValidatingAdmissionPolicy describes the definition of an admission validation policy that accepts or rejects an object without changing it.
     """
 
+    __kube_lister__: _ClassVar[type["ValidatingAdmissionPolicyLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -841,6 +852,8 @@ class ValidatingAdmissionPolicyBinding(KubeModel):
 
     The CEL expressions of a policy must have a computed CEL cost below the maximum CEL budget. Each evaluation of the policy is given an independent CEL cost budget. Adding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.
     """
+
+    __kube_lister__: _ClassVar[type["ValidatingAdmissionPolicyBindingLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -904,3 +917,86 @@ class ValidatingAdmissionPolicyList(KubeModel):
     """
     Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class MutatingWebhookConfigurationLister(_ClusterLister[MutatingWebhookConfiguration]):
+    """Lists mutatingwebhookconfigurations (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="admissionregistration.k8s.io",
+        version="v1",
+        resource="mutatingwebhookconfigurations",
+        kind="MutatingWebhookConfiguration",
+        namespaced=False,
+        singular="mutatingwebhookconfiguration",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class ValidatingAdmissionPolicyLister(_ClusterLister[ValidatingAdmissionPolicy]):
+    """Lists validatingadmissionpolicies (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="admissionregistration.k8s.io",
+        version="v1",
+        resource="validatingadmissionpolicies",
+        kind="ValidatingAdmissionPolicy",
+        namespaced=False,
+        singular="validatingadmissionpolicy",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class ValidatingAdmissionPolicyBindingLister(_ClusterLister[ValidatingAdmissionPolicyBinding]):
+    """Lists validatingadmissionpolicybindings (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="admissionregistration.k8s.io",
+        version="v1",
+        resource="validatingadmissionpolicybindings",
+        kind="ValidatingAdmissionPolicyBinding",
+        namespaced=False,
+        singular="validatingadmissionpolicybinding",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class ValidatingWebhookConfigurationLister(_ClusterLister[ValidatingWebhookConfiguration]):
+    """Lists validatingwebhookconfigurations (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="admissionregistration.k8s.io",
+        version="v1",
+        resource="validatingwebhookconfigurations",
+        kind="ValidatingWebhookConfiguration",
+        namespaced=False,
+        singular="validatingwebhookconfiguration",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+MutatingWebhookConfiguration.__kube_lister__ = MutatingWebhookConfigurationLister
+ValidatingAdmissionPolicy.__kube_lister__ = ValidatingAdmissionPolicyLister
+ValidatingAdmissionPolicyBinding.__kube_lister__ = ValidatingAdmissionPolicyBindingLister
+ValidatingWebhookConfiguration.__kube_lister__ = ValidatingWebhookConfigurationLister

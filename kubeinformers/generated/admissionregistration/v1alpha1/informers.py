@@ -2,8 +2,8 @@
 """Shared informers of admissionregistration.k8s.io/v1alpha1: one class per kind that offers list and watch.
 
 `MutatingAdmissionPolicyInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache. A kind's model module is
-imported when its informer is first asked for, not with this module.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -13,17 +13,16 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    MutatingAdmissionPolicyLister,
-    MutatingAdmissionPolicyBindingLister,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
 
-    from .models import MutatingAdmissionPolicy
-    from .models import MutatingAdmissionPolicyBinding
+    from .models import (
+        MutatingAdmissionPolicy,
+        MutatingAdmissionPolicyBinding,
+        MutatingAdmissionPolicyBindingLister,
+        MutatingAdmissionPolicyLister,
+    )
 
 
 class MutatingAdmissionPolicyInformer:
@@ -31,7 +30,17 @@ class MutatingAdmissionPolicyInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = MutatingAdmissionPolicyLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="admissionregistration.k8s.io",
+        version="v1alpha1",
+        resource="mutatingadmissionpolicies",
+        kind="MutatingAdmissionPolicy",
+        namespaced=False,
+        singular="mutatingadmissionpolicy",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -44,6 +53,8 @@ class MutatingAdmissionPolicyInformer:
 
     def lister(self) -> MutatingAdmissionPolicyLister:
         """A lister over the shared informer's cache."""
+        from .models import MutatingAdmissionPolicyLister
+
         return MutatingAdmissionPolicyLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -52,7 +63,17 @@ class MutatingAdmissionPolicyBindingInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = MutatingAdmissionPolicyBindingLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="admissionregistration.k8s.io",
+        version="v1alpha1",
+        resource="mutatingadmissionpolicybindings",
+        kind="MutatingAdmissionPolicyBinding",
+        namespaced=False,
+        singular="mutatingadmissionpolicybinding",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -65,4 +86,6 @@ class MutatingAdmissionPolicyBindingInformer:
 
     def lister(self) -> MutatingAdmissionPolicyBindingLister:
         """A lister over the shared informer's cache."""
+        from .models import MutatingAdmissionPolicyBindingLister
+
         return MutatingAdmissionPolicyBindingLister(self.informer().get_indexer(), self.RESOURCE)

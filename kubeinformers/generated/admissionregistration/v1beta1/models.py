@@ -7,6 +7,11 @@ from pydantic import Field
 
 from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+
 
 class ApplyConfiguration(KubeModel):
     """
@@ -392,6 +397,8 @@ class MutatingAdmissionPolicy(KubeModel):
     MutatingAdmissionPolicy describes the definition of an admission mutation policy that mutates the object coming into admission chain.
     """
 
+    __kube_lister__: _ClassVar[type["MutatingAdmissionPolicyLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -461,6 +468,8 @@ class MutatingAdmissionPolicyBinding(KubeModel):
     Adding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.
     """
 
+    __kube_lister__: _ClassVar[type["MutatingAdmissionPolicyBindingLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -500,3 +509,48 @@ class MutatingAdmissionPolicyBindingList(KubeModel):
     """
     Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class MutatingAdmissionPolicyLister(_ClusterLister[MutatingAdmissionPolicy]):
+    """Lists mutatingadmissionpolicies (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="admissionregistration.k8s.io",
+        version="v1beta1",
+        resource="mutatingadmissionpolicies",
+        kind="MutatingAdmissionPolicy",
+        namespaced=False,
+        singular="mutatingadmissionpolicy",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class MutatingAdmissionPolicyBindingLister(_ClusterLister[MutatingAdmissionPolicyBinding]):
+    """Lists mutatingadmissionpolicybindings (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="admissionregistration.k8s.io",
+        version="v1beta1",
+        resource="mutatingadmissionpolicybindings",
+        kind="MutatingAdmissionPolicyBinding",
+        namespaced=False,
+        singular="mutatingadmissionpolicybinding",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+MutatingAdmissionPolicy.__kube_lister__ = MutatingAdmissionPolicyLister
+MutatingAdmissionPolicyBinding.__kube_lister__ = MutatingAdmissionPolicyBindingLister

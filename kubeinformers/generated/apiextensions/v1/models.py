@@ -8,6 +8,11 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+
 
 class CustomResourceColumnDefinition(KubeModel):
     """
@@ -574,6 +579,8 @@ class CustomResourceDefinition(KubeModel):
     CustomResourceDefinition represents a resource that should be exposed on the API server.  Its name MUST be in the format <.spec.name>.<.spec.group>.
     """
 
+    __kube_lister__: _ClassVar[type["CustomResourceDefinitionLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -620,3 +627,29 @@ class CustomResourceDefinitionList(KubeModel):
 
 
 JSONSchemaProps.model_rebuild()
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class CustomResourceDefinitionLister(_ClusterLister[CustomResourceDefinition]):
+    """Lists customresourcedefinitions (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apiextensions.k8s.io",
+        version="v1",
+        resource="customresourcedefinitions",
+        kind="CustomResourceDefinition",
+        namespaced=False,
+        singular="customresourcedefinition",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+CustomResourceDefinition.__kube_lister__ = CustomResourceDefinitionLister

@@ -2,8 +2,8 @@
 """Shared informers of apps/v1: one class per kind that offers list and watch.
 
 `ControllerRevisionInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache. A kind's model module is
-imported when its informer is first asked for, not with this module.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -13,23 +13,22 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    ControllerRevisionLister,
-    DaemonSetLister,
-    DeploymentLister,
-    ReplicaSetLister,
-    StatefulSetLister,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
 
-    from .models import ControllerRevision
-    from .models import DaemonSet
-    from .models import Deployment
-    from .models import ReplicaSet
-    from .models import StatefulSet
+    from .models import (
+        ControllerRevision,
+        ControllerRevisionLister,
+        DaemonSet,
+        DaemonSetLister,
+        Deployment,
+        DeploymentLister,
+        ReplicaSet,
+        ReplicaSetLister,
+        StatefulSet,
+        StatefulSetLister,
+    )
 
 
 class ControllerRevisionInformer:
@@ -37,7 +36,17 @@ class ControllerRevisionInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ControllerRevisionLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apps",
+        version="v1",
+        resource="controllerrevisions",
+        kind="ControllerRevision",
+        namespaced=True,
+        singular="controllerrevision",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -50,6 +59,8 @@ class ControllerRevisionInformer:
 
     def lister(self) -> ControllerRevisionLister:
         """A lister over the shared informer's cache."""
+        from .models import ControllerRevisionLister
+
         return ControllerRevisionLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -58,7 +69,17 @@ class DaemonSetInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = DaemonSetLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apps",
+        version="v1",
+        resource="daemonsets",
+        kind="DaemonSet",
+        namespaced=True,
+        singular="daemonset",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -71,6 +92,8 @@ class DaemonSetInformer:
 
     def lister(self) -> DaemonSetLister:
         """A lister over the shared informer's cache."""
+        from .models import DaemonSetLister
+
         return DaemonSetLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -79,7 +102,17 @@ class DeploymentInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = DeploymentLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apps",
+        version="v1",
+        resource="deployments",
+        kind="Deployment",
+        namespaced=True,
+        singular="deployment",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -92,6 +125,8 @@ class DeploymentInformer:
 
     def lister(self) -> DeploymentLister:
         """A lister over the shared informer's cache."""
+        from .models import DeploymentLister
+
         return DeploymentLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -100,7 +135,17 @@ class ReplicaSetInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ReplicaSetLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apps",
+        version="v1",
+        resource="replicasets",
+        kind="ReplicaSet",
+        namespaced=True,
+        singular="replicaset",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -113,6 +158,8 @@ class ReplicaSetInformer:
 
     def lister(self) -> ReplicaSetLister:
         """A lister over the shared informer's cache."""
+        from .models import ReplicaSetLister
+
         return ReplicaSetLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -121,7 +168,17 @@ class StatefulSetInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = StatefulSetLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apps",
+        version="v1",
+        resource="statefulsets",
+        kind="StatefulSet",
+        namespaced=True,
+        singular="statefulset",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -134,4 +191,6 @@ class StatefulSetInformer:
 
     def lister(self) -> StatefulSetLister:
         """A lister over the shared informer's cache."""
+        from .models import StatefulSetLister
+
         return StatefulSetLister(self.informer().get_indexer(), self.RESOURCE)

@@ -9,6 +9,14 @@ from pydantic import Field
 from ...core.v1.models import PersistentVolumeClaim, PodTemplateSpec
 from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta, RawExtension
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
+
 
 class StatefulSetOrdinals(KubeModel):
     """
@@ -394,6 +402,8 @@ class ControllerRevision(KubeModel):
     ControllerRevision implements an immutable snapshot of state data. Clients are responsible for serializing and deserializing the objects that contain their internal state. Once a ControllerRevision has been successfully created, it can not be updated. The API Server will fail validation of all requests that attempt to mutate the Data field. ControllerRevisions may, however, be deleted. Note that, due to its use by both the DaemonSet and StatefulSet controllers for update and rollback, this object is beta. However, it may be subject to name and representation changes in future releases, and clients should not depend on its stability. It is primarily for internal use by controllers.
     """
 
+    __kube_lister__: _ClassVar[type["ControllerRevisionLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -621,6 +631,8 @@ class DaemonSet(KubeModel):
     DaemonSet represents the configuration of a daemon set.
     """
 
+    __kube_lister__: _ClassVar[type["DaemonSetLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -671,6 +683,8 @@ class Deployment(KubeModel):
     Deployment enables declarative updates for Pods and ReplicaSets.
     """
 
+    __kube_lister__: _ClassVar[type["DeploymentLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -720,6 +734,8 @@ class ReplicaSet(KubeModel):
     """
     ReplicaSet ensures that a specified number of pod replicas are running at any given time.
     """
+
+    __kube_lister__: _ClassVar[type["ReplicaSetLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -775,6 +791,8 @@ class StatefulSet(KubeModel):
     The StatefulSet guarantees that a given network identity will always map to the same storage identity.
     """
 
+    __kube_lister__: _ClassVar[type["StatefulSetLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -818,3 +836,125 @@ class StatefulSetList(KubeModel):
     """
     Standard list's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class ControllerRevisionLister(_NamespacedLister[ControllerRevision]):
+    """Lists controllerrevisions in all namespaces; `controller_revisions(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apps",
+        version="v1",
+        resource="controllerrevisions",
+        kind="ControllerRevision",
+        namespaced=True,
+        singular="controllerrevision",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def controller_revisions(self, namespace: str) -> _SingleNamespaceLister[ControllerRevision]:
+        """The controllerrevisions of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class DaemonSetLister(_NamespacedLister[DaemonSet]):
+    """Lists daemonsets in all namespaces; `daemon_sets(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apps",
+        version="v1",
+        resource="daemonsets",
+        kind="DaemonSet",
+        namespaced=True,
+        singular="daemonset",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def daemon_sets(self, namespace: str) -> _SingleNamespaceLister[DaemonSet]:
+        """The daemonsets of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class DeploymentLister(_NamespacedLister[Deployment]):
+    """Lists deployments in all namespaces; `deployments(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apps",
+        version="v1",
+        resource="deployments",
+        kind="Deployment",
+        namespaced=True,
+        singular="deployment",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def deployments(self, namespace: str) -> _SingleNamespaceLister[Deployment]:
+        """The deployments of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class ReplicaSetLister(_NamespacedLister[ReplicaSet]):
+    """Lists replicasets in all namespaces; `replica_sets(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apps",
+        version="v1",
+        resource="replicasets",
+        kind="ReplicaSet",
+        namespaced=True,
+        singular="replicaset",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def replica_sets(self, namespace: str) -> _SingleNamespaceLister[ReplicaSet]:
+        """The replicasets of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class StatefulSetLister(_NamespacedLister[StatefulSet]):
+    """Lists statefulsets in all namespaces; `stateful_sets(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="apps",
+        version="v1",
+        resource="statefulsets",
+        kind="StatefulSet",
+        namespaced=True,
+        singular="statefulset",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def stateful_sets(self, namespace: str) -> _SingleNamespaceLister[StatefulSet]:
+        """The statefulsets of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+ControllerRevision.__kube_lister__ = ControllerRevisionLister
+DaemonSet.__kube_lister__ = DaemonSetLister
+Deployment.__kube_lister__ = DeploymentLister
+ReplicaSet.__kube_lister__ = ReplicaSetLister
+StatefulSet.__kube_lister__ = StatefulSetLister

@@ -8,6 +8,14 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
+
 
 class CrossVersionObjectReference(KubeModel):
     """
@@ -113,6 +121,8 @@ class HorizontalPodAutoscaler(KubeModel):
     configuration of a horizontal pod autoscaler.
     """
 
+    __kube_lister__: _ClassVar[type["HorizontalPodAutoscalerLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -183,3 +193,35 @@ class Scale(KubeModel):
     """
     status is the current status of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status. Read-only.
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class HorizontalPodAutoscalerLister(_NamespacedLister[HorizontalPodAutoscaler]):
+    """Lists horizontalpodautoscalers in all namespaces; `horizontal_pod_autoscalers(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="autoscaling",
+        version="v1",
+        resource="horizontalpodautoscalers",
+        kind="HorizontalPodAutoscaler",
+        namespaced=True,
+        singular="horizontalpodautoscaler",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def horizontal_pod_autoscalers(
+        self, namespace: str
+    ) -> _SingleNamespaceLister[HorizontalPodAutoscaler]:
+        """The horizontalpodautoscalers of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+HorizontalPodAutoscaler.__kube_lister__ = HorizontalPodAutoscalerLister

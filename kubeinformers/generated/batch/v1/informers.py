@@ -2,8 +2,8 @@
 """Shared informers of batch/v1: one class per kind that offers list and watch.
 
 `CronJobInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache. A kind's model module is
-imported when its informer is first asked for, not with this module.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -13,17 +13,16 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    CronJobLister,
-    JobLister,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
 
-    from .models import CronJob
-    from .models import Job
+    from .models import (
+        CronJob,
+        CronJobLister,
+        Job,
+        JobLister,
+    )
 
 
 class CronJobInformer:
@@ -31,7 +30,17 @@ class CronJobInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = CronJobLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="batch",
+        version="v1",
+        resource="cronjobs",
+        kind="CronJob",
+        namespaced=True,
+        singular="cronjob",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -44,6 +53,8 @@ class CronJobInformer:
 
     def lister(self) -> CronJobLister:
         """A lister over the shared informer's cache."""
+        from .models import CronJobLister
+
         return CronJobLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -52,7 +63,17 @@ class JobInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = JobLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="batch",
+        version="v1",
+        resource="jobs",
+        kind="Job",
+        namespaced=True,
+        singular="job",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -65,4 +86,6 @@ class JobInformer:
 
     def lister(self) -> JobLister:
         """A lister over the shared informer's cache."""
+        from .models import JobLister
+
         return JobLister(self.informer().get_indexer(), self.RESOURCE)

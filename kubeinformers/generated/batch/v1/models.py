@@ -9,6 +9,14 @@ from pydantic import Field
 from ...core.v1.models import ObjectReference, PodTemplateSpec
 from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
+
 
 class PodFailurePolicyOnExitCodesRequirement(KubeModel):
     """
@@ -400,6 +408,8 @@ class Job(KubeModel):
     Job represents the configuration of a single job.
     """
 
+    __kube_lister__: _ClassVar[type["JobLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -450,6 +460,8 @@ class CronJob(KubeModel):
     CronJob represents the configuration of a single cron job.
     """
 
+    __kube_lister__: _ClassVar[type["CronJobLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -493,3 +505,56 @@ class CronJobList(KubeModel):
     """
     Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class CronJobLister(_NamespacedLister[CronJob]):
+    """Lists cronjobs in all namespaces; `cron_jobs(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="batch",
+        version="v1",
+        resource="cronjobs",
+        kind="CronJob",
+        namespaced=True,
+        singular="cronjob",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def cron_jobs(self, namespace: str) -> _SingleNamespaceLister[CronJob]:
+        """The cronjobs of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class JobLister(_NamespacedLister[Job]):
+    """Lists jobs in all namespaces; `jobs(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="batch",
+        version="v1",
+        resource="jobs",
+        kind="Job",
+        namespaced=True,
+        singular="job",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def jobs(self, namespace: str) -> _SingleNamespaceLister[Job]:
+        """The jobs of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+CronJob.__kube_lister__ = CronJobLister
+Job.__kube_lister__ = JobLister

@@ -8,6 +8,11 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+
 
 class CertificateSigningRequestSpec(KubeModel):
     """
@@ -180,6 +185,8 @@ class CertificateSigningRequest(KubeModel):
     This API can be used to request client certificates to authenticate to kube-apiserver (with the "kubernetes.io/kube-apiserver-client" signerName), or to obtain certificates from custom non-Kubernetes signers.
     """
 
+    __kube_lister__: _ClassVar[type["CertificateSigningRequestLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -217,3 +224,29 @@ class CertificateSigningRequestList(KubeModel):
     Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     """
     metadata: ListMeta | None = None
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class CertificateSigningRequestLister(_ClusterLister[CertificateSigningRequest]):
+    """Lists certificatesigningrequests (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="certificates.k8s.io",
+        version="v1",
+        resource="certificatesigningrequests",
+        kind="CertificateSigningRequest",
+        namespaced=False,
+        singular="certificatesigningrequest",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+CertificateSigningRequest.__kube_lister__ = CertificateSigningRequestLister

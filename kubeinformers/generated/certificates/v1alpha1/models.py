@@ -7,6 +7,11 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+
 
 class ClusterTrustBundleSpec(KubeModel):
     """
@@ -43,6 +48,8 @@ class ClusterTrustBundle(KubeModel):
 
     It can be optionally associated with a particular assigner, in which case it contains one valid set of trust anchors for that signer. Signers may have multiple associated ClusterTrustBundles; each is an independent set of trust anchors for that signer. Admission control is used to enforce that only users with permissions on the signer can create or modify the corresponding bundle.
     """
+
+    __kube_lister__: _ClassVar[type["ClusterTrustBundleLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -83,3 +90,29 @@ class ClusterTrustBundleList(KubeModel):
     """
     metadata contains the list metadata.
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class ClusterTrustBundleLister(_ClusterLister[ClusterTrustBundle]):
+    """Lists clustertrustbundles (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="certificates.k8s.io",
+        version="v1alpha1",
+        resource="clustertrustbundles",
+        kind="ClusterTrustBundle",
+        namespaced=False,
+        singular="clustertrustbundle",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+ClusterTrustBundle.__kube_lister__ = ClusterTrustBundleLister

@@ -2,8 +2,8 @@
 """Shared informers of certificates.k8s.io/v1beta1: one class per kind that offers list and watch.
 
 `ClusterTrustBundleInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache. A kind's model module is
-imported when its informer is first asked for, not with this module.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -13,17 +13,16 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    ClusterTrustBundleLister,
-    PodCertificateRequestLister,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
 
-    from .models import ClusterTrustBundle
-    from .models import PodCertificateRequest
+    from .models import (
+        ClusterTrustBundle,
+        ClusterTrustBundleLister,
+        PodCertificateRequest,
+        PodCertificateRequestLister,
+    )
 
 
 class ClusterTrustBundleInformer:
@@ -31,7 +30,17 @@ class ClusterTrustBundleInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ClusterTrustBundleLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="certificates.k8s.io",
+        version="v1beta1",
+        resource="clustertrustbundles",
+        kind="ClusterTrustBundle",
+        namespaced=False,
+        singular="clustertrustbundle",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -44,6 +53,8 @@ class ClusterTrustBundleInformer:
 
     def lister(self) -> ClusterTrustBundleLister:
         """A lister over the shared informer's cache."""
+        from .models import ClusterTrustBundleLister
+
         return ClusterTrustBundleLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -52,7 +63,17 @@ class PodCertificateRequestInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = PodCertificateRequestLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="certificates.k8s.io",
+        version="v1beta1",
+        resource="podcertificaterequests",
+        kind="PodCertificateRequest",
+        namespaced=True,
+        singular="podcertificaterequest",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -65,4 +86,6 @@ class PodCertificateRequestInformer:
 
     def lister(self) -> PodCertificateRequestLister:
         """A lister over the shared informer's cache."""
+        from .models import PodCertificateRequestLister
+
         return PodCertificateRequestLister(self.informer().get_indexer(), self.RESOURCE)

@@ -8,6 +8,15 @@ from pydantic import Field
 
 from ...meta.v1.models import Condition, ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
+
 
 class ClusterTrustBundleSpec(KubeModel):
     """
@@ -122,6 +131,8 @@ class ClusterTrustBundle(KubeModel):
     It can be optionally associated with a particular assigner, in which case it contains one valid set of trust anchors for that signer. Signers may have multiple associated ClusterTrustBundles; each is an independent set of trust anchors for that signer. Admission control is used to enforce that only users with permissions on the signer can create or modify the corresponding bundle.
     """
 
+    __kube_lister__: _ClassVar[type["ClusterTrustBundleLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -212,6 +223,8 @@ class PodCertificateRequest(KubeModel):
     Kubelets use this API to implement podCertificate projected volumes
     """
 
+    __kube_lister__: _ClassVar[type["PodCertificateRequestLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -255,3 +268,54 @@ class PodCertificateRequestList(KubeModel):
     """
     metadata contains the list metadata.
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class ClusterTrustBundleLister(_ClusterLister[ClusterTrustBundle]):
+    """Lists clustertrustbundles (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="certificates.k8s.io",
+        version="v1beta1",
+        resource="clustertrustbundles",
+        kind="ClusterTrustBundle",
+        namespaced=False,
+        singular="clustertrustbundle",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class PodCertificateRequestLister(_NamespacedLister[PodCertificateRequest]):
+    """Lists podcertificaterequests in all namespaces; `pod_certificate_requests(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="certificates.k8s.io",
+        version="v1beta1",
+        resource="podcertificaterequests",
+        kind="PodCertificateRequest",
+        namespaced=True,
+        singular="podcertificaterequest",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def pod_certificate_requests(
+        self, namespace: str
+    ) -> _SingleNamespaceLister[PodCertificateRequest]:
+        """The podcertificaterequests of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+ClusterTrustBundle.__kube_lister__ = ClusterTrustBundleLister
+PodCertificateRequest.__kube_lister__ = PodCertificateRequestLister

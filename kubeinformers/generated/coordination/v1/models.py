@@ -8,6 +8,14 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
+
 
 class LeaseSpec(KubeModel):
     """
@@ -49,6 +57,8 @@ class Lease(KubeModel):
     Lease defines a lease concept.
     """
 
+    __kube_lister__: _ClassVar[type["LeaseLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -88,3 +98,33 @@ class LeaseList(KubeModel):
     """
     Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class LeaseLister(_NamespacedLister[Lease]):
+    """Lists leases in all namespaces; `leases(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="coordination.k8s.io",
+        version="v1",
+        resource="leases",
+        kind="Lease",
+        namespaced=True,
+        singular="lease",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def leases(self, namespace: str) -> _SingleNamespaceLister[Lease]:
+        """The leases of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+Lease.__kube_lister__ = LeaseLister

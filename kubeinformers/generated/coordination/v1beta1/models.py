@@ -8,6 +8,14 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
+
 
 class LeaseCandidateSpec(KubeModel):
     """
@@ -44,6 +52,8 @@ class LeaseCandidate(KubeModel):
     """
     LeaseCandidate defines a candidate for a Lease object. Candidates are created such that coordinated leader election will pick the best leader from the list of candidates.
     """
+
+    __kube_lister__: _ClassVar[type["LeaseCandidateLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -84,3 +94,33 @@ class LeaseCandidateList(KubeModel):
     """
     Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class LeaseCandidateLister(_NamespacedLister[LeaseCandidate]):
+    """Lists leasecandidates in all namespaces; `lease_candidates(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="coordination.k8s.io",
+        version="v1beta1",
+        resource="leasecandidates",
+        kind="LeaseCandidate",
+        namespaced=True,
+        singular="leasecandidate",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def lease_candidates(self, namespace: str) -> _SingleNamespaceLister[LeaseCandidate]:
+        """The leasecandidates of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+LeaseCandidate.__kube_lister__ = LeaseCandidateLister

@@ -2,8 +2,8 @@
 """Shared informers of core/v1: one class per kind that offers list and watch.
 
 `ConfigMapInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache. A kind's model module is
-imported when its informer is first asked for, not with this module.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -13,43 +13,42 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    ConfigMapLister,
-    EndpointsLister,
-    EventLister,
-    LimitRangeLister,
-    NamespaceLister,
-    NodeLister,
-    PersistentVolumeClaimLister,
-    PersistentVolumeLister,
-    PodTemplateLister,
-    PodLister,
-    ReplicationControllerLister,
-    ResourceQuotaLister,
-    SecretLister,
-    ServiceAccountLister,
-    ServiceLister,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
 
-    from .models import ConfigMap
-    from .models import Endpoints
-    from .models import Event
-    from .models import LimitRange
-    from .models import Namespace
-    from .models import Node
-    from .models import PersistentVolume
-    from .models import PersistentVolumeClaim
-    from .models import Pod
-    from .models import PodTemplate
-    from .models import ReplicationController
-    from .models import ResourceQuota
-    from .models import Secret
-    from .models import Service
-    from .models import ServiceAccount
+    from .models import (
+        ConfigMap,
+        ConfigMapLister,
+        Endpoints,
+        EndpointsLister,
+        Event,
+        EventLister,
+        LimitRange,
+        LimitRangeLister,
+        Namespace,
+        NamespaceLister,
+        Node,
+        NodeLister,
+        PersistentVolume,
+        PersistentVolumeClaim,
+        PersistentVolumeClaimLister,
+        PersistentVolumeLister,
+        Pod,
+        PodLister,
+        PodTemplate,
+        PodTemplateLister,
+        ReplicationController,
+        ReplicationControllerLister,
+        ResourceQuota,
+        ResourceQuotaLister,
+        Secret,
+        SecretLister,
+        Service,
+        ServiceAccount,
+        ServiceAccountLister,
+        ServiceLister,
+    )
 
 
 class ConfigMapInformer:
@@ -57,7 +56,17 @@ class ConfigMapInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ConfigMapLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="configmaps",
+        kind="ConfigMap",
+        namespaced=True,
+        singular="configmap",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -70,6 +79,8 @@ class ConfigMapInformer:
 
     def lister(self) -> ConfigMapLister:
         """A lister over the shared informer's cache."""
+        from .models import ConfigMapLister
+
         return ConfigMapLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -78,7 +89,17 @@ class EndpointsInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = EndpointsLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="endpoints",
+        kind="Endpoints",
+        namespaced=True,
+        singular="endpoints",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -91,6 +112,8 @@ class EndpointsInformer:
 
     def lister(self) -> EndpointsLister:
         """A lister over the shared informer's cache."""
+        from .models import EndpointsLister
+
         return EndpointsLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -99,7 +122,17 @@ class EventInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = EventLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="events",
+        kind="Event",
+        namespaced=True,
+        singular="event",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -112,6 +145,8 @@ class EventInformer:
 
     def lister(self) -> EventLister:
         """A lister over the shared informer's cache."""
+        from .models import EventLister
+
         return EventLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -120,7 +155,17 @@ class LimitRangeInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = LimitRangeLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="limitranges",
+        kind="LimitRange",
+        namespaced=True,
+        singular="limitrange",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -133,6 +178,8 @@ class LimitRangeInformer:
 
     def lister(self) -> LimitRangeLister:
         """A lister over the shared informer's cache."""
+        from .models import LimitRangeLister
+
         return LimitRangeLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -141,7 +188,15 @@ class NamespaceInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = NamespaceLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="namespaces",
+        kind="Namespace",
+        namespaced=False,
+        singular="namespace",
+        verbs=frozenset({"create", "delete", "get", "list", "patch", "update", "watch"}),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -154,6 +209,8 @@ class NamespaceInformer:
 
     def lister(self) -> NamespaceLister:
         """A lister over the shared informer's cache."""
+        from .models import NamespaceLister
+
         return NamespaceLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -162,7 +219,17 @@ class NodeInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = NodeLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="nodes",
+        kind="Node",
+        namespaced=False,
+        singular="node",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -175,6 +242,8 @@ class NodeInformer:
 
     def lister(self) -> NodeLister:
         """A lister over the shared informer's cache."""
+        from .models import NodeLister
+
         return NodeLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -183,7 +252,17 @@ class PersistentVolumeClaimInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = PersistentVolumeClaimLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="persistentvolumeclaims",
+        kind="PersistentVolumeClaim",
+        namespaced=True,
+        singular="persistentvolumeclaim",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -196,6 +275,8 @@ class PersistentVolumeClaimInformer:
 
     def lister(self) -> PersistentVolumeClaimLister:
         """A lister over the shared informer's cache."""
+        from .models import PersistentVolumeClaimLister
+
         return PersistentVolumeClaimLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -204,7 +285,17 @@ class PersistentVolumeInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = PersistentVolumeLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="persistentvolumes",
+        kind="PersistentVolume",
+        namespaced=False,
+        singular="persistentvolume",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -217,6 +308,8 @@ class PersistentVolumeInformer:
 
     def lister(self) -> PersistentVolumeLister:
         """A lister over the shared informer's cache."""
+        from .models import PersistentVolumeLister
+
         return PersistentVolumeLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -225,7 +318,17 @@ class PodTemplateInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = PodTemplateLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="podtemplates",
+        kind="PodTemplate",
+        namespaced=True,
+        singular="podtemplate",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -238,6 +341,8 @@ class PodTemplateInformer:
 
     def lister(self) -> PodTemplateLister:
         """A lister over the shared informer's cache."""
+        from .models import PodTemplateLister
+
         return PodTemplateLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -246,7 +351,17 @@ class PodInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = PodLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="pods",
+        kind="Pod",
+        namespaced=True,
+        singular="pod",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -259,6 +374,8 @@ class PodInformer:
 
     def lister(self) -> PodLister:
         """A lister over the shared informer's cache."""
+        from .models import PodLister
+
         return PodLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -267,7 +384,17 @@ class ReplicationControllerInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ReplicationControllerLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="replicationcontrollers",
+        kind="ReplicationController",
+        namespaced=True,
+        singular="replicationcontroller",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -280,6 +407,8 @@ class ReplicationControllerInformer:
 
     def lister(self) -> ReplicationControllerLister:
         """A lister over the shared informer's cache."""
+        from .models import ReplicationControllerLister
+
         return ReplicationControllerLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -288,7 +417,17 @@ class ResourceQuotaInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ResourceQuotaLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="resourcequotas",
+        kind="ResourceQuota",
+        namespaced=True,
+        singular="resourcequota",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -301,6 +440,8 @@ class ResourceQuotaInformer:
 
     def lister(self) -> ResourceQuotaLister:
         """A lister over the shared informer's cache."""
+        from .models import ResourceQuotaLister
+
         return ResourceQuotaLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -309,7 +450,17 @@ class SecretInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = SecretLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="secrets",
+        kind="Secret",
+        namespaced=True,
+        singular="secret",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -322,6 +473,8 @@ class SecretInformer:
 
     def lister(self) -> SecretLister:
         """A lister over the shared informer's cache."""
+        from .models import SecretLister
+
         return SecretLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -330,7 +483,17 @@ class ServiceAccountInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ServiceAccountLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="serviceaccounts",
+        kind="ServiceAccount",
+        namespaced=True,
+        singular="serviceaccount",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -343,6 +506,8 @@ class ServiceAccountInformer:
 
     def lister(self) -> ServiceAccountLister:
         """A lister over the shared informer's cache."""
+        from .models import ServiceAccountLister
+
         return ServiceAccountLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -351,7 +516,17 @@ class ServiceInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ServiceLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="services",
+        kind="Service",
+        namespaced=True,
+        singular="service",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -364,4 +539,6 @@ class ServiceInformer:
 
     def lister(self) -> ServiceLister:
         """A lister over the shared informer's cache."""
+        from .models import ServiceLister
+
         return ServiceLister(self.informer().get_indexer(), self.RESOURCE)

@@ -8,6 +8,15 @@ from pydantic import Field
 
 from ...meta.v1.models import Condition, LabelSelector, ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
+
 
 class AWSElasticBlockStoreVolumeSource(KubeModel):
     """
@@ -3669,6 +3678,8 @@ class ConfigMap(KubeModel):
     ConfigMap holds configuration data for pods to consume.
     """
 
+    __kube_lister__: _ClassVar[type["ConfigMapLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -3871,6 +3882,8 @@ class Endpoints(KubeModel):
     Deprecated: This API is deprecated in v1.33+. Use discoveryv1.EndpointSlice.
     """
 
+    __kube_lister__: _ClassVar[type["EndpointsLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -3947,6 +3960,8 @@ class Event(KubeModel):
     """
     Event is a report of an event somewhere in the cluster.  Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.
     """
+
+    __kube_lister__: _ClassVar[type["EventLister"]]
 
     action: str | None = None
     """
@@ -4069,6 +4084,8 @@ class LimitRange(KubeModel):
     LimitRange sets resource usage limits for each kind of resource in a Namespace.
     """
 
+    __kube_lister__: _ClassVar[type["LimitRangeLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -4114,6 +4131,8 @@ class Namespace(KubeModel):
     """
     Namespace provides a scope for Names. Use of multiple namespaces is optional.
     """
+
+    __kube_lister__: _ClassVar[type["NamespaceLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -4632,6 +4651,8 @@ class Secret(KubeModel):
     Secret holds secret data of a certain type. The total bytes of the values in the Data field must be less than MaxSecretSize bytes.
     """
 
+    __kube_lister__: _ClassVar[type["SecretLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -4689,6 +4710,8 @@ class ServiceAccount(KubeModel):
     """
     ServiceAccount binds together: * a name, understood by users, and perhaps by peripheral systems, for an identity * a principal that can be authenticated and authorized * a set of secrets
     """
+
+    __kube_lister__: _ClassVar[type["ServiceAccountLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -4896,6 +4919,8 @@ class Node(KubeModel):
     Node is a worker node in Kubernetes. Each node will have a unique identifier in the cache (i.e. in etcd).
     """
 
+    __kube_lister__: _ClassVar[type["NodeLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -4946,6 +4971,8 @@ class PersistentVolume(KubeModel):
     PersistentVolume (PV) is a storage resource provisioned by an administrator. It is analogous to a node. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes
     """
 
+    __kube_lister__: _ClassVar[type["PersistentVolumeLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -4972,6 +4999,8 @@ class PersistentVolumeClaim(KubeModel):
     """
     PersistentVolumeClaim is a user's request for and claim to a persistent volume
     """
+
+    __kube_lister__: _ClassVar[type["PersistentVolumeClaimLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -5086,6 +5115,8 @@ class ResourceQuota(KubeModel):
     ResourceQuota sets aggregate quota restrictions enforced per namespace
     """
 
+    __kube_lister__: _ClassVar[type["ResourceQuotaLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -5135,6 +5166,8 @@ class Service(KubeModel):
     """
     Service is a named abstraction of software service (for example, mysql) consisting of local port (for example 3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.
     """
+
+    __kube_lister__: _ClassVar[type["ServiceLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -5904,6 +5937,8 @@ class Pod(KubeModel):
     Pod is a collection of containers that can run on a host. This resource is created by clients and scheduled onto hosts.
     """
 
+    __kube_lister__: _ClassVar[type["PodLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -5954,6 +5989,8 @@ class PodTemplate(KubeModel):
     PodTemplate describes a template for creating copies of a predefined pod.
     """
 
+    __kube_lister__: _ClassVar[type["PodTemplateLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -6000,6 +6037,8 @@ class ReplicationController(KubeModel):
     ReplicationController represents the configuration of a replication controller.
     """
 
+    __kube_lister__: _ClassVar[type["ReplicationControllerLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -6043,3 +6082,345 @@ class ReplicationControllerList(KubeModel):
     """
     Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class ConfigMapLister(_NamespacedLister[ConfigMap]):
+    """Lists configmaps in all namespaces; `config_maps(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="configmaps",
+        kind="ConfigMap",
+        namespaced=True,
+        singular="configmap",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def config_maps(self, namespace: str) -> _SingleNamespaceLister[ConfigMap]:
+        """The configmaps of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class EndpointsLister(_NamespacedLister[Endpoints]):
+    """Lists endpoints in all namespaces; `endpoints(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="endpoints",
+        kind="Endpoints",
+        namespaced=True,
+        singular="endpoints",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def endpoints(self, namespace: str) -> _SingleNamespaceLister[Endpoints]:
+        """The endpoints of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class EventLister(_NamespacedLister[Event]):
+    """Lists events in all namespaces; `events(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="events",
+        kind="Event",
+        namespaced=True,
+        singular="event",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def events(self, namespace: str) -> _SingleNamespaceLister[Event]:
+        """The events of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class LimitRangeLister(_NamespacedLister[LimitRange]):
+    """Lists limitranges in all namespaces; `limit_ranges(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="limitranges",
+        kind="LimitRange",
+        namespaced=True,
+        singular="limitrange",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def limit_ranges(self, namespace: str) -> _SingleNamespaceLister[LimitRange]:
+        """The limitranges of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class NamespaceLister(_ClusterLister[Namespace]):
+    """Lists namespaces (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="namespaces",
+        kind="Namespace",
+        namespaced=False,
+        singular="namespace",
+        verbs=frozenset({"create", "delete", "get", "list", "patch", "update", "watch"}),
+    )
+
+
+class NodeLister(_ClusterLister[Node]):
+    """Lists nodes (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="nodes",
+        kind="Node",
+        namespaced=False,
+        singular="node",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class PersistentVolumeClaimLister(_NamespacedLister[PersistentVolumeClaim]):
+    """Lists persistentvolumeclaims in all namespaces; `persistent_volume_claims(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="persistentvolumeclaims",
+        kind="PersistentVolumeClaim",
+        namespaced=True,
+        singular="persistentvolumeclaim",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def persistent_volume_claims(
+        self, namespace: str
+    ) -> _SingleNamespaceLister[PersistentVolumeClaim]:
+        """The persistentvolumeclaims of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class PersistentVolumeLister(_ClusterLister[PersistentVolume]):
+    """Lists persistentvolumes (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="persistentvolumes",
+        kind="PersistentVolume",
+        namespaced=False,
+        singular="persistentvolume",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class PodTemplateLister(_NamespacedLister[PodTemplate]):
+    """Lists podtemplates in all namespaces; `pod_templates(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="podtemplates",
+        kind="PodTemplate",
+        namespaced=True,
+        singular="podtemplate",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def pod_templates(self, namespace: str) -> _SingleNamespaceLister[PodTemplate]:
+        """The podtemplates of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class PodLister(_NamespacedLister[Pod]):
+    """Lists pods in all namespaces; `pods(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="pods",
+        kind="Pod",
+        namespaced=True,
+        singular="pod",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def pods(self, namespace: str) -> _SingleNamespaceLister[Pod]:
+        """The pods of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class ReplicationControllerLister(_NamespacedLister[ReplicationController]):
+    """Lists replicationcontrollers in all namespaces; `replication_controllers(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="replicationcontrollers",
+        kind="ReplicationController",
+        namespaced=True,
+        singular="replicationcontroller",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def replication_controllers(
+        self, namespace: str
+    ) -> _SingleNamespaceLister[ReplicationController]:
+        """The replicationcontrollers of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class ResourceQuotaLister(_NamespacedLister[ResourceQuota]):
+    """Lists resourcequotas in all namespaces; `resource_quotas(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="resourcequotas",
+        kind="ResourceQuota",
+        namespaced=True,
+        singular="resourcequota",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def resource_quotas(self, namespace: str) -> _SingleNamespaceLister[ResourceQuota]:
+        """The resourcequotas of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class SecretLister(_NamespacedLister[Secret]):
+    """Lists secrets in all namespaces; `secrets(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="secrets",
+        kind="Secret",
+        namespaced=True,
+        singular="secret",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def secrets(self, namespace: str) -> _SingleNamespaceLister[Secret]:
+        """The secrets of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class ServiceAccountLister(_NamespacedLister[ServiceAccount]):
+    """Lists serviceaccounts in all namespaces; `service_accounts(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="serviceaccounts",
+        kind="ServiceAccount",
+        namespaced=True,
+        singular="serviceaccount",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def service_accounts(self, namespace: str) -> _SingleNamespaceLister[ServiceAccount]:
+        """The serviceaccounts of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class ServiceLister(_NamespacedLister[Service]):
+    """Lists services in all namespaces; `services(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="",
+        version="v1",
+        resource="services",
+        kind="Service",
+        namespaced=True,
+        singular="service",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def services(self, namespace: str) -> _SingleNamespaceLister[Service]:
+        """The services of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+ConfigMap.__kube_lister__ = ConfigMapLister
+Endpoints.__kube_lister__ = EndpointsLister
+Event.__kube_lister__ = EventLister
+LimitRange.__kube_lister__ = LimitRangeLister
+Namespace.__kube_lister__ = NamespaceLister
+Node.__kube_lister__ = NodeLister
+PersistentVolume.__kube_lister__ = PersistentVolumeLister
+PersistentVolumeClaim.__kube_lister__ = PersistentVolumeClaimLister
+Pod.__kube_lister__ = PodLister
+PodTemplate.__kube_lister__ = PodTemplateLister
+ReplicationController.__kube_lister__ = ReplicationControllerLister
+ResourceQuota.__kube_lister__ = ResourceQuotaLister
+Secret.__kube_lister__ = SecretLister
+Service.__kube_lister__ = ServiceLister
+ServiceAccount.__kube_lister__ = ServiceAccountLister

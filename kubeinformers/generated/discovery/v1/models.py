@@ -8,6 +8,14 @@ from pydantic import Field
 from ...core.v1.models import ObjectReference
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
+
 
 class EndpointConditions(KubeModel):
     """
@@ -141,6 +149,8 @@ class EndpointSlice(KubeModel):
     EndpointSlice represents a set of service endpoints. Most EndpointSlices are created by the EndpointSlice controller to represent the Pods selected by Service objects. For a given service there may be multiple EndpointSlice objects which must be joined to produce the full set of endpoints; you can find all of the slices for a given service by listing EndpointSlices in the service's namespace whose `kubernetes.io/service-name` label contains the service's name.
     """
 
+    __kube_lister__: _ClassVar[type["EndpointSliceLister"]]
+
     address_type: Annotated[str, Field(alias="addressType")]
     """
     addressType specifies the type of address carried by this EndpointSlice. All addresses in this slice must be the same type. This field is immutable after creation. The following address types are currently supported: * IPv4: Represents an IPv4 Address. * IPv6: Represents an IPv6 Address. * FQDN: Represents a Fully Qualified Domain Name. (Deprecated) The EndpointSlice controller only generates, and kube-proxy only processes, slices of addressType "IPv4" and "IPv6". No semantics are defined for the "FQDN" type.
@@ -188,3 +198,33 @@ class EndpointSliceList(KubeModel):
     """
     Standard list metadata.
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class EndpointSliceLister(_NamespacedLister[EndpointSlice]):
+    """Lists endpointslices in all namespaces; `endpoint_slices(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="discovery.k8s.io",
+        version="v1",
+        resource="endpointslices",
+        kind="EndpointSlice",
+        namespaced=True,
+        singular="endpointslice",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def endpoint_slices(self, namespace: str) -> _SingleNamespaceLister[EndpointSlice]:
+        """The endpointslices of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+EndpointSlice.__kube_lister__ = EndpointSliceLister

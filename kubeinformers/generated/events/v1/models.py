@@ -9,6 +9,14 @@ from pydantic import Field
 from ...core.v1.models import EventSource, ObjectReference
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
+
 
 class EventSeries(KubeModel):
     """
@@ -29,6 +37,8 @@ class Event(KubeModel):
     """
     Event is a report of an event somewhere in the cluster. It generally denotes some state change in the system. Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.
     """
+
+    __kube_lister__: _ClassVar[type["EventLister"]]
 
     action: str | None = None
     """
@@ -123,3 +133,33 @@ class EventList(KubeModel):
     """
     Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class EventLister(_NamespacedLister[Event]):
+    """Lists events in all namespaces; `events(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="events.k8s.io",
+        version="v1",
+        resource="events",
+        kind="Event",
+        namespaced=True,
+        singular="event",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def events(self, namespace: str) -> _SingleNamespaceLister[Event]:
+        """The events of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+Event.__kube_lister__ = EventLister

@@ -2,8 +2,8 @@
 """Shared informers of flowcontrol.apiserver.k8s.io/v1: one class per kind that offers list and watch.
 
 `FlowSchemaInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache. A kind's model module is
-imported when its informer is first asked for, not with this module.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -13,17 +13,16 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    FlowSchemaLister,
-    PriorityLevelConfigurationLister,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
 
-    from .models import FlowSchema
-    from .models import PriorityLevelConfiguration
+    from .models import (
+        FlowSchema,
+        FlowSchemaLister,
+        PriorityLevelConfiguration,
+        PriorityLevelConfigurationLister,
+    )
 
 
 class FlowSchemaInformer:
@@ -31,7 +30,17 @@ class FlowSchemaInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = FlowSchemaLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="flowcontrol.apiserver.k8s.io",
+        version="v1",
+        resource="flowschemas",
+        kind="FlowSchema",
+        namespaced=False,
+        singular="flowschema",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -44,6 +53,8 @@ class FlowSchemaInformer:
 
     def lister(self) -> FlowSchemaLister:
         """A lister over the shared informer's cache."""
+        from .models import FlowSchemaLister
+
         return FlowSchemaLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -52,7 +63,17 @@ class PriorityLevelConfigurationInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = PriorityLevelConfigurationLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="flowcontrol.apiserver.k8s.io",
+        version="v1",
+        resource="prioritylevelconfigurations",
+        kind="PriorityLevelConfiguration",
+        namespaced=False,
+        singular="prioritylevelconfiguration",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -65,4 +86,6 @@ class PriorityLevelConfigurationInformer:
 
     def lister(self) -> PriorityLevelConfigurationLister:
         """A lister over the shared informer's cache."""
+        from .models import PriorityLevelConfigurationLister
+
         return PriorityLevelConfigurationLister(self.informer().get_indexer(), self.RESOURCE)

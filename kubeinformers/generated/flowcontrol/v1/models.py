@@ -8,6 +8,11 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+
 
 class ExemptPriorityLevelConfiguration(KubeModel):
     """
@@ -358,6 +363,8 @@ class PriorityLevelConfiguration(KubeModel):
     PriorityLevelConfiguration represents the configuration of a priority level.
     """
 
+    __kube_lister__: _ClassVar[type["PriorityLevelConfigurationLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -435,6 +442,8 @@ class FlowSchema(KubeModel):
     FlowSchema defines the schema of a group of flows. Note that a flow is made up of a set of inbound API requests with similar attributes and is identified by a pair of strings: the name of the FlowSchema and a "flow distinguisher".
     """
 
+    __kube_lister__: _ClassVar[type["FlowSchemaLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -478,3 +487,48 @@ class FlowSchemaList(KubeModel):
     """
     `metadata` is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class FlowSchemaLister(_ClusterLister[FlowSchema]):
+    """Lists flowschemas (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="flowcontrol.apiserver.k8s.io",
+        version="v1",
+        resource="flowschemas",
+        kind="FlowSchema",
+        namespaced=False,
+        singular="flowschema",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class PriorityLevelConfigurationLister(_ClusterLister[PriorityLevelConfiguration]):
+    """Lists prioritylevelconfigurations (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="flowcontrol.apiserver.k8s.io",
+        version="v1",
+        resource="prioritylevelconfigurations",
+        kind="PriorityLevelConfiguration",
+        namespaced=False,
+        singular="prioritylevelconfiguration",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+FlowSchema.__kube_lister__ = FlowSchemaLister
+PriorityLevelConfiguration.__kube_lister__ = PriorityLevelConfigurationLister

@@ -8,6 +8,11 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+
 
 class ServerStorageVersion(KubeModel):
     """
@@ -95,6 +100,8 @@ class StorageVersion(KubeModel):
     Storage version of a specific resource.
     """
 
+    __kube_lister__: _ClassVar[type["StorageVersionLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -138,3 +145,29 @@ class StorageVersionList(KubeModel):
     """
     Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class StorageVersionLister(_ClusterLister[StorageVersion]):
+    """Lists storageversions (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="internal.apiserver.k8s.io",
+        version="v1alpha1",
+        resource="storageversions",
+        kind="StorageVersion",
+        namespaced=False,
+        singular="storageversion",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+StorageVersion.__kube_lister__ = StorageVersionLister

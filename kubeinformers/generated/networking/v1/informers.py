@@ -2,8 +2,8 @@
 """Shared informers of networking.k8s.io/v1: one class per kind that offers list and watch.
 
 `IngressClassInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache. A kind's model module is
-imported when its informer is first asked for, not with this module.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -13,23 +13,22 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    IngressClassLister,
-    IngressLister,
-    IPAddressLister,
-    NetworkPolicyLister,
-    ServiceCIDRLister,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
 
-    from .models import IPAddress
-    from .models import Ingress
-    from .models import IngressClass
-    from .models import NetworkPolicy
-    from .models import ServiceCIDR
+    from .models import (
+        IPAddress,
+        IPAddressLister,
+        Ingress,
+        IngressClass,
+        IngressClassLister,
+        IngressLister,
+        NetworkPolicy,
+        NetworkPolicyLister,
+        ServiceCIDR,
+        ServiceCIDRLister,
+    )
 
 
 class IngressClassInformer:
@@ -37,7 +36,17 @@ class IngressClassInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = IngressClassLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1",
+        resource="ingressclasses",
+        kind="IngressClass",
+        namespaced=False,
+        singular="ingressclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -50,6 +59,8 @@ class IngressClassInformer:
 
     def lister(self) -> IngressClassLister:
         """A lister over the shared informer's cache."""
+        from .models import IngressClassLister
+
         return IngressClassLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -58,7 +69,17 @@ class IngressInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = IngressLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1",
+        resource="ingresses",
+        kind="Ingress",
+        namespaced=True,
+        singular="ingress",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -71,6 +92,8 @@ class IngressInformer:
 
     def lister(self) -> IngressLister:
         """A lister over the shared informer's cache."""
+        from .models import IngressLister
+
         return IngressLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -79,7 +102,17 @@ class IPAddressInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = IPAddressLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1",
+        resource="ipaddresses",
+        kind="IPAddress",
+        namespaced=False,
+        singular="ipaddress",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -92,6 +125,8 @@ class IPAddressInformer:
 
     def lister(self) -> IPAddressLister:
         """A lister over the shared informer's cache."""
+        from .models import IPAddressLister
+
         return IPAddressLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -100,7 +135,17 @@ class NetworkPolicyInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = NetworkPolicyLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1",
+        resource="networkpolicies",
+        kind="NetworkPolicy",
+        namespaced=True,
+        singular="networkpolicy",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -113,6 +158,8 @@ class NetworkPolicyInformer:
 
     def lister(self) -> NetworkPolicyLister:
         """A lister over the shared informer's cache."""
+        from .models import NetworkPolicyLister
+
         return NetworkPolicyLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -121,7 +168,17 @@ class ServiceCIDRInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ServiceCIDRLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1",
+        resource="servicecidrs",
+        kind="ServiceCIDR",
+        namespaced=False,
+        singular="servicecidr",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -134,4 +191,6 @@ class ServiceCIDRInformer:
 
     def lister(self) -> ServiceCIDRLister:
         """A lister over the shared informer's cache."""
+        from .models import ServiceCIDRLister
+
         return ServiceCIDRLister(self.informer().get_indexer(), self.RESOURCE)

@@ -8,6 +8,15 @@ from pydantic import Field
 from ...core.v1.models import TypedLocalObjectReference
 from ...meta.v1.models import Condition, LabelSelector, ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
+
 
 class IPBlock(KubeModel):
     """
@@ -187,6 +196,8 @@ class IngressClass(KubeModel):
     IngressClass represents the class of the Ingress, referenced by the Ingress Spec. The `ingressclass.kubernetes.io/is-default-class` annotation can be used to indicate that an IngressClass should be considered default. When a single IngressClass resource has this annotation set to true, new Ingress resources without a class specified will be assigned this default class.
     """
 
+    __kube_lister__: _ClassVar[type["IngressClassLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -323,6 +334,8 @@ class IPAddress(KubeModel):
     IPAddress represents a single IP of a single IP Family. The object is designed to be used by APIs that operate on IP addresses. The object is used by the Service core API for allocation of IP addresses. An IP address can be represented in different formats, to guarantee the uniqueness of the IP, the name of the object is the IP address in canonical format, four decimal digits separated by dots suppressing leading zeros for IPv4 and the representation defined by RFC 5952 for IPv6. Valid: 192.168.1.5 or 2001:db8::1 or 2001:db8:aaaa:bbbb:cccc:dddd:eeee:1 Invalid: 10.01.2.3 or 2001:db8:0:0:0::1
     """
 
+    __kube_lister__: _ClassVar[type["IPAddressLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -436,6 +449,8 @@ class ServiceCIDR(KubeModel):
     """
     ServiceCIDR defines a range of IP addresses using CIDR format (e.g. 192.168.0.0/24 or 2001:db2::/64). This range is used to allocate ClusterIPs to Service objects.
     """
+
+    __kube_lister__: _ClassVar[type["ServiceCIDRLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -569,6 +584,8 @@ class NetworkPolicy(KubeModel):
     NetworkPolicy describes what network traffic is allowed for a set of Pods
     """
 
+    __kube_lister__: _ClassVar[type["NetworkPolicyLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -615,6 +632,8 @@ class Ingress(KubeModel):
     Ingress is a collection of rules that allow inbound connections to reach the endpoints defined by a backend. An Ingress can be configured to give services externally-reachable urls, load balance traffic, terminate SSL, offer name based virtual hosting etc.
     """
 
+    __kube_lister__: _ClassVar[type["IngressLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -658,3 +677,113 @@ class IngressList(KubeModel):
     """
     Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class IngressClassLister(_ClusterLister[IngressClass]):
+    """Lists ingressclasses (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1",
+        resource="ingressclasses",
+        kind="IngressClass",
+        namespaced=False,
+        singular="ingressclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class IngressLister(_NamespacedLister[Ingress]):
+    """Lists ingresses in all namespaces; `ingresses(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1",
+        resource="ingresses",
+        kind="Ingress",
+        namespaced=True,
+        singular="ingress",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def ingresses(self, namespace: str) -> _SingleNamespaceLister[Ingress]:
+        """The ingresses of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class IPAddressLister(_ClusterLister[IPAddress]):
+    """Lists ipaddresses (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1",
+        resource="ipaddresses",
+        kind="IPAddress",
+        namespaced=False,
+        singular="ipaddress",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class NetworkPolicyLister(_NamespacedLister[NetworkPolicy]):
+    """Lists networkpolicies in all namespaces; `network_policies(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1",
+        resource="networkpolicies",
+        kind="NetworkPolicy",
+        namespaced=True,
+        singular="networkpolicy",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def network_policies(self, namespace: str) -> _SingleNamespaceLister[NetworkPolicy]:
+        """The networkpolicies of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class ServiceCIDRLister(_ClusterLister[ServiceCIDR]):
+    """Lists servicecidrs (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1",
+        resource="servicecidrs",
+        kind="ServiceCIDR",
+        namespaced=False,
+        singular="servicecidr",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+IPAddress.__kube_lister__ = IPAddressLister
+Ingress.__kube_lister__ = IngressLister
+IngressClass.__kube_lister__ = IngressClassLister
+NetworkPolicy.__kube_lister__ = NetworkPolicyLister
+ServiceCIDR.__kube_lister__ = ServiceCIDRLister

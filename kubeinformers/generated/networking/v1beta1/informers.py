@@ -2,8 +2,8 @@
 """Shared informers of networking.k8s.io/v1beta1: one class per kind that offers list and watch.
 
 `IPAddressInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache. A kind's model module is
-imported when its informer is first asked for, not with this module.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -13,17 +13,16 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    IPAddressLister,
-    ServiceCIDRLister,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
 
-    from .models import IPAddress
-    from .models import ServiceCIDR
+    from .models import (
+        IPAddress,
+        IPAddressLister,
+        ServiceCIDR,
+        ServiceCIDRLister,
+    )
 
 
 class IPAddressInformer:
@@ -31,7 +30,17 @@ class IPAddressInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = IPAddressLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1beta1",
+        resource="ipaddresses",
+        kind="IPAddress",
+        namespaced=False,
+        singular="ipaddress",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -44,6 +53,8 @@ class IPAddressInformer:
 
     def lister(self) -> IPAddressLister:
         """A lister over the shared informer's cache."""
+        from .models import IPAddressLister
+
         return IPAddressLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -52,7 +63,17 @@ class ServiceCIDRInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ServiceCIDRLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="networking.k8s.io",
+        version="v1beta1",
+        resource="servicecidrs",
+        kind="ServiceCIDR",
+        namespaced=False,
+        singular="servicecidr",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -65,4 +86,6 @@ class ServiceCIDRInformer:
 
     def lister(self) -> ServiceCIDRLister:
         """A lister over the shared informer's cache."""
+        from .models import ServiceCIDRLister
+
         return ServiceCIDRLister(self.informer().get_indexer(), self.RESOURCE)

@@ -2,8 +2,8 @@
 """Shared informers of node.k8s.io/v1: one class per kind that offers list and watch.
 
 `RuntimeClassInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache. A kind's model module is
-imported when its informer is first asked for, not with this module.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -13,15 +13,14 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    RuntimeClassLister,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
 
-    from .models import RuntimeClass
+    from .models import (
+        RuntimeClass,
+        RuntimeClassLister,
+    )
 
 
 class RuntimeClassInformer:
@@ -29,7 +28,17 @@ class RuntimeClassInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = RuntimeClassLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="node.k8s.io",
+        version="v1",
+        resource="runtimeclasses",
+        kind="RuntimeClass",
+        namespaced=False,
+        singular="runtimeclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -42,4 +51,6 @@ class RuntimeClassInformer:
 
     def lister(self) -> RuntimeClassLister:
         """A lister over the shared informer's cache."""
+        from .models import RuntimeClassLister
+
         return RuntimeClassLister(self.informer().get_indexer(), self.RESOURCE)

@@ -8,6 +8,11 @@ from pydantic import Field
 from ...core.v1.models import Toleration
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+
 
 class Overhead(KubeModel):
     """
@@ -39,6 +44,8 @@ class RuntimeClass(KubeModel):
     """
     RuntimeClass defines a class of container runtime supported in the cluster. The RuntimeClass is used to determine which container runtime is used to run all containers in a pod. RuntimeClasses are manually defined by a user or cluster provisioner, and referenced in the PodSpec. The Kubelet is responsible for resolving the RuntimeClassName reference before running the pod.  For more details, see https://kubernetes.io/docs/concepts/containers/runtime-class/
     """
+
+    __kube_lister__: _ClassVar[type["RuntimeClassLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -88,3 +95,29 @@ class RuntimeClassList(KubeModel):
     """
     Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class RuntimeClassLister(_ClusterLister[RuntimeClass]):
+    """Lists runtimeclasses (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="node.k8s.io",
+        version="v1",
+        resource="runtimeclasses",
+        kind="RuntimeClass",
+        namespaced=False,
+        singular="runtimeclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+RuntimeClass.__kube_lister__ = RuntimeClassLister

@@ -8,6 +8,14 @@ from pydantic import Field
 
 from ...meta.v1.models import Condition, DeleteOptions, LabelSelector, ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
+
 
 class Eviction(KubeModel):
     """
@@ -113,6 +121,8 @@ class PodDisruptionBudget(KubeModel):
     PodDisruptionBudget is an object to define the max disruption that can be caused to a collection of pods
     """
 
+    __kube_lister__: _ClassVar[type["PodDisruptionBudgetLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -156,3 +166,33 @@ class PodDisruptionBudgetList(KubeModel):
     """
     Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class PodDisruptionBudgetLister(_NamespacedLister[PodDisruptionBudget]):
+    """Lists poddisruptionbudgets in all namespaces; `pod_disruption_budgets(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="policy",
+        version="v1",
+        resource="poddisruptionbudgets",
+        kind="PodDisruptionBudget",
+        namespaced=True,
+        singular="poddisruptionbudget",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def pod_disruption_budgets(self, namespace: str) -> _SingleNamespaceLister[PodDisruptionBudget]:
+        """The poddisruptionbudgets of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+PodDisruptionBudget.__kube_lister__ = PodDisruptionBudgetLister

@@ -2,8 +2,8 @@
 """Shared informers of rbac.authorization.k8s.io/v1: one class per kind that offers list and watch.
 
 `ClusterRoleBindingInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache. A kind's model module is
-imported when its informer is first asked for, not with this module.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -13,21 +13,20 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    ClusterRoleBindingLister,
-    ClusterRoleLister,
-    RoleBindingLister,
-    RoleLister,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
 
-    from .models import ClusterRole
-    from .models import ClusterRoleBinding
-    from .models import Role
-    from .models import RoleBinding
+    from .models import (
+        ClusterRole,
+        ClusterRoleBinding,
+        ClusterRoleBindingLister,
+        ClusterRoleLister,
+        Role,
+        RoleBinding,
+        RoleBindingLister,
+        RoleLister,
+    )
 
 
 class ClusterRoleBindingInformer:
@@ -35,7 +34,17 @@ class ClusterRoleBindingInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ClusterRoleBindingLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="rbac.authorization.k8s.io",
+        version="v1",
+        resource="clusterrolebindings",
+        kind="ClusterRoleBinding",
+        namespaced=False,
+        singular="clusterrolebinding",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -48,6 +57,8 @@ class ClusterRoleBindingInformer:
 
     def lister(self) -> ClusterRoleBindingLister:
         """A lister over the shared informer's cache."""
+        from .models import ClusterRoleBindingLister
+
         return ClusterRoleBindingLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -56,7 +67,17 @@ class ClusterRoleInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ClusterRoleLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="rbac.authorization.k8s.io",
+        version="v1",
+        resource="clusterroles",
+        kind="ClusterRole",
+        namespaced=False,
+        singular="clusterrole",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -69,6 +90,8 @@ class ClusterRoleInformer:
 
     def lister(self) -> ClusterRoleLister:
         """A lister over the shared informer's cache."""
+        from .models import ClusterRoleLister
+
         return ClusterRoleLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -77,7 +100,17 @@ class RoleBindingInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = RoleBindingLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="rbac.authorization.k8s.io",
+        version="v1",
+        resource="rolebindings",
+        kind="RoleBinding",
+        namespaced=True,
+        singular="rolebinding",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -90,6 +123,8 @@ class RoleBindingInformer:
 
     def lister(self) -> RoleBindingLister:
         """A lister over the shared informer's cache."""
+        from .models import RoleBindingLister
+
         return RoleBindingLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -98,7 +133,17 @@ class RoleInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = RoleLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="rbac.authorization.k8s.io",
+        version="v1",
+        resource="roles",
+        kind="Role",
+        namespaced=True,
+        singular="role",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -111,4 +156,6 @@ class RoleInformer:
 
     def lister(self) -> RoleLister:
         """A lister over the shared informer's cache."""
+        from .models import RoleLister
+
         return RoleLister(self.informer().get_indexer(), self.RESOURCE)

@@ -7,6 +7,15 @@ from pydantic import Field
 
 from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
+
 
 class PolicyRule(KubeModel):
     """
@@ -95,6 +104,8 @@ class ClusterRole(KubeModel):
     ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.
     """
 
+    __kube_lister__: _ClassVar[type["ClusterRoleLister"]]
+
     aggregation_rule: Annotated[AggregationRule | None, Field(alias="aggregationRule")] = None
     """
     AggregationRule is an optional field that describes how to build the Rules for this ClusterRole. If AggregationRule is set, then the Rules are controller managed and direct changes to Rules will be stomped by the controller.
@@ -121,6 +132,8 @@ class ClusterRoleBinding(KubeModel):
     """
     ClusterRoleBinding references a ClusterRole, but not contain it.  It can reference a ClusterRole in the global namespace, and adds who information via Subject.
     """
+
+    __kube_lister__: _ClassVar[type["ClusterRoleBindingLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -195,6 +208,8 @@ class Role(KubeModel):
     Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.
     """
 
+    __kube_lister__: _ClassVar[type["RoleLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -217,6 +232,8 @@ class RoleBinding(KubeModel):
     """
     RoleBinding references a role, but does not contain it.  It can reference a Role in the same namespace or a ClusterRole in the global namespace. It adds who information via Subjects and namespace information by which namespace it exists in.  RoleBindings in a given namespace only have effect in that namespace.
     """
+
+    __kube_lister__: _ClassVar[type["RoleBindingLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -284,3 +301,94 @@ class RoleList(KubeModel):
     """
     Standard object's metadata.
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class ClusterRoleBindingLister(_ClusterLister[ClusterRoleBinding]):
+    """Lists clusterrolebindings (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="rbac.authorization.k8s.io",
+        version="v1",
+        resource="clusterrolebindings",
+        kind="ClusterRoleBinding",
+        namespaced=False,
+        singular="clusterrolebinding",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class ClusterRoleLister(_ClusterLister[ClusterRole]):
+    """Lists clusterroles (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="rbac.authorization.k8s.io",
+        version="v1",
+        resource="clusterroles",
+        kind="ClusterRole",
+        namespaced=False,
+        singular="clusterrole",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class RoleBindingLister(_NamespacedLister[RoleBinding]):
+    """Lists rolebindings in all namespaces; `role_bindings(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="rbac.authorization.k8s.io",
+        version="v1",
+        resource="rolebindings",
+        kind="RoleBinding",
+        namespaced=True,
+        singular="rolebinding",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def role_bindings(self, namespace: str) -> _SingleNamespaceLister[RoleBinding]:
+        """The rolebindings of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class RoleLister(_NamespacedLister[Role]):
+    """Lists roles in all namespaces; `roles(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="rbac.authorization.k8s.io",
+        version="v1",
+        resource="roles",
+        kind="Role",
+        namespaced=True,
+        singular="role",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def roles(self, namespace: str) -> _SingleNamespaceLister[Role]:
+        """The roles of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+ClusterRole.__kube_lister__ = ClusterRoleLister
+ClusterRoleBinding.__kube_lister__ = ClusterRoleBindingLister
+Role.__kube_lister__ = RoleLister
+RoleBinding.__kube_lister__ = RoleBindingLister

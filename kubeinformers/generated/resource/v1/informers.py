@@ -2,8 +2,8 @@
 """Shared informers of resource.k8s.io/v1: one class per kind that offers list and watch.
 
 `DeviceClassInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache. A kind's model module is
-imported when its informer is first asked for, not with this module.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -13,21 +13,20 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    DeviceClassLister,
-    ResourceClaimTemplateLister,
-    ResourceClaimLister,
-    ResourceSliceLister,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
 
-    from .models import DeviceClass
-    from .models import ResourceClaim
-    from .models import ResourceClaimTemplate
-    from .models import ResourceSlice
+    from .models import (
+        DeviceClass,
+        DeviceClassLister,
+        ResourceClaim,
+        ResourceClaimLister,
+        ResourceClaimTemplate,
+        ResourceClaimTemplateLister,
+        ResourceSlice,
+        ResourceSliceLister,
+    )
 
 
 class DeviceClassInformer:
@@ -35,7 +34,17 @@ class DeviceClassInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = DeviceClassLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1",
+        resource="deviceclasses",
+        kind="DeviceClass",
+        namespaced=False,
+        singular="deviceclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -48,6 +57,8 @@ class DeviceClassInformer:
 
     def lister(self) -> DeviceClassLister:
         """A lister over the shared informer's cache."""
+        from .models import DeviceClassLister
+
         return DeviceClassLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -56,7 +67,17 @@ class ResourceClaimTemplateInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ResourceClaimTemplateLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1",
+        resource="resourceclaimtemplates",
+        kind="ResourceClaimTemplate",
+        namespaced=True,
+        singular="resourceclaimtemplate",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -69,6 +90,8 @@ class ResourceClaimTemplateInformer:
 
     def lister(self) -> ResourceClaimTemplateLister:
         """A lister over the shared informer's cache."""
+        from .models import ResourceClaimTemplateLister
+
         return ResourceClaimTemplateLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -77,7 +100,17 @@ class ResourceClaimInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ResourceClaimLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1",
+        resource="resourceclaims",
+        kind="ResourceClaim",
+        namespaced=True,
+        singular="resourceclaim",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -90,6 +123,8 @@ class ResourceClaimInformer:
 
     def lister(self) -> ResourceClaimLister:
         """A lister over the shared informer's cache."""
+        from .models import ResourceClaimLister
+
         return ResourceClaimLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -98,7 +133,17 @@ class ResourceSliceInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = ResourceSliceLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1",
+        resource="resourceslices",
+        kind="ResourceSlice",
+        namespaced=False,
+        singular="resourceslice",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -111,4 +156,6 @@ class ResourceSliceInformer:
 
     def lister(self) -> ResourceSliceLister:
         """A lister over the shared informer's cache."""
+        from .models import ResourceSliceLister
+
         return ResourceSliceLister(self.informer().get_indexer(), self.RESOURCE)

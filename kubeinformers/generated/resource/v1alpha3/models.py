@@ -8,6 +8,11 @@ from pydantic import Field
 
 from ...meta.v1.models import Condition, ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+
 
 class DeviceTaint(KubeModel):
     """
@@ -97,6 +102,8 @@ class DeviceTaintRule(KubeModel):
     DeviceTaintRule adds one taint to all devices which match the selector. This has the same effect as if the taint was specified directly in the ResourceSlice by the DRA driver.
     """
 
+    __kube_lister__: _ClassVar[type["DeviceTaintRuleLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -142,3 +149,29 @@ class DeviceTaintRuleList(KubeModel):
     """
     Standard list metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class DeviceTaintRuleLister(_ClusterLister[DeviceTaintRule]):
+    """Lists devicetaintrules (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1alpha3",
+        resource="devicetaintrules",
+        kind="DeviceTaintRule",
+        namespaced=False,
+        singular="devicetaintrule",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+DeviceTaintRule.__kube_lister__ = DeviceTaintRuleLister

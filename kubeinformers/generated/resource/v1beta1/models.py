@@ -9,6 +9,15 @@ from pydantic import Field
 from ...core.v1.models import NodeSelector
 from ...meta.v1.models import Condition, ListMeta, ObjectMeta, RawExtension
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
+
 
 class CELDeviceSelector(KubeModel):
     """
@@ -805,6 +814,8 @@ class DeviceClass(KubeModel):
     This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
     """
 
+    __kube_lister__: _ClassVar[type["DeviceClassLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -1111,6 +1122,8 @@ class ResourceSlice(KubeModel):
     This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
     """
 
+    __kube_lister__: _ClassVar[type["ResourceSliceLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -1160,6 +1173,8 @@ class ResourceClaim(KubeModel):
 
     This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
     """
+
+    __kube_lister__: _ClassVar[type["ResourceClaimLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -1213,6 +1228,8 @@ class ResourceClaimTemplate(KubeModel):
     This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
     """
 
+    __kube_lister__: _ClassVar[type["ResourceClaimTemplateLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -1254,3 +1271,96 @@ class ResourceClaimTemplateList(KubeModel):
     """
     Standard list metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class DeviceClassLister(_ClusterLister[DeviceClass]):
+    """Lists deviceclasses (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1beta1",
+        resource="deviceclasses",
+        kind="DeviceClass",
+        namespaced=False,
+        singular="deviceclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class ResourceClaimTemplateLister(_NamespacedLister[ResourceClaimTemplate]):
+    """Lists resourceclaimtemplates in all namespaces; `resource_claim_templates(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1beta1",
+        resource="resourceclaimtemplates",
+        kind="ResourceClaimTemplate",
+        namespaced=True,
+        singular="resourceclaimtemplate",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def resource_claim_templates(
+        self, namespace: str
+    ) -> _SingleNamespaceLister[ResourceClaimTemplate]:
+        """The resourceclaimtemplates of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class ResourceClaimLister(_NamespacedLister[ResourceClaim]):
+    """Lists resourceclaims in all namespaces; `resource_claims(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1beta1",
+        resource="resourceclaims",
+        kind="ResourceClaim",
+        namespaced=True,
+        singular="resourceclaim",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def resource_claims(self, namespace: str) -> _SingleNamespaceLister[ResourceClaim]:
+        """The resourceclaims of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class ResourceSliceLister(_ClusterLister[ResourceSlice]):
+    """Lists resourceslices (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="resource.k8s.io",
+        version="v1beta1",
+        resource="resourceslices",
+        kind="ResourceSlice",
+        namespaced=False,
+        singular="resourceslice",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+DeviceClass.__kube_lister__ = DeviceClassLister
+ResourceClaim.__kube_lister__ = ResourceClaimLister
+ResourceClaimTemplate.__kube_lister__ = ResourceClaimTemplateLister
+ResourceSlice.__kube_lister__ = ResourceSliceLister

@@ -2,8 +2,8 @@
 """Shared informers of scheduling.k8s.io/v1: one class per kind that offers list and watch.
 
 `PriorityClassInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache. A kind's model module is
-imported when its informer is first asked for, not with this module.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -13,15 +13,14 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    PriorityClassLister,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
 
-    from .models import PriorityClass
+    from .models import (
+        PriorityClass,
+        PriorityClassLister,
+    )
 
 
 class PriorityClassInformer:
@@ -29,7 +28,17 @@ class PriorityClassInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = PriorityClassLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="scheduling.k8s.io",
+        version="v1",
+        resource="priorityclasses",
+        kind="PriorityClass",
+        namespaced=False,
+        singular="priorityclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -42,4 +51,6 @@ class PriorityClassInformer:
 
     def lister(self) -> PriorityClassLister:
         """A lister over the shared informer's cache."""
+        from .models import PriorityClassLister
+
         return PriorityClassLister(self.informer().get_indexer(), self.RESOURCE)

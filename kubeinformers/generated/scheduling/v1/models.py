@@ -7,11 +7,18 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+
 
 class PriorityClass(KubeModel):
     """
     PriorityClass defines mapping from a priority class name to the priority integer value. The value can be any valid integer.
     """
+
+    __kube_lister__: _ClassVar[type["PriorityClassLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -64,3 +71,29 @@ class PriorityClassList(KubeModel):
     """
     Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class PriorityClassLister(_ClusterLister[PriorityClass]):
+    """Lists priorityclasses (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="scheduling.k8s.io",
+        version="v1",
+        resource="priorityclasses",
+        kind="PriorityClass",
+        namespaced=False,
+        singular="priorityclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+PriorityClass.__kube_lister__ = PriorityClassLister

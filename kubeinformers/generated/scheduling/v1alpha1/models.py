@@ -7,6 +7,14 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
+
 
 class BasicSchedulingPolicy(KubeModel):
     """
@@ -94,6 +102,8 @@ class Workload(KubeModel):
     Workload allows for expressing scheduling constraints that should be used when managing lifecycle of workloads from scheduling perspective, including scheduling, preemption, eviction and other phases.
     """
 
+    __kube_lister__: _ClassVar[type["WorkloadLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -133,3 +143,33 @@ class WorkloadList(KubeModel):
     """
     Standard list metadata.
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class WorkloadLister(_NamespacedLister[Workload]):
+    """Lists workloads in all namespaces; `workloads(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="scheduling.k8s.io",
+        version="v1alpha1",
+        resource="workloads",
+        kind="Workload",
+        namespaced=True,
+        singular="workload",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def workloads(self, namespace: str) -> _SingleNamespaceLister[Workload]:
+        """The workloads of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+Workload.__kube_lister__ = WorkloadLister

@@ -2,8 +2,8 @@
 """Shared informers of storage.k8s.io/v1: one class per kind that offers list and watch.
 
 `CSIDriverInformer(factory).informer()` is the factory's one shared informer of the
-resource (created on first request); `.lister()` reads its cache. A kind's model module is
-imported when its informer is first asked for, not with this module.
+resource (created on first request); `.lister()` reads its cache. A kind's model module (which
+also defines its lister) is imported when its informer is first asked for, not with this module.
 """
 
 from __future__ import annotations
@@ -13,25 +13,24 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 
-from .listers import (
-    CSIDriverLister,
-    CSINodeLister,
-    CSIStorageCapacityLister,
-    StorageClassLister,
-    VolumeAttachmentLister,
-    VolumeAttributesClassLister,
-)
-
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
     from kubeinformers.runtime.cache.informer import SharedIndexInformer as _SharedIndexInformer
 
-    from .models import CSIDriver
-    from .models import CSINode
-    from .models import CSIStorageCapacity
-    from .models import StorageClass
-    from .models import VolumeAttachment
-    from .models import VolumeAttributesClass
+    from .models import (
+        CSIDriver,
+        CSIDriverLister,
+        CSINode,
+        CSINodeLister,
+        CSIStorageCapacity,
+        CSIStorageCapacityLister,
+        StorageClass,
+        StorageClassLister,
+        VolumeAttachment,
+        VolumeAttachmentLister,
+        VolumeAttributesClass,
+        VolumeAttributesClassLister,
+    )
 
 
 class CSIDriverInformer:
@@ -39,7 +38,17 @@ class CSIDriverInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = CSIDriverLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="csidrivers",
+        kind="CSIDriver",
+        namespaced=False,
+        singular="csidriver",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -52,6 +61,8 @@ class CSIDriverInformer:
 
     def lister(self) -> CSIDriverLister:
         """A lister over the shared informer's cache."""
+        from .models import CSIDriverLister
+
         return CSIDriverLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -60,7 +71,17 @@ class CSINodeInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = CSINodeLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="csinodes",
+        kind="CSINode",
+        namespaced=False,
+        singular="csinode",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -73,6 +94,8 @@ class CSINodeInformer:
 
     def lister(self) -> CSINodeLister:
         """A lister over the shared informer's cache."""
+        from .models import CSINodeLister
+
         return CSINodeLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -81,7 +104,17 @@ class CSIStorageCapacityInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = CSIStorageCapacityLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="csistoragecapacities",
+        kind="CSIStorageCapacity",
+        namespaced=True,
+        singular="csistoragecapacity",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -94,6 +127,8 @@ class CSIStorageCapacityInformer:
 
     def lister(self) -> CSIStorageCapacityLister:
         """A lister over the shared informer's cache."""
+        from .models import CSIStorageCapacityLister
+
         return CSIStorageCapacityLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -102,7 +137,17 @@ class StorageClassInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = StorageClassLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="storageclasses",
+        kind="StorageClass",
+        namespaced=False,
+        singular="storageclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -115,6 +160,8 @@ class StorageClassInformer:
 
     def lister(self) -> StorageClassLister:
         """A lister over the shared informer's cache."""
+        from .models import StorageClassLister
+
         return StorageClassLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -123,7 +170,17 @@ class VolumeAttachmentInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = VolumeAttachmentLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="volumeattachments",
+        kind="VolumeAttachment",
+        namespaced=False,
+        singular="volumeattachment",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -136,6 +193,8 @@ class VolumeAttachmentInformer:
 
     def lister(self) -> VolumeAttachmentLister:
         """A lister over the shared informer's cache."""
+        from .models import VolumeAttachmentLister
+
         return VolumeAttachmentLister(self.informer().get_indexer(), self.RESOURCE)
 
 
@@ -144,7 +203,17 @@ class VolumeAttributesClassInformer:
 
     __slots__ = ("_factory",)
 
-    RESOURCE: _ClassVar[_APIResource] = VolumeAttributesClassLister.RESOURCE
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="volumeattributesclasses",
+        kind="VolumeAttributesClass",
+        namespaced=False,
+        singular="volumeattributesclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
         self._factory = factory
@@ -157,4 +226,6 @@ class VolumeAttributesClassInformer:
 
     def lister(self) -> VolumeAttributesClassLister:
         """A lister over the shared informer's cache."""
+        from .models import VolumeAttributesClassLister
+
         return VolumeAttributesClassLister(self.informer().get_indexer(), self.RESOURCE)

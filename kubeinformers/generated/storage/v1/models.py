@@ -9,6 +9,15 @@ from pydantic import Field
 from ...core.v1.models import PersistentVolumeSpec, TopologySelectorTerm
 from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
+from kubeinformers.runtime.cache.listers import (
+    SingleNamespaceLister as _SingleNamespaceLister,
+)
+
 
 class TokenRequest(KubeModel):
     """
@@ -210,6 +219,8 @@ class CSIStorageCapacity(KubeModel):
     They are consumed by the kube-scheduler when a CSI driver opts into capacity-aware scheduling with CSIDriverSpec.StorageCapacity. The scheduler compares the MaximumVolumeSize against the requested size of pending volumes to filter out unsuitable nodes. If MaximumVolumeSize is unset, it falls back to a comparison against the less precise Capacity. If that is also unset, the scheduler assumes that capacity is insufficient and tries some other node.
     """
 
+    __kube_lister__: _ClassVar[type["CSIStorageCapacityLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -279,6 +290,8 @@ class StorageClass(KubeModel):
 
     StorageClasses are non-namespaced; the name of the storage class according to etcd is in ObjectMeta.Name.
     """
+
+    __kube_lister__: _ClassVar[type["StorageClassLister"]]
 
     allow_volume_expansion: Annotated[bool | None, Field(alias="allowVolumeExpansion")] = None
     """
@@ -375,6 +388,8 @@ class VolumeAttributesClass(KubeModel):
     VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver. The class can be specified during dynamic provisioning of PersistentVolumeClaims, and changed in the PersistentVolumeClaim spec after provisioning.
     """
 
+    __kube_lister__: _ClassVar[type["VolumeAttributesClassLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -427,6 +442,8 @@ class CSIDriver(KubeModel):
     CSIDriver captures information about a Container Storage Interface (CSI) volume driver deployed on the cluster. Kubernetes attach detach controller uses this object to determine whether attach is required. Kubelet uses this object to determine whether pod information needs to be passed on mount. CSIDriver objects are non-namespaced.
     """
 
+    __kube_lister__: _ClassVar[type["CSIDriverLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -472,6 +489,8 @@ class CSINode(KubeModel):
     """
     CSINode holds information about all CSI drivers installed on a node. CSI drivers do not need to create the CSINode object directly. As long as they use the node-driver-registrar sidecar container, the kubelet will automatically populate the CSINode object for the CSI driver as part of kubelet plugin registration. CSINode has the same name as a node. If the object is missing, it means either there are no CSI Drivers available on the node, or the Kubelet version is low enough that it doesn't create this object. CSINode has an OwnerReference that points to the corresponding node object.
     """
+
+    __kube_lister__: _ClassVar[type["CSINodeLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -557,6 +576,8 @@ class VolumeAttachment(KubeModel):
     VolumeAttachment objects are non-namespaced.
     """
 
+    __kube_lister__: _ClassVar[type["VolumeAttachmentLister"]]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -600,3 +621,128 @@ class VolumeAttachmentList(KubeModel):
     """
     Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class CSIDriverLister(_ClusterLister[CSIDriver]):
+    """Lists csidrivers (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="csidrivers",
+        kind="CSIDriver",
+        namespaced=False,
+        singular="csidriver",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class CSINodeLister(_ClusterLister[CSINode]):
+    """Lists csinodes (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="csinodes",
+        kind="CSINode",
+        namespaced=False,
+        singular="csinode",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class CSIStorageCapacityLister(_NamespacedLister[CSIStorageCapacity]):
+    """Lists csistoragecapacities in all namespaces; `csi_storage_capacities(namespace)` reads one namespace."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="csistoragecapacities",
+        kind="CSIStorageCapacity",
+        namespaced=True,
+        singular="csistoragecapacity",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+    def csi_storage_capacities(self, namespace: str) -> _SingleNamespaceLister[CSIStorageCapacity]:
+        """The csistoragecapacities of one namespace ("" = all namespaces)."""
+        return self.by_namespace(namespace)
+
+
+class StorageClassLister(_ClusterLister[StorageClass]):
+    """Lists storageclasses (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="storageclasses",
+        kind="StorageClass",
+        namespaced=False,
+        singular="storageclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class VolumeAttachmentLister(_ClusterLister[VolumeAttachment]):
+    """Lists volumeattachments (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="volumeattachments",
+        kind="VolumeAttachment",
+        namespaced=False,
+        singular="volumeattachment",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+class VolumeAttributesClassLister(_ClusterLister[VolumeAttributesClass]):
+    """Lists volumeattributesclasses (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1",
+        resource="volumeattributesclasses",
+        kind="VolumeAttributesClass",
+        namespaced=False,
+        singular="volumeattributesclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+CSIDriver.__kube_lister__ = CSIDriverLister
+CSINode.__kube_lister__ = CSINodeLister
+CSIStorageCapacity.__kube_lister__ = CSIStorageCapacityLister
+StorageClass.__kube_lister__ = StorageClassLister
+VolumeAttachment.__kube_lister__ = VolumeAttachmentLister
+VolumeAttributesClass.__kube_lister__ = VolumeAttributesClassLister

@@ -7,11 +7,18 @@ from pydantic import Field
 
 from ...meta.v1.models import ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+
 
 class VolumeAttributesClass(KubeModel):
     """
     VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver. The class can be specified during dynamic provisioning of PersistentVolumeClaims, and changed in the PersistentVolumeClaim spec after provisioning.
     """
+
+    __kube_lister__: _ClassVar[type["VolumeAttributesClassLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -58,3 +65,29 @@ class VolumeAttributesClassList(KubeModel):
     """
     Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class VolumeAttributesClassLister(_ClusterLister[VolumeAttributesClass]):
+    """Lists volumeattributesclasses (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storage.k8s.io",
+        version="v1beta1",
+        resource="volumeattributesclasses",
+        kind="VolumeAttributesClass",
+        namespaced=False,
+        singular="volumeattributesclass",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+VolumeAttributesClass.__kube_lister__ = VolumeAttributesClassLister

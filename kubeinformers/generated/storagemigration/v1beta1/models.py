@@ -7,6 +7,11 @@ from pydantic import Field
 
 from ...meta.v1.models import Condition, GroupResource, ListMeta, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
+
 
 class StorageVersionMigrationSpec(KubeModel):
     """
@@ -38,6 +43,8 @@ class StorageVersionMigration(KubeModel):
     """
     StorageVersionMigration represents a migration of stored data to the latest storage version.
     """
+
+    __kube_lister__: _ClassVar[type["StorageVersionMigrationLister"]]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -82,3 +89,29 @@ class StorageVersionMigrationList(KubeModel):
     """
     Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     """
+
+
+# --- listers: typed reads of an informer's cache (`factory.lister(Model)`) -------------------
+# Defined beside the models so that each kind's model can name its lister
+# (`__kube_lister__`) without an import cycle; `.listers` re-exports them.
+
+
+class StorageVersionMigrationLister(_ClusterLister[StorageVersionMigration]):
+    """Lists storageversionmigrations (cluster-scoped); `get(name)` reads one."""
+
+    __slots__ = ()
+
+    RESOURCE: _ClassVar[_APIResource] = _APIResource(
+        group="storagemigration.k8s.io",
+        version="v1beta1",
+        resource="storageversionmigrations",
+        kind="StorageVersionMigration",
+        namespaced=False,
+        singular="storageversionmigration",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    )
+
+
+StorageVersionMigration.__kube_lister__ = StorageVersionMigrationLister

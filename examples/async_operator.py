@@ -1,0 +1,403 @@
+"""Example operator written with the asyncio API only: one ConfigMap per Widget.
+
+    python -m examples.async_operator --local      # against an embedded LocalApiServer
+    python -m examples.async_operator              # against your kubeconfig's cluster
+
+For every Widget (the example CRD of crds/, typed informers in examples/informers) it keeps a
+ConfigMap `widget-<name>` in the widget's namespace holding the widget's size and colour, and
+deletes it when the widget goes. The pieces, all on one event loop:
+
+* `async with factory:` — the Widget and ConfigMap informers (keyed by type:
+  `factory.informer(Widget)`), started, synced and shut down with the block;
+* a secondary index on ConfigMaps by owning widget (`BY_WIDGET`), which the reconcile reads
+  to find what a widget owns;
+* an `AsyncReconciler` (`async def reconcile(key)`) with rate-limited retries: a ConfigMap of
+  the same name that is not ours makes it `Requeue` until that one is gone;
+* read-your-writes: after each write the reconcile waits until the ConfigMap informer has
+  seen it (`wait_for_resource_version_async`), so the next reconcile reads fresh state;
+* `AsyncLeaderElector`: only the replica holding the Lease reconciles;
+* `informer.events()`: a typed audit log of widget changes;
+* `/healthz` on a small asyncio HTTP server: 200 when every informer is healthy and the
+  elector is not stuck, else 503 with the reason.
+
+Writes go through the kubernetes client, which blocks: they run in `asyncio.to_thread`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import socket
+import sys
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from kubernetes import client as k8s
+from kubernetes.client.exceptions import ApiException
+
+from examples.informers.demo.v1 import Widget
+from kubeinformers import (
+    Added,
+    AsyncLeaderElector,
+    AsyncReconciler,
+    Deleted,
+    DeletedFinalStateUnknown,
+    ItemExponentialFailureRateLimiter,
+    LeaseLock,
+    NotFoundError,
+    Requeue,
+    Updated,
+)
+from kubeinformers.generated import SharedInformerFactory
+from kubeinformers.generated.core.v1 import ConfigMap
+
+OWNER_LABEL = "kubeinformers.example/widget"  # "<namespace>.<widget name>" of the owner
+BY_WIDGET = "by-widget"  # ConfigMap index: the owning widget's key "ns/name"
+LEASE_NAME = "widget-operator"
+
+log = logging.getLogger("examples.async_operator")
+
+
+def configmap_name(widget_name: str) -> str:
+    return f"widget-{widget_name}"
+
+
+def by_widget(obj: Any) -> list[str]:
+    """Index function: the key of the widget owning a ConfigMap (none for the others)."""
+    labels = (obj.metadata.labels or {}) if obj.metadata else {}
+    owner = labels.get(OWNER_LABEL)
+    if not owner or "." not in owner:
+        return []
+    namespace, _, name = owner.partition(".")
+    return [f"{namespace}/{name}"]
+
+
+def _name(obj: Widget | None) -> str:
+    return (obj.metadata.name or "") if obj is not None and obj.metadata else "?"
+
+
+def owner_key(obj: ConfigMap | DeletedFinalStateUnknown[ConfigMap]) -> str:
+    """A ConfigMap event enqueues its owning widget (someone deleted or changed ours)."""
+    cm = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+    keys = by_widget(cm)
+    return keys[0] if keys else ""
+
+
+class WidgetOperator:
+    """The operator's parts; `run()` runs them until cancelled."""
+
+    def __init__(self, api: Any, namespace: str, identity: str, health_port: int = 0) -> None:
+        self.api = api
+        self.namespace = namespace
+        self.health_port = health_port
+        self.factory = SharedInformerFactory(api, namespace=namespace)
+        self.widgets = self.factory.informer(Widget)
+        self.config_maps = self.factory.informer(ConfigMap)
+        self.config_maps.add_indexers({BY_WIDGET: by_widget})
+        self.widget_lister = self.factory.lister(Widget)
+        self.reconciler: AsyncReconciler[str] = AsyncReconciler(
+            "widget-configmaps",
+            self.reconcile,
+            workers=2,
+            rate_limiter=ItemExponentialFailureRateLimiter(0.05, 5.0),
+        )
+        self.reconciler.watch(self.widgets)
+        self.reconciler.watch(self.config_maps, owner_key, predicate=lambda cm: bool(owner_key(cm)))
+        self.elector = AsyncLeaderElector(
+            LeaseLock(api, namespace, LEASE_NAME, identity),
+            lease_duration=4.0,
+            renew_deadline=3.0,
+            retry_period=0.5,
+            release_on_cancel=True,
+            name=identity,
+        )
+        self.core = k8s.CoreV1Api(api)
+        self.health_address: tuple[str, int] | None = None
+        self.leading = asyncio.Event()
+
+    # ------------------------------------------------------------------ reconcile
+
+    async def reconcile(self, key: str) -> float | None:
+        namespace, _, name = key.partition("/")
+        try:
+            widget: Widget | None = self.widget_lister.widgets(namespace).get(name)
+        except NotFoundError:
+            widget = None
+        owned: list[ConfigMap] = self.config_maps.get_indexer().by_index(BY_WIDGET, key)
+        if widget is None or widget.spec is None:
+            for cm in owned:
+                if cm.metadata and cm.metadata.name:
+                    await self._delete(namespace, cm.metadata.name)
+            return None
+        desired = {"size": widget.spec.size, "color": widget.spec.color or ""}
+        cm_name = configmap_name(name)
+        current = self.config_maps.get_indexer().get_by_key(f"{namespace}/{cm_name}")
+        if current is not None and current not in owned:
+            raise Requeue(f"ConfigMap {namespace}/{cm_name} exists and is not ours")
+        if current is not None and current.data == desired:
+            return None
+        body: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": cm_name,
+                "namespace": namespace,
+                "labels": {OWNER_LABEL: f"{namespace}.{name}"},
+            },
+            "data": desired,
+        }
+        try:
+            if current is None:
+                written = await asyncio.to_thread(
+                    self.core.create_namespaced_config_map,
+                    namespace,
+                    k8s.V1ConfigMap.model_validate(body),
+                )
+            else:
+                assert current.metadata is not None
+                body["metadata"]["resourceVersion"] = current.metadata.resource_version
+                written = await asyncio.to_thread(
+                    self.core.replace_namespaced_config_map,
+                    cm_name,
+                    namespace,
+                    k8s.V1ConfigMap.model_validate(body),
+                )
+        except ApiException as err:
+            if err.status == 409:  # our cache was behind: try again once it has caught up
+                raise Requeue(f"conflict writing ConfigMap {namespace}/{cm_name}") from err
+            raise
+        # Read your own write: the next reconcile of this key sees the ConfigMap just written.
+        if written.metadata is not None and written.metadata.resource_version:
+            await self.config_maps.wait_for_resource_version_async(
+                written.metadata.resource_version, 10.0
+            )
+        log.info("ConfigMap %s/%s now says %s", namespace, cm_name, desired)
+        return None
+
+    async def _delete(self, namespace: str, name: str) -> None:
+        try:
+            await asyncio.to_thread(self.core.delete_namespaced_config_map, name, namespace)
+            log.info("deleted ConfigMap %s/%s: its widget is gone", namespace, name)
+        except ApiException as err:
+            if err.status != 404:
+                raise
+
+    # ------------------------------------------------------------------ audit and health
+
+    async def audit(self) -> None:
+        """Typed events of the widget informer, logged."""
+        async with self.widgets.events() as events:
+            async for event in events:
+                match event:
+                    case Added(obj=widget):
+                        log.info("widget added: %s", _name(widget))
+                    case Updated(new=widget):
+                        log.info("widget changed: %s", _name(widget))
+                    case Deleted(obj=gone):
+                        # A tombstone when only a relist noticed the deletion.
+                        final = gone.obj if isinstance(gone, DeletedFinalStateUnknown) else gone
+                        log.info("widget deleted: %s", _name(final))
+
+    def health(self) -> tuple[bool, str]:
+        report = self.factory.health()
+        healthy = report.healthy
+        detail = report.describe()
+        try:
+            self.elector.check(max_tolerable_expired_lease=2.0)
+        except RuntimeError as err:
+            healthy, detail = False, f"{detail}\nleader election: {err}"
+        leader = self.elector.get_leader() or "none yet"
+        return healthy, f"{detail}\nleader: {leader}"
+
+    async def _serve_health(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        try:
+            request = await asyncio.wait_for(reader.readline(), 5.0)
+            path = request.split()[1].decode() if len(request.split()) > 1 else ""
+            if path == "/healthz":
+                healthy, detail = self.health()
+                status = "200 OK" if healthy else "503 Service Unavailable"
+                body = (("ok\n" if healthy else "not ready\n") + detail + "\n").encode()
+            else:
+                status, body = "404 Not Found", b"try /healthz\n"
+            writer.write(
+                f"HTTP/1.1 {status}\r\nContent-Type: text/plain\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                + body
+            )
+            await writer.drain()
+        except (TimeoutError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+
+    @contextlib.asynccontextmanager
+    async def health_server(self) -> AsyncIterator[tuple[str, int]]:
+        server = await asyncio.start_server(self._serve_health, "127.0.0.1", self.health_port)
+        host, port = server.sockets[0].getsockname()[:2]
+        self.health_address = (host, port)
+        log.info("health endpoint: http://%s:%d/healthz", host, port)
+        try:
+            yield host, port
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    # ------------------------------------------------------------------ running
+
+    async def _lead(self) -> None:
+        self.leading.set()
+        try:
+            await self.reconciler.run()
+        finally:
+            self.leading.clear()
+
+    async def run(self) -> None:
+        """Until cancelled: informers, audit log and health endpoint always; the reconciler
+        while this replica holds the Lease."""
+        async with self.health_server(), self.factory:
+            audit = asyncio.create_task(self.audit(), name="widget-audit")
+            try:
+                while True:  # a lost lease: campaign again
+                    await self.elector.run(self._lead)
+            finally:
+                audit.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await audit
+
+
+async def get_healthz(address: tuple[str, int]) -> tuple[int, str]:
+    """GET /healthz (a tiny client for the demo and the tests)."""
+    reader, writer = await asyncio.open_connection(*address)
+    writer.write(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    await writer.drain()
+    response = (await reader.read()).decode()
+    writer.close()
+    await writer.wait_closed()
+    status = int(response.split()[1])
+    return status, response.split("\r\n\r\n", 1)[1]
+
+
+# --------------------------------------------------------------------------- the demo
+
+
+def widget_body(namespace: str, name: str, size: str, color: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "demo.kubeinformers.io/v1",
+        "kind": "Widget",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"size": size, "color": color},
+    }
+
+
+async def _wait(condition: Any, what: str, timeout: float) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise TimeoutError(f"async operator demo: timed out waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+async def demo(api: Any, namespace: str, say: Any = print, timeout: float = 30.0) -> None:
+    """Run the operator, create widgets (one blocked by a foreign ConfigMap: retried until
+    that is gone), check /healthz, delete a widget, stop. The CRDs must be installed."""
+    custom = k8s.CustomObjectsApi(api)
+    core = k8s.CoreV1Api(api)
+    operator = WidgetOperator(api, namespace, identity=f"{socket.gethostname()}-demo")
+    lister = operator.factory.lister(ConfigMap)
+
+    def data(name: str) -> dict[str, str] | None:
+        try:
+            cm = lister.config_maps(namespace).get(name)
+        except NotFoundError:
+            return None
+        return dict(sorted((cm.data or {}).items())) if cm.metadata and cm.metadata.labels else None
+
+    foreign = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": configmap_name("w-blue"), "namespace": namespace},
+        "data": {"owner": "someone else"},
+    }
+    await asyncio.to_thread(
+        core.create_namespaced_config_map, namespace, k8s.V1ConfigMap.model_validate(foreign)
+    )
+    task = asyncio.create_task(operator.run(), name="widget-operator")
+    try:
+        await _wait(operator.leading.is_set, "the operator to lead", timeout)
+        assert operator.health_address is not None
+        status, _ = await get_healthz(operator.health_address)
+        say(f"  async operator: leading, /healthz answers {status}")
+        for name, size, color in (("w-red", "small", "red"), ("w-blue", "large", "blue")):
+            await asyncio.to_thread(
+                custom.create_namespaced_custom_object,
+                "demo.kubeinformers.io",
+                "v1",
+                namespace,
+                "widgets",
+                widget_body(namespace, name, size, color),
+            )
+        await _wait(lambda: data("widget-w-red") is not None, "ConfigMap widget-w-red", timeout)
+        say(f"  async operator: widget-w-red -> {data('widget-w-red')}")
+        say("  async operator: widget-w-blue is blocked by a ConfigMap that is not ours")
+        await asyncio.to_thread(
+            core.delete_namespaced_config_map, configmap_name("w-blue"), namespace
+        )
+        await _wait(lambda: data("widget-w-blue") is not None, "ConfigMap widget-w-blue", timeout)
+        say(f"  async operator: retried, widget-w-blue -> {data('widget-w-blue')}")
+        for name in ("w-red", "w-blue"):
+            await asyncio.to_thread(
+                custom.delete_namespaced_custom_object,
+                "demo.kubeinformers.io",
+                "v1",
+                namespace,
+                "widgets",
+                name,
+            )
+        await _wait(
+            lambda: data("widget-w-red") is None and data("widget-w-blue") is None,
+            "the ConfigMaps of deleted widgets to go",
+            timeout,
+        )
+        say("  async operator: widgets deleted, their ConfigMaps too")
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    say("  async operator: stopped (lease released, informers shut down)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--local", action="store_true", help="run the demo on a LocalApiServer")
+    parser.add_argument("--namespace", default="default")
+    parser.add_argument("--health-port", type=int, default=8080)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    if args.local:
+        from examples.demo import NAMESPACE, install
+        from kubeinformers import LocalApiServer
+
+        with LocalApiServer() as server:
+            api = server.api_client()
+            install(api, time.monotonic() + 60.0)  # the CRDs and the demo namespace
+            asyncio.run(demo(api, NAMESPACE))
+        return 0
+    from kubernetes import config
+
+    api = config.new_client_from_config()  # type: ignore[no-untyped-call]
+    operator = WidgetOperator(api, args.namespace, socket.gethostname(), args.health_port)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(operator.run())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""Step 3b: each listable kind's model learns its lister (`factory.lister(Pod) -> PodLister`).
+
+The lister classes are appended to the module of their models (template `model_listers.py.j2`):
+a group-version's `models.py` for built-ins, each kind's own module for CRDs (so importing one
+kind still loads only that kind). Each kind's model gets one line in its class body,
+`__kube_lister__: ClassVar[type["PodLister"]]`, set at the end of the module. Both live in one
+module because the model must name its lister and the lister its model: two modules would
+import each other. `.listers` re-exports the classes. Kept apart from model generation: it only
+needs the models' source and the kinds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+__all__ = ["attach_listers"]
+
+_IMPORTS = """from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+{listers}
+"""
+_CLASS = re.compile(r"^class (\w+)\(.*\):$")
+
+
+def _formatted(block: str) -> str:
+    """black, as `write.format_source` (model modules are not formatted as a whole)."""
+    import black
+
+    mode = black.Mode(line_length=100, target_versions={black.mode.TargetVersion.PY311})
+    return black.format_str(block, mode=mode)
+
+
+def attach_listers(code: str, listers: Mapping[str, str], block: str, scopes: set[str]) -> str:
+    """`code` with a `__kube_lister__` line in each class of `listers` ({model class: lister
+    class}), the lister `block` appended and its imports (`scopes`: "namespaced" and/or
+    "cluster") added; unchanged when no class of `listers` is in it."""
+    present = {cls for cls in listers if re.search(rf"^class {cls}\(", code, re.M)}
+    if not present:
+        return code
+    lines = code.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        out.append(line)
+        i += 1
+        match = _CLASS.match(line)
+        if not match or match.group(1) not in present:
+            continue
+        doc = lines[i].strip() if i < len(lines) else ""
+        if len(doc) > 6 and doc.startswith('"""') and doc.endswith('"""'):  # one-line docstring
+            out.append(lines[i])
+            i += 1
+        elif doc == '"""':  # a multi-line docstring
+            out.append(lines[i])
+            i += 1
+            while i < len(lines) and lines[i].strip() != '"""':
+                out.append(lines[i])
+                i += 1
+            out.append(lines[i])
+            i += 1
+        if out[-1] != line:
+            out.append("")
+        while i < len(lines) and lines[i] == "":
+            i += 1
+        out.append(f'    __kube_lister__: _ClassVar[type["{listers[match.group(1)]}"]]')
+        if i < len(lines) and lines[i].strip():
+            out.append("")
+    code = "\n".join(out).rstrip("\n") + "\n\n\n" + _formatted(block).strip("\n") + "\n"
+    imports = []
+    if "cluster" in scopes:
+        imports.append(
+            "from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister"
+        )
+    if "namespaced" in scopes:
+        imports.append(
+            "from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister"
+        )
+        imports.append(
+            "from kubeinformers.runtime.cache.listers import (\n"
+            "    SingleNamespaceLister as _SingleNamespaceLister,\n)"
+        )
+    first_class = code.index("\nclass ")
+    head, body = code[:first_class], code[first_class:]
+    head = head.rstrip("\n") + "\n\n" + _IMPORTS.format(listers="\n".join(imports)) + "\n"
+    return head + body

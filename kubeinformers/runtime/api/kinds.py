@@ -1,0 +1,50 @@
+"""Models that know their lister: what `factory.informer(Pod)` and `factory.lister(Pod)` need.
+
+Each generated model of a kind that offers list and watch carries one class attribute,
+`__kube_lister__: ClassVar[type["PodLister"]]`, set to its generated lister class (defined in
+the same module, so neither needs to import the other). mypy infers
+`factory.lister(Pod) -> PodLister` by matching the class against the `ListedModel` Protocol;
+the lister class carries the resource (`RESOURCE`), which is all an informer needs besides
+the model.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeVar
+
+from kubeinformers.runtime.api.resource import APIResource
+
+__all__ = ["KindModelError", "ListedModel", "lister_class", "resource_of"]
+
+L_co = TypeVar("L_co", covariant=True)
+
+
+class ListedModel(Protocol[L_co]):
+    """A generated model class whose kind has a typed lister `L_co` (matched by the class)."""
+
+    @property
+    def __kube_lister__(self) -> type[L_co]: ...
+
+
+class KindModelError(TypeError):
+    """The class is not a generated model of a kind that offers list and watch."""
+
+
+def lister_class(model: type[Any]) -> type[Any]:
+    """The generated lister class of a generated model's kind."""
+    value = model.__dict__.get("__kube_lister__")
+    if not isinstance(value, type):
+        raise KindModelError(
+            f"{model.__module__}.{model.__qualname__} is not the model of a kind that offers "
+            "list and watch (no __kube_lister__): pass a generated top-level kind such as Pod, "
+            "or use factory.typed_informer(resource, model)"
+        )
+    return value
+
+
+def resource_of(model: type[Any]) -> APIResource:
+    """The APIResource of a generated model's kind (its lister's RESOURCE)."""
+    resource = getattr(lister_class(model), "RESOURCE", None)
+    if not isinstance(resource, APIResource):
+        raise KindModelError(f"the lister of {model.__qualname__} has no RESOURCE")
+    return resource

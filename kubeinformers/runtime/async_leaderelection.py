@@ -1,0 +1,145 @@
+"""Leader election for asyncio: `await elector.run(lead)` runs `lead()` while we hold the Lease.
+
+Same algorithm and record handling as `leaderelection.LeaderElector` (it is reused for every
+attempt to take, renew or release the lease); the waits are `asyncio` sleeps and each Lease
+request (a blocking HTTP call of the kubernetes client) runs in a worker thread with
+`asyncio.to_thread`, so the event loop never blocks. Losing the lease cancels `lead()`;
+cancelling `run` stops leading (and releases the lease with `release_on_cancel`).
+
+```python
+elector = AsyncLeaderElector(LeaseLock(api, "default", "my-operator", identity=host))
+await elector.run(operate)           # operate: async def operate() -> None
+```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Awaitable, Callable
+
+from kubeinformers.runtime.leaderelection import (
+    JITTER_FACTOR,
+    LeaderCallbacks,
+    LeaderElectionConfig,
+    LeaderElector,
+    ResourceLock,
+)
+
+__all__ = ["AsyncLeaderElector"]
+
+_log = logging.getLogger("kubeinformers.leaderelection")
+
+
+def _no_start(_: object) -> None:
+    """The async elector calls `lead()` itself; the thread-based callbacks are unused."""
+
+
+def _no_stop() -> None:
+    pass
+
+
+class AsyncLeaderElector:
+    """One candidate; `run(lead)` may be called once at a time (client-go's defaults: lease
+    15 s, renew deadline 10 s, retry every 2 s)."""
+
+    def __init__(
+        self,
+        lock: ResourceLock,
+        *,
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        release_on_cancel: bool = False,
+        name: str = "",
+        on_new_leader: Callable[[str], None] | None = None,
+    ) -> None:
+        self.config = LeaderElectionConfig(
+            lock,
+            LeaderCallbacks(_no_start, _no_stop),
+            lease_duration=lease_duration,
+            renew_deadline=renew_deadline,
+            retry_period=retry_period,
+            release_on_cancel=release_on_cancel,
+            name=name,
+        )
+        self._elector = LeaderElector(self.config)  # validates the config
+        self._on_new_leader = on_new_leader
+        self._reported = ""
+        self._log = _log.getChild(name) if name else _log
+
+    def is_leader(self) -> bool:
+        return self._elector.is_leader()
+
+    def get_leader(self) -> str:
+        return self._elector.get_leader()
+
+    def check(self, max_tolerable_expired_lease: float) -> None:
+        """Health check: raises if we lead but have not renewed for too long."""
+        self._elector.check(max_tolerable_expired_lease)
+
+    async def _attempt(self, timeout: float) -> bool:
+        ok = await asyncio.to_thread(self._elector.try_acquire_or_renew, timeout)
+        holder = self._elector.get_leader()
+        if holder != self._reported:
+            self._reported = holder
+            if self._on_new_leader is not None:
+                try:
+                    self._on_new_leader(holder)
+                except Exception:
+                    self._log.exception("on_new_leader callback failed")
+        return ok
+
+    async def acquire(self) -> None:
+        """Return once we hold the lease (retrying every retry_period with jitter)."""
+        desc = self.config.lock.describe()
+        self._log.info("attempting to acquire leader lease %s...", desc)
+        period = self.config.retry_period
+        while not await self._attempt(self.config.renew_deadline):
+            await asyncio.sleep(period + random.random() * JITTER_FACTOR * period)
+        self._log.info("successfully acquired lease %s", desc)
+
+    async def _keep(self) -> None:
+        """Renew every retry_period; return when a renewal misses the renew deadline."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self.config.retry_period)
+            deadline = loop.time() + self.config.renew_deadline
+            while True:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    self._log.info(
+                        "failed to renew lease %s: renew deadline exceeded",
+                        self.config.lock.describe(),
+                    )
+                    return
+                if await self._attempt(remaining):
+                    break
+                await asyncio.sleep(min(self.config.retry_period, max(remaining, 0.0)))
+
+    async def run(self, lead: Callable[[], Awaitable[None]]) -> bool:
+        """Acquire the lease, then run `lead()` while renewing it. Returns True when `lead()`
+        returned by itself, False when the lease was lost (then `lead()` was cancelled);
+        cancelling `run` cancels `lead()` and, with release_on_cancel, releases the lease."""
+        await self.acquire()
+
+        async def leading() -> None:
+            await lead()
+
+        work = asyncio.ensure_future(leading())
+        keep = asyncio.ensure_future(self._keep())
+        try:
+            done, _ = await asyncio.wait({work, keep}, return_when=asyncio.FIRST_COMPLETED)
+            if work in done:
+                work.result()  # re-raise lead()'s exception
+                return True
+            return False
+        finally:
+            for task in (work, keep):
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(work, keep, return_exceptions=True)
+            if self.config.release_on_cancel:
+                await asyncio.shield(asyncio.to_thread(self._elector.release))

@@ -1,0 +1,113 @@
+"""Is an informer healthy? A snapshot a readiness probe can read (`informer.health()`).
+
+An informer is healthy when it has synced and its list/watch is not failing: the last
+error is kept with the count of consecutive failures (reset by the next processed event or
+successful list). `last_event_age` is the time since the informer last processed anything
+from the server (an event, a list, and with the atomic queue a bookmark); a quiet resource
+has an old one, so it is reported but not judged. The factory aggregates every informer's
+(`factory.health()`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+__all__ = ["FactoryHealth", "HealthTracker", "InformerHealth"]
+
+# Failures in a row after which an informer counts as unhealthy (the reflector backs off
+# between attempts, so this is tens of seconds of not being able to list or watch).
+UNHEALTHY_AFTER_FAILURES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class InformerHealth:
+    """One informer's state: synced, seconds since the last processed event (None: nothing
+    processed yet), its last list/watch error and how many failed in a row."""
+
+    name: str
+    synced: bool
+    last_event_age: float | None
+    last_error: str | None
+    consecutive_failures: int
+    stopped: bool = False
+
+    @property
+    def healthy(self) -> bool:
+        return (
+            self.synced
+            and not self.stopped
+            and self.consecutive_failures < UNHEALTHY_AFTER_FAILURES
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FactoryHealth:
+    """Every started informer's health; `healthy` when all are (a readiness probe's answer)."""
+
+    informers: Mapping[str, InformerHealth]
+
+    @property
+    def healthy(self) -> bool:
+        return all(h.healthy for h in self.informers.values())
+
+    def unhealthy(self) -> list[InformerHealth]:
+        return [h for h in self.informers.values() if not h.healthy]
+
+    def describe(self) -> str:
+        """One line per informer, for a probe's response body."""
+        lines = []
+        for name, h in sorted(self.informers.items()):
+            age = "never" if h.last_event_age is None else f"{h.last_event_age:.1f}s ago"
+            state = "ok" if h.healthy else "NOT OK"
+            lines.append(
+                f"{name}: {state} synced={h.synced} last_event={age} "
+                f"failures={h.consecutive_failures}"
+                + (f" last_error={h.last_error}" if h.last_error else "")
+            )
+        return "\n".join(lines)
+
+
+class HealthTracker:
+    """Written by the informer's threads (events processed, errors reported), read anywhere."""
+
+    __slots__ = ("_clock", "_failures", "_last_error", "_last_event", "_lock", "_watch_errors_seen")
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._last_event: float | None = None
+        self._last_error: str | None = None
+        self._failures = 0
+        # The reflector retries failed watches itself (without the error handler); its
+        # watch_errors counter at the last processed event is the baseline for "in a row".
+        self._watch_errors_seen = 0
+
+    def event_processed(self, watch_errors: int) -> None:
+        self._last_event = self._clock()
+        if self._failures or self._watch_errors_seen != watch_errors:
+            with self._lock:
+                self._failures = 0
+                self._watch_errors_seen = watch_errors
+
+    def error(self, err: BaseException) -> None:
+        with self._lock:
+            self._failures += 1
+            self._last_error = f"{type(err).__name__}: {err}"
+
+    def snapshot(self, name: str, synced: bool, stopped: bool, watch_errors: int) -> InformerHealth:
+        with self._lock:
+            last, error = self._last_event, self._last_error
+            failures = self._failures + max(0, watch_errors - self._watch_errors_seen)
+        if failures and error is None:
+            error = "the watch failed (the kubeinformers.reflector log says why)"
+        return InformerHealth(
+            name=name,
+            synced=synced,
+            last_event_age=None if last is None else max(0.0, self._clock() - last),
+            last_error=error,
+            consecutive_failures=failures,
+            stopped=stopped,
+        )

@@ -1,0 +1,194 @@
+"""The rate-limited work queue for asyncio (I1-I8 on the event loop, no threads).
+
+Same discipline as `RateLimitingQueue`: an item is never handed to two workers at once, a
+re-add while it is processed is deferred until `done` (I4), a waiting item is not queued
+twice (I2), `add_after` only moves a ready time earlier (I7), and `add_rate_limited` delays
+by the same `RateLimiter`s (I8). Delays are `loop.call_at` timers, waiting is on
+futures: nothing blocks the loop. `add` may be called from any thread (informer
+handlers run on their own threads): off the loop it is handed over with
+`loop.call_soon_threadsafe`.
+
+    async for key in queue:          # `done(key)` is called when the body finishes
+        await reconcile(key)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+from collections.abc import AsyncGenerator, Hashable
+from typing import Generic, TypeVar
+
+from kubeinformers.runtime.workqueue.rate_limiters import (
+    RateLimiter,
+    default_controller_rate_limiter,
+)
+
+__all__ = ["AsyncRateLimitingQueue", "QueueShutDown"]
+
+K = TypeVar("K", bound=Hashable)
+
+
+class QueueShutDown(Exception):
+    """`get()` on a queue that was shut down and has nothing left to hand out."""
+
+
+class AsyncRateLimitingQueue(Generic[K]):
+    """A rate-limiting work queue bound to the running event loop (create it inside it)."""
+
+    def __init__(self, rate_limiter: RateLimiter[K] | None = None, name: str = "") -> None:
+        self.name = name
+        self.rate_limiter: RateLimiter[K] = (
+            rate_limiter if rate_limiter is not None else default_controller_rate_limiter()
+        )
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self._queue: deque[K] = deque()
+        self._dirty: set[K] = set()
+        self._processing: set[K] = set()
+        self._ready_at: dict[K, float] = {}
+        self._timers: dict[K, asyncio.TimerHandle] = {}
+        self._waiters: list[asyncio.Future[None]] = []
+        self._shutting_down = False
+        self._drain = False
+
+    # -- adding (any thread) -------------------------------------------------------------
+
+    def add(self, item: K) -> None:
+        """Queue `item` (I2); safe from any thread."""
+        if threading.get_ident() != self._loop_thread:
+            try:
+                self._loop.call_soon_threadsafe(self._add, item)
+            except RuntimeError:  # the loop has closed: nobody would process it
+                pass
+            return
+        self._add(item)
+
+    def _add(self, item: K) -> None:
+        if self._shutting_down or item in self._dirty:
+            return
+        self._dirty.add(item)
+        if item in self._processing:
+            return  # I4: queued again by done()
+        self._queue.append(item)
+        self._wake()
+
+    def add_after(self, item: K, delay: float) -> None:
+        """Queue `item` after `delay` seconds; a waiting item only moves earlier (I7)."""
+        if threading.get_ident() != self._loop_thread:
+            try:
+                self._loop.call_soon_threadsafe(self.add_after, item, delay)
+            except RuntimeError:
+                pass
+            return
+        if self._shutting_down:
+            return
+        if delay <= 0:
+            self._add(item)
+            return
+        ready_at = self._loop.time() + delay
+        known = self._ready_at.get(item)
+        if known is not None and known <= ready_at:
+            return
+        timer = self._timers.pop(item, None)
+        if timer is not None:
+            timer.cancel()
+        self._ready_at[item] = ready_at
+        self._timers[item] = self._loop.call_at(ready_at, self._ready, item)
+
+    def _ready(self, item: K) -> None:
+        self._timers.pop(item, None)
+        self._ready_at.pop(item, None)
+        self._add(item)
+
+    def add_rate_limited(self, item: K) -> None:
+        """Queue `item` after its rate limiter's delay (I8)."""
+        self.add_after(item, self.rate_limiter.when(item))
+
+    def forget(self, item: K) -> None:
+        """Clear the item's failure count (I8); the queue itself is not touched."""
+        self.rate_limiter.forget(item)
+
+    def num_requeues(self, item: K) -> int:
+        return self.rate_limiter.num_requeues(item)
+
+    def _wake(self) -> None:
+        """Wake every waiting `get` and drain; each looks again (all on the loop)."""
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def _wait(self) -> None:
+        waiter: asyncio.Future[None] = self._loop.create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
+
+    # -- taking (on the loop) -------------------------------------------------------------
+
+    async def get(self) -> K:
+        """The next item, marked as processing until `done(item)`; QueueShutDown once the
+        queue is shut down and empty (I3, I6)."""
+        while not self._queue and not self._shutting_down:
+            await self._wait()
+        if not self._queue:
+            raise QueueShutDown(f"work queue {self.name!r} is shut down")
+        item = self._queue.popleft()
+        self._processing.add(item)
+        self._dirty.discard(item)
+        return item
+
+    def done(self, item: K) -> None:
+        """The worker has finished `item`: a re-add made meanwhile queues it now (I4)."""
+        self._processing.discard(item)
+        if item in self._dirty:
+            self._queue.append(item)
+        self._wake()
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def waiting(self) -> int:
+        """Items waiting for their ready time (`add_after`, `add_rate_limited`)."""
+        return len(self._ready_at)
+
+    def processing(self) -> int:
+        return len(self._processing)
+
+    # -- shutting down ----------------------------------------------------------------------
+
+    def shut_down(self) -> None:
+        """Accept nothing more; waiting `get`s end with QueueShutDown once it is empty (I6)."""
+        self._shutting_down = True
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        self._ready_at.clear()
+        self._wake()
+
+    async def shut_down_with_drain(self) -> None:
+        """`shut_down`, then wait until every handed-out item is done (I6)."""
+        self.shut_down()
+        while self._processing:
+            await self._wait()
+
+    def shutting_down(self) -> bool:
+        return self._shutting_down
+
+    async def __aiter__(self) -> AsyncGenerator[K, None]:
+        """`async for key in queue`: each key is `done` when the loop body finishes (also
+        when it raises or breaks); iteration ends when the queue shuts down."""
+        while True:
+            try:
+                item = await self.get()
+            except QueueShutDown:
+                return
+            try:
+                yield item
+            finally:
+                self.done(item)

@@ -1,0 +1,259 @@
+"""The asyncio work queue (I2-I8 on the loop), AsyncReconciler's retries (I8, I9) and
+AsyncLeaderElector, all under asyncio debug mode."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+from typing import Any
+
+import pytest
+
+from kubeinformers.runtime.async_leaderelection import AsyncLeaderElector
+from kubeinformers.runtime.async_reconcile import AsyncReconciler
+from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
+from kubeinformers.runtime.leaderelection import LeaseLock
+from kubeinformers.runtime.reconcile import Requeue
+from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue, QueueShutDown
+from kubeinformers.runtime.workqueue.rate_limiters import ItemExponentialFailureRateLimiter
+from tests.runtime.test_async_api import run_debug
+from tests.runtime.test_leaderelection import NAME, NS, FakeLeaseApi, LeaseStore
+
+TIMEOUT = 30.0
+
+
+def test_async_queue_dedups_defers_and_drains(caplog: pytest.LogCaptureFixture) -> None:
+    """I2: a waiting item is queued once; I4: an item added while processed comes back only
+    after done; I7: add_after moves only earlier; I6: after shut_down the rest is handed out,
+    then get raises QueueShutDown."""
+
+    async def main() -> None:
+        queue: AsyncRateLimitingQueue[str] = AsyncRateLimitingQueue(name="t")
+        queue.add("a")
+        queue.add("a")
+        queue.add("b")
+        assert len(queue) == 2
+        first = await queue.get()
+        assert first == "a"
+        queue.add("a")  # while processing: deferred
+        assert len(queue) == 1
+        assert await queue.get() == "b"
+        queue.done("b")
+        queue.done("a")  # now "a" is queued again
+        assert len(queue) == 1 and await queue.get() == "a"
+        queue.done("a")
+
+        queue.add_after("late", 30.0)
+        queue.add_after("late", 0.01)  # earlier wins
+        queue.add_after("late", 60.0)  # later is ignored
+        assert await asyncio.wait_for(queue.get(), TIMEOUT) == "late"
+        queue.done("late")
+        assert queue.waiting() == 0
+
+        queue.add("x")
+        queue.shut_down()
+        queue.add("ignored")
+        assert await queue.get() == "x"
+        queue.done("x")
+        with pytest.raises(QueueShutDown):
+            await queue.get()
+
+    run_debug(main, caplog)
+
+
+def test_async_for_marks_done_also_on_break_and_error(caplog: pytest.LogCaptureFixture) -> None:
+    """`async for key in queue`: the body's key is done when the body ends, however."""
+
+    async def main() -> None:
+        queue: AsyncRateLimitingQueue[str] = AsyncRateLimitingQueue()
+        queue.add("a")
+        queue.add("b")
+        keys = aiter(queue)
+        assert await anext(keys) == "a"
+        assert queue.processing() == 1
+        assert await anext(keys) == "b"  # "a" was done when the body asked for the next
+        assert queue.processing() == 1
+        with pytest.raises(RuntimeError):
+            await keys.athrow(RuntimeError("reconcile failed"))
+        assert queue.processing() == 0
+
+        seen: list[str] = []
+        queue.add("c")
+        queue.shut_down()
+        async for key in queue:
+            seen.append(key)
+        assert seen == ["c"] and queue.processing() == 0
+
+    run_debug(main, caplog)
+
+
+def test_add_from_another_thread_reaches_the_loop(caplog: pytest.LogCaptureFixture) -> None:
+    """Informer handlers run on their own threads: their adds are handed to the loop."""
+
+    async def main() -> None:
+        queue: AsyncRateLimitingQueue[str] = AsyncRateLimitingQueue()
+        thread = threading.Thread(target=queue.add, args=("from-thread",))
+        thread.start()
+        assert await asyncio.wait_for(queue.get(), TIMEOUT) == "from-thread"
+        thread.join()
+
+    run_debug(main, caplog)
+
+
+class FakeInformer:
+    """What `watch` needs: add_event_handler and has_synced; `emit` plays an add."""
+
+    def __init__(self) -> None:
+        self.handlers: list[Any] = []
+
+    def add_event_handler(self, handler: Any) -> None:
+        self.handlers.append(handler)
+
+    def has_synced(self) -> bool:
+        return True
+
+    def emit(self, obj: Any) -> None:
+        for handler in self.handlers:
+            handler.on_add(obj, False)
+
+    def delete(self, obj: Any) -> None:
+        for handler in self.handlers:
+            handler.on_delete(obj)
+
+
+def obj(name: str) -> dict[str, Any]:
+    return {"metadata": {"namespace": "ns", "name": name}}
+
+
+def test_reconciler_retries_with_growing_delays_then_succeeds(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """I8/I9: a key that fails is retried after 20, 40, 80 ms (the rate limiter's delays) and
+    its failures are forgotten once it succeeds; max_retries drops a key that keeps failing;
+    Requeue retries calmly; a tombstone's key is enqueued too."""
+
+    async def main() -> None:
+        attempts: dict[str, list[float]] = {}
+        done = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        expected = {"ns/flaky": 4, "ns/broken": 4, "ns/waiting": 2, "ns/gone": 1}
+
+        async def reconcile(key: str) -> float | None:
+            attempts.setdefault(key, []).append(loop.time())
+            if {k: len(v) for k, v in attempts.items()} == expected:
+                done.set()
+            if key == "ns/flaky" and len(attempts[key]) <= 3:
+                raise RuntimeError("injected failure")
+            if key == "ns/broken":
+                raise RuntimeError("always fails")
+            if key == "ns/waiting" and len(attempts[key]) == 1:
+                raise Requeue("dependency not ready")
+            return None
+
+        reconciler: AsyncReconciler[str] = AsyncReconciler(
+            "test",
+            reconcile,
+            workers=2,
+            rate_limiter=ItemExponentialFailureRateLimiter(0.02, 10.0),
+            max_retries=3,
+        )
+        informer = FakeInformer()
+        reconciler.watch(informer)
+        informer.emit(obj("flaky"))  # before run: kept and queued when run starts
+        stop = asyncio.Event()
+        runner = asyncio.create_task(reconciler.run(stop))
+        informer.emit(obj("broken"))
+        informer.emit(obj("waiting"))
+        informer.delete(DeletedFinalStateUnknown("ns/gone", obj("gone")))
+        await asyncio.wait_for(done.wait(), TIMEOUT)
+        stop.set()
+        await asyncio.wait_for(runner, TIMEOUT)
+
+        flaky = attempts["ns/flaky"]
+        gaps = [b - a for a, b in itertools.pairwise(flaky)]
+        assert [g >= d * 0.9 for g, d in zip(gaps, (0.02, 0.04, 0.08), strict=True)] == [True] * 3
+        assert reconciler.queue.num_requeues("ns/flaky") == 0  # forgotten after success
+        assert len(attempts["ns/broken"]) == 4  # first try + max_retries, then dropped
+        assert len(attempts["ns/gone"]) == 1
+        assert reconciler.queue.shutting_down()
+
+    run_debug(main, caplog)
+
+
+def test_cancelling_the_reconciler_lets_the_inflight_reconcile_finish(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Cancellation drains: the reconcile in progress completes before run() re-raises."""
+
+    async def main() -> None:
+        entered = asyncio.Event()
+        release = asyncio.Event()
+        finished: list[str] = []
+
+        async def reconcile(key: str) -> None:
+            entered.set()
+            await release.wait()
+            finished.append(key)
+
+        reconciler: AsyncReconciler[str] = AsyncReconciler("drain", reconcile)
+        reconciler.enqueue("ns/a")
+        runner = asyncio.create_task(reconciler.run())
+        await asyncio.wait_for(entered.wait(), TIMEOUT)
+        runner.cancel()
+        await asyncio.sleep(0)
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(runner, TIMEOUT)
+        assert finished == ["ns/a"]
+
+    run_debug(main, caplog)
+
+
+def test_async_leader_election_one_leads_then_hands_over(caplog: pytest.LogCaptureFixture) -> None:
+    """Exactly one candidate leads; cancelling it (release_on_cancel) releases the lease and
+    the other takes over; a leader whose lease API fails stops leading (lead() cancelled)."""
+    store = LeaseStore()
+
+    def elector(identity: str, api: FakeLeaseApi) -> AsyncLeaderElector:
+        return AsyncLeaderElector(
+            LeaseLock(api, NS, NAME, identity),
+            lease_duration=1.0,
+            renew_deadline=0.5,
+            retry_period=0.1,
+            release_on_cancel=True,
+            name=identity,
+        )
+
+    async def main() -> None:
+        api_a, api_b = FakeLeaseApi(store), FakeLeaseApi(store)
+        a, b = elector("a", api_a), elector("b", api_b)
+        leading: list[str] = []
+        lead_a, lead_b = asyncio.Event(), asyncio.Event()
+
+        def work(name: str, flag: asyncio.Event) -> Any:
+            async def lead() -> None:
+                leading.append(name)
+                flag.set()
+                await asyncio.Future()
+
+            return lead
+
+        task_a = asyncio.create_task(a.run(work("a", lead_a)))
+        await asyncio.wait_for(lead_a.wait(), TIMEOUT)
+        task_b = asyncio.create_task(b.run(work("b", lead_b)))
+        await asyncio.sleep(0.3)  # b retries meanwhile and must not lead
+        assert leading == ["a"] and a.is_leader() and b.get_leader() == "a"
+
+        task_a.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task_a
+        assert store.spec()["holderIdentity"] in ("", None)  # released
+        await asyncio.wait_for(lead_b.wait(), TIMEOUT)
+        assert leading == ["a", "b"]
+
+        api_b.fail = True  # b can no longer renew: it stops leading by itself
+        assert await asyncio.wait_for(task_b, TIMEOUT) is False
+
+    run_debug(main, caplog)

@@ -1,0 +1,130 @@
+"""Keyed by type (issue 17 item 1): a generated model knows its lister and resource, so
+`factory.informer(Pod)` is the accessor chain's informer (H1, H2: one per resource) and
+`factory.lister(Pod)` is a PodLister over it; CRD models alike."""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes.client import ApiClient
+
+from examples.informers import CustomInformers
+from examples.informers.demo.v1 import Widget, WidgetLister
+from kubeinformers.generated import SharedInformerFactory
+from kubeinformers.generated.core.v1 import Pod, PodLister, PodSpec
+from kubeinformers.generator.kind_listers import attach_listers
+from kubeinformers.runtime.api.kinds import KindModelError, resource_of
+
+
+def test_informer_by_model_is_the_accessor_chains_informer() -> None:
+    factory = SharedInformerFactory(ApiClient())
+    informer = factory.informer(Pod)
+    assert informer is factory.core().v1().pods().informer()
+    assert resource_of(Pod).gvr.resource == "pods"
+    lister = factory.lister(Pod)
+    assert type(lister) is PodLister
+    assert lister.pods("default").list() == []
+
+
+def test_crd_models_know_their_lister_too() -> None:
+    factory = SharedInformerFactory(ApiClient())
+    informer = factory.informer(Widget)
+    assert informer is CustomInformers(factory).demo().v1().widgets().informer()
+    assert type(factory.lister(Widget)) is WidgetLister
+
+
+def test_a_model_that_is_not_a_listable_kind_is_refused_clearly() -> None:
+    factory = SharedInformerFactory(ApiClient())
+    with pytest.raises(KindModelError, match="PodSpec is not the model of a kind"):
+        factory.informer(PodSpec)
+
+
+SOURCE = '''# header
+
+from kubeinformers.runtime.api.model import KubeModel
+
+
+class Thing(KubeModel):
+    """
+    A thing.
+    """
+
+    name: str
+
+
+class ThingSpec(KubeModel):
+    size: int
+'''
+
+
+def test_generator_attaches_one_lister_line_per_kind_and_leaves_others() -> None:
+    block = (
+        "class ThingLister(_ClusterLister[Thing]):\n    __slots__ = ()\n\n"
+        "Thing.__kube_lister__ = ThingLister\n"
+    )
+    code = attach_listers(SOURCE, {"Thing": "ThingLister"}, block, {"cluster"})
+    namespace: dict[str, object] = {}
+    exec(compile(code, "<models>", "exec"), namespace)
+    thing, spec = namespace["Thing"], namespace["ThingSpec"]
+    assert isinstance(thing, type) and isinstance(spec, type)
+    assert vars(thing)["__kube_lister__"] is namespace["ThingLister"]
+    assert "__kube_lister__" not in vars(spec)
+    assert code.count("__kube_lister__: _ClassVar") == 1
+    assert attach_listers(SOURCE, {"Other": "OtherLister"}, block, {"cluster"}) == SOURCE
+
+
+# --- Pythonic rough edges (issue 17 item 5) ---------------------------------------------------
+
+
+def test_on_add_may_leave_out_is_in_initial_list() -> None:
+    """E6 adapter: a one-argument on_add is told apart once, at registration."""
+    from kubeinformers.runtime.cache.handlers import ResourceEventHandlerFuncs
+
+    seen: list[object] = []
+    both: list[tuple[object, bool]] = []
+    simple: ResourceEventHandlerFuncs[str] = ResourceEventHandlerFuncs(on_add=seen.append)
+    full: ResourceEventHandlerFuncs[str] = ResourceEventHandlerFuncs(
+        on_add=lambda obj, initial: both.append((obj, initial))
+    )
+    simple.on_add("a", True)
+    full.on_add("b", True)
+    assert seen == ["a"] and both == [("b", True)]
+    with pytest.raises(TypeError, match=r"must take \(obj\) or \(obj, is_in_initial_list\)"):
+        ResourceEventHandlerFuncs(on_add=lambda: None)  # type: ignore[arg-type]
+
+
+def test_workqueue_iterates_and_marks_done_and_shuts_down_on_exit() -> None:
+    """I3/I4/I6 through `for item in queue` and `with queue`."""
+    from kubeinformers.runtime.workqueue.queue import WorkQueue
+
+    queue: WorkQueue[str] = WorkQueue()
+    with queue:
+        queue.add("a")
+        queue.add("b")
+        items = iter(queue)
+        assert next(items) == "a"
+        assert next(items) == "b"  # "a" is done once the body asks for the next
+        queue.add("a")
+        assert len(queue) == 1  # not processing any more: queued again at once
+        items.close()  # "b" is done when the loop is left
+        queue.add("b")
+        assert len(queue) == 2
+    assert queue.shutting_down()
+    assert list(queue) == ["a", "b"]  # what was queued is still handed out, then it ends
+
+
+def test_transform_and_error_handler_as_constructor_arguments() -> None:
+    """F11/F12 without setters: the constructor takes them; the setters still work."""
+    from kubeinformers.runtime.cache.informer import SharedIndexInformer
+    from kubeinformers.runtime.cache.transforms import strip_managed_fields
+
+    errors: list[BaseException] = []
+    informer: SharedIndexInformer[Pod] = SharedIndexInformer(
+        None,  # type: ignore[arg-type]  # never run here
+        Pod,
+        transform=strip_managed_fields,
+        watch_error_handler=lambda reflector, err: errors.append(err),
+    )
+    assert informer._transform is strip_managed_fields
+    assert informer._watch_error_handler is not None
+    informer.set_transform(None)
+    assert informer._transform is None
