@@ -163,6 +163,36 @@ def test_async_with_factory_shuts_down_on_cancellation(
     assert not [t for t in threading.enumerate() if t.name.startswith("informer-configmaps")]
 
 
+def test_events_of_a_never_started_informer_end_when_the_factory_shuts_down(
+    local_api_server: LocalApiServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """H4 for streams: an `events()` stream of an informer the factory never started (it was
+    requested after `start`) ends its `async for` at shutdown instead of waiting forever;
+    the informer then will not run (F14: it reports stopped)."""
+    api = local_api_server.api_client()  # building an ApiClient takes ~0.2 s: not on the loop
+
+    async def main() -> None:
+        factory = SharedInformerFactory(api)
+        informer = factory.core().v1().config_maps().informer()  # never started
+        received: list[Any] = []
+        subscribed = asyncio.Event()
+
+        async def consume() -> None:
+            async with informer.events() as events:
+                subscribed.set()
+                async for event in events:
+                    received.append(event)
+
+        consumer = asyncio.create_task(consume())
+        await asyncio.wait_for(subscribed.wait(), TIMEOUT)
+        await factory.shutdown_async()
+        await asyncio.wait_for(consumer, TIMEOUT)  # hangs (TimeoutError) if the stream stays open
+        assert received == []
+        assert informer.is_stopped()
+
+    run_debug(main, caplog)
+
+
 def test_sync_timeout_raises_a_clear_error(caplog: pytest.LogCaptureFixture) -> None:
     """No server: entering `running(timeout=...)` raises CacheSyncTimeoutError naming the
     resource, and the factory is shut down."""

@@ -163,7 +163,8 @@ class EventStream(Generic[T]):
     """`async for event in stream`: the informer's notifications for one subscriber.
 
     Create it with `informer.events()` inside a running event loop. Iteration ends when the
-    stream is closed or the informer stops.
+    stream is closed or the informer stops (also when its factory shuts down without ever
+    having started it).
     """
 
     def __init__(self, informer: Subscribable[T, Any], buffer: int = 100) -> None:

@@ -480,6 +480,9 @@ class SharedInformerFactory:
             self._stop.set()
             self._sync_wake.set()
             threads = list(self._threads.items())
+            unstarted = [i for gvr, i in self._informers.items() if gvr not in self._threads]
+        for informer in unstarted:
+            informer._shut_down_unstarted()
         if threading.current_thread().name.startswith(_HANDLER_THREAD_PREFIX):
             logger.info("shutdown() called from an event handler: informers stop without waiting")
             return

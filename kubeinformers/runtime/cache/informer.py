@@ -269,6 +269,13 @@ class SharedIndexInformer(Generic[T]):
             if self._started:
                 self._log.warning("informer %s has already been started; run() ignored", self.name)
                 return
+            if self._stopped:
+                self._log.warning(
+                    "informer %s was shut down before it started (its factory shut down); "
+                    "run() ignored",
+                    self.name,
+                )
+                return
             fifo: Queue[T]
             if self.queue_kind == "ordered":
                 # C-2: every event its own entry, in arrival order; batches of distinct keys (E4).
@@ -387,6 +394,20 @@ class SharedIndexInformer(Generic[T]):
                 self._stopped_callbacks.append(callback)
                 return
         callback()
+
+    def _shut_down_unstarted(self) -> None:
+        """Its factory shut down before starting it: it never will run, so end what waits for
+        it to stop (an `events()` stream ends instead of waiting forever)."""
+        with self._start_lock:
+            if self._started or self._stopped:
+                return
+            self._stopped = True
+            stopped_callbacks, self._stopped_callbacks = self._stopped_callbacks, []
+        for callback in stopped_callbacks:
+            try:
+                callback()
+            except Exception:
+                self._log.exception("stop callback of informer %s failed", self.name)
 
     def _announce_synced(self) -> None:
         """The queue's sync callback: tell the sync waiters (`_on_synced`). Runs under the
