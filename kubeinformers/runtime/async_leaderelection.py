@@ -5,6 +5,8 @@ attempt to take, renew or release the lease); the waits are `asyncio` sleeps and
 request (a blocking HTTP call of the kubernetes client) runs in a worker thread with
 `asyncio.to_thread`, so the event loop never blocks. Losing the lease cancels `lead()`;
 cancelling `run` stops leading (and releases the lease with `release_on_cancel`).
+`on_new_leader` may be a plain function or an `async def` one (then it runs as a task, in
+order of the changes, so that a slow one never delays a renewal).
 
 ```python
 elector = AsyncLeaderElector(LeaseLock(api, "default", "my-operator", identity=host))
@@ -16,9 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import random
 from collections.abc import Awaitable, Callable
+from typing import TypeAlias
 
 from kubeinformers.runtime.leaderelection import (
     JITTER_FACTOR,
@@ -28,7 +32,10 @@ from kubeinformers.runtime.leaderelection import (
     ResourceLock,
 )
 
-__all__ = ["AsyncLeaderElector"]
+__all__ = ["AsyncLeaderElector", "NewLeaderCallback"]
+
+# Told the identity of every new holder of the lease, the first included.
+NewLeaderCallback: TypeAlias = Callable[[str], None] | Callable[[str], Awaitable[None]]
 
 _log = logging.getLogger("kubeinformers.leaderelection")
 
@@ -54,7 +61,7 @@ class AsyncLeaderElector:
         retry_period: float = 2.0,
         release_on_cancel: bool = False,
         name: str = "",
-        on_new_leader: Callable[[str], None] | None = None,
+        on_new_leader: NewLeaderCallback | None = None,
     ) -> None:
         self.config = LeaderElectionConfig(
             lock,
@@ -68,6 +75,8 @@ class AsyncLeaderElector:
         self._elector = LeaderElector(self.config)  # validates the config
         self._on_new_leader = on_new_leader
         self._reported = ""
+        # The latest `async def on_new_leader` task; each awaits the one before it (in order).
+        self._notification: asyncio.Task[None] | None = None
         self._log = _log.getChild(name) if name else _log
 
     def is_leader(self) -> bool:
@@ -85,12 +94,35 @@ class AsyncLeaderElector:
         holder = self._elector.get_leader()
         if holder != self._reported:
             self._reported = holder
-            if self._on_new_leader is not None:
-                try:
-                    self._on_new_leader(holder)
-                except Exception:
-                    self._log.exception("on_new_leader callback failed")
+            self._report_new_leader(holder)
         return ok
+
+    def _report_new_leader(self, holder: str) -> None:
+        callback = self._on_new_leader
+        if callback is None:
+            return
+        try:
+            result = callback(holder)
+        except Exception:
+            self._log.exception("on_new_leader callback failed")
+            return
+        if inspect.isawaitable(result):
+            self._notification = asyncio.ensure_future(
+                self._await_new_leader(result, self._notification)
+            )
+
+    async def _await_new_leader(
+        self, notification: Awaitable[None], previous: asyncio.Task[None] | None
+    ) -> None:
+        try:
+            if previous is not None:
+                await asyncio.wait({previous})
+            await notification
+        except Exception:
+            self._log.exception("on_new_leader callback failed")
+        finally:
+            if inspect.iscoroutine(notification):
+                notification.close()  # cancelled before it ran: not "never awaited"
 
     async def acquire(self) -> None:
         """Return once we hold the lease (retrying every retry_period with jitter)."""

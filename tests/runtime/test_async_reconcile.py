@@ -257,3 +257,64 @@ def test_async_leader_election_one_leads_then_hands_over(caplog: pytest.LogCaptu
         assert await asyncio.wait_for(task_b, TIMEOUT) is False
 
     run_debug(main, caplog)
+
+
+def test_async_on_new_leader_may_be_a_coroutine_function(caplog: pytest.LogCaptureFixture) -> None:
+    """on_new_leader is told every new holder, the first included: an `async def` one is
+    awaited on the loop, a plain function is called. b (async) sees "a" then itself once a
+    releases; a (plain), campaigning again, sees "b"."""
+    store = LeaseStore()
+    seen_by_a: list[str] = []
+    seen_by_b: list[str] = []
+
+    async def main() -> None:
+        b_saw_a, b_saw_b, a_saw_b = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+        async def tell_b(holder: str) -> None:
+            await asyncio.sleep(0)  # a real coroutine: it suspends
+            seen_by_b.append(holder)
+            (b_saw_b if holder == "b" else b_saw_a).set()
+
+        def tell_a(holder: str) -> None:
+            seen_by_a.append(holder)
+            if holder == "b":
+                a_saw_b.set()
+
+        def elector(identity: str, on_new_leader: Any) -> AsyncLeaderElector:
+            return AsyncLeaderElector(
+                LeaseLock(FakeLeaseApi(store), NS, NAME, identity),
+                lease_duration=1.0,
+                renew_deadline=0.5,
+                retry_period=0.1,
+                release_on_cancel=True,
+                name=identity,
+                on_new_leader=on_new_leader,
+            )
+
+        a, b = elector("a", tell_a), elector("b", tell_b)
+        a_leads = asyncio.Event()
+
+        async def lead_a() -> None:
+            a_leads.set()
+            await asyncio.Future()
+
+        async def lead_b() -> None:
+            await asyncio.Future()
+
+        task_a = asyncio.create_task(a.run(lead_a))
+        await asyncio.wait_for(a_leads.wait(), TIMEOUT)
+        task_b = asyncio.create_task(b.run(lead_b))
+        await asyncio.wait_for(b_saw_a.wait(), TIMEOUT)
+        task_a.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task_a
+        await asyncio.wait_for(b_saw_b.wait(), TIMEOUT)
+        task_a = asyncio.create_task(a.run(lead_a))  # campaigns again; b holds the lease
+        await asyncio.wait_for(a_saw_b.wait(), TIMEOUT)
+        for task in (task_a, task_b):
+            task.cancel()
+        await asyncio.gather(task_a, task_b, return_exceptions=True)
+
+    run_debug(main, caplog)
+    assert seen_by_b == ["a", "b"]
+    assert seen_by_a == ["a", "b"]

@@ -8,9 +8,11 @@ from typing import assert_type
 from examples.informers.demo.v1 import Widget, WidgetLister
 from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.core.v1 import Pod, PodLister
+from kubeinformers.runtime.async_leaderelection import AsyncLeaderElector
 from kubeinformers.runtime.cache.events import Added, Deleted, Updated
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
 from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
+from kubeinformers.runtime.leaderelection import ResourceLock
 
 
 async def typed(factory: SharedInformerFactory) -> None:
@@ -33,3 +35,16 @@ def handlers(factory: SharedInformerFactory) -> None:
     pods = factory.informer(Pod)
     pods.add_event_handler(on_add=lambda pod: print(pod.metadata))
     pods.add_event_handler(on_add=lambda pod, initial: print(pod.metadata, initial))
+
+
+def leader_callbacks(lock: ResourceLock) -> None:
+    """on_new_leader takes a plain function or an `async def` one."""
+
+    def told(identity: str) -> None:
+        print(identity)
+
+    async def told_async(identity: str) -> None:
+        print(identity)
+
+    AsyncLeaderElector(lock, on_new_leader=told)
+    AsyncLeaderElector(lock, on_new_leader=told_async)
