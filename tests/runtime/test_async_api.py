@@ -217,6 +217,37 @@ def test_sync_timeout_raises_a_clear_error(caplog: pytest.LogCaptureFixture) -> 
     assert not health.synced and health.consecutive_failures >= 1 and health.last_error
 
 
+def test_health_names_the_watch_failure_the_reflector_retries_itself(
+    local_api_server: LocalApiServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """D10-D13: a re-watch answered with 500 is retried by the reflector without the error
+    handler; health() counts it and carries that error itself (not a generic message), and
+    is healthy again once events flow."""
+    server = local_api_server
+    api = server.api_client()  # building an ApiClient takes ~0.2 s: not on the loop
+
+    async def main() -> None:
+        factory = SharedInformerFactory(api)
+        informer = factory.core().v1().config_maps().informer()
+        server.fail_next(2, status=500, verbs=["watch"])  # the LIST syncs, the watches fail
+        async with factory:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + TIMEOUT
+            while informer.health().consecutive_failures == 0 and loop.time() < deadline:
+                await asyncio.sleep(0.02)
+            health = informer.health()
+            assert health.synced and health.consecutive_failures >= 1
+            assert health.last_error is not None
+            assert "injected fault" in health.last_error, health.last_error
+            assert isinstance(informer.last_error(), Exception)
+            created = await asyncio.to_thread(server.create, configmap("after", "1"))
+            rv = created["metadata"]["resourceVersion"]
+            assert await informer.wait_for_resource_version_async(rv, TIMEOUT)
+            assert informer.health().healthy
+
+    run_debug(main, caplog)
+
+
 def test_silent_watch_is_reconnected_after_the_idle_timeout(
     local_api_server: LocalApiServer, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -70,6 +70,10 @@ class FactoryHealth:
         return "\n".join(lines)
 
 
+def describe_error(err: BaseException) -> str:
+    return f"{type(err).__name__}: {err}"
+
+
 class HealthTracker:
     """Written by the informer's threads (events processed, errors reported), read anywhere."""
 
@@ -95,14 +99,23 @@ class HealthTracker:
     def error(self, err: BaseException) -> None:
         with self._lock:
             self._failures += 1
-            self._last_error = f"{type(err).__name__}: {err}"
+            self._last_error = describe_error(err)
 
-    def snapshot(self, name: str, synced: bool, stopped: bool, watch_errors: int) -> InformerHealth:
+    def snapshot(
+        self,
+        name: str,
+        synced: bool,
+        stopped: bool,
+        watch_errors: int,
+        last_error: BaseException | None = None,
+    ) -> InformerHealth:
+        """`last_error`: the reflector's, which also has the failures it retries by itself
+        (they reach no error handler); else the last one the error handler saw."""
         with self._lock:
             last, error = self._last_event, self._last_error
             failures = self._failures + max(0, watch_errors - self._watch_errors_seen)
-        if failures and error is None:
-            error = "the watch failed (the kubeinformers.reflector log says why)"
+        if last_error is not None:
+            error = describe_error(last_error)
         return InformerHealth(
             name=name,
             synced=synced,

@@ -489,7 +489,11 @@ class SharedIndexInformer(Generic[T]):
         """Synced, seconds since the last processed event, last list/watch error and the
         failures in a row: what a readiness probe needs (`InformerHealth.healthy`)."""
         return self._health.snapshot(
-            self.name, self.has_synced(), self.is_stopped(), self._reflector_counters.watch_errors
+            self.name,
+            self.has_synced(),
+            self.is_stopped(),
+            self._reflector_counters.watch_errors,
+            self.last_error(),
         )
 
     def events(self, buffer: int = 100) -> EventStream[T]:

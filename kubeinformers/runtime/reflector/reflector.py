@@ -208,6 +208,7 @@ class Reflector(Generic[T]):
             clock=clock,
             wait=self._wait,
             outage=self.outage,
+            note_failure=self._note_failure,
         )
         # A transport that can report undecodable objects hands them to the error handler.
         if isinstance(lister_watcher, ReportsDecodeErrors):
@@ -246,6 +247,7 @@ class Reflector(Generic[T]):
         self._call_error_handler(err)
 
     def _note_failure(self, err: BaseException) -> None:
+        """Every failure, also those retried here without the error handler (for health())."""
         self._last_error = err
 
     def last_error(self) -> BaseException | None:
@@ -403,6 +405,7 @@ class Reflector(Generic[T]):
                         w = self._watches.open(options, stop)
                     except Exception as e:
                         self.counters.watch_errors += 1
+                        self._note_failure(e)
                         if is_watch_error_retriable(e):
                             if is_server_unavailable(e):
                                 self.outage.failed(f"watch of {self.type_description}", e)
@@ -436,6 +439,7 @@ class Reflector(Generic[T]):
                 if isinstance(err, StopRequested):
                     return
                 self.counters.watch_errors += 1
+                self._note_failure(err)
                 if is_expired(err):
                     self.counters.expired += 1
                     # Relist at the last RV (not ""): D8 handles a second 410.

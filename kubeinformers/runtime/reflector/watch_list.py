@@ -54,6 +54,7 @@ class WatchList(Generic[T]):
         clock: Now,
         wait: Callable[[threading.Event, float], bool],
         outage: OutageLog,
+        note_failure: Callable[[BaseException], None],
     ) -> None:
         self.lister_watcher = lister_watcher
         self.store = store
@@ -68,12 +69,14 @@ class WatchList(Generic[T]):
         self.clock = clock
         self.wait = wait
         self.outage = outage
+        self.note_failure = note_failure  # the reflector's last_error()
 
     def run(self, stop: threading.Event) -> _Stream[T] | None:
         """D18-D20: stream the initial state; returns the still-open watch, None if stopped."""
 
         def retriable_with_side_effects(err: BaseException) -> bool:
             self.counters.watch_errors += 1
+            self.note_failure(err)
             if is_watch_error_retriable(err):
                 if is_server_unavailable(err):
                     self.outage.failed(f"watch-list of {self.type_description}", err)
