@@ -346,6 +346,14 @@ async def demo(api: Any, namespace: str, say: Any = print, timeout: float = 30.0
             )
         await _wait(lambda: data("widget-w-red") is not None, "ConfigMap widget-w-red", timeout)
         say(f"  async operator: widget-w-red -> {data('widget-w-red')}")
+        # w-blue's reconcile must have met the foreign ConfigMap (and been requeued) before
+        # that ConfigMap goes: otherwise there is nothing to retry
+        blue_key = f"{namespace}/w-blue"
+        await _wait(
+            lambda: operator.reconciler.queue.num_requeues(blue_key) > 0,
+            "widget-w-blue to be requeued",
+            timeout,
+        )
         say("  async operator: widget-w-blue is blocked by a ConfigMap that is not ours")
         await asyncio.to_thread(
             core.delete_namespaced_config_map, configmap_name("w-blue"), namespace

@@ -356,7 +356,8 @@ def main() -> int:
 
 NEXT_STEPS = """
 what next:
-  read examples/demo.py and examples/configmap_summary.py (a controller with a work queue)
+  read examples/demo.py, examples/configmap_summary.py (a controller with a work queue)
+  and examples/async_operator.py (the same with asyncio: reconcile, leader election, health)
   make generate CRDS=path/to/your/crds OUT=yourapp/informers   typed informers for your CRDs
   docs/guide/ (make docs builds the site): getting started, testing, controllers, async, tuning"""
 
