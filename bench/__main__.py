@@ -52,6 +52,7 @@ SYNC = (
     Contender(
         "kubeinformers-listwatch", "kubeinformers LIST+WATCH", "kubeinformers", watch_list=False
     ),
+    Contender("kubeinformers-json", "kubeinformers lazy over JSON", "kubeinformers-json"),
     Contender("kubeinformers-eager", 'kubeinformers decode="eager"', "kubeinformers-eager"),
     Contender("kubeinformers-metadata", "kubeinformers metadata-only", "kubeinformers-metadata"),
     Contender("official-informer", "official kubernetes SharedInformer", "official-informer"),
@@ -73,6 +74,11 @@ REPLAY = (
         "kubeinformers-replay", "kubeinformers informer (whole pipeline)", "kubeinformers-replay"
     ),
     Contender("kubeinformers-watch", "kubeinformers watch only (decode)", "kubeinformers-watch"),
+    Contender(
+        "kubeinformers-watch-json",
+        "kubeinformers watch only over JSON (decode)",
+        "kubeinformers-watch-json",
+    ),
     Contender("official-replay", "official Watch.stream (decode)", "official-replay"),
     Contender("client-go-replay", "client-go Watch ResultChan (decode)", None),
 )

@@ -43,6 +43,7 @@ def kubeinformers_informer(
     namespace: str,
     metadata_only: bool = False,
     decode: str = "lazy",
+    wire_format: str = "protobuf",
 ) -> Result:
     """Our pod informer from the generated factory; a handler reads name, namespace, labels.
 
@@ -69,7 +70,12 @@ def kubeinformers_informer(
         factory = MetadataSharedInformerFactory(api, metadata_model=ObjectMeta, namespace=namespace)
         informer: Any = factory.for_resource(_pods_gvr()).informer()
     else:
-        factory = SharedInformerFactory(api, namespace=namespace, decode=decode)  # type: ignore[arg-type]
+        factory = SharedInformerFactory(
+            api,
+            namespace=namespace,
+            decode=decode,  # type: ignore[arg-type]
+            wire_format=wire_format,  # type: ignore[arg-type]
+        )
         informer = factory.core().v1().pods().informer()
     informer.add_event_handler(on_add=on_add)
     probe = MemoryProbe(trace=trace)
@@ -285,7 +291,13 @@ def kubeinformers_replay(
 
 
 def kubeinformers_watch(
-    kubeconfig: str, n: int, trace: bool, *, namespace: str, from_rv: str = ""
+    kubeconfig: str,
+    n: int,
+    trace: bool,
+    *,
+    namespace: str,
+    from_rv: str = "",
+    wire_format: str = "protobuf",
 ) -> Result:
     """Our watch alone from the old resourceVersion, decode only: what client-go's probe
     measures (a raw Watch's ResultChan), without the informer pipeline behind it."""
@@ -296,7 +308,13 @@ def kubeinformers_watch(
 
     api = _api_client(kubeconfig)
     pods_resource = next(r for r in RESOURCES if r.group == "" and r.resource == "pods")
-    lw: ApiListerWatcher[Pod] = ApiListerWatcher(api, pods_resource, Pod, namespace=namespace)
+    lw: ApiListerWatcher[Pod] = ApiListerWatcher(
+        api,
+        pods_resource,
+        Pod,
+        namespace=namespace,
+        wire_format=wire_format,  # type: ignore[arg-type]
+    )
 
     def measured_watch() -> int:
         seen = 0
@@ -366,6 +384,7 @@ def import_time(kubeconfig: str, n: int, trace: bool, *, namespace: str) -> Resu
 CONTENDERS: dict[str, Callable[..., Result]] = {
     "kubeinformers": kubeinformers_informer,
     "kubeinformers-eager": partial(kubeinformers_informer, decode="eager"),
+    "kubeinformers-json": partial(kubeinformers_informer, wire_format="json"),
     "kubeinformers-metadata": partial(kubeinformers_informer, metadata_only=True),
     "official-informer": official_informer,
     "raw-orjson": raw_orjson,
@@ -373,6 +392,7 @@ CONTENDERS: dict[str, Callable[..., Result]] = {
     "watch-list-protobuf-bytes": watch_list_protobuf_bytes,
     "kubeinformers-replay": kubeinformers_replay,
     "kubeinformers-watch": kubeinformers_watch,
+    "kubeinformers-watch-json": partial(kubeinformers_watch, wire_format="json"),
     "official-replay": official_replay,
     "import-time": import_time,
 }

@@ -26,7 +26,10 @@ from kubeinformers.runtime.api.errors import (
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList, WatchEvent
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.client.framing import split_frames, split_lines
 from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
+from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
+from kubeinformers.runtime.codec.protobuf.tables import messages_for
 from kubeinformers.runtime.codec.wire import JsonDecoder, ObjectDecodeError
 
 if TYPE_CHECKING:
@@ -99,6 +102,12 @@ class SkippingDecoder(Decoder[T], Protocol[T]):
 
 
 DecodeMode = Literal["lazy", "eager"]
+WireFormat = Literal["protobuf", "json"]
+
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+# As client-go's clientsets: protobuf, else JSON (a kind the server cannot write as protobuf).
+PROTOBUF_ACCEPT = f"{PROTOBUF}, application/json"
+_PROTOBUF_MAGIC = b"k8s\x00"
 
 
 def default_decoder(
@@ -188,6 +197,7 @@ class ApiListerWatcher(Generic[T]):
         accept: str | None = None,
         watch_accept: str | None = None,
         watch_idle_timeout: float | None = None,
+        wire_format: WireFormat = "protobuf",
     ) -> None:
         self.api_client = api_client
         # No byte (not even a bookmark) on a watch for this long: the watch is ended and the
@@ -204,6 +214,29 @@ class ApiListerWatcher(Generic[T]):
         self.decoder: Decoder[T] = decoder or default_decoder(
             model, decode, describe=self.describe(), on_invalid=self.report_bad_object
         )
+        if wire_format not in ("protobuf", "json"):
+            raise ValueError(f'wire_format must be "protobuf" or "json", got {wire_format!r}')
+        # Built-in kinds come as protobuf when decoded lazily (the server writes protobuf
+        # about twice as fast as JSON, and the cached bytes are a third smaller); responses
+        # are decoded by their Content-Type, so a server that answers JSON is read as JSON.
+        self.protobuf: ProtobufLazyDecoder[Any] | None = None
+        if (
+            wire_format == "protobuf"
+            and decoder is None
+            and decode == "lazy"
+            and accept is None
+            and watch_accept is None
+            and resource.protobuf is not None
+            and isinstance(self.decoder, LazyDecoder)
+        ):
+            self.protobuf = ProtobufLazyDecoder(
+                cast(type[BaseModel], model),
+                message=resource.protobuf.message,
+                messages=messages_for(resource.protobuf),
+                on_invalid=self.report_bad_object,
+                describe=self.describe(),
+            )
+            self.accept = self.watch_accept = PROTOBUF_ACCEPT
         self.path = resource.collection_path(self.namespace)
         self.decode_errors = 0
         self._decode_error_handler: Callable[[BaseException], None] | None = None
@@ -292,7 +325,10 @@ class ApiListerWatcher(Generic[T]):
         """The server's Status as an ApiStatusError; 401/403 worded for the user, no token."""
         status: Status | None = None
         try:
-            status = Status.model_validate_json(body)
+            if body.startswith(_PROTOBUF_MAGIC) and self.protobuf is not None:
+                status = self.protobuf.decode_status(body)
+            else:
+                status = Status.model_validate_json(body)
         except Exception:
             status = None
         if status is None or status.kind not in (None, "Status"):
@@ -339,12 +375,23 @@ class ApiListerWatcher(Generic[T]):
             ) from e
         finally:
             resp.release_conn()
+        protobuf = self._protobuf_for(resp)
+        if protobuf is not None:
+            return cast(ObjectList[T], protobuf.decode_list(data))
         try:
             return self.decoder.decode_list(data)
         except ObjectDecodeError:
             raise
         except ValueError as e:
             return self._decode_list_slowly(data, e)
+
+    def _protobuf_for(self, resp: urllib3.BaseHTTPResponse) -> ProtobufLazyDecoder[Any] | None:
+        """The protobuf decoder if this response is protobuf, else None (JSON)."""
+        protobuf = self.protobuf
+        if protobuf is None:
+            return None
+        content_type = resp.headers.get("Content-Type") or ""
+        return protobuf if content_type.startswith(PROTOBUF) else None
 
     def _decode_list_slowly(self, data: bytes, first_error: ValueError) -> ObjectList[T]:
         """A page with undecodable objects: keep the good ones, report and skip the bad ones."""
@@ -463,58 +510,54 @@ class HttpWatch(Generic[T]):
             if self._stopped or self._reading:
                 return
             self._reading = True
-        decode = self._owner.decoder.decode_event
-        pending = b""
+        owner = self._owner
+        protobuf = owner._protobuf_for(self._resp)
+        if protobuf is not None:
+            decode: Callable[[bytes], WatchEvent[Any]] = protobuf.decode_event
+            units = split_frames(self._chunks())
+            unit_name = "frame"
+        else:
+            decode = owner.decoder.decode_event
+            units = split_lines(self._chunks())
+            unit_name = "line"
         clean = True
         try:
-            for chunk in self._chunks():
+            for unit in units:
                 if self.is_stopped():
                     return
-                if pending:
-                    chunk = pending + chunk
-                lines = chunk.split(b"\n")
-                pending = lines.pop()
-                for line in lines:
-                    if not line or line.isspace():
-                        continue
-                    try:
-                        event = decode(line)
-                    except ObjectDecodeError as e:
-                        self._owner.report_bad_object(e)
-                        if e.kept is None:
-                            continue
-                        event = e.kept
-                    except ValueError as e:
-                        # Not even JSON: skipping the line could lose a change; ending the
-                        # watch makes the reflector resume from the last resourceVersion.
-                        clean = False
-                        logger.warning(
-                            "undecodable line in the watch of %s at %s, re-watching: %s",
-                            self._owner.describe(),
-                            self._owner.server,
-                            e,
-                        )
-                        return
-                    if self.is_stopped():
-                        return
-                    yield event
-            if pending.strip() and not self.is_stopped():
                 try:
-                    yield decode(pending)
+                    event = decode(unit)
                 except ObjectDecodeError as e:
-                    self._owner.report_bad_object(e)
+                    owner.report_bad_object(e)
+                    if e.kept is None:
+                        continue
+                    event = e.kept
+                except ValueError as e:
+                    # Not even an event: skipping it could lose a change; ending the watch
+                    # makes the reflector resume from the last resourceVersion.
+                    clean = False
+                    logger.warning(
+                        "undecodable %s in the watch of %s at %s, re-watching: %s",
+                        unit_name,
+                        owner.describe(),
+                        owner.server,
+                        e,
+                    )
+                    return
+                if self.is_stopped():
+                    return
+                yield event
         except (urllib3.exceptions.ReadTimeoutError, TimeoutError) as e:
             clean = False
             if not self.is_stopped():
-                self._owner.report_idle_watch(e)
+                owner.report_idle_watch(e)
         except (urllib3.exceptions.HTTPError, OSError, ValueError) as e:
+            # (ValueError: a protobuf stream cut inside a frame, TruncatedFrameError.)
             # A broken stream ends the watch like a clean close (the reflector re-watches);
             # client-go's StreamWatcher does the same.
             clean = False
             if not self.is_stopped():
-                logger.info(
-                    "watch of %s at %s ended: %s", self._owner.describe(), self._owner.server, e
-                )
+                logger.info("watch of %s at %s ended: %s", owner.describe(), owner.server, e)
         finally:
             self._release(clean)
 
