@@ -649,8 +649,8 @@ def document(
 ) -> str:
     """The JSON file: deterministic, one message per line (small diffs between versions)."""
     legend = {
-        "kinds": {k: getattr(pb, k) for k in _KIND_NAMES},
-        "flags": {k: getattr(pb, k) for k in _FLAG_NAMES},
+        "kinds": {k: getattr(pb, k) for k in KIND_NAMES},
+        "flags": {k: getattr(pb, k) for k in FLAG_NAMES},
     }
     lines = [
         "{",
@@ -674,7 +674,7 @@ def document(
     return "\n".join(lines)
 
 
-_KIND_NAMES = (
+KIND_NAMES = (
     "STRING",
     "BYTES",
     "INT",
@@ -690,7 +690,7 @@ _KIND_NAMES = (
     "INT_OR_STRING",
     "RAW_JSON",
 )
-_FLAG_NAMES = ("REPEATED", "MAP", "POINTER", "OMITEMPTY", "OMITZERO", "INLINE", "ITEMS")
+FLAG_NAMES = ("REPEATED", "MAP", "POINTER", "OMITEMPTY", "OMITZERO", "INLINE", "ITEMS")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
