@@ -189,6 +189,15 @@ class _Parser:
         if tok.text != text:
             raise ExtractError(f"expected {text!r}, found {tok.text!r}")
 
+    def _skip_balanced(self, open_: str, close: str) -> None:
+        self._expect(open_)
+        depth = 1
+        while depth:
+            tok = self._next()
+            if tok.kind == "eof":
+                raise ExtractError(f"unbalanced {open_!r}")
+            depth += (tok.text == open_) - (tok.text == close)
+
     def _name(self, first: str) -> GoType:
         if self._peek(skip_nl=False).text == ".":
             self._next()
@@ -218,8 +227,20 @@ class _Parser:
             return ("map", key, self.type_expr())
         if tok.text == "struct":
             return ("struct", self._struct_body())
-        if tok.text in ("interface", "func", "chan"):
-            return ("other", tok.text)
+        if tok.text == "interface":
+            self._skip_balanced("{", "}")
+            return ("other", "interface")
+        if tok.text == "func":
+            self._skip_balanced("(", ")")
+            result = self._peek(skip_nl=False)
+            if result.text == "(":
+                self._skip_balanced("(", ")")
+            elif result.kind == "ident" or result.text in ("*", "["):
+                self.type_expr()
+            return ("other", "func")
+        if tok.text == "chan":
+            self.type_expr()
+            return ("other", "chan")
         if tok.text == "=":
             return ("alias", self.type_expr())  # `type X = Y` is Y (its message too)
         if tok.kind == "ident":
