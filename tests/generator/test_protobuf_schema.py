@@ -1,7 +1,8 @@
 """The protobuf schema extractor (`kubeinformers.generator.protobuf_schema`): Go declarations
-in, the contract's fields out (kubeinformers.runtime.codec.protobuf.schema; no client-go rule
-ID covers the wire schema, the tests cite the contract's kinds and flags). The committed
-JSON is checked against go-to-protobuf's own generated.proto files of the same tag.
+in, the contract's fields out (kubeinformers.runtime.codec.protobuf.schema). The schema is
+what lets a protobuf object read as the JSON Go writes for it (K3, docs/behaviour.md): its
+pointers, omitempty/omitzero, inlined structs, maps, times, quantities. The committed JSON
+is checked against go-to-protobuf's own generated.proto files of the same tag.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The generated protobuf table (`kubeinformers.generated.protobuf_schema`): a message for
 every built-in kind the informers serve, closed under references, with the contract's
-fields (kubeinformers.runtime.codec.protobuf.schema; no client-go rule ID covers the wire
-schema). `make verify` checks the module is what the generator writes.
+fields (kubeinformers.runtime.codec.protobuf.schema), so that every served built-in kind
+can be read from protobuf as the JSON Go writes for it (K1, K3 in docs/behaviour.md).
+`make verify` checks the module is what the generator writes.
 """
 
 from __future__ import annotations
