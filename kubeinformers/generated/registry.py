@@ -13,6 +13,7 @@ import importlib
 from typing import Any
 
 from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
+from kubeinformers.runtime.api.resource import ProtobufKind
 
 RESOURCES: tuple[APIResource, ...] = (
     APIResource(
@@ -43,6 +44,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.core.v1.ConfigMap", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="",
@@ -53,6 +57,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="endpoints",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.core.v1.Endpoints", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -65,6 +72,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.core.v1.Event", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="",
@@ -76,6 +86,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.core.v1.LimitRange", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="",
@@ -85,6 +98,9 @@ RESOURCES: tuple[APIResource, ...] = (
         namespaced=False,
         singular="namespace",
         verbs=frozenset({"create", "delete", "get", "list", "patch", "update", "watch"}),
+        protobuf=ProtobufKind(
+            "k8s.io.api.core.v1.Namespace", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="",
@@ -96,6 +112,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind("k8s.io.api.core.v1.Node", "kubeinformers.generated.protobuf_schema"),
     ),
     APIResource(
         group="",
@@ -106,6 +123,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="persistentvolumeclaim",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.core.v1.PersistentVolumeClaim", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -118,6 +138,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.core.v1.PersistentVolume", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="",
@@ -129,6 +152,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind("k8s.io.api.core.v1.Pod", "kubeinformers.generated.protobuf_schema"),
     ),
     APIResource(
         group="",
@@ -139,6 +163,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="podtemplate",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.core.v1.PodTemplate", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -151,6 +178,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.core.v1.ReplicationController", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="",
@@ -161,6 +191,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="resourcequota",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.core.v1.ResourceQuota", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -173,6 +206,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.core.v1.Secret", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="",
@@ -183,6 +219,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="serviceaccount",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.core.v1.ServiceAccount", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -195,6 +234,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.core.v1.Service", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="admissionregistration.k8s.io",
@@ -205,6 +247,10 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="mutatingwebhookconfiguration",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration",
+            "kubeinformers.generated.protobuf_schema",
         ),
     ),
     APIResource(
@@ -217,6 +263,10 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     ),
     APIResource(
         group="admissionregistration.k8s.io",
@@ -227,6 +277,10 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="validatingadmissionpolicybinding",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding",
+            "kubeinformers.generated.protobuf_schema",
         ),
     ),
     APIResource(
@@ -239,6 +293,10 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     ),
     APIResource(
         group="admissionregistration.k8s.io",
@@ -249,6 +307,10 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="mutatingadmissionpolicy",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicy",
+            "kubeinformers.generated.protobuf_schema",
         ),
     ),
     APIResource(
@@ -261,6 +323,10 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBinding",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     ),
     APIResource(
         group="admissionregistration.k8s.io",
@@ -272,6 +338,10 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicy",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     ),
     APIResource(
         group="admissionregistration.k8s.io",
@@ -282,6 +352,10 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="mutatingadmissionpolicybinding",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBinding",
+            "kubeinformers.generated.protobuf_schema",
         ),
     ),
     APIResource(
@@ -316,6 +390,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.apps.v1.ControllerRevision", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="apps",
@@ -326,6 +403,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="daemonset",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.apps.v1.DaemonSet", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -338,6 +418,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.apps.v1.Deployment", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="apps",
@@ -349,6 +432,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.apps.v1.ReplicaSet", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="apps",
@@ -359,6 +445,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="statefulset",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.apps.v1.StatefulSet", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -425,6 +514,10 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     ),
     APIResource(
         group="autoscaling",
@@ -435,6 +528,10 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="horizontalpodautoscaler",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler",
+            "kubeinformers.generated.protobuf_schema",
         ),
     ),
     APIResource(
@@ -447,6 +544,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.batch.v1.CronJob", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="batch",
@@ -458,6 +558,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind("k8s.io.api.batch.v1.Job", "kubeinformers.generated.protobuf_schema"),
     ),
     APIResource(
         group="certificates.k8s.io",
@@ -468,6 +569,10 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="certificatesigningrequest",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.certificates.v1.CertificateSigningRequest",
+            "kubeinformers.generated.protobuf_schema",
         ),
     ),
     APIResource(
@@ -480,6 +585,10 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.certificates.v1alpha1.ClusterTrustBundle",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     ),
     APIResource(
         group="certificates.k8s.io",
@@ -490,6 +599,10 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="clustertrustbundle",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.certificates.v1beta1.ClusterTrustBundle",
+            "kubeinformers.generated.protobuf_schema",
         ),
     ),
     APIResource(
@@ -502,6 +615,10 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.certificates.v1beta1.PodCertificateRequest",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     ),
     APIResource(
         group="coordination.k8s.io",
@@ -512,6 +629,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="lease",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.coordination.v1.Lease", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -524,6 +644,10 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.coordination.v1alpha2.LeaseCandidate",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     ),
     APIResource(
         group="coordination.k8s.io",
@@ -534,6 +658,10 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="leasecandidate",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.coordination.v1beta1.LeaseCandidate",
+            "kubeinformers.generated.protobuf_schema",
         ),
     ),
     APIResource(
@@ -546,6 +674,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.discovery.v1.EndpointSlice", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="events.k8s.io",
@@ -556,6 +687,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="event",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.events.v1.Event", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -568,6 +702,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.flowcontrol.v1.FlowSchema", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="flowcontrol.apiserver.k8s.io",
@@ -578,6 +715,10 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="prioritylevelconfiguration",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.flowcontrol.v1.PriorityLevelConfiguration",
+            "kubeinformers.generated.protobuf_schema",
         ),
     ),
     APIResource(
@@ -590,6 +731,10 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.apiserverinternal.v1alpha1.StorageVersion",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     ),
     APIResource(
         group="networking.k8s.io",
@@ -600,6 +745,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="ingressclass",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.networking.v1.IngressClass", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -612,6 +760,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.networking.v1.Ingress", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="networking.k8s.io",
@@ -622,6 +773,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="ipaddress",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.networking.v1.IPAddress", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -634,6 +788,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.networking.v1.NetworkPolicy", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="networking.k8s.io",
@@ -644,6 +801,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="servicecidr",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.networking.v1.ServiceCIDR", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -656,6 +816,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.networking.v1beta1.IPAddress", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="networking.k8s.io",
@@ -666,6 +829,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="servicecidr",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.networking.v1beta1.ServiceCIDR", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -678,6 +844,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.node.v1.RuntimeClass", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="policy",
@@ -688,6 +857,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="poddisruptionbudget",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.policy.v1.PodDisruptionBudget", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -700,6 +872,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.rbac.v1.ClusterRoleBinding", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="rbac.authorization.k8s.io",
@@ -710,6 +885,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="clusterrole",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.rbac.v1.ClusterRole", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -722,6 +900,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.rbac.v1.RoleBinding", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="rbac.authorization.k8s.io",
@@ -733,6 +914,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind("k8s.io.api.rbac.v1.Role", "kubeinformers.generated.protobuf_schema"),
     ),
     APIResource(
         group="resource.k8s.io",
@@ -743,6 +925,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="deviceclass",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.resource.v1.DeviceClass", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -755,6 +940,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.resource.v1.ResourceClaim", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="resource.k8s.io",
@@ -766,6 +954,10 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.resource.v1.ResourceClaimTemplate",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     ),
     APIResource(
         group="resource.k8s.io",
@@ -776,6 +968,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="resourceslice",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.resource.v1.ResourceSlice", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -788,6 +983,10 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.resource.v1alpha3.DeviceTaintRule",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     ),
     APIResource(
         group="resource.k8s.io",
@@ -798,6 +997,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="deviceclass",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.resource.v1beta1.DeviceClass", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -810,6 +1012,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.resource.v1beta1.ResourceClaim", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="resource.k8s.io",
@@ -821,6 +1026,10 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.resource.v1beta1.ResourceClaimTemplate",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     ),
     APIResource(
         group="resource.k8s.io",
@@ -831,6 +1040,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="resourceslice",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.resource.v1beta1.ResourceSlice", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -843,6 +1055,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.resource.v1beta2.DeviceClass", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="resource.k8s.io",
@@ -853,6 +1068,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="resourceclaim",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.resource.v1beta2.ResourceClaim", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -865,6 +1083,10 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.resource.v1beta2.ResourceClaimTemplate",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     ),
     APIResource(
         group="resource.k8s.io",
@@ -875,6 +1097,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="resourceslice",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.resource.v1beta2.ResourceSlice", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -886,6 +1111,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="priorityclass",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.scheduling.v1.PriorityClass", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -909,6 +1137,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.storage.v1.CSIDriver", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="storage.k8s.io",
@@ -919,6 +1150,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="csinode",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.storage.v1.CSINode", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -931,6 +1165,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.storage.v1.CSIStorageCapacity", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="storage.k8s.io",
@@ -941,6 +1178,9 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="storageclass",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.storage.v1.StorageClass", "kubeinformers.generated.protobuf_schema"
         ),
     ),
     APIResource(
@@ -953,6 +1193,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.storage.v1.VolumeAttachment", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="storage.k8s.io",
@@ -964,6 +1207,9 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.storage.v1.VolumeAttributesClass", "kubeinformers.generated.protobuf_schema"
+        ),
     ),
     APIResource(
         group="storage.k8s.io",
@@ -975,6 +1221,10 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.storage.v1beta1.VolumeAttributesClass",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     ),
     APIResource(
         group="storagemigration.k8s.io",
@@ -985,6 +1235,10 @@ RESOURCES: tuple[APIResource, ...] = (
         singular="storageversionmigration",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=ProtobufKind(
+            "k8s.io.api.storagemigration.v1beta1.StorageVersionMigration",
+            "kubeinformers.generated.protobuf_schema",
         ),
     ),
 )

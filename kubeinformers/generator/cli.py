@@ -186,15 +186,28 @@ def build(
     if result.errors and (not keep_going or not model_files):
         return result  # with --keep-going too: when every input failed, nothing is written
     t = time.perf_counter()
-    other = render.render(resources, prep.kinds, model_files, names.names, package, builtin)
+    pb_kinds: dict[tuple[str, str, str], str] = {}
+    pb_source = ""
+    if builtin:
+        served = [(r.group, r.version, r.kind) for r in resources if r.lists_and_watches]
+        pb_schema = protobuf_table.load()
+        pb_source = protobuf_table.module_source(pb_schema, served)
+        pb_kinds = {gvk: pb_schema.kinds[gvk] for gvk in served if gvk in pb_schema.kinds}
+    other = render.render(
+        resources,
+        prep.kinds,
+        model_files,
+        names.names,
+        package,
+        builtin,
+        protobuf_kinds=pb_kinds,
+        protobuf_module=f"{package}.{protobuf_table.MODULE}",
+    )
     builtin_shapes = shapes.builtin_shapes(prep.schemas)
     if builtin_shapes:
         other[f"{shapes.MODULE}.py"] = shapes.module_source(builtin_shapes)
     if builtin:
-        served = [(r.group, r.version, r.kind) for r in resources if r.lists_and_watches]
-        other[f"{protobuf_table.MODULE}.py"] = protobuf_table.module_source(
-            protobuf_table.load(), served
-        )
+        other[f"{protobuf_table.MODULE}.py"] = pb_source
     result.timings["render"] = time.perf_counter() - t
     progress(f"rendered {len(other)} accessor, informer and lister files; formatting")
     t = time.perf_counter()

@@ -19,7 +19,7 @@ __all__ = ["attach_listers"]
 _IMPORTS = """from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
-{listers}
+{protobuf}{listers}
 """
 _CLASS = re.compile(r"^class (\w+)\(.*\):$")
 
@@ -84,5 +84,12 @@ def attach_listers(code: str, listers: Mapping[str, str], block: str, scopes: se
         )
     first_class = code.index("\nclass ")
     head, body = code[:first_class], code[first_class:]
-    head = head.rstrip("\n") + "\n\n" + _IMPORTS.format(listers="\n".join(imports)) + "\n"
+    head = head.rstrip("\n") + "\n\n" + _IMPORTS.format(
+        protobuf=(
+            "from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind\n"
+            if "_ProtobufKind(" in block
+            else ""
+        ),
+        listers="\n".join(imports),
+    ) + "\n"
     return head + body

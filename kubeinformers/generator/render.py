@@ -60,6 +60,11 @@ class VersionCtx:
     reexports: tuple[tuple[str, str], ...] = ()  # (module, name)
 
     @property
+    def uses_protobuf(self) -> bool:
+        """Whether a kind's APIResource names its protobuf message (`_ProtobufKind`)."""
+        return any("_ProtobufKind(" in k.resource_expr for k in self.kinds)
+
+    @property
     def kind_modules(self) -> list[tuple[str, list[str]]]:
         """(submodule, the kinds' models and listers it defines), for TYPE_CHECKING imports."""
         by_module: dict[str, set[str]] = defaultdict(set)
@@ -97,12 +102,20 @@ class GroupCtx:
     versions: list[VersionCtx] = field(default_factory=list)
 
 
-def resource_expr(r: Resource, constructor: str = "APIResource") -> str:
+def resource_expr(
+    r: Resource, constructor: str = "APIResource", protobuf: tuple[str, str] | None = None
+) -> str:
+    """The APIResource literal of `r`; `protobuf` = (message, schema module) for a built-in
+    kind the server also writes as protobuf (`ProtobufKind`, imported under the same prefix)."""
     verbs = ", ".join(f'"{v}"' for v in sorted(r.verbs))
+    wire = ""
+    if protobuf is not None:
+        prefix = "_" if constructor.startswith("_") else ""
+        wire = f', protobuf={prefix}ProtobufKind("{protobuf[0]}", "{protobuf[1]}")'
     return (
         f'{constructor}(group="{r.group}", version="{r.version}", resource="{r.plural}", '
         f'kind="{r.kind}", namespaced={r.namespaced}, singular="{r.singular}", '
-        f"verbs=frozenset({{{verbs}}}))"
+        f"verbs=frozenset({{{verbs}}}){wire})"
     )
 
 
@@ -146,12 +159,22 @@ def render(
     package: str,
     builtin: bool,
     api_title: str = "",
+    protobuf_kinds: Mapping[tuple[str, str, str], str] | None = None,
+    protobuf_module: str = "",
 ) -> dict[str, str]:
-    """Every non-model file of the output, `{relative path: source}`."""
+    """Every non-model file of the output, `{relative path: source}`.
+
+    `protobuf_kinds` maps (group, version, kind) to the protobuf message of each kind the
+    server writes as protobuf, described by the table in `protobuf_module`."""
     env = _environment()
     files: dict[str, str] = {}
     header = HEADER
     all_resources = dedupe(resources)
+    pb_kinds = protobuf_kinds or {}
+
+    def wire(r: Resource) -> tuple[str, str] | None:
+        message = pb_kinds.get((r.group, r.version, r.kind))
+        return (message, protobuf_module) if message else None
 
     versions: dict[str, VersionCtx] = {}
 
@@ -225,7 +248,7 @@ def render(
                 model_module=model_module,
                 namespaced=r.namespaced,
                 api_version=f"{r.group}/{r.version}" if r.group else r.version,
-                resource_expr=resource_expr(r, "_APIResource"),
+                resource_expr=resource_expr(r, "_APIResource", wire(r)),
             )
         )
 
@@ -313,7 +336,8 @@ def render(
     files["registry.py"] = env.get_template("registry.py.j2").render(
         header=header,
         registry={
-            "resources": [resource_expr(r) for r in all_resources],
+            "resources": [resource_expr(r, protobuf=wire(r)) for r in all_resources],
+            "protobuf": any(wire(r) for r in all_resources),
             "models": registry_models,
             "tools": tool_versions(),
         },

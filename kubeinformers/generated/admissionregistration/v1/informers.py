@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
@@ -43,6 +44,10 @@ class MutatingWebhookConfigurationInformer:
         singular="mutatingwebhookconfiguration",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 
@@ -77,6 +82,10 @@ class ValidatingAdmissionPolicyInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -110,6 +119,10 @@ class ValidatingAdmissionPolicyBindingInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -142,6 +155,10 @@ class ValidatingWebhookConfigurationInformer:
         singular="validatingwebhookconfiguration",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 

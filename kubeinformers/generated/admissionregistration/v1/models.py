@@ -10,6 +10,7 @@ from ...meta.v1.models import Condition, LabelSelector, ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 
 
@@ -939,6 +940,10 @@ class MutatingWebhookConfigurationLister(_ClusterLister[MutatingWebhookConfigura
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     )
 
 
@@ -956,6 +961,10 @@ class ValidatingAdmissionPolicyLister(_ClusterLister[ValidatingAdmissionPolicy])
         singular="validatingadmissionpolicy",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 
@@ -975,6 +984,10 @@ class ValidatingAdmissionPolicyBindingLister(_ClusterLister[ValidatingAdmissionP
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     )
 
 
@@ -992,6 +1005,10 @@ class ValidatingWebhookConfigurationLister(_ClusterLister[ValidatingWebhookConfi
         singular="validatingwebhookconfiguration",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 

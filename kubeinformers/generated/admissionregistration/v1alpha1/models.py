@@ -10,6 +10,7 @@ from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 
 
@@ -523,6 +524,10 @@ class MutatingAdmissionPolicyLister(_ClusterLister[MutatingAdmissionPolicy]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicy",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     )
 
 
@@ -540,6 +545,10 @@ class MutatingAdmissionPolicyBindingLister(_ClusterLister[MutatingAdmissionPolic
         singular="mutatingadmissionpolicybinding",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBinding",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 

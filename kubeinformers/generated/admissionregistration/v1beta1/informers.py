@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
@@ -39,6 +40,10 @@ class MutatingAdmissionPolicyInformer:
         singular="mutatingadmissionpolicy",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicy",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 
@@ -72,6 +77,10 @@ class MutatingAdmissionPolicyBindingInformer:
         singular="mutatingadmissionpolicybinding",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBinding",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 

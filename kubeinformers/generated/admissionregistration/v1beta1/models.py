@@ -10,6 +10,7 @@ from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 
 
@@ -531,6 +532,10 @@ class MutatingAdmissionPolicyLister(_ClusterLister[MutatingAdmissionPolicy]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicy",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     )
 
 
@@ -548,6 +553,10 @@ class MutatingAdmissionPolicyBindingLister(_ClusterLister[MutatingAdmissionPolic
         singular="mutatingadmissionpolicybinding",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBinding",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 

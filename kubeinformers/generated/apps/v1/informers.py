@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
@@ -46,6 +47,9 @@ class ControllerRevisionInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.apps.v1.ControllerRevision", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -78,6 +82,9 @@ class DaemonSetInformer:
         singular="daemonset",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.apps.v1.DaemonSet", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -112,6 +119,9 @@ class DeploymentInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.apps.v1.Deployment", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -145,6 +155,9 @@ class ReplicaSetInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.apps.v1.ReplicaSet", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -177,6 +190,9 @@ class StatefulSetInformer:
         singular="statefulset",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.apps.v1.StatefulSet", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

@@ -12,6 +12,7 @@ from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta, RawExtension
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.cache.listers import (
     SingleNamespaceLister as _SingleNamespaceLister,
@@ -858,6 +859,9 @@ class ControllerRevisionLister(_NamespacedLister[ControllerRevision]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.apps.v1.ControllerRevision", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def controller_revisions(self, namespace: str) -> _SingleNamespaceLister[ControllerRevision]:
@@ -879,6 +883,9 @@ class DaemonSetLister(_NamespacedLister[DaemonSet]):
         singular="daemonset",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.apps.v1.DaemonSet", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -902,6 +909,9 @@ class DeploymentLister(_NamespacedLister[Deployment]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.apps.v1.Deployment", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def deployments(self, namespace: str) -> _SingleNamespaceLister[Deployment]:
@@ -924,6 +934,9 @@ class ReplicaSetLister(_NamespacedLister[ReplicaSet]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.apps.v1.ReplicaSet", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def replica_sets(self, namespace: str) -> _SingleNamespaceLister[ReplicaSet]:
@@ -945,6 +958,9 @@ class StatefulSetLister(_NamespacedLister[StatefulSet]):
         singular="statefulset",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.apps.v1.StatefulSet", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
@@ -39,6 +40,9 @@ class CronJobInformer:
         singular="cronjob",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.batch.v1.CronJob", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -72,6 +76,9 @@ class JobInformer:
         singular="job",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.batch.v1.Job", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

@@ -12,6 +12,7 @@ from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.cache.listers import (
     SingleNamespaceLister as _SingleNamespaceLister,
@@ -527,6 +528,9 @@ class CronJobLister(_NamespacedLister[CronJob]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.batch.v1.CronJob", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def cron_jobs(self, namespace: str) -> _SingleNamespaceLister[CronJob]:
@@ -548,6 +552,9 @@ class JobLister(_NamespacedLister[Job]):
         singular="job",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.batch.v1.Job", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

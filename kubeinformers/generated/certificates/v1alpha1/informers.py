@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
@@ -37,6 +38,10 @@ class ClusterTrustBundleInformer:
         singular="clustertrustbundle",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.certificates.v1alpha1.ClusterTrustBundle",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 

@@ -10,6 +10,7 @@ from ...meta.v1.models import ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 
 
@@ -111,6 +112,10 @@ class ClusterTrustBundleLister(_ClusterLister[ClusterTrustBundle]):
         singular="clustertrustbundle",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.certificates.v1alpha1.ClusterTrustBundle",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 

@@ -11,6 +11,7 @@ from ...meta.v1.models import Condition, ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.cache.listers import (
@@ -290,6 +291,10 @@ class ClusterTrustBundleLister(_ClusterLister[ClusterTrustBundle]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.certificates.v1beta1.ClusterTrustBundle",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     )
 
 
@@ -307,6 +312,10 @@ class PodCertificateRequestLister(_NamespacedLister[PodCertificateRequest]):
         singular="podcertificaterequest",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.certificates.v1beta1.PodCertificateRequest",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 

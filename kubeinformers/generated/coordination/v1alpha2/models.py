@@ -11,6 +11,7 @@ from ...meta.v1.models import ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.cache.listers import (
     SingleNamespaceLister as _SingleNamespaceLister,
@@ -115,6 +116,10 @@ class LeaseCandidateLister(_NamespacedLister[LeaseCandidate]):
         singular="leasecandidate",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.coordination.v1alpha2.LeaseCandidate",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
@@ -66,6 +67,9 @@ class ConfigMapInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.ConfigMap", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -98,6 +102,9 @@ class EndpointsInformer:
         singular="endpoints",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.Endpoints", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -132,6 +139,9 @@ class EventInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.Event", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -165,6 +175,9 @@ class LimitRangeInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.LimitRange", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -196,6 +209,9 @@ class NamespaceInformer:
         namespaced=False,
         singular="namespace",
         verbs=frozenset({"create", "delete", "get", "list", "patch", "update", "watch"}),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.Namespace", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -228,6 +244,9 @@ class NodeInformer:
         singular="node",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.Node", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -262,6 +281,9 @@ class PersistentVolumeClaimInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.PersistentVolumeClaim", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -294,6 +316,9 @@ class PersistentVolumeInformer:
         singular="persistentvolume",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.PersistentVolume", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -328,6 +353,9 @@ class PodTemplateInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.PodTemplate", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -361,6 +389,7 @@ class PodInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind("k8s.io.api.core.v1.Pod", "kubeinformers.generated.protobuf_schema"),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -393,6 +422,9 @@ class ReplicationControllerInformer:
         singular="replicationcontroller",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.ReplicationController", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -427,6 +459,9 @@ class ResourceQuotaInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.ResourceQuota", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -459,6 +494,9 @@ class SecretInformer:
         singular="secret",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.Secret", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -493,6 +531,9 @@ class ServiceAccountInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.ServiceAccount", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -525,6 +566,9 @@ class ServiceInformer:
         singular="service",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.Service", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

@@ -11,6 +11,7 @@ from ...meta.v1.models import Condition, LabelSelector, ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.cache.listers import (
@@ -6104,6 +6105,9 @@ class ConfigMapLister(_NamespacedLister[ConfigMap]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.ConfigMap", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def config_maps(self, namespace: str) -> _SingleNamespaceLister[ConfigMap]:
@@ -6125,6 +6129,9 @@ class EndpointsLister(_NamespacedLister[Endpoints]):
         singular="endpoints",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.Endpoints", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -6148,6 +6155,9 @@ class EventLister(_NamespacedLister[Event]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.Event", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def events(self, namespace: str) -> _SingleNamespaceLister[Event]:
@@ -6170,6 +6180,9 @@ class LimitRangeLister(_NamespacedLister[LimitRange]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.LimitRange", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def limit_ranges(self, namespace: str) -> _SingleNamespaceLister[LimitRange]:
@@ -6190,6 +6203,9 @@ class NamespaceLister(_ClusterLister[Namespace]):
         namespaced=False,
         singular="namespace",
         verbs=frozenset({"create", "delete", "get", "list", "patch", "update", "watch"}),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.Namespace", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
 
@@ -6208,6 +6224,9 @@ class NodeLister(_ClusterLister[Node]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.Node", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
 
@@ -6225,6 +6244,9 @@ class PersistentVolumeClaimLister(_NamespacedLister[PersistentVolumeClaim]):
         singular="persistentvolumeclaim",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.PersistentVolumeClaim", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -6250,6 +6272,9 @@ class PersistentVolumeLister(_ClusterLister[PersistentVolume]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.PersistentVolume", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
 
@@ -6267,6 +6292,9 @@ class PodTemplateLister(_NamespacedLister[PodTemplate]):
         singular="podtemplate",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.PodTemplate", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -6290,6 +6318,7 @@ class PodLister(_NamespacedLister[Pod]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind("k8s.io.api.core.v1.Pod", "kubeinformers.generated.protobuf_schema"),
     )
 
     def pods(self, namespace: str) -> _SingleNamespaceLister[Pod]:
@@ -6311,6 +6340,9 @@ class ReplicationControllerLister(_NamespacedLister[ReplicationController]):
         singular="replicationcontroller",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.ReplicationController", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -6336,6 +6368,9 @@ class ResourceQuotaLister(_NamespacedLister[ResourceQuota]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.ResourceQuota", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def resource_quotas(self, namespace: str) -> _SingleNamespaceLister[ResourceQuota]:
@@ -6357,6 +6392,9 @@ class SecretLister(_NamespacedLister[Secret]):
         singular="secret",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.Secret", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -6380,6 +6418,9 @@ class ServiceAccountLister(_NamespacedLister[ServiceAccount]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.ServiceAccount", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def service_accounts(self, namespace: str) -> _SingleNamespaceLister[ServiceAccount]:
@@ -6401,6 +6442,9 @@ class ServiceLister(_NamespacedLister[Service]):
         singular="service",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.core.v1.Service", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

@@ -12,6 +12,7 @@ from ...meta.v1.models import ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.cache.listers import (
     SingleNamespaceLister as _SingleNamespaceLister,
@@ -154,6 +155,9 @@ class EventLister(_NamespacedLister[Event]):
         singular="event",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.events.v1.Event", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

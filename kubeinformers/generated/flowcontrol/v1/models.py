@@ -11,6 +11,7 @@ from ...meta.v1.models import ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 
 
@@ -509,6 +510,9 @@ class FlowSchemaLister(_ClusterLister[FlowSchema]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.flowcontrol.v1.FlowSchema", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
 
@@ -526,6 +530,10 @@ class PriorityLevelConfigurationLister(_ClusterLister[PriorityLevelConfiguration
         singular="prioritylevelconfiguration",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.flowcontrol.v1.PriorityLevelConfiguration",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 

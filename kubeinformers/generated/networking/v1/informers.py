@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
@@ -46,6 +47,9 @@ class IngressClassInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.networking.v1.IngressClass", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -78,6 +82,9 @@ class IngressInformer:
         singular="ingress",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.networking.v1.Ingress", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -112,6 +119,9 @@ class IPAddressInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.networking.v1.IPAddress", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -145,6 +155,9 @@ class NetworkPolicyInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.networking.v1.NetworkPolicy", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -177,6 +190,9 @@ class ServiceCIDRInformer:
         singular="servicecidr",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.networking.v1.ServiceCIDR", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

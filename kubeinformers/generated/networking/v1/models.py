@@ -11,6 +11,7 @@ from ...meta.v1.models import Condition, LabelSelector, ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.cache.listers import (
@@ -699,6 +700,9 @@ class IngressClassLister(_ClusterLister[IngressClass]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.networking.v1.IngressClass", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
 
@@ -716,6 +720,9 @@ class IngressLister(_NamespacedLister[Ingress]):
         singular="ingress",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.networking.v1.Ingress", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -739,6 +746,9 @@ class IPAddressLister(_ClusterLister[IPAddress]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.networking.v1.IPAddress", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
 
@@ -756,6 +766,9 @@ class NetworkPolicyLister(_NamespacedLister[NetworkPolicy]):
         singular="networkpolicy",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.networking.v1.NetworkPolicy", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -778,6 +791,9 @@ class ServiceCIDRLister(_ClusterLister[ServiceCIDR]):
         singular="servicecidr",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.networking.v1.ServiceCIDR", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
@@ -39,6 +40,9 @@ class IPAddressInformer:
         singular="ipaddress",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.networking.v1beta1.IPAddress", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -72,6 +76,9 @@ class ServiceCIDRInformer:
         singular="servicecidr",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.networking.v1beta1.ServiceCIDR", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

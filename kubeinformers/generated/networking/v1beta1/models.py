@@ -10,6 +10,7 @@ from ...meta.v1.models import Condition, ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 
 
@@ -189,6 +190,9 @@ class IPAddressLister(_ClusterLister[IPAddress]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.networking.v1beta1.IPAddress", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
 
@@ -206,6 +210,9 @@ class ServiceCIDRLister(_ClusterLister[ServiceCIDR]):
         singular="servicecidr",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.networking.v1beta1.ServiceCIDR", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

@@ -11,6 +11,7 @@ from ...meta.v1.models import ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 
 
@@ -116,6 +117,9 @@ class RuntimeClassLister(_ClusterLister[RuntimeClass]):
         singular="runtimeclass",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.node.v1.RuntimeClass", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

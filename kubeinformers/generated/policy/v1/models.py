@@ -11,6 +11,7 @@ from ...meta.v1.models import Condition, DeleteOptions, LabelSelector, ListMeta,
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.cache.listers import (
     SingleNamespaceLister as _SingleNamespaceLister,
@@ -187,6 +188,9 @@ class PodDisruptionBudgetLister(_NamespacedLister[PodDisruptionBudget]):
         singular="poddisruptionbudget",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.policy.v1.PodDisruptionBudget", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
@@ -43,6 +44,9 @@ class ClusterRoleBindingInformer:
         singular="clusterrolebinding",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.rbac.v1.ClusterRoleBinding", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -77,6 +81,9 @@ class ClusterRoleInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.rbac.v1.ClusterRole", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -110,6 +117,9 @@ class RoleBindingInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.rbac.v1.RoleBinding", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -142,6 +152,9 @@ class RoleInformer:
         singular="role",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.rbac.v1.Role", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

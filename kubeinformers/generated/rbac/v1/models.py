@@ -10,6 +10,7 @@ from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.cache.listers import (
@@ -323,6 +324,9 @@ class ClusterRoleBindingLister(_ClusterLister[ClusterRoleBinding]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.rbac.v1.ClusterRoleBinding", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
 
@@ -341,6 +345,9 @@ class ClusterRoleLister(_ClusterLister[ClusterRole]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.rbac.v1.ClusterRole", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
 
@@ -358,6 +365,9 @@ class RoleBindingLister(_NamespacedLister[RoleBinding]):
         singular="rolebinding",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.rbac.v1.RoleBinding", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -380,6 +390,9 @@ class RoleLister(_NamespacedLister[Role]):
         singular="role",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.rbac.v1.Role", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

@@ -11,6 +11,7 @@ from ...meta.v1.models import Condition, ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 
 
@@ -170,6 +171,10 @@ class DeviceTaintRuleLister(_ClusterLister[DeviceTaintRule]):
         singular="devicetaintrule",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.resource.v1alpha3.DeviceTaintRule",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 

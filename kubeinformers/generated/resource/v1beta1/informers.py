@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
@@ -43,6 +44,9 @@ class DeviceClassInformer:
         singular="deviceclass",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.resource.v1beta1.DeviceClass", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -77,6 +81,10 @@ class ResourceClaimTemplateInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.resource.v1beta1.ResourceClaimTemplate",
+            "kubeinformers.generated.protobuf_schema",
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -110,6 +118,9 @@ class ResourceClaimInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.resource.v1beta1.ResourceClaim", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -142,6 +153,9 @@ class ResourceSliceInformer:
         singular="resourceslice",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.resource.v1beta1.ResourceSlice", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

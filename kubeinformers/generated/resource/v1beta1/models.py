@@ -12,6 +12,7 @@ from ...meta.v1.models import Condition, ListMeta, ObjectMeta, RawExtension
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.cache.listers import (
@@ -1293,6 +1294,9 @@ class DeviceClassLister(_ClusterLister[DeviceClass]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.resource.v1beta1.DeviceClass", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
 
@@ -1310,6 +1314,10 @@ class ResourceClaimTemplateLister(_NamespacedLister[ResourceClaimTemplate]):
         singular="resourceclaimtemplate",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.resource.v1beta1.ResourceClaimTemplate",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 
@@ -1335,6 +1343,9 @@ class ResourceClaimLister(_NamespacedLister[ResourceClaim]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.resource.v1beta1.ResourceClaim", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def resource_claims(self, namespace: str) -> _SingleNamespaceLister[ResourceClaim]:
@@ -1356,6 +1367,9 @@ class ResourceSliceLister(_ClusterLister[ResourceSlice]):
         singular="resourceslice",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.resource.v1beta1.ResourceSlice", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

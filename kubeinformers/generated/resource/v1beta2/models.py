@@ -12,6 +12,7 @@ from ...meta.v1.models import Condition, ListMeta, ObjectMeta, RawExtension
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.cache.listers import (
@@ -1283,6 +1284,9 @@ class DeviceClassLister(_ClusterLister[DeviceClass]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.resource.v1beta2.DeviceClass", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
 
@@ -1300,6 +1304,10 @@ class ResourceClaimTemplateLister(_NamespacedLister[ResourceClaimTemplate]):
         singular="resourceclaimtemplate",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.resource.v1beta2.ResourceClaimTemplate",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 
@@ -1325,6 +1333,9 @@ class ResourceClaimLister(_NamespacedLister[ResourceClaim]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.resource.v1beta2.ResourceClaim", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def resource_claims(self, namespace: str) -> _SingleNamespaceLister[ResourceClaim]:
@@ -1346,6 +1357,9 @@ class ResourceSliceLister(_ClusterLister[ResourceSlice]):
         singular="resourceslice",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.resource.v1beta2.ResourceSlice", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

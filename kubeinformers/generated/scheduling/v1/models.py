@@ -10,6 +10,7 @@ from ...meta.v1.models import ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 
 
@@ -92,6 +93,9 @@ class PriorityClassLister(_ClusterLister[PriorityClass]):
         singular="priorityclass",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.scheduling.v1.PriorityClass", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

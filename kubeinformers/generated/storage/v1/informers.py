@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
@@ -48,6 +49,9 @@ class CSIDriverInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.storage.v1.CSIDriver", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -80,6 +84,9 @@ class CSINodeInformer:
         singular="csinode",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.storage.v1.CSINode", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -114,6 +121,9 @@ class CSIStorageCapacityInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.storage.v1.CSIStorageCapacity", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -146,6 +156,9 @@ class StorageClassInformer:
         singular="storageclass",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.storage.v1.StorageClass", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -180,6 +193,9 @@ class VolumeAttachmentInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.storage.v1.VolumeAttachment", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -212,6 +228,9 @@ class VolumeAttributesClassInformer:
         singular="volumeattributesclass",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.storage.v1.VolumeAttributesClass", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

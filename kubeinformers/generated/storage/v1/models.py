@@ -12,6 +12,7 @@ from ...meta.v1.models import LabelSelector, ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.cache.listers import (
@@ -643,6 +644,9 @@ class CSIDriverLister(_ClusterLister[CSIDriver]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.storage.v1.CSIDriver", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
 
@@ -661,6 +665,9 @@ class CSINodeLister(_ClusterLister[CSINode]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.storage.v1.CSINode", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
 
@@ -678,6 +685,9 @@ class CSIStorageCapacityLister(_NamespacedLister[CSIStorageCapacity]):
         singular="csistoragecapacity",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.storage.v1.CSIStorageCapacity", "kubeinformers.generated.protobuf_schema"
         ),
     )
 
@@ -701,6 +711,9 @@ class StorageClassLister(_ClusterLister[StorageClass]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.storage.v1.StorageClass", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
 
@@ -719,6 +732,9 @@ class VolumeAttachmentLister(_ClusterLister[VolumeAttachment]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.storage.v1.VolumeAttachment", "kubeinformers.generated.protobuf_schema"
+        ),
     )
 
 
@@ -736,6 +752,9 @@ class VolumeAttributesClassLister(_ClusterLister[VolumeAttributesClass]):
         singular="volumeattributesclass",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.storage.v1.VolumeAttributesClass", "kubeinformers.generated.protobuf_schema"
         ),
     )
 

@@ -10,6 +10,7 @@ from ...meta.v1.models import Condition, GroupResource, ListMeta, ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 
 
@@ -110,6 +111,10 @@ class StorageVersionMigrationLister(_ClusterLister[StorageVersionMigration]):
         singular="storageversionmigration",
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        protobuf=_ProtobufKind(
+            "k8s.io.api.storagemigration.v1beta1.StorageVersionMigration",
+            "kubeinformers.generated.protobuf_schema",
         ),
     )
 
