@@ -84,12 +84,17 @@ def attach_listers(code: str, listers: Mapping[str, str], block: str, scopes: se
         )
     first_class = code.index("\nclass ")
     head, body = code[:first_class], code[first_class:]
-    head = head.rstrip("\n") + "\n\n" + _IMPORTS.format(
-        protobuf=(
-            "from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind\n"
-            if "_ProtobufKind(" in block
-            else ""
-        ),
-        listers="\n".join(imports),
-    ) + "\n"
+    head = (
+        head.rstrip("\n")
+        + "\n\n"
+        + _IMPORTS.format(
+            protobuf=(
+                "from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind\n"
+                if "_ProtobufKind(" in block
+                else ""
+            ),
+            listers="\n".join(imports),
+        )
+        + "\n"
+    )
     return head + body
