@@ -34,6 +34,7 @@ POINTER = 4        # Go pointer: present on the wire iff non-nil; JSON writes it
 OMITEMPTY = 8      # json:",omitempty": JSON omits false, 0, "", and nil or empty slices/maps (structs never)
 OMITZERO = 16      # json:",omitzero" (Go 1.24): JSON omits the zero value, structs included (Time's IsZero)
 INLINE = 32        # Go embedded struct inlined in JSON (json:",inline" or no name): its fields go into the parent object
+ITEMS = 64  # MESSAGE `ref` is go-to-protobuf's wrapper of a named slice (+protobuf.nullable=true: ExtraValue, Verbs): {items=1 repeated} -> JSON is the items list (null when absent), not an object
 Field = tuple[int, str, int, str | None, int]   # (number, json_name, kind, ref, flags); ref only for MESSAGE
 Messages = Mapping[str, tuple[Field, ...]]      # full proto message name -> its fields, by number
 # fmt: on
@@ -47,6 +48,7 @@ __all__ = [
     "INLINE",
     "INT",
     "INT_OR_STRING",
+    "ITEMS",
     "MAP",
     "MESSAGE",
     "MICROTIME",

@@ -46,6 +46,8 @@ _TIME, _MICROTIME, _DURATION = schema.TIME, schema.MICROTIME, schema.DURATION
 _QUANTITY, _INT_OR_STRING, _RAW_JSON = schema.QUANTITY, schema.INT_OR_STRING, schema.RAW_JSON
 _REPEATED, _MAP, _POINTER = schema.REPEATED, schema.MAP, schema.POINTER
 _OMITEMPTY, _OMITZERO, _INLINE = schema.OMITEMPTY, schema.OMITZERO, schema.INLINE
+_ITEMS = schema.ITEMS
+_NILABLE = _POINTER | _REPEATED | _MAP | _ITEMS  # absent on the wire: nil in Go
 _OMIT = _OMITEMPTY | _OMITZERO
 
 _VARINT_KINDS = frozenset({_INT, _UINT, _BOOL})
@@ -125,7 +127,10 @@ class Transcoder:
                 if flags & _OMITZERO and self._raw_is_zero(kind, field[3], data, start, pos):
                     values[number] = _ZERO  # json:",omitzero" leaves it out
                     continue
-                value = self._length_value(kind, field[3], data, start, pos)
+                if flags & _ITEMS:
+                    value = self._items(field, data, start, pos)
+                else:
+                    value = self._length_value(kind, field[3], data, start, pos)
             elif wire_type == VARINT:
                 if kind not in _VARINT_KINDS:
                     raise ProtobufDecodeError(
@@ -160,9 +165,12 @@ class Transcoder:
                     continue
                 if flags & (_REPEATED | _MAP | _POINTER):
                     pass  # present: a non-empty slice or map, a non-nil pointer: written
+                elif flags & _ITEMS:
+                    if not value and flags & _OMIT:
+                        continue  # a nil or empty named slice
                 elif flags & _OMIT and _is_empty(kind, value):
                     continue
-            elif flags & (_POINTER | _REPEATED | _MAP) or kind == _BYTES:
+            elif flags & _NILABLE or kind == _BYTES:
                 if flags & _OMIT:
                     continue
                 value = None  # a nil pointer, slice or map
@@ -200,6 +208,13 @@ class Transcoder:
         if kind == _DURATION:
             return _duration(data, start, end)
         raise ProtobufDecodeError(f"a {_kind_name(kind)} value cannot be length-delimited")
+
+    def _items(self, field: schema.Field, data: bytes, start: int, end: int) -> Any:
+        """A named slice's wrapper message {items=1 repeated} as the JSON list (None: nil)."""
+        ref = field[3]
+        assert ref is not None
+        wrapper = self._message(ref, data, start, end)
+        return next(iter(wrapper.values()), None) if wrapper else None
 
     def _raw_is_zero(self, kind: int, ref: str | None, data: bytes, pos: int, end: int) -> bool:
         """Whether a length-delimited value is its Go zero value (for json:",omitzero"): every
@@ -243,7 +258,10 @@ class Transcoder:
                 wire_type = key & 7
                 if wire_type == LENGTH:
                     start, pos = read_length(data, pos, end)
-                    value = self._length_value(kind, ref, data, start, pos)
+                    if field[4] & _ITEMS:
+                        value = self._items(field, data, start, pos)
+                    else:
+                        value = self._length_value(kind, ref, data, start, pos)
                 elif wire_type == VARINT and kind in _VARINT_KINDS:
                     raw, pos = read_varint(data, pos, end)
                     value = _varint_value(kind, raw)
@@ -254,7 +272,7 @@ class Transcoder:
             else:
                 pos = skip_field(data, pos, key & 7, end)
         if value is _MISSING:
-            value = self._zero(kind, ref)
+            value = None if field[4] & _ITEMS else self._zero(kind, ref)
         return map_key, value
 
     def _zero(self, kind: int, ref: str | None) -> Any:
