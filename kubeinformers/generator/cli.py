@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kubeinformers.generator import cluster as cluster_input
-from kubeinformers.generator import load, naming, render, schema, shapes, write
+from kubeinformers.generator import load, naming, protobuf_table, render, schema, shapes, write
 from kubeinformers.generator.load import APIModel, LoadError
 from kubeinformers.generator.models import ModelError, generate_models
 
@@ -190,10 +190,15 @@ def build(
     builtin_shapes = shapes.builtin_shapes(prep.schemas)
     if builtin_shapes:
         other[f"{shapes.MODULE}.py"] = shapes.module_source(builtin_shapes)
+    if builtin:
+        served = [(r.group, r.version, r.kind) for r in resources if r.lists_and_watches]
+        other[f"{protobuf_table.MODULE}.py"] = protobuf_table.module_source(
+            protobuf_table.load(), served
+        )
     result.timings["render"] = time.perf_counter() - t
     progress(f"rendered {len(other)} accessor, informer and lister files; formatting")
     t = time.perf_counter()
-    preformatted = frozenset(model_files) | {f"{shapes.MODULE}.py"}
+    preformatted = frozenset(model_files) | {f"{shapes.MODULE}.py", f"{protobuf_table.MODULE}.py"}
     result.files = write.format_all({**model_files, **other}, preformatted)
     result.timings["format"] = time.perf_counter() - t
     return result
