@@ -10,6 +10,11 @@ bytes with the model, fills the instance in place and turns its class into the m
 from then on it *is* the model, with no overhead. Reading is indistinguishable from an
 eagerly decoded model; nothing the server sent is lost.
 
+How a lazy object builds its model from the raw bytes is its class's `RawFormat`: `JSON`
+validates the item's JSON (or its metadata's slice) with `model_validate_json`; the protobuf
+codec's format transcodes the protobuf item (or its ObjectMeta) to the JSON-shaped dict and
+validates that. Either way the raw slot holds the whole item's bytes.
+
 An object that fails validation stays in the cache as the server sent it; the first access
 raises `InvalidObjectError` naming the object, the model and the field path, the informer's
 `on_invalid` hook is told once (log, counter, watch error handler), and later accesses raise
@@ -22,6 +27,7 @@ import sys
 import threading
 import typing
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, TypeVar
 
@@ -29,8 +35,11 @@ import msgspec
 from pydantic import BaseModel, ValidationError
 
 __all__ = [
+    "JSON",
     "InvalidObjectError",
     "LazyModelBuilder",
+    "ModelBuild",
+    "RawFormat",
     "is_lazy",
     "materialize",
 ]
@@ -47,6 +56,8 @@ _META_DESCRIPTOR = BaseModel.__dict__[_META_SLOT]  # reads that slot at C speed
 
 # The identity fields decoded up front, by their API (alias) names.
 _IDENTITY_FIELDS = ("name", "namespace", "resourceVersion", "uid", "labels")
+# The order of LazyModelBuilder.assemble_values' identity tuple.
+IDENTITY_ORDER = ("name", "namespace", "uid", "resourceVersion", "labels")
 
 # Methods of BaseModel that read __dict__ or the pydantic slots directly rather than through
 # attribute access: a lazy object materialises itself before any of them runs.
@@ -162,9 +173,9 @@ def _materialise(obj: Any) -> None:
             raise error
         raw = object.__getattribute__(obj, _RAW_SLOT)
         try:
-            full = base.model_validate_json(cls.__kubeinformers_extract__(raw))
+            full = cls.__kubeinformers_build__(base, raw)
         except ValidationError as exc:
-            if cls.__kubeinformers_extract__ is _whole:
+            if cls.__kubeinformers_item__:
                 meta = object.__getattribute__(obj, _META_SLOT)
                 fields = object.__getattribute__(meta, "__dict__") if meta is not None else {}
             else:
@@ -187,12 +198,29 @@ def _materialise(obj: Any) -> None:
         object.__setattr__(obj, "__pydantic_private__", full.__pydantic_private__)
 
 
-def _whole(raw: bytes) -> bytes:
-    return raw
+ModelBuild = Callable[[type[BaseModel], bytes], BaseModel]
+"""Builds a model of the given class from a lazy object's raw bytes (raising ValidationError)."""
 
 
-def _metadata_of(raw: bytes) -> bytes:
-    return bytes(_decode_head(raw).metadata)
+@dataclass(frozen=True)
+class RawFormat:
+    """How lazy objects of one wire format are built: `item` builds the whole object from its
+    raw bytes, `metadata` the object's metadata model from the same bytes."""
+
+    item: ModelBuild
+    metadata: ModelBuild
+
+
+def _validate_json_item(model: type[BaseModel], raw: bytes) -> BaseModel:
+    return model.model_validate_json(raw)
+
+
+def _validate_json_metadata(model: type[BaseModel], raw: bytes) -> BaseModel:
+    return model.model_validate_json(bytes(_decode_head(raw).metadata))
+
+
+JSON = RawFormat(item=_validate_json_item, metadata=_validate_json_metadata)
+"""The raw bytes are the item's JSON."""
 
 
 def _lazy_getattr(self: Any, item: str) -> Any:
@@ -224,7 +252,7 @@ def _lazy_fields_set(self: Any) -> set[str]:
 
 
 @cache
-def _lazy_class(base: type[BaseModel], extract: Callable[[bytes], bytes]) -> type[BaseModel]:
+def _lazy_class(base: type[BaseModel], build: ModelBuild, item: bool) -> type[BaseModel]:
     namespace: dict[str, Any] = {
         "__slots__": (),
         "__module__": base.__module__,
@@ -234,7 +262,8 @@ def _lazy_class(base: type[BaseModel], extract: Callable[[bytes], bytes]) -> typ
         "__eq__": _lazy_eq,
         "__hash__": None,
         "__kubeinformers_lazy_base__": base,
-        "__kubeinformers_extract__": staticmethod(extract),
+        "__kubeinformers_build__": staticmethod(build),
+        "__kubeinformers_item__": item,
     }
     for name in _MATERIALISE_BEFORE:
         namespace[name] = _materialising(name)
@@ -243,7 +272,7 @@ def _lazy_class(base: type[BaseModel], extract: Callable[[bytes], bytes]) -> typ
     # type() on a pydantic model builds the subclass' schema once; the subclass adds no
     # field, so it validates exactly like the model (it is never validated itself).
     lazy = type(base.__name__, (base,), namespace)
-    if extract is _whole:
+    if item:
         # An item's `metadata` is read from its slot (set after the class is built: pydantic
         # refuses a class attribute shadowing a field). Once built, the model's own
         # `metadata` in the instance dict is read, as the class is then the model.
@@ -278,7 +307,8 @@ class LazyModelBuilder(typing.Generic[M]):
 
     `supported` is False when `model` has no `metadata` model with the identity fields
     (name, namespace, resourceVersion, uid, labels); `build` then validates eagerly.
-    `on_invalid` is told, once per object, when a lazy object fails validation.
+    `on_invalid` is told, once per object, when a lazy object fails validation. `raw_format`
+    says what the raw bytes are (JSON unless told; the protobuf codec passes its own).
     """
 
     def __init__(
@@ -286,10 +316,13 @@ class LazyModelBuilder(typing.Generic[M]):
         model: type[M],
         *,
         on_invalid: Callable[[InvalidObjectError], None] | None = None,
+        raw_format: RawFormat = JSON,
     ) -> None:
         self.model = model
         self.on_invalid = on_invalid
+        self.raw_format = raw_format
         self._meta_fields: tuple[tuple[str, str], ...] = ()
+        self._identity_names: tuple[str, ...] = ()
         self._meta_class: type[BaseModel] | None = None
         self._item_class: type[BaseModel] | None = None
         meta_field = model.model_fields.get("metadata")
@@ -298,8 +331,9 @@ class LazyModelBuilder(typing.Generic[M]):
             by_alias = {(f.alias or n): n for n, f in meta_model.model_fields.items()}
             if all(a in by_alias for a in _IDENTITY_FIELDS):
                 self._meta_fields = tuple((a, by_alias[a]) for a in _IDENTITY_FIELDS)
-                self._meta_class = _lazy_class(meta_model, _metadata_of)
-                self._item_class = _lazy_class(model, _whole)
+                self._identity_names = tuple(by_alias[a] for a in IDENTITY_ORDER)
+                self._meta_class = _lazy_class(meta_model, raw_format.metadata, False)
+                self._item_class = _lazy_class(model, raw_format.item, True)
                 if on_invalid is not None:
                     self._meta_class = _reporting_class(self._meta_class, on_invalid)
                     self._item_class = _reporting_class(self._item_class, on_invalid)
@@ -341,5 +375,24 @@ class LazyModelBuilder(typing.Generic[M]):
         set_slot(obj, _META_SLOT, meta)
         return typing.cast(M, obj)
 
+    def assemble_values(self, raw: bytes, identity: tuple[Any, ...] | None) -> M:
+        """The lazy object for `raw` whose identity values were decoded already, in
+        IDENTITY_ORDER (name, namespace, uid, resourceVersion, labels), or None when the
+        object has no metadata. Only for a `supported` builder; `raw` is kept as is."""
+        item_class, meta_class = self._item_class, self._meta_class
+        assert item_class is not None and meta_class is not None
+        set_slot = object.__setattr__
+        meta = None
+        if identity is not None:
+            meta = object.__new__(meta_class)
+            set_slot(meta, "__dict__", dict(zip(self._identity_names, identity, strict=True)))
+            set_slot(meta, _RAW_SLOT, raw)
+        obj = object.__new__(item_class)
+        set_slot(obj, _RAW_SLOT, raw)
+        set_slot(obj, _META_SLOT, meta)
+        return typing.cast(M, obj)
+
     def _eager(self, raw: bytes) -> M:
+        if self.raw_format is not JSON:
+            raise TypeError("LazyModelBuilder.build reads JSON; protobuf items use assemble_values")
         return self.model.model_validate_json(raw)

@@ -1,0 +1,131 @@
+"""ProtobufLazyDecoder: the transport's decoder for protobuf list bodies and watch frames.
+
+Why: for built-in kinds kube-apiserver writes protobuf about twice as fast as JSON and it is
+smaller; this decoder splits a list into its items and reads only each item's identity, keeping
+the item's bytes for a lazy model built on first access, as LazyDecoder does for JSON.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel
+
+from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
+from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.codec.lazy import InvalidObjectError, LazyModelBuilder
+from kubeinformers.runtime.codec.protobuf.envelope import split_list, split_watch_event, unwrap
+from kubeinformers.runtime.codec.protobuf.identity import read_identity
+from kubeinformers.runtime.codec.protobuf.lazy import metadata_message, protobuf_format
+from kubeinformers.runtime.codec.protobuf.reader import ProtobufDecodeError
+from kubeinformers.runtime.codec.protobuf.schema import Messages
+from kubeinformers.runtime.codec.protobuf.status import decode_status
+
+__all__ = ["ProtobufLazyDecoder"]
+
+M = TypeVar("M", bound=BaseModel)
+
+_OBJECT_EVENTS = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
+
+
+class ProtobufLazyDecoder(Generic[M]):
+    """Protobuf list bodies and watch frames of one kind → lazy `model` objects.
+
+    `message` is the kind's proto message name (k8s.io.api.core.v1.Pod) in `messages`, the
+    schema table. List items and watch objects keep their protobuf bytes; the identity
+    (name, namespace, uid, resourceVersion, labels) is read up front; the model is built on
+    first access. ERROR events and error bodies decode into a Status.
+    """
+
+    def __init__(
+        self,
+        model: type[M],
+        *,
+        message: str,
+        messages: Messages,
+        on_invalid: Callable[[InvalidObjectError], None] | None = None,
+        describe: str = "",
+    ) -> None:
+        if message not in messages:
+            raise ValueError(f"message {message} is not in the protobuf schema table")
+        metadata_message(messages, message)  # raises for a kind without ObjectMeta
+        self.model = model
+        self.message = message
+        self.messages = messages
+        self.what = describe or model.__name__
+        self.kind = message.rsplit(".", 1)[1]
+        self.list_kind = self.kind + "List"
+        self._on_invalid = on_invalid
+        self.builder: LazyModelBuilder[M] = LazyModelBuilder(
+            model, on_invalid=on_invalid, raw_format=protobuf_format(messages, message)
+        )
+        if not self.builder.supported:
+            raise ValueError(
+                f"{model.__qualname__} has no metadata model with name, namespace, uid, "
+                "resourceVersion and labels: it cannot be decoded lazily from protobuf"
+            )
+        # Watch objects carry apiVersion and kind, as in the server's JSON: a builder per
+        # (apiVersion, kind) seen, normally one.
+        self._event_builders: dict[tuple[str, str], LazyModelBuilder[M]] = {}
+
+    def decode_list(self, data: bytes) -> ObjectList[M]:
+        """A whole protobuf list body (magic + runtime.Unknown around the …List message)."""
+        try:
+            _api_version, kind, raw = unwrap(data)
+            self._expect(kind, self.list_kind, "a list")
+            resource_version, continue_, remaining, items = split_list(raw)
+            assemble = self.builder.assemble_values
+            objects = [assemble(item, read_identity(item)) for item in items]
+        except ProtobufDecodeError as exc:
+            raise ValueError(f"cannot decode a protobuf list of {self.what}: {exc}") from None
+        return ObjectList(
+            items=objects,
+            resource_version=resource_version,
+            continue_=continue_ or None,
+            remaining_item_count=remaining,
+        )
+
+    def decode_event(self, frame: bytes) -> WatchEvent[M]:
+        """One watch frame: a metav1.WatchEvent message, without its 4-byte length prefix."""
+        try:
+            event_type, obj = split_watch_event(frame)
+            if event_type == "ERROR":
+                return WatchEvent("ERROR", decode_status(obj, self.what))
+            if event_type not in _OBJECT_EVENTS:
+                raise ProtobufDecodeError(f"unknown watch event type {event_type!r}")
+            api_version, kind, raw = unwrap(obj)
+            self._expect(kind, self.kind, f"a {event_type} event's object")
+            builder = self._event_builder(api_version, kind)
+            lazy = builder.assemble_values(raw, read_identity(raw))
+        except ProtobufDecodeError as exc:
+            raise ValueError(
+                f"cannot decode a protobuf watch event of {self.what}: {exc}"
+            ) from None
+        return WatchEvent(typing.cast(WatchEventType, event_type), lazy)
+
+    def decode_status(self, data: bytes) -> Status:
+        """An error response's body (magic + runtime.Unknown around a metav1.Status)."""
+        try:
+            return decode_status(data, self.what)
+        except ProtobufDecodeError as exc:
+            raise ValueError(str(exc)) from None
+
+    def _expect(self, kind: str, expected: str, what: str) -> None:
+        if kind != expected:
+            raise ProtobufDecodeError(
+                f"{what} is of kind {kind or '<none>'!r}, expected {expected!r}"
+                + (" (the server rendered a Table)" if kind == "Table" else "")
+            )
+
+    def _event_builder(self, api_version: str, kind: str) -> LazyModelBuilder[M]:
+        builder = self._event_builders.get((api_version, kind))
+        if builder is None:
+            builder = LazyModelBuilder(
+                self.model,
+                on_invalid=self._on_invalid,
+                raw_format=protobuf_format(self.messages, self.message, (api_version, kind)),
+            )
+            self._event_builders[(api_version, kind)] = builder
+        return builder

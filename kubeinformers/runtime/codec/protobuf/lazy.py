@@ -1,0 +1,99 @@
+"""Lazy objects whose raw bytes are a protobuf item: how their models are built.
+
+Why: a lazy object keeps the bytes the server sent and builds its model on first access
+(runtime.codec.lazy). For protobuf that build is: transcode the item (or, for the lazy
+`metadata`, its ObjectMeta, field 1) to the dict Go's JSON would have written, then
+`model_validate` it. A malformed item fails like an invalid one: InvalidObjectError naming it.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from kubeinformers.runtime.codec.lazy import RawFormat
+from kubeinformers.runtime.codec.protobuf.reader import (
+    ProtobufDecodeError,
+    read_length,
+    read_varint,
+    skip_field,
+)
+from kubeinformers.runtime.codec.protobuf.schema import MESSAGE, Messages
+from kubeinformers.runtime.codec.protobuf.transcode import Transcoder
+
+__all__ = ["metadata_message", "protobuf_format"]
+
+_lock = threading.Lock()
+# (id(messages), message, type meta) -> (messages, the format): one lazy class per model and
+# format, however many decoders use it. `messages` is kept so its id stays its own.
+_formats: dict[tuple[int, str, tuple[str, str] | None], tuple[Messages, RawFormat]] = {}
+
+
+def metadata_message(messages: Messages, message: str) -> str:
+    """The message of `message`'s field 1, its ObjectMeta (ValueError when it has none)."""
+    for number, _json_name, kind, ref, _flags in messages.get(message, ()):
+        if number == 1 and kind == MESSAGE and ref is not None:
+            return ref
+    raise ValueError(f"message {message} has no metadata message as field 1")
+
+
+def protobuf_format(
+    messages: Messages, message: str, type_meta: tuple[str, str] | None = None
+) -> RawFormat:
+    """The RawFormat of lazy `message` items; `type_meta` (apiVersion, kind), when given, is
+    added to the built object as the server's JSON has it (watch events, single objects)."""
+    key = (id(messages), message, type_meta)
+    with _lock:
+        known = _formats.get(key)
+        if known is not None and known[0] is messages:
+            return known[1]
+        fmt = _make_format(messages, message, type_meta)
+        _formats[key] = (messages, fmt)
+        return fmt
+
+
+def _invalid(model: type[BaseModel], exc: ProtobufDecodeError) -> ValidationError:
+    return ValidationError.from_exception_data(
+        model.__name__,
+        [{"type": "value_error", "loc": (), "input": None, "ctx": {"error": exc}}],
+    )
+
+
+def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | None) -> RawFormat:
+    transcoder = Transcoder(messages)
+    to_json_object = transcoder.to_json_object
+    meta_message = metadata_message(messages, message)
+
+    def item(model: type[BaseModel], raw: bytes) -> BaseModel:
+        try:
+            fields: dict[str, Any] = to_json_object(message, raw)
+        except ProtobufDecodeError as exc:
+            raise _invalid(model, exc) from exc
+        if type_meta is not None:
+            fields = {"apiVersion": type_meta[0], "kind": type_meta[1], **fields}
+        return model.model_validate(fields)
+
+    def metadata(model: type[BaseModel], raw: bytes) -> BaseModel:
+        try:
+            fields = to_json_object(meta_message, _field_1(raw))
+        except ProtobufDecodeError as exc:
+            raise _invalid(model, exc) from exc
+        return model.model_validate(fields)
+
+    return RawFormat(item=item, metadata=metadata)
+
+
+def _field_1(data: bytes) -> bytes:
+    """The bytes of a message's field 1 (b"" when absent: an empty ObjectMeta)."""
+    pos, end = 0, len(data)
+    found = b""
+    while pos < end:
+        key, pos = read_varint(data, pos, end)
+        if key == 0x0A:
+            start, pos = read_length(data, pos, end)
+            found = data[start:pos]
+        else:
+            pos = skip_field(data, pos, key & 7, end)
+    return found
