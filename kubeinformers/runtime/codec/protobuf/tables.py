@@ -35,7 +35,7 @@ def messages_for(kind: ProtobufKind) -> Mapping[str, Any]:
             except ImportError as exc:
                 raise ProtobufSchemaError(
                     f"cannot import the protobuf schema module {kind.schema_module!r} of "
-                    f"{kind.message}: {exc}; regenerate the package, or use wire_format=\"json\""
+                    f'{kind.message}: {exc}; regenerate the package, or use wire_format="json"'
                 ) from exc
             messages = getattr(module, "MESSAGES", None)
             if not isinstance(messages, Mapping):
