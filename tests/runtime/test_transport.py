@@ -21,18 +21,21 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from pydantic import Field
 
+from kubeinformers.generated.core.v1.models import ConfigMap
 from kubeinformers.runtime.api.errors import ApiStatusError
 from kubeinformers.runtime.api.listwatch import ListOptions, Status
 from kubeinformers.runtime.api.model import KubeModel
-from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.api.resource import APIResource, ProtobufKind
 from kubeinformers.runtime.cache.keys import object_annotations, object_resource_version
 from kubeinformers.runtime.client.transport import (
     MIN_CONNECTION_POOL_SIZE,
     ApiListerWatcher,
     query_params,
 )
+from kubeinformers.runtime.codec.lazy import is_lazy
 from kubeinformers.runtime.codec.wire import JsonDecoder, ObjectDecodeError
 from kubeinformers.runtime.reflector.reflector import Reflector
+from tests.support import protobuf as pb
 
 kubernetes_client = pytest.importorskip("kubernetes.client")
 
@@ -109,6 +112,7 @@ class Stream:
     """A chunked response; an Event item waits (up to 10 s) before the next chunk."""
 
     chunks: Iterable[bytes | threading.Event]
+    content_type: str = "application/json"
 
 
 Route = Callable[[Request], Reply | Stream]
@@ -137,7 +141,8 @@ class CannedServer:
                 reply = route(req) if route else Reply(404, status_body(404, "NotFound", "no"))
                 if isinstance(reply, Reply):
                     self.send_response(reply.status)
-                    self.send_header("Content-Type", "application/json")
+                    if "Content-Type" not in reply.headers:
+                        self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(reply.body)))
                     for k, v in reply.headers.items():
                         self.send_header(k, v)
@@ -145,7 +150,7 @@ class CannedServer:
                     self.wfile.write(reply.body)
                     return
                 self.send_response(200)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", reply.content_type)
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
                 try:
@@ -760,3 +765,162 @@ def test_gc_pause_is_bounded_by_max_seconds() -> None:
             assert not gc.isenabled()  # a new hold still works
         assert gc.isenabled()
     assert gc.isenabled()
+
+
+# ------------------------------------------------------------------------------ protobuf (K1-K4)
+
+# A built-in kind described by the test table of tests/support/protobuf.py.
+CONFIGMAPS = APIResource(
+    "",
+    "v1",
+    "configmaps",
+    "ConfigMap",
+    namespaced=True,
+    protobuf=ProtobufKind("k8s.io.api.core.v1.ConfigMap", "tests.support.protobuf"),
+)
+PROTOBUF_LIST = "application/vnd.kubernetes.protobuf"
+PROTOBUF_WATCH = "application/vnd.kubernetes.protobuf;stream=watch"
+
+
+def pb_configmap(name: str, rv: str, data: dict[str, str] | None = None) -> bytes:
+    body = pb.ld(1, pb.object_meta(name=name, namespace="default", resource_version=rv))
+    for key, value in (data or {}).items():
+        body += pb.entry(2, key, pb.ld(2, value))
+    return body
+
+
+def framed(*events: bytes) -> bytes:
+    return b"".join(len(e).to_bytes(4, "big") + e for e in events)
+
+
+def test_k1_a_built_in_kind_asks_for_protobuf_and_reads_a_protobuf_list(
+    server: CannedServer,
+) -> None:
+    body = pb.list_body(
+        "v1",
+        "ConfigMapList",
+        [pb_configmap("a", "5", {"k": "v"}), pb_configmap("b", "6")],
+        resource_version="7",
+    )
+    server.routes["/api/v1/configmaps"] = lambda r: Reply(
+        body=body, headers={"Content-Type": PROTOBUF_LIST}
+    )
+    lw = ApiListerWatcher(api_client(server.url), CONFIGMAPS, ConfigMap)
+    page = lw.list(ListOptions())
+    assert server.requests[0].headers["accept"] == (
+        "application/vnd.kubernetes.protobuf, application/json"
+    )
+    assert page.resource_version == "7"
+    a, b = page.items
+    assert is_lazy(a) and a.metadata is not None and a.metadata.name == "a"
+    assert a.data == {"k": "v"} and not is_lazy(a)
+    assert a == ConfigMap.model_validate(
+        {
+            "metadata": {"name": "a", "namespace": "default", "resourceVersion": "5"},
+            "data": {"k": "v"},
+        }
+    )
+    assert b.metadata is not None and b.metadata.resource_version == "6"
+
+
+def test_k1_a_json_answer_to_the_protobuf_accept_is_read_as_json(server: CannedServer) -> None:
+    doc = {
+        "kind": "ConfigMapList",
+        "apiVersion": "v1",
+        "metadata": {"resourceVersion": "3"},
+        "items": [{"metadata": {"name": "j", "namespace": "default"}, "data": {"x": "y"}}],
+    }
+    server.routes["/api/v1/configmaps"] = lambda r: Reply(body=json.dumps(doc).encode())
+    page = ApiListerWatcher(api_client(server.url), CONFIGMAPS, ConfigMap).list(ListOptions())
+    assert [cm.data for cm in page.items] == [{"x": "y"}]
+
+
+@pytest.mark.parametrize(
+    ("resource", "options"),
+    [
+        (CONFIGMAPS, {"wire_format": "json"}),
+        (CONFIGMAPS, {"decode": "eager"}),
+        (APIResource("", "v1", "configmaps", "ConfigMap", namespaced=True), {}),
+    ],
+    ids=["wire_format=json", "eager", "no protobuf message"],
+)
+def test_k1_json_is_asked_for_when_protobuf_is_off_eager_or_unknown(
+    server: CannedServer, resource: APIResource, options: dict[str, Any]
+) -> None:
+    server.routes["/api/v1/configmaps"] = lambda r: Reply(
+        body=b'{"kind":"ConfigMapList","metadata":{"resourceVersion":"1"},"items":[]}'
+    )
+    lw = ApiListerWatcher(api_client(server.url), resource, ConfigMap, **options)
+    lw.list(ListOptions())
+    assert server.requests[0].headers["accept"] == "application/json"
+    assert lw.protobuf is None
+
+
+def test_k2_a_protobuf_watch_is_read_frame_by_frame_across_chunks(server: CannedServer) -> None:
+    bookmark = pb.ld(
+        1,
+        pb.object_meta(resource_version="9", annotations={"k8s.io/initial-events-end": "true"}),
+    )
+    status = pb.unknown(
+        "v1",
+        "Status",
+        pb.ld(1, b"")
+        + pb.ld(2, "Failure")
+        + pb.ld(3, "too old")
+        + pb.ld(4, "Expired")
+        + pb.vint(6, 410),
+    )
+    stream = framed(
+        pb.watch_frame("ADDED", pb.unknown("v1", "ConfigMap", pb_configmap("a", "8", {"k": "1"}))),
+        pb.watch_frame("BOOKMARK", pb.unknown("v1", "ConfigMap", bookmark)),
+        pb.watch_frame("DELETED", pb.unknown("v1", "ConfigMap", pb_configmap("a", "10"))),
+        pb.watch_frame("ERROR", status),
+    )
+    chunks = [stream[i : i + 13] for i in range(0, len(stream), 13)]
+    server.routes["/api/v1/configmaps"] = lambda r: Stream(chunks, content_type=PROTOBUF_WATCH)
+    lw = ApiListerWatcher(api_client(server.url), CONFIGMAPS, ConfigMap)
+    events = list(lw.watch(ListOptions(resource_version="7", allow_watch_bookmarks=True)))
+    assert server.requests[0].headers["accept"].startswith("application/vnd.kubernetes.protobuf")
+    assert [e.type for e in events] == ["ADDED", "BOOKMARK", "DELETED", "ERROR"]
+    assert events[0].object.data == {"k": "1"}
+    assert object_resource_version(events[1].object) == "9"
+    assert object_annotations(events[1].object)["k8s.io/initial-events-end"] == "true"
+    err = events[3].object
+    assert isinstance(err, Status) and (err.code, err.reason) == (410, "Expired")
+
+
+def test_k2_a_protobuf_watch_cut_inside_a_frame_ends_without_a_partial_event(
+    server: CannedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    whole = framed(pb.watch_frame("ADDED", pb.unknown("v1", "ConfigMap", pb_configmap("a", "8"))))
+    cut = framed(pb.watch_frame("ADDED", pb.unknown("v1", "ConfigMap", pb_configmap("b", "9"))))
+    server.routes["/api/v1/configmaps"] = lambda r: Stream(
+        [whole + cut[:-5]], content_type=PROTOBUF_WATCH
+    )
+    lw = ApiListerWatcher(api_client(server.url), CONFIGMAPS, ConfigMap)
+    with caplog.at_level(logging.INFO, logger="kubeinformers.transport"):
+        events = list(lw.watch(ListOptions()))
+    assert [object_resource_version(e.object) for e in events] == ["8"]
+    assert "ended inside a frame" in caplog.text
+
+
+def test_k4_a_protobuf_status_error_is_worded_for_the_user(server: CannedServer) -> None:
+    status = pb.unknown(
+        "v1",
+        "Status",
+        pb.ld(1, b"")
+        + pb.ld(2, "Failure")
+        + pb.ld(3, 'configmaps is forbidden: User "x" cannot list')
+        + pb.ld(4, "Forbidden")
+        + pb.vint(6, 403),
+    )
+    server.routes["/api/v1/configmaps"] = lambda r: Reply(
+        403, status, headers={"Content-Type": PROTOBUF_LIST}
+    )
+    lw = ApiListerWatcher(api_client(server.url), CONFIGMAPS, ConfigMap)
+    with pytest.raises(ApiStatusError) as err:
+        lw.list(ListOptions())
+    assert err.value.code == 403 and err.value.reason == "Forbidden"
+    assert "forbidden: cannot list configmaps in all namespaces" in err.value.message
+    assert 'User "x" cannot list' in err.value.message
+    assert TOKEN not in err.value.message
