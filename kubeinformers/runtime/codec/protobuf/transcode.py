@@ -160,6 +160,9 @@ class Transcoder:
             key = data[pos]
             if key < 0x80:
                 pos += 1
+            elif pos + 1 < end and data[pos + 1] < 0x80:  # fields 16-2047
+                key = (key & 0x7F) | data[pos + 1] << 7
+                pos += 2
             else:
                 key, pos = read_varint(data, pos, end)
             entry = fast.get(key)
@@ -171,29 +174,34 @@ class Transcoder:
                 length = data[pos] if pos < end else 0x80
                 if length < 0x80:
                     start = pos + 1
-                    pos = start + length
-                    if pos > end:
-                        raise ProtobufDecodeError(
-                            f"length-delimited field at byte {start} runs {pos - end} bytes "
-                            "past its message"
-                        )
+                elif pos + 1 < end and data[pos + 1] < 0x80:  # 128 to 16383 bytes
+                    length = (length & 0x7F) | data[pos + 1] << 7
+                    start = pos + 2
                 else:
-                    start, pos = read_length(data, pos, end)
-                if code == _STR:
-                    out[name] = data[start:pos].decode()
-                elif code == _STR_OMIT:
+                    length, start = read_varint(data, pos, end)
+                pos = start + length
+                if pos > end:
+                    raise ProtobufDecodeError(
+                        f"length-delimited field at byte {start} runs {pos - end} bytes "
+                        "past its message"
+                    )
+                if code == _STR_OMIT:  # the most frequent first
                     if pos > start:
                         out[name] = data[start:pos].decode()
-                    else:
-                        out.pop(name, None)
-                elif code == _MSG:
-                    out[name] = self._message(arg, data, start, pos)
+                    elif name in out:
+                        del out[name]  # a later empty occurrence: the last one wins
+                elif code == _STR:
+                    out[name] = data[start:pos].decode()
                 elif code == _MSG_REP:
                     items = out.get(name)
                     if items is None:
                         out[name] = [self._message(arg, data, start, pos)]
                     else:
                         items.append(self._message(arg, data, start, pos))
+                elif code == _TIME_VALUE:
+                    out[name] = _time(data, start, pos, False)
+                elif code == _MSG:
+                    out[name] = self._message(arg, data, start, pos)
                 elif code == _STR_REP:
                     items = out.get(name)
                     if items is None:
@@ -212,8 +220,6 @@ class Transcoder:
                     else:
                         map_key, map_value = found[0], _quantity(data, found[1], pos)
                     entries[map_key] = map_value
-                elif code == _TIME_VALUE:
-                    out[name] = _time(data, start, pos, False)
                 elif code == _QTY:
                     out[name] = _quantity(data, start, pos)
                 elif code == _INLINE_MSG:
@@ -230,19 +236,20 @@ class Transcoder:
                     pos += 1
                 else:
                     raw, pos = read_varint(data, pos, end)
-                if code == _INT_VALUE:
-                    out[name] = raw - _WRAP if raw >= _SIGN else raw
-                elif code == _INT_OMIT:
+                if code == _INT_OMIT:
                     if raw:
                         out[name] = raw - _WRAP if raw >= _SIGN else raw
-                    else:
-                        out.pop(name, None)
-                elif code == _BOOL_VALUE:
+                    elif name in out:
+                        del out[name]  # a later empty occurrence: the last one wins
+                elif code == _BOOL_OMIT:
+                    if raw:
+                        out[name] = True
+                    elif name in out:
+                        del out[name]  # a later empty occurrence: the last one wins
+                elif code == _INT_VALUE:
+                    out[name] = raw - _WRAP if raw >= _SIGN else raw
+                else:  # _BOOL_VALUE
                     out[name] = raw != 0
-                elif raw:  # _BOOL_OMIT
-                    out[name] = True
-                else:
-                    out.pop(name, None)
         for name, ref in compiled.fresh:
             if name not in out:
                 out[name] = self._message(ref, b"", 0, 0)
