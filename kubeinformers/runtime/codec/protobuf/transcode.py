@@ -126,7 +126,7 @@ class Transcoder:
                         f"{sorted(clash)} it already has (Go would drop or shadow them)"
                     )
                 names |= inlined.names
-                if not flags & _POINTER:  # a nil embedded pointer adds nothing
+                if not flags & (_NILABLE | _OMITZERO):  # a nil embedded pointer adds nothing
                     template.update(inlined.template)
                     fresh.extend(inlined.fresh)
                 if not flags & (_REPEATED | _MAP | _ITEMS | _OMITZERO) and kind == _MESSAGE:
