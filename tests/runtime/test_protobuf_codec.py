@@ -25,6 +25,7 @@ from kubeinformers.runtime.codec.protobuf.reader import (
     signed,
     skip_field,
 )
+from kubeinformers.runtime.codec.protobuf.schema import INLINE, MESSAGE, STRING
 from kubeinformers.runtime.codec.protobuf.transcode import go_duration, to_json_object
 from tests.support.protobuf import (
     CORE,
@@ -314,6 +315,56 @@ def test_k3_truncated_messages_raise_value_error(cut: int) -> None:
 def test_k3_a_wire_type_that_contradicts_the_table_raises_naming_the_field() -> None:
     with pytest.raises(ProtobufDecodeError, match=r"field 1 \(title\) is a varint"):
         to_json_object(MESSAGES, SPEC, vint(1, 3))
+
+
+def test_k3_long_values_and_high_field_numbers_read_like_short_ones() -> None:
+    """Tags of fields 16+ and lengths of 128+ bytes take two varint bytes (20,000: three)."""
+    long, longer = "x" * 200, "y" * 20_000
+    data = ld(19, long) + ld(19, longer) + ld(31, ld(2, longer) + ld(1, "late-key"))
+    data += entry(31, long, ld(2, long))
+    spec = to_json_object(MESSAGES, SPEC, data)
+    assert spec["tags"] == [long, longer]
+    assert spec["names"] == {"late-key": longer, long: long}  # any entry layout reads
+
+
+def test_k3_a_length_of_two_varint_bytes_past_the_message_end_raises() -> None:
+    data = tag(19, 2) + varint(200) + b"x" * 10
+    with pytest.raises(ProtobufDecodeError, match="past its message"):
+        to_json_object(MESSAGES, SPEC, data)
+
+
+def test_k3_the_last_occurrence_of_a_scalar_wins_even_when_empty() -> None:
+    spec = to_json_object(MESSAGES, SPEC, ld(2, "a note") + ld(2, "") + vint(6, 4) + vint(6, 0))
+    assert "note" not in spec and "offset" not in spec
+    spec = to_json_object(MESSAGES, SPEC, ld(2, "") + ld(2, "b") + vint(9, 1) + vint(9, 0))
+    assert (spec["note"], spec["paused"]) == ("b", False)
+
+
+def test_k3_the_same_timestamp_reads_as_time_and_as_micro_time() -> None:
+    """Formatted times are remembered by their bytes, separately for Time and MicroTime."""
+    stamp = timestamp(1_700_000_000, 250_000_000)
+    for _ in range(2):
+        spec = to_json_object(MESSAGES, SPEC, ld(12, stamp) + ld(13, stamp))
+        assert spec["started"] == "2023-11-14T22:13:20Z"
+        assert spec["renewed"] == "2023-11-14T22:13:20.250000Z"
+
+
+def test_k3_objects_do_not_share_their_zero_values() -> None:
+    first = to_json_object(MESSAGES, SPEC, b"")
+    first["template"]["name"] = "changed"
+    first["title"] = "changed"
+    assert to_json_object(MESSAGES, SPEC, b"")["template"] == {"name": ""}
+    assert to_json_object(MESSAGES, SPEC, b"")["title"] == ""
+
+
+def test_k3_a_table_whose_inlined_struct_repeats_a_field_name_is_refused() -> None:
+    """Go's encoding/json would shadow or drop such a field; the table must not have one."""
+    table = {
+        TEST + "Outer": ((1, "origin", STRING, None, 0), (2, "", MESSAGE, TEST + "Source", INLINE)),
+        TEST + "Source": MESSAGES[TEST + "Source"],
+    }
+    with pytest.raises(ValueError, match=r"Outer inlines .*Source.*'origin'"):
+        to_json_object(table, TEST + "Outer", b"")
 
 
 # --- envelope, lists and watch frames -------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -51,19 +51,45 @@ _NILABLE = _POINTER | _REPEATED | _MAP | _ITEMS  # absent on the wire: nil in Go
 _OMIT = _OMITEMPTY | _OMITZERO
 
 _VARINT_KINDS = frozenset({_INT, _UINT, _BOOL})
+_SIGN = 1 << 63
+_WRAP = 1 << 64
 _GO_ZERO_TIME = -62135596800  # time.Time{}.Unix(): 0001-01-01T00:00:00Z
 _decode_json = msgspec.json.decode
 
-# A compiled message: fields by number, and the fields in table order.
-_Spec = tuple[dict[int, schema.Field], tuple[schema.Field, ...]]
+# Fast-path codes: how a (field number, wire type) key's value goes into the object. Keys whose
+# field needs anything else (packed scalars, bytes, omitzero, named slices, maps of messages,
+# durations, a wire type that contradicts the table, unknown fields) take `Transcoder._field`.
+_STR, _STR_OMIT, _STR_REP, _MSG, _MSG_REP, _INLINE_MSG, _MAP_STR, _MAP_QTY = range(8)
+_TIME_VALUE, _MICROTIME_VALUE, _QTY, _IOS, _RAW = range(8, 13)
+_LAST_LENGTH_CODE = _RAW
+_INT_VALUE, _INT_OMIT, _BOOL_VALUE, _BOOL_OMIT = range(20, 24)
+
+_Entry = tuple[int, str, Any]  # (code, json_name, ref or field)
+
+
+class _Compiled(NamedTuple):
+    """One message compiled for transcoding (built once per table and message)."""
+
+    fast: dict[int, _Entry]  # tag (number << 3 | wire type) -> its fast-path entry
+    template: dict[str, Any]  # what absent fields write: Go's immutable zero values
+    fresh: tuple[tuple[str, str], ...]  # absent non-pointer structs: (json name, message)
+    by_number: dict[int, schema.Field]
+    names: frozenset[str]  # every key the object can have (inlined fields included)
+    name: str
 
 
 class Transcoder:
-    """Transcodes messages of one schema table (compiles each message once, on first use)."""
+    """Transcodes messages of one schema table (compiles each message once, on first use).
+
+    Why compiled: each message's fields become a dict from wire tag to a small entry handled
+    inline in one loop (strings, ints, bools, messages, string maps, times, quantities without
+    a call per field), and the JSON of its absent fields becomes a template dict copied per
+    object, so nothing walks the whole field table per object.
+    """
 
     def __init__(self, messages: Messages) -> None:
         self.messages = messages
-        self._specs: dict[str, _Spec] = {}
+        self._compiled: dict[str, _Compiled] = {}
 
     def to_json_object(self, message: str, data: bytes) -> dict[str, Any]:
         """The JSON object Go writes for the `message` struct decoded from `data`."""
@@ -76,116 +102,233 @@ class Transcoder:
                 f"malformed {message}: a string is not UTF-8 ({exc})"
             ) from None
 
-    def _spec(self, message: str) -> _Spec:
-        spec = self._specs.get(message)
-        if spec is None:
-            try:
-                fields = self.messages[message]
-            except KeyError:
-                raise ProtobufDecodeError(f"message {message} is not in the schema table") from None
-            spec = ({f[0]: f for f in fields}, tuple(fields))
-            self._specs[message] = spec
-        return spec
+    def _compile(self, message: str) -> _Compiled:
+        compiled = self._compiled.get(message)
+        if compiled is not None:
+            return compiled
+        try:
+            fields = self.messages[message]
+        except KeyError:
+            raise ProtobufDecodeError(f"message {message} is not in the schema table") from None
+        fast: dict[int, _Entry] = {}
+        template: dict[str, Any] = {}
+        fresh: list[tuple[str, str]] = []
+        names: set[str] = set()
+        for field in fields:
+            number, json_name, kind, ref, flags = field
+            if flags & _INLINE:
+                assert ref is not None
+                inlined = self._compile(ref)
+                clash = names & inlined.names
+                if clash:
+                    raise ValueError(
+                        f"schema table: {message} inlines {ref}, whose fields "
+                        f"{sorted(clash)} it already has (Go would drop or shadow them)"
+                    )
+                names |= inlined.names
+                if not flags & (_NILABLE | _OMITZERO):  # a nil embedded pointer adds nothing
+                    template.update(inlined.template)
+                    fresh.extend(inlined.fresh)
+                if not flags & (_REPEATED | _MAP | _ITEMS | _OMITZERO) and kind == _MESSAGE:
+                    fast[number << 3 | LENGTH] = (_INLINE_MSG, json_name, ref)
+                continue
+            if json_name in names:
+                raise ValueError(f"schema table: {message} has two fields named {json_name!r}")
+            names.add(json_name)
+            _add_absent(field, template, fresh)
+            entry = _fast_entry(field)
+            if entry is not None:
+                fast[number << 3 | (VARINT if entry[0] >= _INT_VALUE else LENGTH)] = entry
+        compiled = _Compiled(
+            fast,
+            template,
+            tuple(fresh),
+            {f[0]: f for f in fields},
+            frozenset(names),
+            message,
+        )
+        self._compiled[message] = compiled
+        return compiled
 
     def _message(self, message: str, data: bytes, pos: int, end: int) -> dict[str, Any]:
-        by_number, fields = self._spec(message)
-        values: dict[int, Any] = {}
+        compiled = self._compiled.get(message)
+        if compiled is None:
+            compiled = self._compile(message)
+        fast = compiled.fast
+        out = compiled.template.copy()
         while pos < end:
             key = data[pos]
             if key < 0x80:
                 pos += 1
+            elif pos + 1 < end and data[pos + 1] < 0x80:  # fields 16-2047
+                key = (key & 0x7F) | data[pos + 1] << 7
+                pos += 2
             else:
                 key, pos = read_varint(data, pos, end)
-            number = key >> 3
-            wire_type = key & 7
-            field = by_number.get(number)
-            if field is None:
-                pos = skip_field(data, pos, wire_type, end)
+            entry = fast.get(key)
+            if entry is None:
+                pos = self._field(compiled, key, data, pos, end, out)
                 continue
-            kind = field[2]
-            flags = field[4]
-            if wire_type == LENGTH:
-                start, pos = read_length(data, pos, end)
-                if flags & _MAP:
-                    entries = values.get(number)
-                    if entries is None:
-                        entries = values[number] = {}
-                    map_key, map_value = self._entry(field, data, start, pos)
-                    entries[map_key] = map_value
-                    continue
-                if kind in _VARINT_KINDS or kind == _DOUBLE or kind == _FLOAT:
-                    if not flags & _REPEATED:
-                        raise ProtobufDecodeError(
-                            f"{message} field {number} ({field[1]}) is length-delimited, "
-                            "expected a scalar"
-                        )
-                    items = values.get(number)
-                    if items is None:
-                        items = values[number] = []
-                    items.extend(_packed(kind, data, start, pos))
-                    continue
-                if flags & _OMITZERO and self._raw_is_zero(kind, field[3], data, start, pos):
-                    values[number] = _ZERO  # json:",omitzero" leaves it out
-                    continue
-                if flags & _ITEMS:
-                    value = self._items(field, data, start, pos)
+            code, name, arg = entry
+            if code <= _LAST_LENGTH_CODE:
+                length = data[pos] if pos < end else 0x80
+                if length < 0x80:
+                    start = pos + 1
+                elif pos + 1 < end and data[pos + 1] < 0x80:  # 128 to 16383 bytes
+                    length = (length & 0x7F) | data[pos + 1] << 7
+                    start = pos + 2
                 else:
-                    value = self._length_value(kind, field[3], data, start, pos)
-            elif wire_type == VARINT:
-                if kind not in _VARINT_KINDS:
+                    length, start = read_varint(data, pos, end)
+                pos = start + length
+                if pos > end:
                     raise ProtobufDecodeError(
-                        f"{message} field {number} ({field[1]}) is a varint, expected {_kind_name(kind)}"
+                        f"length-delimited field at byte {start} runs {pos - end} bytes "
+                        "past its message"
                     )
-                raw, pos = read_varint(data, pos, end)
-                value = _varint_value(kind, raw)
-            elif wire_type == FIXED64 and kind == _DOUBLE:
-                value = read_double(data, pos, end)
-                pos += 8
-            elif wire_type == FIXED32 and kind == _FLOAT:
-                value = read_float(data, pos, end)
-                pos += 4
+                if code == _STR_OMIT:  # the most frequent first
+                    if pos > start:
+                        out[name] = data[start:pos].decode()
+                    elif name in out:
+                        del out[name]  # a later empty occurrence: the last one wins
+                elif code == _STR:
+                    out[name] = data[start:pos].decode()
+                elif code == _MSG_REP:
+                    items = out.get(name)
+                    if items is None:
+                        out[name] = [self._message(arg, data, start, pos)]
+                    else:
+                        items.append(self._message(arg, data, start, pos))
+                elif code == _TIME_VALUE:
+                    out[name] = _time(data, start, pos, False)
+                elif code == _MSG:
+                    out[name] = self._message(arg, data, start, pos)
+                elif code == _STR_REP:
+                    items = out.get(name)
+                    if items is None:
+                        out[name] = [data[start:pos].decode()]
+                    else:
+                        items.append(data[start:pos].decode())
+                elif code == _MAP_STR or code == _MAP_QTY:
+                    entries = out.get(name)
+                    if entries is None:
+                        entries = out[name] = {}
+                    found = _plain_entry(data, start, pos)
+                    if found is None:
+                        map_key, map_value = self._entry(arg, data, start, pos)
+                    elif code == _MAP_STR:
+                        map_key, map_value = found[0], data[found[1] : pos].decode()
+                    else:
+                        map_key, map_value = found[0], _quantity(data, found[1], pos)
+                    entries[map_key] = map_value
+                elif code == _QTY:
+                    out[name] = _quantity(data, start, pos)
+                elif code == _INLINE_MSG:
+                    out.update(self._message(arg, data, start, pos))
+                elif code == _RAW:
+                    out[name] = _raw_json(data, start, pos)
+                elif code == _IOS:
+                    out[name] = _int_or_string(data, start, pos)
+                else:  # _MICROTIME_VALUE
+                    out[name] = _time(data, start, pos, True)
             else:
+                raw = data[pos] if pos < end else 0x80
+                if raw < 0x80:
+                    pos += 1
+                else:
+                    raw, pos = read_varint(data, pos, end)
+                if code == _INT_OMIT:
+                    if raw:
+                        out[name] = raw - _WRAP if raw >= _SIGN else raw
+                    elif name in out:
+                        del out[name]  # a later empty occurrence: the last one wins
+                elif code == _BOOL_OMIT:
+                    if raw:
+                        out[name] = True
+                    elif name in out:
+                        del out[name]  # a later empty occurrence: the last one wins
+                elif code == _INT_VALUE:
+                    out[name] = raw - _WRAP if raw >= _SIGN else raw
+                else:  # _BOOL_VALUE
+                    out[name] = raw != 0
+        for name, ref in compiled.fresh:
+            if name not in out:
+                out[name] = self._message(ref, b"", 0, 0)
+        return out
+
+    def _field(
+        self, compiled: _Compiled, key: int, data: bytes, pos: int, end: int, out: dict[str, Any]
+    ) -> int:
+        """Reads one field the fast path does not handle into `out`; returns the position after it."""
+        number = key >> 3
+        wire_type = key & 7
+        field = compiled.by_number.get(number)
+        if field is None:
+            return skip_field(data, pos, wire_type, end)
+        _number, name, kind, ref, flags = field
+        if wire_type == LENGTH:
+            start, pos = read_length(data, pos, end)
+            if flags & _MAP:
+                entries = out.get(name)
+                if entries is None:
+                    entries = out[name] = {}
+                map_key, map_value = self._entry(field, data, start, pos)
+                entries[map_key] = map_value
+                return pos
+            if kind in _VARINT_KINDS or kind == _DOUBLE or kind == _FLOAT:
+                if not flags & _REPEATED:
+                    raise ProtobufDecodeError(
+                        f"{compiled.name} field {number} ({name}) is length-delimited, "
+                        "expected a scalar"
+                    )
+                items = out.get(name)
+                if items is None:
+                    items = out[name] = []
+                items.extend(_packed(kind, data, start, pos))
+                return pos
+            if flags & _OMITZERO and self._raw_is_zero(kind, ref, data, start, pos):
+                out.pop(name, None)  # json:",omitzero" leaves it out
+                return pos
+            if flags & _ITEMS:
+                value = self._items(field, data, start, pos)
+            else:
+                value = self._length_value(kind, ref, data, start, pos)
+        elif wire_type == VARINT:
+            if kind not in _VARINT_KINDS:
                 raise ProtobufDecodeError(
-                    f"{message} field {number} ({field[1]}) has wire type {wire_type}, "
+                    f"{compiled.name} field {number} ({name}) is a varint, "
                     f"expected {_kind_name(kind)}"
                 )
-            if flags & _REPEATED:
-                items = values.get(number)
-                if items is None:
-                    values[number] = [value]
-                else:
-                    items.append(value)
+            raw, pos = read_varint(data, pos, end)
+            value = _varint_value(kind, raw)
+        elif wire_type == FIXED64 and kind == _DOUBLE:
+            value = read_double(data, pos, end)
+            pos += 8
+        elif wire_type == FIXED32 and kind == _FLOAT:
+            value = read_float(data, pos, end)
+            pos += 4
+        else:
+            raise ProtobufDecodeError(
+                f"{compiled.name} field {number} ({name}) has wire type {wire_type}, "
+                f"expected {_kind_name(kind)}"
+            )
+        if flags & _REPEATED:
+            items = out.get(name)
+            if items is None:
+                out[name] = [value]
             else:
-                values[number] = value  # the last occurrence wins, as in Go
-        out: dict[str, Any] = {}
-        for number, json_name, kind, ref, flags in fields:
-            if number in values:
-                value = values[number]
-                if value is _ZERO:
-                    continue
-                if flags & (_REPEATED | _MAP | _POINTER):
-                    pass  # present: a non-empty slice or map, a non-nil pointer: written
-                elif flags & _ITEMS:
-                    if not value and flags & _OMIT:
-                        continue  # a nil or empty named slice
-                elif flags & _OMIT and _is_empty(kind, value):
-                    continue
-            elif flags & _NILABLE or kind == _BYTES:
-                if flags & _OMIT:
-                    continue
-                value = None  # a nil pointer, slice or map
-            elif flags & _OMITZERO:
-                continue  # a zero struct or scalar
-            else:
-                value = self._zero(kind, ref)
-                if flags & _OMITEMPTY and _is_empty(kind, value):
-                    continue
-            if flags & _INLINE:
-                if type(value) is dict:
-                    out.update(value)  # a nil embedded pointer adds nothing
-            else:
-                out[json_name] = value
-        return out
+                items.append(value)
+        elif flags & _INLINE:
+            if type(value) is dict:
+                out.update(value)
+        elif flags & (_MAP | _POINTER):
+            out[name] = value  # a non-nil pointer is written, even to a zero value
+        elif flags & _ITEMS and not value and flags & _OMIT:
+            out.pop(name, None)  # a nil or empty named slice
+        elif not flags & _ITEMS and flags & _OMIT and _is_empty(kind, value):
+            out.pop(name, None)
+        else:
+            out[name] = value  # the last occurrence wins, as in Go
+        return pos
 
     def _length_value(self, kind: int, ref: str | None, data: bytes, start: int, end: int) -> Any:
         if kind == _STRING:
@@ -221,7 +364,7 @@ class Transcoder:
         scalar zero, every string empty, no non-nil pointer, slice or map."""
         if kind == _STRING or kind == _BYTES:
             return pos == end and kind == _STRING
-        by_number = self._spec(ref)[0] if kind == _MESSAGE and ref is not None else {}
+        by_number = self._compile(ref).by_number if kind == _MESSAGE and ref is not None else {}
         while pos < end:
             key, pos = read_varint(data, pos, end)
             wire_type = key & 7
@@ -272,31 +415,107 @@ class Transcoder:
             else:
                 pos = skip_field(data, pos, key & 7, end)
         if value is _MISSING:
-            value = None if field[4] & _ITEMS else self._zero(kind, ref)
+            if field[4] & _ITEMS:
+                value = None
+            elif kind == _MESSAGE:
+                assert ref is not None
+                value = self._message(ref, b"", 0, 0)
+            else:
+                value = _scalar_zero(kind)
         return map_key, value
 
-    def _zero(self, kind: int, ref: str | None) -> Any:
-        """What Go's JSON writes for a non-pointer field of `kind` at its zero value."""
+
+def _fast_entry(field: schema.Field) -> _Entry | None:
+    """The fast-path entry of a field read from its usual wire type (None: `_field` reads it)."""
+    _number, name, kind, ref, flags = field
+    if flags & (_ITEMS | _OMITZERO | _INLINE):
+        return None
+    if flags & _MAP:
         if kind == _STRING:
-            return ""
+            return (_MAP_STR, name, field)
+        if kind == _QUANTITY:
+            return (_MAP_QTY, name, field)
+        return None
+    if flags & _REPEATED:
+        if kind == _STRING:
+            return (_STR_REP, name, None)
         if kind == _MESSAGE:
-            assert ref is not None
-            return self._message(ref, b"", 0, 0)
-        if kind == _INT or kind == _UINT:
-            return 0
-        if kind == _BOOL:
-            return False
-        if kind == _DOUBLE or kind == _FLOAT:
-            return 0.0
-        if kind == _QUANTITY or kind == _INT_OR_STRING:
-            return "0" if kind == _QUANTITY else 0
-        if kind == _DURATION:
-            return "0s"
-        return None  # Time, MicroTime (zero: null), RawExtension (nil Raw: null), nil []byte
+            return (_MSG_REP, name, ref)
+        return None
+    omit_empty = flags & _OMITEMPTY and not flags & _POINTER
+    if kind == _STRING:
+        return (_STR_OMIT if omit_empty else _STR, name, None)
+    if kind == _MESSAGE:
+        return (_MSG, name, ref)  # structs are never empty; a non-nil pointer is written
+    if kind == _INT:
+        return (_INT_OMIT if omit_empty else _INT_VALUE, name, None)
+    if kind == _BOOL:
+        return (_BOOL_OMIT if omit_empty else _BOOL_VALUE, name, None)
+    leaf = {
+        _TIME: _TIME_VALUE,
+        _MICROTIME: _MICROTIME_VALUE,
+        _QUANTITY: _QTY,
+        _INT_OR_STRING: _IOS,
+        _RAW_JSON: _RAW,
+    }.get(kind)
+    return None if leaf is None else (leaf, name, None)  # never empty under omitempty
+
+
+def _add_absent(
+    field: schema.Field, template: dict[str, Any], fresh: list[tuple[str, str]]
+) -> None:
+    """Records what Go's JSON writes for `field` when it is absent on the wire."""
+    _number, name, kind, ref, flags = field
+    if flags & _NILABLE or kind == _BYTES:
+        if not flags & _OMIT:
+            template[name] = None  # a nil pointer, slice, map or []byte
+    elif flags & _OMITZERO:
+        pass  # a zero struct or scalar is left out
+    elif kind == _MESSAGE:
+        assert ref is not None
+        fresh.append((name, ref))  # an empty struct: a new dict per object
+    else:
+        zero = _scalar_zero(kind)
+        if not (flags & _OMITEMPTY and _is_empty(kind, zero)):
+            template[name] = zero
+
+
+def _scalar_zero(kind: int) -> Any:
+    """What Go's JSON writes for a non-pointer, non-struct field of `kind` at its zero value."""
+    if kind == _STRING:
+        return ""
+    if kind == _INT or kind == _UINT:
+        return 0
+    if kind == _BOOL:
+        return False
+    if kind == _DOUBLE or kind == _FLOAT:
+        return 0.0
+    if kind == _QUANTITY or kind == _INT_OR_STRING:
+        return "0" if kind == _QUANTITY else 0
+    if kind == _DURATION:
+        return "0s"
+    return None  # Time, MicroTime (zero: null), RawExtension (nil Raw: null), nil []byte
+
+
+def _plain_entry(data: bytes, pos: int, end: int) -> tuple[str, int] | None:
+    """A map entry as Go writes it, {key=1, value=2 length-delimited, to the end}: the key and
+    where the value starts (None for any other layout, which `Transcoder._entry` reads)."""
+    if end - pos < 4 or data[pos] != 0x0A:
+        return None
+    key_end = pos + 2 + data[pos + 1]
+    if data[pos + 1] >= 0x80 or key_end + 2 > end or data[key_end] != 0x12:
+        return None
+    length = data[key_end + 1]
+    if length < 0x80:
+        start = key_end + 2
+    else:
+        length, start = read_varint(data, key_end + 1, end)
+    if start + length != end:
+        return None
+    return data[pos + 2 : key_end].decode(), start
 
 
 _MISSING: Any = object()
-_ZERO: Any = object()  # a present value that is zero, under json:",omitzero"
 
 
 def _kind_name(kind: int) -> str:
@@ -358,10 +577,29 @@ def _fields_of_timestamp(data: bytes, pos: int, end: int) -> tuple[int, int]:
     return seconds, nanos
 
 
+# Timestamp message bytes -> their text: an object repeats its times (conditions, managed
+# fields), and formatting one costs far more than a lookup. Bounded: cleared when full.
+_time_texts: dict[bytes, str | None] = {}
+_microtime_texts: dict[bytes, str | None] = {}
+_TIME_TEXTS_MAX = 4096
+
+
 def _time(data: bytes, pos: int, end: int, micro: bool) -> str | None:
     if pos == end:
         return None  # Go's zero time: JSON null
-    seconds, nanos = _fields_of_timestamp(data, pos, end)
+    raw = data[pos:end]
+    texts = _microtime_texts if micro else _time_texts
+    text = texts.get(raw, _MISSING)
+    if text is _MISSING:
+        text = _format_time(raw, micro)
+        if len(texts) >= _TIME_TEXTS_MAX:
+            texts.clear()
+        texts[raw] = text
+    return text  # type: ignore[no-any-return]
+
+
+def _format_time(raw: bytes, micro: bool) -> str | None:
+    seconds, nanos = _fields_of_timestamp(raw, 0, len(raw))
     if seconds == _GO_ZERO_TIME and (nanos == 0 or not micro):
         return None
     t = time.gmtime(seconds)
