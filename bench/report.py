@@ -21,9 +21,9 @@ METHOD = (
     "through Watch.stream, client-go through a raw Watch's ResultChan (decode only); the "
     "replay target compares the decode-only figures. Watch-list on or off follows KUBE_FEATURE_WatchListClient, "
     "set per contender for kubeinformers and client-go alike. Wire formats: client-go's "
-    "clientset and kubeinformers (wire_format=\"protobuf\", its default) ask for protobuf for "
+    'clientset and kubeinformers (wire_format="protobuf", its default) ask for protobuf for '
     "built-in kinds (client-go's default since kubernetes#125314); the official client, "
-    "kubeinformers' `lazy over JSON` row and decode=\"eager\" ask for JSON; the watch-list floors "
+    'kubeinformers\' `lazy over JSON` row and decode="eager" ask for JSON; the watch-list floors '
     "read the same watch-list's bytes in each format without decoding anything."
 )
 
