@@ -29,6 +29,7 @@ from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind, SharedI
 from kubeinformers.runtime.cache.listers import GenericLister
 from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, meta_namespace_index_func
 from kubeinformers.runtime.clock import Now
+from kubeinformers.runtime.codec.compact import CACHE_COMPRESSIONS, CacheCompression
 
 if TYPE_CHECKING:
     from kubeinformers.runtime.client.transport import DecodeMode, WireFormat
@@ -148,7 +149,10 @@ class SharedInformerFactory:
     (RealFIFO in atomic mode, client-go v0.36's default; see `SharedIndexInformer`);
     `decode` is "lazy" (models built on first access, the default) or "eager";
     `wire_format` is "protobuf" (built-in kinds decoded lazily come as protobuf, the default)
-    or "json".
+    or "json"; `cache_compression` is "none" (the default) or "zlib": the compact store, where
+    lazy objects keep their raw bytes compressed with a dictionary per informer, trained from
+    its first objects (about a tenth of the memory per cached object's bytes, ~5 µs more on
+    each object's first full read; needs decode="lazy").
 
     Use it as a context manager to have `shutdown()` called on exit.
     """
@@ -164,6 +168,7 @@ class SharedInformerFactory:
         custom_resync: Mapping[GroupVersionResource, float] | None = None,
         decode: DecodeMode = "lazy",
         wire_format: WireFormat = "protobuf",
+        cache_compression: CacheCompression = "none",
         queue: QueueKind = "delta",
         watch_idle_timeout: float | None = None,
         sync_timeout: float = 60.0,
@@ -186,6 +191,17 @@ class SharedInformerFactory:
         if wire_format not in ("protobuf", "json"):
             raise ValueError(f'wire_format must be "protobuf" or "json", not {wire_format!r}')
         self._wire_format: WireFormat = wire_format
+        # "zlib": the compact store (runtime.codec.compact); lazy objects only.
+        if cache_compression not in CACHE_COMPRESSIONS:
+            raise ValueError(
+                f'cache_compression must be "none" or "zlib", not {cache_compression!r}'
+            )
+        if cache_compression != "none" and decode != "lazy":
+            raise ValueError(
+                'cache_compression compresses lazy objects: it needs decode="lazy", '
+                f"not decode={decode!r}"
+            )
+        self._cache_compression: CacheCompression = cache_compression
         if queue not in QUEUE_KINDS:
             raise ValueError(f'queue must be "delta", "ordered" or "atomic", not {queue!r}')
         self._queue: QueueKind = queue
@@ -296,6 +312,7 @@ class SharedInformerFactory:
             tweak_list_options=self._tweak_list_options,
             decode=self._decode,
             wire_format=self._wire_format,
+            cache_compression=self._cache_compression,
             watch_idle_timeout=self._watch_idle_timeout,
         )
         return SharedIndexInformer(

@@ -27,6 +27,12 @@ from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList, WatchEv
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.client.framing import split_frames, split_lines
+from kubeinformers.runtime.codec.compact import (
+    CACHE_COMPRESSIONS,
+    CacheCompression,
+    Compactor,
+    new_compactor,
+)
 from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
 from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
 from kubeinformers.runtime.codec.protobuf.tables import messages_for
@@ -116,6 +122,7 @@ def default_decoder(
     *,
     describe: str = "",
     on_invalid: Callable[[BaseException], None] | None = None,
+    compactor: Compactor | None = None,
 ) -> Decoder[T]:
     """The decoder for `model`: lazy models (built on first access) unless `decode="eager"`.
 
@@ -128,7 +135,7 @@ def default_decoder(
     if decode not in ("lazy", "eager"):
         raise ValueError(f'decode must be "lazy" or "eager", got {decode!r}')
     if decode == "lazy" and isinstance(model, type) and issubclass(model, BaseModel):
-        lazy = LazyDecoder(model, on_invalid=on_invalid, describe=describe)
+        lazy = LazyDecoder(model, on_invalid=on_invalid, describe=describe, compactor=compactor)
         if lazy.builder.supported:
             return cast("Decoder[T]", lazy)
     return JsonDecoder(model, describe=describe)
@@ -198,6 +205,7 @@ class ApiListerWatcher(Generic[T]):
         watch_accept: str | None = None,
         watch_idle_timeout: float | None = None,
         wire_format: WireFormat = "protobuf",
+        cache_compression: CacheCompression = "none",
     ) -> None:
         self.api_client = api_client
         # No byte (not even a bookmark) on a watch for this long: the watch is ended and the
@@ -211,8 +219,23 @@ class ApiListerWatcher(Generic[T]):
         self.model = model
         self.namespace = namespace or None
         self.tweak_list_options = tweak_list_options
+        # The compact store (cache_compression): lazy objects keep their bytes compressed,
+        # with a dictionary per decoder (JSON and protobuf bytes differ).
+        if cache_compression not in CACHE_COMPRESSIONS:
+            raise ValueError(
+                f'cache_compression must be "none" or "zlib", got {cache_compression!r}'
+            )
+        if cache_compression != "none" and (decoder is not None or decode != "lazy"):
+            raise ValueError(
+                'cache_compression compresses lazy objects: it needs decode="lazy" and the '
+                "built-in decoder"
+            )
         self.decoder: Decoder[T] = decoder or default_decoder(
-            model, decode, describe=self.describe(), on_invalid=self.report_bad_object
+            model,
+            decode,
+            describe=self.describe(),
+            on_invalid=self.report_bad_object,
+            compactor=new_compactor(cache_compression),
         )
         if wire_format not in ("protobuf", "json"):
             raise ValueError(f'wire_format must be "protobuf" or "json", got {wire_format!r}')
@@ -235,6 +258,7 @@ class ApiListerWatcher(Generic[T]):
                 messages=messages_for(resource.protobuf),
                 on_invalid=self.report_bad_object,
                 describe=self.describe(),
+                compactor=new_compactor(cache_compression),
             )
             self.accept = self.watch_accept = PROTOBUF_ACCEPT
         self.path = resource.collection_path(self.namespace)

@@ -26,13 +26,15 @@ from __future__ import annotations
 import sys
 import threading
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, TypeVar
 
 import msgspec
 from pydantic import BaseModel, ValidationError
+
+from kubeinformers.runtime.codec.compact import Compactor
 
 __all__ = [
     "JSON",
@@ -211,6 +213,15 @@ class RawFormat:
     metadata: ModelBuild
 
 
+def _unpacking(build: ModelBuild, unpack: Callable[[bytes], bytes]) -> ModelBuild:
+    """`build` of the bytes `unpack` restores from a compact object's raw slot."""
+
+    def unpack_and_build(model: type[BaseModel], packed: bytes) -> BaseModel:
+        return build(model, unpack(packed))
+
+    return unpack_and_build
+
+
 def _validate_json_item(model: type[BaseModel], raw: bytes) -> BaseModel:
     return model.model_validate_json(raw)
 
@@ -251,8 +262,7 @@ def _lazy_fields_set(self: Any) -> set[str]:
     return typing.cast(set[str], self.model_fields_set)
 
 
-@cache
-def _lazy_class(base: type[BaseModel], build: ModelBuild, item: bool) -> type[BaseModel]:
+def _new_lazy_class(base: type[BaseModel], build: ModelBuild, item: bool) -> type[BaseModel]:
     namespace: dict[str, Any] = {
         "__slots__": (),
         "__module__": base.__module__,
@@ -278,6 +288,11 @@ def _lazy_class(base: type[BaseModel], build: ModelBuild, item: bool) -> type[Ba
         # `metadata` in the instance dict is read, as the class is then the model.
         type.__setattr__(lazy, "metadata", _META_DESCRIPTOR)
     return lazy
+
+
+# One lazy class per (model, build, item) shared by all builders; a compact store's builds
+# close over its dictionary, so its classes are its own (`_new_lazy_class`).
+_lazy_class = cache(_new_lazy_class)
 
 
 def _reporting_class(lazy: type[BaseModel], report: Callable[[InvalidObjectError], None]) -> Any:
@@ -309,6 +324,8 @@ class LazyModelBuilder(typing.Generic[M]):
     (name, namespace, resourceVersion, uid, labels); `build` then validates eagerly.
     `on_invalid` is told, once per object, when a lazy object fails validation. `raw_format`
     says what the raw bytes are (JSON unless told; the protobuf codec passes its own).
+    `compactor`, when given, compresses the raw bytes each object keeps (the compact store,
+    runtime.codec.compact); objects built before its dictionary exists keep them as they are.
     """
 
     def __init__(
@@ -317,14 +334,19 @@ class LazyModelBuilder(typing.Generic[M]):
         *,
         on_invalid: Callable[[InvalidObjectError], None] | None = None,
         raw_format: RawFormat = JSON,
+        compactor: Compactor | None = None,
     ) -> None:
         self.model = model
         self.on_invalid = on_invalid
         self.raw_format = raw_format
+        self.compactor = compactor
         self._meta_fields: tuple[tuple[str, str], ...] = ()
         self._identity_names: tuple[str, ...] = ()
         self._meta_class: type[BaseModel] | None = None
         self._item_class: type[BaseModel] | None = None
+        # The classes of objects whose raw bytes are compressed (with a compactor).
+        self._compact_meta_class: type[BaseModel] | None = None
+        self._compact_item_class: type[BaseModel] | None = None
         meta_field = model.model_fields.get("metadata")
         meta_model = _unwrap_model(meta_field.annotation) if meta_field is not None else None
         if meta_model is not None:
@@ -337,6 +359,20 @@ class LazyModelBuilder(typing.Generic[M]):
                 if on_invalid is not None:
                     self._meta_class = _reporting_class(self._meta_class, on_invalid)
                     self._item_class = _reporting_class(self._item_class, on_invalid)
+                if compactor is not None:
+                    self._compact_meta_class = _new_lazy_class(
+                        meta_model, _unpacking(raw_format.metadata, compactor.unpack), False
+                    )
+                    self._compact_item_class = _new_lazy_class(
+                        model, _unpacking(raw_format.item, compactor.unpack), True
+                    )
+                    if on_invalid is not None:
+                        self._compact_meta_class = _reporting_class(
+                            self._compact_meta_class, on_invalid
+                        )
+                        self._compact_item_class = _reporting_class(
+                            self._compact_item_class, on_invalid
+                        )
 
     @property
     def supported(self) -> bool:
@@ -359,6 +395,10 @@ class LazyModelBuilder(typing.Generic[M]):
         or None for a null metadata). Only for a `supported` builder."""
         item_class, meta_class = self._item_class, self._meta_class
         assert item_class is not None and meta_class is not None
+        if self.compactor is not None:
+            packed = self.compactor.pack(raw)
+            if packed is not None:
+                raw, item_class, meta_class = packed, *self._compact_classes()
         set_slot = object.__setattr__
         meta = None
         if identity is not None:
@@ -381,6 +421,10 @@ class LazyModelBuilder(typing.Generic[M]):
         object has no metadata. Only for a `supported` builder; `raw` is kept as is."""
         item_class, meta_class = self._item_class, self._meta_class
         assert item_class is not None and meta_class is not None
+        if self.compactor is not None:
+            packed = self.compactor.pack(raw)
+            if packed is not None:
+                raw, item_class, meta_class = packed, *self._compact_classes()
         set_slot = object.__setattr__
         meta = None
         if identity is not None:
@@ -391,6 +435,18 @@ class LazyModelBuilder(typing.Generic[M]):
         set_slot(obj, _RAW_SLOT, raw)
         set_slot(obj, _META_SLOT, meta)
         return typing.cast(M, obj)
+
+    def train(self, raws: Iterable[bytes]) -> None:
+        """Train the compactor's dictionary from a list page's items before they are built
+        (a no-op without a compactor or once trained), so that every listed object is
+        compressed."""
+        if self.compactor is not None and self.supported:
+            self.compactor.train(raws)
+
+    def _compact_classes(self) -> tuple[type[BaseModel], type[BaseModel]]:
+        item_class, meta_class = self._compact_item_class, self._compact_meta_class
+        assert item_class is not None and meta_class is not None
+        return item_class, meta_class
 
     def _eager(self, raw: bytes) -> M:
         if self.raw_format is not JSON:

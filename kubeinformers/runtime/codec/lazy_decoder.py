@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
 from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.codec.compact import Compactor
 from kubeinformers.runtime.codec.lazy import (
     _NULL,
     InvalidObjectError,
@@ -73,7 +74,8 @@ class LazyDecoder(typing.Generic[M]):
 
     A list page is split into raw items without building any object; each item becomes a
     lazy model. ERROR events decode into a Status. Anything the lazy path cannot handle (a
-    model without identity metadata) goes through the eager `fallback` decoder.
+    model without identity metadata) goes through the eager `fallback` decoder. With a
+    `compactor` the lazy models keep their bytes compressed (the compact store).
     """
 
     def __init__(
@@ -82,10 +84,11 @@ class LazyDecoder(typing.Generic[M]):
         *,
         on_invalid: Callable[[InvalidObjectError], None] | None = None,
         describe: str = "",
+        compactor: Compactor | None = None,
     ) -> None:
         self.model = model
         self.what = describe or model.__name__
-        self.builder = LazyModelBuilder(model, on_invalid=on_invalid)
+        self.builder = LazyModelBuilder(model, on_invalid=on_invalid, compactor=compactor)
         self.fallback: JsonDecoder[M] = JsonDecoder(model, describe=self.what)
 
     def decode_list(self, data: bytes) -> ObjectList[M]:
@@ -97,9 +100,11 @@ class LazyDecoder(typing.Generic[M]):
             raise ValueError(f"cannot decode a list page of {self.what}: {exc}") from exc
         if body.kind == "Table":  # D9: a server-side rendering, not a list of objects
             raise ValueError(f"cannot list {self.what}: the server answered with a Table")
+        items = body.items or ()
+        self.builder.train(bytes(raw) for raw in items)
         build = self.builder.build
         return ObjectList(
-            items=[build(raw) for raw in body.items or ()],
+            items=[build(raw) for raw in items],
             resource_version=body.metadata.resourceVersion,
             continue_=body.metadata.continue_ or None,
             remaining_item_count=body.metadata.remainingItemCount,

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
 from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.codec.compact import Compactor
 from kubeinformers.runtime.codec.lazy import InvalidObjectError, LazyModelBuilder
 from kubeinformers.runtime.codec.protobuf.envelope import split_list, split_watch_event, unwrap
 from kubeinformers.runtime.codec.protobuf.identity import read_identity
@@ -36,7 +37,8 @@ class ProtobufLazyDecoder(Generic[M]):
     `message` is the kind's proto message name (k8s.io.api.core.v1.Pod) in `messages`, the
     schema table. List items and watch objects keep their protobuf bytes; the identity
     (name, namespace, uid, resourceVersion, labels) is read up front; the model is built on
-    first access. ERROR events and error bodies decode into a Status.
+    first access. ERROR events and error bodies decode into a Status. With a `compactor`
+    the objects keep their bytes compressed (the compact store).
     """
 
     def __init__(
@@ -47,6 +49,7 @@ class ProtobufLazyDecoder(Generic[M]):
         messages: Messages,
         on_invalid: Callable[[InvalidObjectError], None] | None = None,
         describe: str = "",
+        compactor: Compactor | None = None,
     ) -> None:
         if message not in messages:
             raise ValueError(f"message {message} is not in the protobuf schema table")
@@ -58,8 +61,13 @@ class ProtobufLazyDecoder(Generic[M]):
         self.kind = message.rsplit(".", 1)[1]
         self.list_kind = self.kind + "List"
         self._on_invalid = on_invalid
+        # One compactor (one dictionary) for the list builder and every event builder.
+        self.compactor = compactor
         self.builder: LazyModelBuilder[M] = LazyModelBuilder(
-            model, on_invalid=on_invalid, raw_format=protobuf_format(messages, message)
+            model,
+            on_invalid=on_invalid,
+            raw_format=protobuf_format(messages, message),
+            compactor=compactor,
         )
         if not self.builder.supported:
             raise ValueError(
@@ -76,6 +84,7 @@ class ProtobufLazyDecoder(Generic[M]):
             _api_version, kind, raw = unwrap(data)
             self._expect(kind, self.list_kind, "a list")
             resource_version, continue_, remaining, items = split_list(raw)
+            self.builder.train(items)
             assemble = self.builder.assemble_values
             objects = [assemble(item, read_identity(item)) for item in items]
         except ProtobufDecodeError as exc:
@@ -126,6 +135,7 @@ class ProtobufLazyDecoder(Generic[M]):
                 self.model,
                 on_invalid=self._on_invalid,
                 raw_format=protobuf_format(self.messages, self.message, (api_version, kind)),
+                compactor=self.compactor,
             )
             self._event_builders[(api_version, kind)] = builder
         return builder
