@@ -26,6 +26,8 @@ from kubeinformers.runtime.cache.informer import SharedIndexInformer
 from kubeinformers.runtime.cache.listers import GenericLister, NotFoundError
 from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, meta_namespace_index_func
 from kubeinformers.runtime.cache.transforms import strip_managed_fields
+from kubeinformers.runtime.codec.compact import Compactor
+from kubeinformers.runtime.codec.lazy import is_lazy
 from kubeinformers.testing.fake import FakeListerWatcher
 from kubeinformers.testing.local_api_server import LocalApiServer
 
@@ -419,6 +421,38 @@ def test_h8_typed_informer_restricts_namespaced_kinds_only(api_server: LocalApiS
         assert got.metadata is not None and got.metadata.labels == {"app": "web"}
         with pytest.raises(NotFoundError, match=r'^pod "c" not found in namespace "default"$'):
             lister.pods("default").get("c")
+
+
+def test_k6_cache_compression_keeps_the_typed_cache_compressed_and_readable() -> None:
+    from kubeinformers.generated.core.v1 import Pod
+    from kubeinformers.generated.core.v1.listers import PodLister
+
+    with LocalApiServer() as server:
+        for i in range(Compactor.TRAIN_OBJECTS + 4):
+            server.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": f"p{i}", "namespace": "default", "labels": {"i": str(i)}},
+                    "spec": {"containers": [{"name": "c", "image": f"nginx:{i}"}]},
+                }
+            )
+        with SharedInformerFactory(server.api_client(), cache_compression="zlib") as f:
+            pods = f.typed_informer(PodLister.RESOURCE, Pod)
+            f.start()
+            assert f.wait_for_cache_sync(timeout=10) == {PodLister.RESOURCE.gvr: True}
+            lister = PodLister(pods.get_indexer(), PodLister.RESOURCE)
+            # p9 comes last (by name) in a list and in a watch-list's initial events: after
+            # the first 16 objects trained the dictionary, so it is kept compressed.
+            got = lister.pods("default").get("p9")
+            kept = object.__getattribute__(got, "__pydantic_fields_set__")
+            assert is_lazy(got) and b"nginx:9" not in kept
+            assert got.metadata is not None and got.metadata.labels == {"i": "9"}
+            assert got.spec is not None and got.spec.containers[0].image == "nginx:9"
+        with pytest.raises(ValueError, match=r"cache_compression compresses lazy objects.*'eager'"):
+            SharedInformerFactory(server.api_client(), decode="eager", cache_compression="zlib")
+        with pytest.raises(ValueError, match='cache_compression must be "none" or "zlib"'):
+            SharedInformerFactory(server.api_client(), cache_compression="lz4")  # type: ignore[arg-type]
 
 
 def test_h8_tweak_list_options_applies_to_typed_informers(api_server: LocalApiServer) -> None:
