@@ -54,6 +54,11 @@ SYNC = (
     ),
     Contender("kubeinformers-json", "kubeinformers lazy over JSON", "kubeinformers-json"),
     Contender("kubeinformers-eager", 'kubeinformers decode="eager"', "kubeinformers-eager"),
+    Contender(
+        "kubeinformers-compact",
+        'kubeinformers cache_compression="zlib"',
+        "kubeinformers-compact",
+    ),
     Contender("kubeinformers-metadata", "kubeinformers metadata-only", "kubeinformers-metadata"),
     Contender("official-informer", "official kubernetes SharedInformer", "official-informer"),
     Contender("client-go", "client-go watch-list (its default)", None),
@@ -82,7 +87,7 @@ REPLAY = (
     Contender("official-replay", "official Watch.stream (decode)", "official-replay"),
     Contender("client-go-replay", "client-go Watch ResultChan (decode)", None),
 )
-TRACED = ("kubeinformers", "kubeinformers-listwatch", "official-informer")
+TRACED = ("kubeinformers", "kubeinformers-listwatch", "kubeinformers-compact", "official-informer")
 
 
 def child_timeout(n: int, *, trace: bool = False) -> float:
