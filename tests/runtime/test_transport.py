@@ -366,6 +366,43 @@ def test_d9_table_response_is_rejected() -> None:
         dec.decode_list(b'{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{},"rows":[]}')
 
 
+def test_k7_eager_page_validates_each_item_as_the_whole_page_would() -> None:
+    items = [widget("a", "1"), {**widget("b", "2", replicas=3), "extra": {"x": [1]}}]
+    body = json.dumps(
+        {
+            "kind": "WidgetList",
+            "apiVersion": "example.com/v1",
+            "metadata": {"resourceVersion": "7", "continue": "c", "remainingItemCount": 4},
+            "items": items,
+        }
+    ).encode()
+    page = JsonDecoder(Widget).decode_list(body)
+    assert page.items == [Widget.model_validate(i) for i in items]
+    assert [type(i) for i in page.items] == [Widget, Widget]
+    assert page.items[1].model_extra == {"extra": {"x": [1]}}
+    assert (page.resource_version, page.continue_, page.remaining_item_count) == ("7", "c", 4)
+    empty = JsonDecoder(Widget).decode_list(
+        b'{"metadata": {"resourceVersion": "8"}, "items": null}'
+    )
+    assert (empty.items, empty.resource_version, empty.continue_) == ([], "8", None)
+
+
+def test_k7_eager_page_with_an_invalid_item_fails_naming_it_and_the_field() -> None:
+    body = widget_list("9", widget("good", "1"), widget("bad", "2", replicas="many")).body
+    with pytest.raises(ValueError, match=r"(?s)list page of Widget: item 1: .*spec\.replicas"):
+        JsonDecoder(Widget).decode_list(body)
+    page, bad = JsonDecoder(Widget).decode_list_skipping(body)
+    # (Widget's metadata lacks uid and labels, so the bad item cannot be kept lazily here.)
+    assert [i.metadata.name for i in page.items if i.metadata] == ["good"]
+    assert [(e.key, e.path) for e in bad] == [("default/bad", "spec.replicas")]
+
+
+def test_k7_eager_page_that_is_not_a_list_is_refused() -> None:
+    for body in (b"not json", b'{"metadata": {"remainingItemCount": "x"}}', b'{"items": {}}'):
+        with pytest.raises(ValueError, match="cannot decode a list page of Widget"):
+            JsonDecoder(Widget).decode_list(body)
+
+
 def test_watch_stream_decodes_lines_split_across_chunks(server: CannedServer) -> None:
     body = (
         line("ADDED", widget("a", "11"))

@@ -1,8 +1,9 @@
 """Decoding list pages and watch lines from JSON bytes straight into models.
 
-`JsonDecoder(model)` is the transport's default `decoder`: one `model_validate_json` per list
-page (through a cached generic wrapper `ListWire[model]`) and per watch line
-(`EventWire[model]`), so no intermediate dict is built and no `kubernetes` model is used.
+`JsonDecoder(model)` is the transport's eager `decoder`: a list page is split into its items'
+raw JSON and each item validated with `model_validate_json`; a watch line is one
+`model_validate_json` (through a cached generic wrapper `EventWire[model]`), so no
+intermediate dict is built and no `kubernetes` model is used.
 ERROR events decode into a Status. BOOKMARK objects carry only metadata, which would fail
 a kind's required fields, so they are built without validation (`model_construct`) with the
 metadata as the API's mapping; the keys accessors read both shapes.
@@ -267,12 +268,8 @@ class JsonDecoder(Generic[T]):
             if not (isinstance(model, type) and issubclass(model, BaseModel)):
                 raise TypeError(f"model must be a pydantic model class or dict, got {model!r}")
 
-    # The wire models build the model's whole validation schema (~0.1 s for a Pod): only when
-    # first used, so a lazy informer, which never needs them for its own model, never pays.
-    @functools.cached_property
-    def _list_wire(self) -> type[ListWire[Any]]:
-        return ListWire[self.model]  # type: ignore[name-defined]
-
+    # The wire model builds the model's whole validation schema (~0.1 s for a Pod): only when
+    # first used, so a lazy informer, which never needs it for its own model, never pays.
     @functools.cached_property
     def _event_wire(self) -> type[EventWire[Any]]:
         return EventWire[self.model]  # type: ignore[name-defined]
@@ -291,17 +288,31 @@ class JsonDecoder(Generic[T]):
                 continue_=md.get("continue") or None,
                 remaining_item_count=md.get("remainingItemCount"),
             )
+        # The page is split into its items' raw JSON first (msgspec, no objects built) and
+        # each item validated on its own: validating the whole page in one call makes pydantic
+        # parse all of it into one tree first (47 MB of JSON for 10,000 pods), which took twice
+        # the CPU, half of it the kernel's page faults (python -m bench.eager_wire).
+        try:
+            body = _decode_list_body(data)
+        except msgspec.DecodeError as e:
+            raise ValueError(f"cannot decode a list page of {self.what}: {e}") from e
+        _reject_table(body.kind, self.what)
+        validate = cast("type[BaseModel]", self.model).model_validate_json
+        items: list[BaseModel] = []
+        append = items.append
         try:
             with gc_paused():
-                wire = self._list_wire.model_validate_json(data)
+                for item in body.items or ():
+                    append(validate(bytes(item)))
         except ValidationError as e:
-            raise ValueError(f"cannot decode a list page of {self.what}: {e}") from e
-        _reject_table(wire.kind, self.what)
+            raise ValueError(
+                f"cannot decode a list page of {self.what}: item {len(items)}: {e}"
+            ) from e
         return ObjectList(
-            items=cast("list[T]", wire.items or []),
-            resource_version=wire.metadata.resource_version,
-            continue_=wire.metadata.continue_ or None,
-            remaining_item_count=wire.metadata.remaining_item_count,
+            items=cast("list[T]", items),
+            resource_version=body.metadata.resourceVersion,
+            continue_=body.metadata.continue_ or None,
+            remaining_item_count=body.metadata.remainingItemCount,
         )
 
     def decode_list_skipping(self, data: bytes) -> tuple[ObjectList[T], list[ObjectDecodeError]]:
@@ -390,6 +401,24 @@ class _RawEvent(msgspec.Struct):
 
 
 _decode_raw_event = msgspec.json.Decoder(_RawEvent).decode
+
+
+class _RawListMeta(msgspec.Struct):
+    resourceVersion: str = ""
+    # `continue` is a Python keyword: msgspec renames the attribute, not the JSON name.
+    continue_: str | None = msgspec.field(default=None, name="continue")
+    remainingItemCount: int | None = None
+
+
+class _RawList(msgspec.Struct):
+    """A list page split into its items' raw JSON (for per-item validation)."""
+
+    kind: str | None = None
+    metadata: _RawListMeta = msgspec.field(default_factory=_RawListMeta)
+    items: list[msgspec.Raw] | None = None
+
+
+_decode_list_body = msgspec.json.Decoder(_RawList).decode
 
 
 def _reject_table(kind: Any, what: str) -> None:
