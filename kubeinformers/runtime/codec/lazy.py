@@ -393,12 +393,7 @@ class LazyModelBuilder(typing.Generic[M]):
     def assemble(self, raw: bytes, identity: Any) -> M:
         """The lazy object for `raw` whose metadata identity was decoded already (`_Identity`,
         or None for a null metadata). Only for a `supported` builder."""
-        item_class, meta_class = self._item_class, self._meta_class
-        assert item_class is not None and meta_class is not None
-        if self.compactor is not None:
-            packed = self.compactor.pack(raw)
-            if packed is not None:
-                raw, item_class, meta_class = packed, *self._compact_classes()
+        raw, item_class, meta_class = self._kept(raw)
         set_slot = object.__setattr__
         meta = None
         if identity is not None:
@@ -418,12 +413,7 @@ class LazyModelBuilder(typing.Generic[M]):
         """The lazy object for `raw` whose identity values were decoded already, in
         IDENTITY_ORDER (name, namespace, uid, resourceVersion, labels), or None when the
         object has no metadata. Only for a `supported` builder; `raw` is kept as is."""
-        item_class, meta_class = self._item_class, self._meta_class
-        assert item_class is not None and meta_class is not None
-        if self.compactor is not None:
-            packed = self.compactor.pack(raw)
-            if packed is not None:
-                raw, item_class, meta_class = packed, *self._compact_classes()
+        raw, item_class, meta_class = self._kept(raw)
         set_slot = object.__setattr__
         meta = None
         if identity is not None:
@@ -443,10 +433,18 @@ class LazyModelBuilder(typing.Generic[M]):
         if self.compactor is not None and self.supported:
             self.compactor.train(raws)
 
-    def _compact_classes(self) -> tuple[type[BaseModel], type[BaseModel]]:
-        item_class, meta_class = self._compact_item_class, self._compact_meta_class
+    def _kept(self, raw: bytes) -> tuple[bytes, type[BaseModel], type[BaseModel]]:
+        """What a lazy object keeps of `raw` and its item and metadata classes: the deflated
+        bytes and the compact classes when the compact store takes it, else `raw` as is."""
+        item_class, meta_class = self._item_class, self._meta_class
         assert item_class is not None and meta_class is not None
-        return item_class, meta_class
+        if self.compactor is not None:
+            packed = self.compactor.pack(raw)
+            if packed is not None:
+                item_class, meta_class = self._compact_item_class, self._compact_meta_class
+                assert item_class is not None and meta_class is not None
+                return packed, item_class, meta_class
+        return raw, item_class, meta_class
 
     def _eager(self, raw: bytes) -> M:
         if self.raw_format is not JSON:
