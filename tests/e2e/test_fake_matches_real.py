@@ -91,6 +91,7 @@ import pytest
 
 from kubeinformers.testing.local_api_server import LocalApiServer
 from kubeinformers.testing.real_apiserver import RealApiServer
+from tests.support.crds import widget_crd
 
 pytestmark = pytest.mark.real_apiserver
 
@@ -839,48 +840,7 @@ def write_errors(t: Target) -> Any:
 
 # custom resources
 
-CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "scope": "Namespaced",
-        "names": {
-            "plural": "widgets",
-            "singular": "widget",
-            "kind": "Widget",
-            "listKind": "WidgetList",
-        },
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {
-                                "type": "object",
-                                "required": ["size"],
-                                "properties": {
-                                    "size": {"type": "integer", "minimum": 1},
-                                    "color": {"type": "string", "enum": ["red", "blue"]},
-                                },
-                            },
-                            "status": {
-                                "type": "object",
-                                "properties": {"phase": {"type": "string"}},
-                            },
-                        },
-                    }
-                },
-            }
-        ],
-    },
-}
+CRD: dict[str, Any] = widget_crd()
 
 
 def widget(name: str, size: int = 1, color: str = "red") -> dict[str, Any]:

@@ -15,56 +15,10 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
 from kubeinformers.testing.local_api_server import LocalApiServer
+from tests.support.crds import widget_crd
 from tests.testing.conftest import BASIC, configmap, pod, request, watch
 
-WIDGET_CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "scope": "Namespaced",
-        "names": {
-            "plural": "widgets",
-            "singular": "widget",
-            "kind": "Widget",
-            "listKind": "WidgetList",
-        },
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "subresources": {"status": {}},
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {
-                                "type": "object",
-                                "required": ["size"],
-                                "properties": {
-                                    "size": {"type": "integer", "minimum": 1},
-                                    "color": {"type": "string", "enum": ["red", "blue"]},
-                                },
-                            },
-                            "status": {
-                                "type": "object",
-                                "properties": {"phase": {"type": "string"}},
-                            },
-                        },
-                    }
-                },
-            },
-            {
-                "name": "v1beta1",
-                "served": True,
-                "storage": False,
-                "schema": {"openAPIV3Schema": {"type": "object"}},
-            },
-        ],
-    },
-}
+WIDGET_CRD: dict[str, Any] = widget_crd(with_v1beta1=True)
 
 
 @pytest.fixture
