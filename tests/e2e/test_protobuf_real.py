@@ -456,3 +456,49 @@ def test_k4_real_404_and_403_answers_decode_into_the_status_the_json_carries(
         status = decoder.decode_status(answer.data)
         assert status == Status.model_validate_json(http.get(path, "application/json").data)
         assert status.code == code and status.details is not None
+
+
+@pytest.mark.parametrize("wire_format", ["protobuf", "json"])
+def test_d22_a_real_paged_list_read_one_page_ahead_equals_one_unpaged_list(
+    real_apiserver: RealApiServer, wire_format: str
+) -> None:
+    import threading
+    import time
+
+    from kubeinformers.runtime.api.listwatch import ListOptions
+    from kubeinformers.runtime.client.pager import list_pages
+    from kubeinformers.runtime.client.transport import ApiListerWatcher
+
+    cluster = RealCluster(real_apiserver)
+    try:
+        ns = cluster.namespace(f"read-ahead-{next(_RUNS)}")
+        for i in range(5):
+            cluster.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": f"cm-{i}", "namespace": ns},
+                    "data": {"i": str(i)},
+                }
+            )
+        res = _resource_of("v1", "ConfigMap")
+        lw: ApiListerWatcher[Any] = ApiListerWatcher(
+            real_apiserver.api_client(),
+            res,
+            model_for(res.gvr),
+            namespace=ns,
+            wire_format=wire_format,  # type: ignore[arg-type]
+        )
+        paged, paginated = list_pages(lw, ListOptions(), 2)  # three pages: two read ahead
+        whole, _ = list_pages(lw, ListOptions(), 0)
+    finally:
+        cluster.close()
+    assert paginated
+    assert [(c.metadata.name, c.data) for c in paged.items] == [
+        (c.metadata.name, c.data) for c in whole.items
+    ]
+    assert [c.metadata.name for c in paged.items] == [f"cm-{i}" for i in range(5)]
+    tick, deadline = threading.Event(), time.monotonic() + 10
+    while [t for t in threading.enumerate() if t.name.startswith("list-read-ahead:")]:
+        assert time.monotonic() < deadline, "a read-ahead thread outlived its list"
+        tick.wait(0.01)

@@ -995,3 +995,239 @@ def test_k4_a_protobuf_status_error_is_worded_for_the_user(server: CannedServer)
     assert "forbidden: cannot list configmaps in all namespaces" in err.value.message
     assert 'User "x" cannot list' in err.value.message
     assert TOKEN not in err.value.message
+
+
+# ------------------------------------------------------------------------------ read-ahead (D22)
+
+
+def read_ahead_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("list-read-ahead:")]
+
+
+def eventually(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+    tick = threading.Event()
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        tick.wait(0.01)
+    return True
+
+
+def all_connections_returned(api: Any, url: str) -> bool:
+    """Every connection of the host's pool is back in it (none checked out)."""
+    pool = api.rest_client.pool_manager.connection_from_url(url)
+    return bool(pool.pool.qsize() == pool.pool.maxsize)
+
+
+def configmap_page(rv: str, *names: str, cont: str = "") -> Reply:
+    body = pb.list_body(
+        "v1", "ConfigMapList", [pb_configmap(n, rv) for n in names], rv, continue_=cont
+    )
+    return Reply(body=body, headers={"Content-Type": PROTOBUF_LIST})
+
+
+@pytest.mark.parametrize("wire", ["json", "protobuf"])
+def test_d22_the_next_page_is_asked_for_before_this_one_is_decoded(
+    server: CannedServer, monkeypatch: pytest.MonkeyPatch, wire: str
+) -> None:
+    """D22 (with D7, H8): page 2's request reaches the server while page 1 is still being
+    decoded; the pages merge in order with the first page's RV and each request is as before."""
+    from kubeinformers.runtime.client.pager import list_pages
+
+    second_asked = threading.Event()
+
+    def second(r: Request) -> Reply:
+        second_asked.set()
+        if wire == "json":
+            return widget_list("100", widget("c", "3"), cont="c2")
+        return configmap_page("100", "c", cont="c2")
+
+    def third(r: Request) -> Reply:
+        return (
+            widget_list("100", widget("d", "4")) if wire == "json" else configmap_page("100", "d")
+        )
+
+    first = (
+        widget_list("100", widget("a", "1"), widget("b", "2"), cont="c1")
+        if wire == "json"
+        else configmap_page("100", "a", "b", cont="c1")
+    )
+    resource, model, path = (
+        (WIDGETS, Widget, "/apis/example.com/v1/widgets")
+        if wire == "json"
+        else (CONFIGMAPS, ConfigMap, "/api/v1/configmaps")
+    )
+    server.routes[path] = [lambda r: first, second, third]
+    tweaked: list[ListOptions] = []
+
+    def tweak(o: ListOptions) -> None:
+        tweaked.append(o.copy())
+        o.label_selector = "app=x"
+
+    lw: ApiListerWatcher[Any] = ApiListerWatcher(
+        api_client(server.url), resource, model, tweak_list_options=tweak
+    )
+    decode = lw.decode_list_page
+    seen_while_decoding: list[bool] = []
+
+    def slow_decode(resp: Any, data: bytes) -> Any:
+        if not seen_while_decoding:  # page 1: cannot finish before page 2 was asked for
+            seen_while_decoding.append(second_asked.wait(10))
+        return decode(resp, data)
+
+    monkeypatch.setattr(lw, "decode_list_page", slow_decode)
+    result, paginated = list_pages(
+        lw, ListOptions(resource_version="0", resource_version_match="NotOlderThan"), 2
+    )
+    assert seen_while_decoding == [True]
+    assert paginated and result.resource_version == "100"
+    assert [object_name_of(o) for o in result.items] == ["a", "b", "c", "d"]
+    assert [r.query for r in server.requests] == [
+        {
+            "labelSelector": "app=x",
+            "resourceVersion": "0",
+            "resourceVersionMatch": "NotOlderThan",
+            "limit": "2",
+        },
+        {"labelSelector": "app=x", "limit": "2", "continue": "c1"},
+        {"labelSelector": "app=x", "limit": "2", "continue": "c2"},
+    ]
+    assert len(tweaked) == 3  # H8: once per request, on a copy
+    assert eventually(lambda: not read_ahead_threads())
+
+
+def object_name_of(obj: Any) -> str:
+    return str(obj.metadata.name)
+
+
+def test_d22_d8_an_expired_read_ahead_page_falls_back_to_one_unpaged_list(
+    server: CannedServer,
+) -> None:
+    from kubeinformers.runtime.client.pager import list_pages
+
+    path = "/apis/example.com/v1/widgets"
+    server.routes[path] = [
+        lambda r: widget_list("100", widget("a", "1"), cont="c1"),
+        lambda r: Reply(410, status_body(410, "Expired", "continue token expired")),
+        lambda r: widget_list("120", widget("a", "1"), widget("b", "5")),
+    ]
+    lw = ApiListerWatcher(api_client(server.url), WIDGETS, Widget)
+    result, paginated = list_pages(lw, ListOptions(resource_version="50"), 1)
+    assert paginated and result.resource_version == "120"  # as before: page 1 was paged
+    assert [object_name_of(o) for o in result.items] == ["a", "b"]
+    assert [r.query for r in server.requests] == [
+        {"resourceVersion": "50", "limit": "1"},
+        {"limit": "1", "continue": "c1"},
+        {"resourceVersion": "50"},
+    ]
+
+
+def test_d22_an_error_on_a_read_ahead_page_surfaces_on_the_call_that_needs_it(
+    server: CannedServer,
+) -> None:
+    from kubeinformers.runtime.client.pager import continuation
+
+    path = "/apis/example.com/v1/widgets"
+    server.routes[path] = [
+        lambda r: widget_list("100", widget("a", "1"), cont="c1"),
+        lambda r: Reply(
+            429, status_body(429, "TooManyRequests", "slow down"), {"Retry-After": "3"}
+        ),
+    ]
+    api = api_client(server.url)
+    reader = ApiListerWatcher(api, WIDGETS, Widget).read_pages_ahead()
+    try:
+        options = ListOptions(limit=1)
+        page = reader.list(options, lambda token: continuation(options, token))
+        assert [object_name_of(o) for o in page.items] == ["a"]  # page 1 is unaffected
+        assert page.continue_ == "c1"
+        with pytest.raises(ApiStatusError) as err:
+            reader.list(continuation(options, "c1"), lambda token: continuation(options, token))
+    finally:
+        reader.close()
+    assert err.value.code == 429 and err.value.retry_after == 3
+    assert "slow down" in err.value.message
+    assert eventually(lambda: all_connections_returned(api, server.url))
+
+
+def test_d22_a_read_ahead_nobody_takes_ends_its_read_thread_and_connection(
+    server: CannedServer,
+) -> None:
+    """The pager stops early (an error, a caller giving up): the page being read ahead is
+    cut off at once, its thread ends and its connection goes back."""
+    from kubeinformers.runtime.client.pager import continuation
+
+    path = "/apis/example.com/v1/widgets"
+    hold = threading.Event()
+    server.routes[path] = [
+        lambda r: widget_list("100", widget("a", "1"), cont="c1"),
+        lambda r: Stream([b'{"kind":"WidgetList","metadata":{"resourceVersion":"100"},', hold]),
+    ]
+    api = api_client(server.url)
+    reader = ApiListerWatcher(api, WIDGETS, Widget).read_pages_ahead()
+    options = ListOptions(limit=1)
+    try:
+        reader.list(options, lambda token: continuation(options, token))
+        assert eventually(lambda: len(server.requests) == 2)  # page 2 is being read
+        assert len(read_ahead_threads()) == 1
+        reader.close()
+        assert eventually(lambda: not read_ahead_threads())  # before the server lets go
+        assert eventually(lambda: all_connections_returned(api, server.url))
+    finally:
+        hold.set()
+
+
+def test_d22_stopping_mid_list_ends_it_with_no_thread_or_connection_left(
+    server: CannedServer,
+) -> None:
+    from kubeinformers.runtime.client.pager import ListStopped, list_pages
+
+    path = "/apis/example.com/v1/widgets"
+    second_asked = threading.Event()
+    answer = threading.Event()
+
+    def second(r: Request) -> Reply:
+        second_asked.set()
+        answer.wait(10)
+        return widget_list("100", widget("b", "2"))
+
+    server.routes[path] = [lambda r: widget_list("100", widget("a", "1"), cont="c1"), second]
+    api = api_client(server.url)
+    lw = ApiListerWatcher(api, WIDGETS, Widget)
+    stop = threading.Event()
+    outcome: list[BaseException | object] = []
+
+    def run() -> None:
+        try:
+            outcome.append(list_pages(lw, ListOptions(), 1, stop))
+        except BaseException as e:
+            outcome.append(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    try:
+        assert second_asked.wait(10)  # the server holds page 2's answer
+        stop.set()
+        t.join(10)
+        assert not t.is_alive()  # the stop ended the wait for page 2
+        assert len(outcome) == 1 and isinstance(outcome[0], ListStopped)
+    finally:
+        answer.set()
+    assert eventually(lambda: not read_ahead_threads())
+    assert eventually(lambda: all_connections_returned(api, server.url))
+    assert len(server.requests) == 2
+
+
+def test_d22_a_single_page_costs_no_extra_request_and_an_unpaged_list_is_unchanged(
+    server: CannedServer,
+) -> None:
+    from kubeinformers.runtime.client.pager import list_pages
+
+    path = "/apis/example.com/v1/widgets"
+    server.routes[path] = lambda r: widget_list("100", widget("a", "1"))
+    lw = ApiListerWatcher(api_client(server.url), WIDGETS, Widget)
+    assert [object_name_of(o) for o in list_pages(lw, ListOptions(), 500)[0].items] == ["a"]
+    assert [object_name_of(o) for o in list_pages(lw, ListOptions(), 0)[0].items] == ["a"]
+    assert [r.query for r in server.requests] == [{"limit": "500"}, {}]
+    assert not read_ahead_threads()
