@@ -8,7 +8,6 @@ Anything that implements `ListerWatcher[T]` can feed an informer: the HTTP trans
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
@@ -81,7 +80,7 @@ class ListerWatcher(Protocol[T]):
     connection failures as `OSError` (or a subclass) or `ApiStatusError` with code 0.
     A ListerWatcher may also have the optional capabilities below (client-go checks its
     optional interfaces the same way, by type): `WatchListSemanticsUnsupported` (D17),
-    `ReportsDecodeErrors`, `CountsDecodeErrors`, `ServesResource`, `ReadsPagesAhead`.
+    `ReportsDecodeErrors`, `CountsDecodeErrors`, `ServesResource`.
     """
 
     def list(self, options: ListOptions) -> ObjectList[T]: ...
@@ -119,27 +118,6 @@ class ServesResource(Protocol):
     resource: APIResource
 
 
-class PageReader(Protocol[T]):
-    """One paged LIST that reads one page ahead: `list` returns the page for `options` and,
-    as soon as that page's continue token is known, asks for `next_options(token)` on a
-    helper thread, which a following `list` with exactly those options takes. `close` ends
-    a read-ahead nobody took (its thread and connection); the pager always calls it."""
-
-    def list(
-        self, options: ListOptions, next_options: Callable[[str], ListOptions]
-    ) -> ObjectList[T]: ...
-
-    def close(self) -> None: ...
-
-
-@runtime_checkable
-class ReadsPagesAhead(Protocol[T]):
-    """A source whose paged LIST can overlap the server's time with the client's (D22;
-    client-go: tools/pager ListPager.PageBufferSize). `stop` set ends a read-ahead wait."""
-
-    def read_pages_ahead(self, stop: threading.Event | None = None) -> PageReader[T]: ...
-
-
 def watch_list_semantics_unsupported(lister_watcher: object) -> bool:
     """Whether a ListerWatcher declares that it cannot serve watch-list requests (D17)."""
     return isinstance(lister_watcher, WatchListSemanticsUnsupported) and bool(
@@ -153,8 +131,6 @@ __all__ = [
     "ListOptions",
     "ListerWatcher",
     "ObjectList",
-    "PageReader",
-    "ReadsPagesAhead",
     "ReportsDecodeErrors",
     "ServesResource",
     "Watch",

@@ -1,45 +1,22 @@
 """Paged LIST: follow continue tokens into one list (client-go: tools/pager/pager.go).
 
-Used by the reflector (D7/D8) and the watch-list consistency detector (D20). A source that
-can read one page ahead (`ReadsPagesAhead`, the HTTP transport) is asked for the next page
-while the current one is decoded (D22).
+Used by the reflector (D7/D8) and the watch-list consistency detector (D20).
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from functools import partial
 from typing import TypeVar
 
 from kubeinformers.runtime.api.errors import ApiStatusError
-from kubeinformers.runtime.api.listwatch import (
-    ListerWatcher,
-    ListOptions,
-    ObjectList,
-    ReadsPagesAhead,
-)
+from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions, ObjectList
 
 T = TypeVar("T")
 
 DEFAULT_PAGE_SIZE = 500
 
 
-class ListStopped(Exception):
-    """The paged list's stop event was set: the list ends without a result."""
-
-
-def continuation(options: ListOptions, continue_: str) -> ListOptions:
-    """The next page's options: the continue token, without resourceVersion and
-    resourceVersionMatch (the server refuses them with `continue`)."""
-    return options.copy(continue_=continue_, resource_version=None, resource_version_match=None)
-
-
 def list_pages(
-    lister_watcher: ListerWatcher[T],
-    options: ListOptions,
-    page_size: int = DEFAULT_PAGE_SIZE,
-    stop: threading.Event | None = None,
+    lister_watcher: ListerWatcher[T], options: ListOptions, page_size: int = DEFAULT_PAGE_SIZE
 ) -> tuple[ObjectList[T], bool]:
     """List every page; returns the merged list (with the first page's RV) and whether it was paged.
 
@@ -47,40 +24,17 @@ def list_pages(
     Continuation requests clear resourceVersion and resourceVersionMatch (the server refuses
     them with `continue`). An Expired error on a continuation page falls back to one unpaged
     list at the originally requested RV (D8; Expired only, not Gone). A server that ignores
-    `limit` simply answers with one complete page. `stop` set ends the list between pages
-    (and a read-ahead wait) with ListStopped.
+    `limit` simply answers with one complete page.
     """
     if not options.limit:
         options = options.copy(limit=page_size or None)
-    if options.limit and isinstance(lister_watcher, ReadsPagesAhead):
-        reader = lister_watcher.read_pages_ahead(stop)
-        try:
-            return _follow(
-                lister_watcher,
-                options,
-                lambda o: reader.list(o, partial(continuation, o)),
-                stop,
-            )
-        finally:
-            reader.close()  # a page read ahead that nobody took: its thread and connection end
-    return _follow(lister_watcher, options, lister_watcher.list, stop)
-
-
-def _follow(
-    lister_watcher: ListerWatcher[T],
-    options: ListOptions,
-    list_page: Callable[[ListOptions], ObjectList[T]],
-    stop: threading.Event | None,
-) -> tuple[ObjectList[T], bool]:
     requested_rv = options.resource_version
     requested_match = options.resource_version_match
     merged: ObjectList[T] | None = None
     paginated = False
     while True:
-        if stop is not None and stop.is_set():
-            raise ListStopped("the list was stopped")
         try:
-            page = list_page(options)
+            page = lister_watcher.list(options)
         except ApiStatusError as e:
             if e.reason != "Expired" or not options.continue_:
                 raise
@@ -101,8 +55,10 @@ def _follow(
             merged.items.extend(page.items)
         if not page.continue_:
             return merged, paginated
-        options = continuation(options, page.continue_)
+        options = options.copy(
+            continue_=page.continue_, resource_version=None, resource_version_match=None
+        )
         paginated = True
 
 
-__all__ = ["DEFAULT_PAGE_SIZE", "ListStopped", "continuation", "list_pages"]
+__all__ = ["DEFAULT_PAGE_SIZE", "list_pages"]

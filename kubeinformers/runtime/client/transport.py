@@ -27,16 +27,14 @@ from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList, WatchEv
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.client.framing import split_frames, split_lines
-from kubeinformers.runtime.client.read_ahead import PageReadAhead
 from kubeinformers.runtime.codec.compact import (
     CACHE_COMPRESSIONS,
     CacheCompression,
     Compactor,
     new_compactor,
 )
-from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder, json_list_continue
+from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
 from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
-from kubeinformers.runtime.codec.protobuf.envelope import list_continue
 from kubeinformers.runtime.codec.protobuf.tables import messages_for
 from kubeinformers.runtime.codec.wire import JsonDecoder, ObjectDecodeError
 
@@ -391,42 +389,16 @@ class ApiListerWatcher(Generic[T]):
 
     def list(self, options: ListOptions) -> ObjectList[T]:
         """One page; the reflector's pager follows `continue_`."""
-        resp = self.open_list(self.list_options(options))
-        return self.decode_list_page(resp, self.read_list(resp))
-
-    def read_pages_ahead(self, stop: threading.Event | None = None) -> PageReadAhead[T]:
-        """D22: a paged LIST that asks for the next page while this one is decoded."""
-        return PageReadAhead(self, stop)
-
-    # The steps of one LIST request, apart so the read-ahead can run them on two threads.
-
-    def list_options(self, options: ListOptions) -> ListOptions:
-        """The options a LIST request sends: the tweak function's (H8)."""
-        return self._options(options)
-
-    def open_list(self, options: ListOptions) -> urllib3.BaseHTTPResponse:
-        """Send a LIST request (options already tweaked); errors raise here, worded."""
-        return self._request(options, watch=False, timeout=LIST_TIMEOUT)
-
-    def read_list(self, resp: urllib3.BaseHTTPResponse) -> bytes:
-        """A LIST response's whole body; the connection goes back to the pool."""
+        options = self._options(options)
+        resp = self._request(options, watch=False, timeout=LIST_TIMEOUT)
         try:
-            return resp.read()
+            data = resp.read()
         except (urllib3.exceptions.HTTPError, OSError) as e:
             raise ConnectionError(
                 f"cannot list {self.describe()}: reading the response from {self.server} failed: {e}"
             ) from e
         finally:
             resp.release_conn()
-
-    def list_continue(self, resp: urllib3.BaseHTTPResponse, data: bytes) -> str:
-        """A page's continue token without decoding its items ("" if none or unreadable)."""
-        if self._protobuf_for(resp) is not None:
-            return list_continue(data)
-        return json_list_continue(data)
-
-    def decode_list_page(self, resp: urllib3.BaseHTTPResponse, data: bytes) -> ObjectList[T]:
-        """A LIST response's body as a page, by its Content-Type (K1)."""
         protobuf = self._protobuf_for(resp)
         if protobuf is not None:
             return cast(ObjectList[T], protobuf.decode_list(data))

@@ -25,7 +25,7 @@ from kubeinformers.runtime.codec.lazy import (
 )
 from kubeinformers.runtime.codec.wire import JsonDecoder
 
-__all__ = ["LazyDecoder", "json_list_continue"]
+__all__ = ["LazyDecoder"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -60,10 +60,6 @@ class _ListBody(msgspec.Struct):
     items: list[msgspec.Raw] | None = None
 
 
-class _ListHead(msgspec.Struct):
-    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
-
-
 class _EventBody(msgspec.Struct, gc=False):
     type: str
     object: msgspec.Raw = _NULL
@@ -71,17 +67,6 @@ class _EventBody(msgspec.Struct, gc=False):
 
 _decode_list_body = msgspec.json.Decoder(_ListBody).decode
 _decode_event_body = msgspec.json.Decoder(_EventBody).decode
-_decode_list_head = msgspec.json.Decoder(_ListHead).decode
-
-
-def json_list_continue(data: bytes) -> str:
-    """The continue token of a JSON list page, read without building its items (msgspec skips
-    them): the pager asks for the next page before this one is decoded (D22). "" when there is
-    none or the body is not a JSON list (its decode then fails as usual)."""
-    try:
-        return _decode_list_head(data).metadata.continue_ or ""
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return ""
 
 
 class LazyDecoder(typing.Generic[M]):

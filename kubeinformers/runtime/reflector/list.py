@@ -65,7 +65,7 @@ class PagedList(Generic[T]):
 
         def list_with_retry() -> tuple[ObjectList[T], bool]:
             try:
-                return list_pages(self.lister_watcher, options, page_size, stop)
+                return list_pages(self.lister_watcher, options, page_size)
             except Exception as e:
                 if not (is_expired(e) or is_too_large_resource_version(e)):
                     raise
@@ -80,7 +80,6 @@ class PagedList(Generic[T]):
                     self.lister_watcher,
                     ListOptions(resource_version=self.state.relist_resource_version()),
                     page_size,
-                    stop,
                 )
 
         self.counters.list_calls += 1

@@ -22,7 +22,6 @@ __all__ = [
     "MAGIC",
     "ListParts",
     "Unwrapped",
-    "list_continue",
     "split_list",
     "split_watch_event",
     "unwrap",
@@ -122,32 +121,6 @@ def split_list(data: bytes) -> ListParts:
     except ProtobufDecodeError as exc:
         raise ProtobufDecodeError(f"malformed list: {exc}") from None
     return resource_version, continue_, remaining, items
-
-
-def list_continue(data: bytes) -> str:
-    """The continue token of a magic-prefixed protobuf list body, read without splitting its
-    items: the pager asks for the next page before this one is decoded (D22). Go writes the
-    ListMeta first, so this reads a few bytes. "" when there is none or the body is malformed
-    (its decode then fails as usual)."""
-    if data[:4] != MAGIC:
-        return ""
-    pos, end = 4, len(data)
-    try:
-        while pos < end:
-            key, pos = read_varint(data, pos, end)
-            if key != 0x12:  # not 2: raw, the list message
-                pos = skip_field(data, pos, key & 7, end)
-                continue
-            pos, end = read_length(data, pos, end)
-            while pos < end:
-                key, pos = read_varint(data, pos, end)
-                if key == 0x0A:  # 1: ListMeta
-                    start, pos = read_length(data, pos, end)
-                    return _list_meta(data, start, pos)[1]
-                pos = skip_field(data, pos, key & 7, end)
-    except ProtobufDecodeError:
-        return ""
-    return ""
 
 
 def _list_meta(data: bytes, pos: int, end: int) -> tuple[str, str, int | None]:
