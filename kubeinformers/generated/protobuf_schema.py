@@ -588,14 +588,9 @@ MESSAGES: Messages = {
     "k8s.io.apimachinery.pkg.apis.meta.v1.GroupResource": ((1, "group", 1, None, 0), (2, "resource", 1, None, 0)),
     "k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector": ((1, "matchLabels", 1, None, 10), (2, "matchExpressions", 8, "k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement", 9)),
     "k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement": ((1, "key", 1, None, 0), (2, "operator", 1, None, 0), (3, "values", 1, None, 9)),
-    "k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta": ((1, "selfLink", 1, None, 8), (2, "resourceVersion", 1, None, 8), (3, "continue", 1, None, 8), (4, "remainingItemCount", 3, None, 12), (5, "shardInfo", 8, "k8s.io.apimachinery.pkg.apis.meta.v1.ShardInfo", 12)),
     "k8s.io.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry": ((1, "manager", 1, None, 8), (2, "operation", 1, None, 8), (3, "apiVersion", 1, None, 8), (4, "time", 9, None, 12), (6, "fieldsType", 1, None, 8), (7, "fieldsV1", 14, None, 12), (8, "subresource", 1, None, 8)),
     "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta": ((1, "name", 1, None, 8), (2, "generateName", 1, None, 8), (3, "namespace", 1, None, 8), (4, "selfLink", 1, None, 8), (5, "uid", 1, None, 8), (6, "resourceVersion", 1, None, 8), (7, "generation", 3, None, 8), (8, "creationTimestamp", 9, None, 24), (9, "deletionTimestamp", 9, None, 12), (10, "deletionGracePeriodSeconds", 3, None, 12), (11, "labels", 1, None, 10), (12, "annotations", 1, None, 10), (13, "ownerReferences", 8, "k8s.io.apimachinery.pkg.apis.meta.v1.OwnerReference", 9), (14, "finalizers", 1, None, 9), (17, "managedFields", 8, "k8s.io.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry", 9)),
     "k8s.io.apimachinery.pkg.apis.meta.v1.OwnerReference": ((1, "kind", 1, None, 0), (3, "name", 1, None, 0), (4, "uid", 1, None, 0), (5, "apiVersion", 1, None, 0), (6, "controller", 5, None, 12), (7, "blockOwnerDeletion", 5, None, 12)),
-    "k8s.io.apimachinery.pkg.apis.meta.v1.ShardInfo": ((1, "selector", 1, None, 0),),
-    "k8s.io.apimachinery.pkg.apis.meta.v1.Status": ((1, "metadata", 8, "k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta", 8), (2, "status", 1, None, 8), (3, "message", 1, None, 8), (4, "reason", 1, None, 8), (5, "details", 8, "k8s.io.apimachinery.pkg.apis.meta.v1.StatusDetails", 12), (6, "code", 3, None, 8)),
-    "k8s.io.apimachinery.pkg.apis.meta.v1.StatusCause": ((1, "reason", 1, None, 8), (2, "message", 1, None, 8), (3, "field", 1, None, 8)),
-    "k8s.io.apimachinery.pkg.apis.meta.v1.StatusDetails": ((1, "name", 1, None, 8), (2, "group", 1, None, 8), (3, "kind", 1, None, 8), (4, "causes", 8, "k8s.io.apimachinery.pkg.apis.meta.v1.StatusCause", 9), (5, "retryAfterSeconds", 3, None, 8), (6, "uid", 1, None, 8)),
 }
 
 # (group, version, kind) -> its message; group '' is the core group.

@@ -21,11 +21,6 @@ from kubeinformers.runtime.codec.protobuf import schema as pb
 
 MODULE = "protobuf_schema"  # the module of a built-in tree that holds the table
 SCHEMA_FILE = Path(__file__).resolve().parent / "data" / "protobuf-k8s-1.36.json"
-# Messages a list or an error response is made of: the codec reads them beside the kinds.
-ENVELOPE_MESSAGES = (
-    "k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta",
-    "k8s.io.apimachinery.pkg.apis.meta.v1.Status",
-)
 
 
 @dataclass(frozen=True)
@@ -79,9 +74,10 @@ def _field(f: pb.Field) -> str:
 
 def module_source(schema: ProtobufSchema, generated: Iterable[tuple[str, str, str]]) -> str:
     """The module for a tree whose informers serve `generated` (group, version, kind): the
-    kinds among them the schema knows, and the messages they (and lists, errors) reach."""
+    kinds among them the schema knows, and the messages they reach. (List metadata and
+    Status are read by the runtime's own envelope and status modules, not from this table.)"""
     kinds = {gvk: schema.kinds[gvk] for gvk in sorted(set(generated)) if gvk in schema.kinds}
-    names = sorted(reachable(schema.messages, [*kinds.values(), *ENVELOPE_MESSAGES]))
+    names = sorted(reachable(schema.messages, kinds.values()))
     lines = [
         '"""The protobuf schema of the built-in kinds of this package, for reading them from',
         "kube-apiserver's protobuf (`kubeinformers.runtime.codec.protobuf`).",
