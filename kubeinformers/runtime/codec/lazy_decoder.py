@@ -23,7 +23,7 @@ from kubeinformers.runtime.codec.lazy import (
     LazyModelBuilder,
     _Identity,
 )
-from kubeinformers.runtime.codec.wire import JsonDecoder
+from kubeinformers.runtime.codec.wire import JsonDecoder, decode_list_body, reject_table
 
 __all__ = ["LazyDecoder"]
 
@@ -47,25 +47,11 @@ _OBJECT_KEY = b'","object":'
 _CANONICAL_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED"})
 
 
-class _ListMeta(msgspec.Struct):
-    resourceVersion: str = ""
-    # `continue` is a Python keyword: msgspec renames the attribute, not the JSON name.
-    continue_: str | None = msgspec.field(default=None, name="continue")
-    remainingItemCount: int | None = None
-
-
-class _ListBody(msgspec.Struct):
-    kind: str | None = None
-    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
-    items: list[msgspec.Raw] | None = None
-
-
 class _EventBody(msgspec.Struct, gc=False):
     type: str
     object: msgspec.Raw = _NULL
 
 
-_decode_list_body = msgspec.json.Decoder(_ListBody).decode
 _decode_event_body = msgspec.json.Decoder(_EventBody).decode
 
 
@@ -95,11 +81,10 @@ class LazyDecoder(typing.Generic[M]):
         if not self.builder.supported:
             return self.fallback.decode_list(data)
         try:
-            body = _decode_list_body(data)
+            body = decode_list_body(data)
         except msgspec.DecodeError as exc:
             raise ValueError(f"cannot decode a list page of {self.what}: {exc}") from exc
-        if body.kind == "Table":  # D9: a server-side rendering, not a list of objects
-            raise ValueError(f"cannot list {self.what}: the server answered with a Table")
+        reject_table(body.kind, self.what)
         items = body.items or ()
         self.builder.train(bytes(raw) for raw in items)
         build = self.builder.build

@@ -280,7 +280,7 @@ class JsonDecoder(Generic[T]):
         if self._dict:
             with gc_paused():
                 raw = _loads(data)
-            _reject_table(raw.get("kind"), self.what)
+            reject_table(raw.get("kind"), self.what)
             md = raw.get("metadata") or {}
             return ObjectList(
                 items=raw.get("items") or [],
@@ -293,10 +293,10 @@ class JsonDecoder(Generic[T]):
         # parse all of it into one tree first (47 MB of JSON for 10,000 pods), which took twice
         # the CPU, half of it the kernel's page faults (python -m bench.eager_wire).
         try:
-            body = _decode_list_body(data)
+            body = decode_list_body(data)
         except msgspec.DecodeError as e:
             raise ValueError(f"cannot decode a list page of {self.what}: {e}") from e
-        _reject_table(body.kind, self.what)
+        reject_table(body.kind, self.what)
         validate = cast("type[BaseModel]", self.model).model_validate_json
         items: list[BaseModel] = []
         append = items.append
@@ -323,7 +323,7 @@ class JsonDecoder(Generic[T]):
         from the cache and hand handlers a tombstone for it.
         """
         raw = _loads(data)
-        _reject_table(raw.get("kind"), self.what)
+        reject_table(raw.get("kind"), self.what)
         md = raw.get("metadata") or {}
         items: list[T] = []
         bad: list[ObjectDecodeError] = []
@@ -403,25 +403,26 @@ class _RawEvent(msgspec.Struct):
 _decode_raw_event = msgspec.json.Decoder(_RawEvent).decode
 
 
-class _RawListMeta(msgspec.Struct):
+class _ListMeta(msgspec.Struct):
     resourceVersion: str = ""
     # `continue` is a Python keyword: msgspec renames the attribute, not the JSON name.
     continue_: str | None = msgspec.field(default=None, name="continue")
     remainingItemCount: int | None = None
 
 
-class _RawList(msgspec.Struct):
-    """A list page split into its items' raw JSON (for per-item validation)."""
+class _ListBody(msgspec.Struct):
+    """A list page split into its items' raw JSON, no object built (the lazy decoder and
+    eager per-item validation both start here)."""
 
     kind: str | None = None
-    metadata: _RawListMeta = msgspec.field(default_factory=_RawListMeta)
+    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
     items: list[msgspec.Raw] | None = None
 
 
-_decode_list_body = msgspec.json.Decoder(_RawList).decode
+decode_list_body = msgspec.json.Decoder(_ListBody).decode
 
 
-def _reject_table(kind: Any, what: str) -> None:
+def reject_table(kind: Any, what: str) -> None:
     """D9: a Table is a server-side rendering, not a list of objects."""
     if kind == "Table":
         raise ValueError(f"cannot list {what}: the server answered with a Table, not a list")
