@@ -33,6 +33,7 @@ from kubeinformers.runtime.client.transport import (
     query_params,
 )
 from kubeinformers.runtime.codec.lazy import is_lazy
+from kubeinformers.runtime.codec.protobuf import decoder as protobuf_decoder
 from kubeinformers.runtime.codec.wire import JsonDecoder, ObjectDecodeError
 from kubeinformers.runtime.reflector.reflector import Reflector
 from tests.support import protobuf as pb
@@ -113,6 +114,7 @@ class Stream:
 
     chunks: Iterable[bytes | threading.Event]
     content_type: str = "application/json"
+    cut: bool = False  # end without the last chunk: the connection drops mid-body
 
 
 Route = Callable[[Request], Reply | Stream]
@@ -160,8 +162,9 @@ class CannedServer:
                             continue
                         self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
                         self.wfile.flush()
-                    self.wfile.write(b"0\r\n\r\n")
-                    self.wfile.flush()
+                    if not reply.cut:
+                        self.wfile.write(b"0\r\n\r\n")
+                        self.wfile.flush()
                 except OSError:
                     pass
                 self.close_connection = True
@@ -995,3 +998,74 @@ def test_k4_a_protobuf_status_error_is_worded_for_the_user(server: CannedServer)
     assert "forbidden: cannot list configmaps in all namespaces" in err.value.message
     assert 'User "x" cannot list' in err.value.message
     assert TOKEN not in err.value.message
+
+
+# ------------------------------------------------------------------------------ protobuf (K8)
+
+
+def pb_configmap_list(n: int, rv: str = "90") -> tuple[bytes, list[bytes]]:
+    items = [pb_configmap(f"cm-{i}", str(i), {"k": "v" * i}) for i in range(n)]
+    return pb.list_body("v1", "ConfigMapList", items, resource_version=rv), items
+
+
+def test_k8_a_protobuf_list_is_decoded_while_it_arrives(
+    server: CannedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body, items = pb_configmap_list(30)
+    half = body.index(items[15]) + len(items[15])
+    decoded: list[bytes] = []
+    first_decoded = threading.Event()
+    decoded_before_the_rest: list[int] = []
+    read_identity = protobuf_decoder.read_identity
+
+    def spy(item: bytes) -> Any:
+        decoded.append(item)
+        first_decoded.set()
+        return read_identity(item)
+
+    monkeypatch.setattr(protobuf_decoder, "read_identity", spy)
+
+    def chunks() -> Iterator[bytes | threading.Event]:
+        yield body[:half]
+        yield first_decoded  # the server waits (up to 10 s) until the client decoded an item
+        decoded_before_the_rest.append(len(decoded))
+        yield body[half:]
+
+    server.routes["/api/v1/configmaps"] = lambda r: Stream(chunks(), content_type=PROTOBUF_LIST)
+    page = ApiListerWatcher(api_client(server.url), CONFIGMAPS, ConfigMap).list(ListOptions())
+    assert decoded_before_the_rest and decoded_before_the_rest[0] >= 1
+    assert [o.metadata.name for o in page.items] == [f"cm-{i}" for i in range(30)]  # type: ignore[union-attr]
+    assert page.resource_version == "90"
+
+
+def test_k8_a_protobuf_list_cut_off_mid_body_fails_and_the_next_list_works(
+    server: CannedServer,
+) -> None:
+    body, _ = pb_configmap_list(30)
+    server.routes["/api/v1/configmaps"] = [
+        lambda r: Stream([body[: len(body) // 2]], content_type=PROTOBUF_LIST, cut=True),
+        lambda r: Stream([body], content_type=PROTOBUF_LIST),
+    ]
+    lw = ApiListerWatcher(api_client(server.url), CONFIGMAPS, ConfigMap)
+    with pytest.raises(ConnectionError, match="cannot list configmaps in all namespaces"):
+        lw.list(ListOptions())
+    assert len(lw.list(ListOptions()).items) == 30
+
+
+def test_k8_a_protobuf_list_body_that_ends_early_is_an_error_naming_the_kind(
+    server: CannedServer,
+) -> None:
+    body, _ = pb_configmap_list(30)
+    server.routes["/api/v1/configmaps"] = lambda r: Stream(
+        pieces_of(body[:-200], 1000), content_type=PROTOBUF_LIST
+    )
+    lw = ApiListerWatcher(api_client(server.url), CONFIGMAPS, ConfigMap)
+    with pytest.raises(
+        ValueError,
+        match=r"protobuf list of configmaps in all namespaces: malformed list \(after 2\d items\)",
+    ):
+        lw.list(ListOptions())
+
+
+def pieces_of(data: bytes, size: int) -> list[bytes]:
+    return [data[i : i + size] for i in range(0, len(data), size)]

@@ -391,6 +391,9 @@ class ApiListerWatcher(Generic[T]):
         """One page; the reflector's pager follows `continue_`."""
         options = self._options(options)
         resp = self._request(options, watch=False, timeout=LIST_TIMEOUT)
+        protobuf = self._protobuf_for(resp)
+        if protobuf is not None:
+            return cast(ObjectList[T], self._list_streaming(resp, protobuf))
         try:
             data = resp.read()
         except (urllib3.exceptions.HTTPError, OSError) as e:
@@ -399,15 +402,37 @@ class ApiListerWatcher(Generic[T]):
             ) from e
         finally:
             resp.release_conn()
-        protobuf = self._protobuf_for(resp)
-        if protobuf is not None:
-            return cast(ObjectList[T], protobuf.decode_list(data))
         try:
             return self.decoder.decode_list(data)
         except ObjectDecodeError:
             raise
         except ValueError as e:
             return self._decode_list_slowly(data, e)
+
+    def _list_streaming(
+        self, resp: urllib3.BaseHTTPResponse, protobuf: ProtobufLazyDecoder[Any]
+    ) -> ObjectList[Any]:
+        """A protobuf list decoded while it arrives (K8): its items are cut out of the body
+        and decoded as each completes, so decoding overlaps the server's writing."""
+        clean = False
+
+        def chunks() -> Iterator[bytes]:
+            try:
+                yield from response_chunks(resp)
+            except (urllib3.exceptions.HTTPError, OSError) as e:
+                raise ConnectionError(
+                    f"cannot list {self.describe()}: reading the response from {self.server} "
+                    f"failed: {e}"
+                ) from e
+
+        try:
+            page = protobuf.decode_list_stream(chunks())
+            clean = True
+            return page
+        finally:
+            if not clean:
+                resp.close()  # unread bytes may remain: the connection must not be reused
+            resp.release_conn()
 
     def _protobuf_for(self, resp: urllib3.BaseHTTPResponse) -> ProtobufLazyDecoder[Any] | None:
         """The protobuf decoder if this response is protobuf, else None (JSON)."""
@@ -484,6 +509,20 @@ class ApiListerWatcher(Generic[T]):
                 logger.exception("the decode error handler raised")
 
 
+def response_chunks(resp: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
+    """A streaming response's body, decompressed, in pieces as they arrive (a chunked
+    body by its chunks, otherwise whatever each socket read returns)."""
+    supports_chunked = getattr(resp, "supports_chunked_reads", None)
+    if resp.chunked and callable(supports_chunked) and supports_chunked():
+        yield from resp.read_chunked(None, decode_content=True)
+        return
+    while True:
+        data = resp.read1(_READ_SIZE)
+        if not data:
+            return
+        yield data
+
+
 class HttpWatch(Generic[T]):
     """One streaming watch response, read line by line; `stop()` ends it from any thread."""
 
@@ -517,18 +556,6 @@ class HttpWatch(Generic[T]):
     def is_stopped(self) -> bool:
         return self._stopped
 
-    def _chunks(self) -> Iterator[bytes]:
-        resp = self._resp
-        supports_chunked = getattr(resp, "supports_chunked_reads", None)
-        if resp.chunked and callable(supports_chunked) and supports_chunked():
-            yield from resp.read_chunked(None, decode_content=True)
-            return
-        while True:
-            data = resp.read1(_READ_SIZE)
-            if not data:
-                return
-            yield data
-
     def __iter__(self) -> Iterator[WatchEvent[T]]:
         with self._lock:
             if self._stopped or self._reading:
@@ -538,11 +565,11 @@ class HttpWatch(Generic[T]):
         protobuf = owner._protobuf_for(self._resp)
         if protobuf is not None:
             decode: Callable[[bytes], WatchEvent[Any]] = protobuf.decode_event
-            units = split_frames(self._chunks())
+            units = split_frames(response_chunks(self._resp))
             unit_name = "frame"
         else:
             decode = owner.decoder.decode_event
-            units = split_lines(self._chunks())
+            units = split_lines(response_chunks(self._resp))
             unit_name = "line"
         clean = True
         try:

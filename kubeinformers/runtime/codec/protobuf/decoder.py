@@ -7,8 +7,9 @@ the item's bytes for a lazy model built on first access, as LazyDecoder does for
 
 from __future__ import annotations
 
+import itertools
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel
@@ -17,9 +18,15 @@ from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEve
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.codec.compact import Compactor
 from kubeinformers.runtime.codec.lazy import InvalidObjectError, LazyModelBuilder
-from kubeinformers.runtime.codec.protobuf.envelope import split_list, split_watch_event, unwrap
+from kubeinformers.runtime.codec.protobuf.envelope import (
+    check_kind,
+    split_list,
+    split_watch_event,
+    unwrap,
+)
 from kubeinformers.runtime.codec.protobuf.identity import read_identity
 from kubeinformers.runtime.codec.protobuf.lazy import metadata_message, protobuf_format
+from kubeinformers.runtime.codec.protobuf.list_stream import ListStream
 from kubeinformers.runtime.codec.protobuf.reader import ProtobufDecodeError
 from kubeinformers.runtime.codec.protobuf.schema import Messages
 from kubeinformers.runtime.codec.protobuf.status import decode_status
@@ -82,7 +89,7 @@ class ProtobufLazyDecoder(Generic[M]):
         """A whole protobuf list body (magic + runtime.Unknown around the …List message)."""
         try:
             _api_version, kind, raw = unwrap(data)
-            self._expect(kind, self.list_kind, "a list")
+            check_kind(kind, self.list_kind, "a list")
             resource_version, continue_, remaining, items = split_list(raw)
             self.builder.train(items)
             assemble = self.builder.assemble_values
@@ -96,6 +103,29 @@ class ProtobufLazyDecoder(Generic[M]):
             remaining_item_count=remaining,
         )
 
+    def decode_list_stream(self, chunks: Iterable[bytes]) -> ObjectList[M]:
+        """A protobuf list body given in pieces as it arrives (`chunks`), each item decoded
+        as soon as its last byte is in: the same list as `decode_list` of the whole body,
+        without waiting for it or holding it (rule K8)."""
+        stream = ListStream(chunks, expect_kind=self.list_kind)
+        assemble = self.builder.assemble_values
+        try:
+            items = stream.items()
+            # The compact store's dictionary is trained on the first items before any is kept.
+            first = list(itertools.islice(items, Compactor.TRAIN_OBJECTS))
+            self.builder.train(first)
+            objects = [assemble(item, read_identity(item)) for item in first]
+            del first
+            objects.extend(assemble(item, read_identity(item)) for item in items)
+        except ProtobufDecodeError as exc:
+            raise ValueError(f"cannot decode a protobuf list of {self.what}: {exc}") from None
+        return ObjectList(
+            items=objects,
+            resource_version=stream.resource_version,
+            continue_=stream.continue_ or None,
+            remaining_item_count=stream.remaining_item_count,
+        )
+
     def decode_event(self, frame: bytes) -> WatchEvent[M]:
         """One watch frame: a metav1.WatchEvent message, without its 4-byte length prefix."""
         try:
@@ -105,7 +135,7 @@ class ProtobufLazyDecoder(Generic[M]):
             if event_type not in _OBJECT_EVENTS:
                 raise ProtobufDecodeError(f"unknown watch event type {event_type!r}")
             api_version, kind, raw = unwrap(obj)
-            self._expect(kind, self.kind, f"a {event_type} event's object")
+            check_kind(kind, self.kind, f"a {event_type} event's object")
             builder = self._event_builder(api_version, kind)
             lazy = builder.assemble_values(raw, read_identity(raw))
         except ProtobufDecodeError as exc:
@@ -120,13 +150,6 @@ class ProtobufLazyDecoder(Generic[M]):
             return decode_status(data, self.what)
         except ProtobufDecodeError as exc:
             raise ValueError(str(exc)) from None
-
-    def _expect(self, kind: str, expected: str, what: str) -> None:
-        if kind != expected:
-            raise ProtobufDecodeError(
-                f"{what} is of kind {kind or '<none>'!r}, expected {expected!r}"
-                + (" (the server rendered a Table)" if kind == "Table" else "")
-            )
 
     def _event_builder(self, api_version: str, kind: str) -> LazyModelBuilder[M]:
         builder = self._event_builders.get((api_version, kind))

@@ -22,8 +22,11 @@ __all__ = [
     "MAGIC",
     "ListParts",
     "Unwrapped",
+    "check_kind",
+    "list_meta",
     "split_list",
     "split_watch_event",
+    "type_meta",
     "unwrap",
 ]
 
@@ -58,7 +61,7 @@ def unwrap(data: bytes) -> Unwrapped:
                 if number == 2:
                     raw = data[start:pos]
                 elif number == 1:
-                    api_version, kind = _type_meta(data, start, pos)
+                    api_version, kind = type_meta(data, start, pos)
                 elif pos > start:  # contentEncoding: none is ever set for API objects
                     encoding = data[start:pos].decode("utf-8", "replace")
                     raise ProtobufDecodeError(
@@ -71,7 +74,17 @@ def unwrap(data: bytes) -> Unwrapped:
     return api_version, kind, bytes(raw)
 
 
-def _type_meta(data: bytes, pos: int, end: int) -> tuple[str, str]:
+def check_kind(kind: str, expected: str, what: str) -> None:
+    """Raise unless the envelope's kind is `expected` (`what` names the body in the message)."""
+    if kind != expected:
+        raise ProtobufDecodeError(
+            f"{what} is of kind {kind or '<none>'!r}, expected {expected!r}"
+            + (" (the server rendered a Table)" if kind == "Table" else "")
+        )
+
+
+def type_meta(data: bytes, pos: int, end: int) -> tuple[str, str]:
+    """A runtime.TypeMeta message's (apiVersion, kind)."""
     api_version = kind = ""
     while pos < end:
         key, pos = read_varint(data, pos, end)
@@ -113,7 +126,7 @@ def split_list(data: bytes) -> ListParts:
                 append(data[start:pos])
             elif key == 0x0A:  # 1: ListMeta
                 start, pos = read_length(data, pos, end)
-                resource_version, continue_, remaining = _list_meta(data, start, pos)
+                resource_version, continue_, remaining = list_meta(data, start, pos)
             else:
                 if key >= 0x80:
                     key, pos = read_varint(data, pos - 1, end)
@@ -123,7 +136,8 @@ def split_list(data: bytes) -> ListParts:
     return resource_version, continue_, remaining, items
 
 
-def _list_meta(data: bytes, pos: int, end: int) -> tuple[str, str, int | None]:
+def list_meta(data: bytes, pos: int, end: int) -> tuple[str, str, int | None]:
+    """A ListMeta message's (resourceVersion, continue, remainingItemCount or None)."""
     resource_version = continue_ = ""
     remaining: int | None = None
     while pos < end:
