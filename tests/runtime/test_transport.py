@@ -99,6 +99,7 @@ class Request:
     path: str
     query: dict[str, str]
     headers: dict[str, str]
+    client_port: int = 0
 
 
 @dataclass
@@ -115,6 +116,7 @@ class Stream:
     chunks: Iterable[bytes | threading.Event]
     content_type: str = "application/json"
     cut: bool = False  # end without the last chunk: the connection drops mid-body
+    keep_alive: bool = False  # keep the connection open after the last chunk
 
 
 Route = Callable[[Request], Reply | Stream]
@@ -135,7 +137,9 @@ class CannedServer:
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                req = Request(parts.path, dict(parse_qsl(parts.query)), headers)
+                req = Request(
+                    parts.path, dict(parse_qsl(parts.query)), headers, self.client_address[1]
+                )
                 outer.requests.append(req)
                 route = outer.routes.get(parts.path)
                 if isinstance(route, list):
@@ -167,7 +171,7 @@ class CannedServer:
                         self.wfile.flush()
                 except OSError:
                     pass
-                self.close_connection = True
+                self.close_connection = not reply.keep_alive
 
         class Server(ThreadingHTTPServer):
             request_queue_size = 128  # 50 informers connect at once
@@ -1069,3 +1073,26 @@ def test_k8_a_protobuf_list_body_that_ends_early_is_an_error_naming_the_kind(
 
 def pieces_of(data: bytes, size: int) -> list[bytes]:
     return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+def test_a_watch_read_to_its_last_chunk_leaves_its_connection_to_the_next_request(
+    server: CannedServer,
+) -> None:
+    frames = framed(
+        *(
+            pb.watch_frame("ADDED", pb.unknown("v1", "ConfigMap", pb_configmap(f"c{i}", str(i))))
+            for i in range(50)
+        )
+    )
+    body, _ = pb_configmap_list(3)
+    server.routes["/api/v1/configmaps"] = lambda r: (
+        Stream(pieces_of(frames, 100), content_type=PROTOBUF_WATCH, keep_alive=True)
+        if r.query.get("watch")
+        else Reply(body=body, headers={"Content-Type": PROTOBUF_LIST})
+    )
+    lw = ApiListerWatcher(api_client(server.url), CONFIGMAPS, ConfigMap)
+    events = list(lw.watch(ListOptions()))
+    assert [e.object.metadata.name for e in events] == [f"c{i}" for i in range(50)]  # type: ignore[union-attr]
+    assert len(lw.list(ListOptions()).items) == 3
+    watch, listed = server.requests
+    assert listed.client_port == watch.client_port  # the same connection, reused

@@ -26,6 +26,7 @@ from kubeinformers.runtime.api.errors import (
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList, WatchEvent
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.client.chunked import raw_chunked_body
 from kubeinformers.runtime.client.framing import split_frames, split_lines
 from kubeinformers.runtime.codec.compact import (
     CACHE_COMPRESSIONS,
@@ -512,6 +513,10 @@ class ApiListerWatcher(Generic[T]):
 def response_chunks(resp: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
     """A streaming response's body, decompressed, in pieces as they arrive (a chunked
     body by its chunks, otherwise whatever each socket read returns)."""
+    dechunked = raw_chunked_body(resp, _READ_SIZE)
+    if dechunked is not None:  # many chunks per read (client/chunked.py)
+        yield from dechunked
+        return
     supports_chunked = getattr(resp, "supports_chunked_reads", None)
     if resp.chunked and callable(supports_chunked) and supports_chunked():
         yield from resp.read_chunked(None, decode_content=True)

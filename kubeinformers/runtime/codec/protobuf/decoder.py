@@ -21,8 +21,9 @@ from kubeinformers.runtime.codec.lazy import InvalidObjectError, LazyModelBuilde
 from kubeinformers.runtime.codec.protobuf.envelope import (
     check_kind,
     split_list,
-    split_watch_event,
     unwrap,
+    watch_event_bounds,
+    watch_event_object,
 )
 from kubeinformers.runtime.codec.protobuf.identity import read_identity
 from kubeinformers.runtime.codec.protobuf.lazy import metadata_message, protobuf_format
@@ -129,13 +130,18 @@ class ProtobufLazyDecoder(Generic[M]):
     def decode_event(self, frame: bytes) -> WatchEvent[M]:
         """One watch frame: a metav1.WatchEvent message, without its 4-byte length prefix."""
         try:
-            event_type, obj = split_watch_event(frame)
-            if event_type == "ERROR":
-                return WatchEvent("ERROR", decode_status(obj, self.what))
-            if event_type not in _OBJECT_EVENTS:
-                raise ProtobufDecodeError(f"unknown watch event type {event_type!r}")
-            api_version, kind, raw = unwrap(obj)
-            check_kind(kind, self.kind, f"a {event_type} event's object")
+            fast = watch_event_object(frame)
+            if fast is not None:
+                event_type, api_version, kind, raw = fast
+            else:
+                event_type, start, stop = watch_event_bounds(frame)
+                if event_type == "ERROR":
+                    return WatchEvent("ERROR", decode_status(frame[start:stop], self.what))
+                if event_type not in _OBJECT_EVENTS:
+                    raise ProtobufDecodeError(f"unknown watch event type {event_type!r}")
+                api_version, kind, raw = unwrap(frame, start, stop)
+            if kind != self.kind:
+                check_kind(kind, self.kind, f"a {event_type} event's object")
             builder = self._event_builder(api_version, kind)
             lazy = builder.assemble_values(raw, read_identity(raw))
         except ProtobufDecodeError as exc:

@@ -28,6 +28,8 @@ __all__ = [
     "split_watch_event",
     "type_meta",
     "unwrap",
+    "watch_event_bounds",
+    "watch_event_object",
 ]
 
 MAGIC = b"k8s\x00"
@@ -38,16 +40,18 @@ Unwrapped = tuple[str, str, bytes]
 ListParts = tuple[str, str, int | None, list[bytes]]
 
 
-def unwrap(data: bytes) -> Unwrapped:
-    """The apiVersion, kind and object bytes of a magic-prefixed runtime.Unknown body."""
-    if data[:4] != MAGIC:
-        head = bytes(data[:8])
+def unwrap(data: bytes, offset: int = 0, stop: int | None = None) -> Unwrapped:
+    """The apiVersion, kind and object bytes of a magic-prefixed runtime.Unknown body (the
+    whole of `data`, or `data[offset:stop]` read in place, as a watch event's object)."""
+    end = len(data) if stop is None else stop
+    if data[offset : offset + 4] != MAGIC:
+        head = bytes(data[offset : min(offset + 8, end)])
         raise ProtobufDecodeError(
             f"not a Kubernetes protobuf body: it starts with {head!r}, not the magic {MAGIC!r}"
         )
     api_version = kind = ""
     raw = b""
-    pos, end = 4, len(data)
+    pos = offset + 4
     try:
         while pos < end:
             key = data[pos]
@@ -83,6 +87,19 @@ def check_kind(kind: str, expected: str, what: str) -> None:
         )
 
 
+# apiVersion and kind strings as read before: every event of a watch carries the same two.
+_TYPE_NAMES: dict[bytes, str] = {}
+
+
+def _type_name(raw: bytes) -> str:
+    name = _TYPE_NAMES.get(raw)
+    if name is None:
+        name = raw.decode()
+        if len(_TYPE_NAMES) < 1024:
+            _TYPE_NAMES[raw] = name
+    return name
+
+
 def type_meta(data: bytes, pos: int, end: int) -> tuple[str, str]:
     """A runtime.TypeMeta message's (apiVersion, kind)."""
     api_version = kind = ""
@@ -90,10 +107,10 @@ def type_meta(data: bytes, pos: int, end: int) -> tuple[str, str]:
         key, pos = read_varint(data, pos, end)
         if key == 0x0A:  # 1: apiVersion
             start, pos = read_length(data, pos, end)
-            api_version = data[start:pos].decode()
+            api_version = _type_name(data[start:pos])
         elif key == 0x12:  # 2: kind
             start, pos = read_length(data, pos, end)
-            kind = data[start:pos].decode()
+            kind = _type_name(data[start:pos])
         else:
             pos = skip_field(data, pos, key & 7, end)
     return api_version, kind
@@ -159,32 +176,90 @@ def list_meta(data: bytes, pos: int, end: int) -> tuple[str, str, int | None]:
 def split_watch_event(frame: bytes) -> tuple[str, bytes]:
     """A metav1.WatchEvent message (one frame, without its length prefix): its type and the
     enveloped bytes of its object (b"" when it has none)."""
+    event_type, start, stop = watch_event_bounds(frame)
+    return event_type, bytes(frame[start:stop])
+
+
+# The event types as str, shared by every event (no decode per event).
+_EVENT_TYPES = {t.encode(): t for t in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR")}
+
+
+def watch_event_bounds(frame: bytes) -> tuple[str, int, int]:
+    """A metav1.WatchEvent message's type and where its enveloped object lies in `frame`
+    (`unwrap(frame, start, stop)` reads it in place; start == stop when it has none)."""
     event_type = ""
-    obj = b""
+    obj_start = obj_stop = 0
     pos, end = 0, len(frame)
     try:
         while pos < end:
             key, pos = read_varint(frame, pos, end)
             if key == 0x0A:  # 1: type
                 start, pos = read_length(frame, pos, end)
-                event_type = frame[start:pos].decode()
+                name = frame[start:pos]
+                event_type = _EVENT_TYPES.get(name) or name.decode()
             elif key == 0x12:  # 2: object, a RawExtension {raw=1}
                 start, pos = read_length(frame, pos, end)
-                obj = _raw_extension(frame, start, pos)
+                obj_start, obj_stop = _raw_extension(frame, start, pos)
             else:
                 pos = skip_field(frame, pos, key & 7, end)
     except ProtobufDecodeError as exc:
         raise ProtobufDecodeError(f"malformed watch event: {exc}") from None
-    return event_type, obj
+    return event_type, obj_start, obj_stop
 
 
-def _raw_extension(data: bytes, pos: int, end: int) -> bytes:
-    raw = b""
+# What may follow an enveloped object's raw bytes: the empty contentEncoding and contentType
+# kube-apiserver writes (gogo-protobuf writes empty non-pointer fields).
+_EMPTY_UNKNOWN_TAILS = frozenset({b"", b"\x1a\x00", b"\x22\x00", b"\x1a\x00\x22\x00"})
+# (apiVersion, kind) by the TypeMeta message's bytes: every event of a watch carries the same.
+_TYPE_METAS: dict[bytes, tuple[str, str]] = {}
+
+
+def watch_event_object(frame: bytes) -> tuple[str, str, str, bytes] | None:
+    """An object event as kube-apiserver lays it out, read in one pass: (type, apiVersion,
+    kind, the object's message bytes). None for anything else (an ERROR, another field order,
+    a malformed frame): `watch_event_bounds` and `unwrap` then read it field by field and say
+    what is wrong. The hot path of every watch: one copy of the object, no parse of the names."""
+    end = len(frame)
+    try:
+        if frame[0] != 0x0A or frame[1] >= 0x80:
+            return None
+        pos = 2 + frame[1]
+        event_type = _EVENT_TYPES.get(frame[2:pos])
+        if event_type is None or event_type == "ERROR" or frame[pos] != 0x12:
+            return None
+        ext_start, ext_end = read_length(frame, pos + 1, end)  # RawExtension
+        if ext_end != end or frame[ext_start] != 0x0A:
+            return None
+        obj_start, obj_end = read_length(frame, ext_start + 1, end)  # its raw: the envelope
+        if obj_end != end or frame[obj_start : obj_start + 4] != MAGIC:
+            return None
+        pos = obj_start + 4
+        if frame[pos] != 0x0A:
+            return None
+        tm_start, tm_end = read_length(frame, pos + 1, end)  # TypeMeta
+        type_bytes = frame[tm_start:tm_end]
+        names = _TYPE_METAS.get(type_bytes)
+        if names is None:
+            names = type_meta(frame, tm_start, tm_end)
+            if len(_TYPE_METAS) < 1024:
+                _TYPE_METAS[type_bytes] = names
+        if frame[tm_end] != 0x12:
+            return None
+        raw_start, raw_end = read_length(frame, tm_end + 1, end)  # the object
+        if frame[raw_end:end] not in _EMPTY_UNKNOWN_TAILS:
+            return None
+    except (IndexError, ProtobufDecodeError):
+        return None
+    return event_type, names[0], names[1], frame[raw_start:raw_end]
+
+
+def _raw_extension(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    raw = (0, 0)
     while pos < end:
         key, pos = read_varint(data, pos, end)
         if key == 0x0A:
             start, pos = read_length(data, pos, end)
-            raw = data[start:pos]
+            raw = (start, pos)
         else:
             pos = skip_field(data, pos, key & 7, end)
-    return bytes(raw)
+    return raw
