@@ -16,7 +16,13 @@ from pydantic import Field
 from kubeinformers.runtime.api.model import KubeModel, Status
 from kubeinformers.runtime.codec.lazy import InvalidObjectError, is_lazy, materialize
 from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
-from kubeinformers.runtime.codec.protobuf.envelope import split_list, split_watch_event, unwrap
+from kubeinformers.runtime.codec.protobuf.envelope import (
+    split_list,
+    split_watch_event,
+    unwrap,
+    watch_event_bounds,
+    watch_event_object,
+)
 from kubeinformers.runtime.codec.protobuf.identity import read_identity
 from kubeinformers.runtime.codec.protobuf.reader import (
     ProtobufDecodeError,
@@ -413,6 +419,31 @@ def test_identity_reads_only_the_five_fields_and_interns_shared_strings() -> Non
 def test_watch_frames_split_into_type_and_object() -> None:
     obj = unknown("example.test/v1", "Widget", _widget("a"))
     assert split_watch_event(watch_frame("MODIFIED", obj)) == ("MODIFIED", obj)
+
+
+def test_an_object_event_read_in_one_pass_equals_the_field_by_field_read() -> None:
+    for event_type in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK"):
+        frame = watch_frame(event_type, unknown("example.test/v1", "Widget", _widget("a" * 300)))
+        _, start, stop = watch_event_bounds(frame)
+        assert watch_event_object(frame) == (event_type, *unwrap(frame, start, stop))
+
+
+def test_anything_but_the_server_s_layout_of_an_object_event_takes_the_full_read() -> None:
+    obj = unknown("v1", "Widget", _widget("a"))
+    reordered = ld(2, ld(1, obj)) + ld(1, "ADDED")
+    with_extra_field = watch_frame("ADDED", obj) + vint(7, 1)
+    set_encoding = watch_frame("ADDED", obj[:-4] + ld(3, "gzip") + ld(4, ""))
+    for frame in (
+        watch_frame("ERROR", obj),
+        reordered,
+        with_extra_field,
+        set_encoding,
+        watch_frame("ADDED", obj)[:-3],
+        watch_frame("ADDED", b"not enveloped"),
+        b"",
+    ):
+        assert watch_event_object(frame) is None
+    assert split_watch_event(reordered) == ("ADDED", obj)  # still read, the slow way
 
 
 # --- K5: lazy objects from protobuf; K2: watch events; K4: Status ---------------------------------
