@@ -226,8 +226,13 @@ def run_rounds(
     runs: dict[str, list[dict[str, Any]]] = {c.name: [] for c in contenders}
     for r in range(rounds):
         for c in contenders if r % 2 == 0 else tuple(reversed(contenders)):
+            server_cpu = server.server_cpu_seconds()
             try:
-                runs[c.name].append(run_child(c, server, n, from_rv=from_rv))
+                result = run_child(c, server, n, from_rv=from_rv)
+                after = server.server_cpu_seconds()
+                if server_cpu is not None and after is not None:
+                    result["server_cpu_seconds"] = after - server_cpu
+                runs[c.name].append(result)
             except ChildFailed as e:
                 print(f"  round {r + 1} {c.name}: FAILED ({str(e).splitlines()[0]})", flush=True)
                 continue

@@ -79,6 +79,7 @@ def print_report(r: dict[str, Any]) -> None:
     head = f"{'contender':<42} {'sync s median [min-max]':>26}"
     head += "".join(f" {h:>7}" for _, h in REFERENCES)
     head += f" {'CPU s':>6}" + "".join(f" {h:>7}" for _, h in REFERENCES[:2])
+    head += f" {'server CPU s':>12}"
     print(head)
     for name in SYNC_ROWS:
         if name not in med:
@@ -92,6 +93,7 @@ def print_report(r: dict[str, Any]) -> None:
         line += f" {_num(cpu):>6}"
         for ref, _ in REFERENCES[:2]:
             line += f" {_ratio(cpu, med.get(ref, {}).get('cpu_seconds')):>7}"
+        line += f" {_num(med[name].get('server_cpu_seconds')):>12}"
         print(line)
     print(
         "(client-go's sync is rounded up to its 100 ms WaitForCacheSync poll; CPU s = the client"
@@ -99,7 +101,8 @@ def print_report(r: dict[str, Any]) -> None:
         " wall time; client-go's is its whole process, start-up included.\n Wire formats: client-go"
         " and our default ask for protobuf for built-in kinds (kubernetes#125314); the official"
         " client,\n our `lazy over JSON` row and eager ask for JSON; the two watch-list floors show"
-        " what each costs the server before any decoding)"
+        " what each costs the server before any decoding.\n server CPU s = kube-apiserver's and"
+        " etcd's CPU time during the contender's whole run, its sync and its idle watch after)"
     )
     print()
     head = f"{'contender':<42} {'RSS/pod KB':>20} {'traced':>7}"

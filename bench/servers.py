@@ -9,6 +9,7 @@ bytes from this process and is kept as an option for machines without the binari
 from __future__ import annotations
 
 import gc
+import os
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -37,6 +38,10 @@ class BenchServer(Protocol):
 
     def buffer_updates(self, m: int, n: int) -> str:
         """M updates spread over the pods; returns the resourceVersion from before them."""
+        ...
+
+    def server_cpu_seconds(self) -> float | None:
+        """CPU time the server's processes used so far (None for an in-process server)."""
         ...
 
     def close(self) -> None: ...
@@ -159,6 +164,17 @@ class RealBenchServer:
         self._concurrently(lambda j: self._modify(j, n), m)
         return str(rv)
 
+    def server_cpu_seconds(self) -> float | None:
+        """kube-apiserver's and etcd's CPU time so far (user + system, from /proc)."""
+        total = 0.0
+        for pid in (self._srv.apiserver_pid, self._srv.etcd_pid):
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                return None
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return total
+
     def close(self) -> None:
         try:
             self._pool.clear()
@@ -202,6 +218,9 @@ class LocalBenchServer:
         gc.collect()
         gc.freeze()
         return from_rv
+
+    def server_cpu_seconds(self) -> float | None:
+        return None  # it shares the bench's process
 
     def close(self) -> None:
         try:
