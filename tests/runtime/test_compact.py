@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import pickle
-import threading
 import zlib
 
 import pytest
@@ -26,6 +25,7 @@ from tests.runtime.test_lazy import Pod, list_body, pod_json
 from tests.runtime.test_protobuf_codec import WIDGET, StrictWidget, Widget, _widget
 from tests.support.protobuf import MESSAGES, ld, object_meta, unknown, vint, watch_frame
 from tests.support.protobuf import list_body as protobuf_list_body
+from tests.support.threads import read_concurrently
 
 TRAIN = Compactor.TRAIN_OBJECTS
 
@@ -175,19 +175,7 @@ def test_k6_concurrent_first_reads_inflate_and_build_once() -> None:
     pod = (
         LazyDecoder(Pod, compactor=Compactor()).decode_list(list_body(*_pods(TRAIN + 1))).items[-1]
     )
-    start = threading.Event()
-    seen: list[object] = []
-
-    def read() -> None:
-        start.wait(5)
-        seen.append(pod.spec)
-
-    threads = [threading.Thread(target=read) for _ in range(4)]
-    for t in threads:
-        t.start()
-    start.set()
-    for t in threads:
-        t.join(10)
+    seen = read_concurrently(lambda: pod.spec)
     assert len(seen) == 4 and all(s is seen[0] for s in seen)
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import re
-import threading
 from typing import Any
 
 import pytest
@@ -51,6 +50,7 @@ from tests.support.protobuf import (
     vint,
     watch_frame,
 )
+from tests.support.threads import read_concurrently
 
 WIDGET = TEST + "Widget"
 SPEC = TEST + "WidgetSpec"
@@ -539,19 +539,7 @@ def test_k5_a_malformed_object_body_fails_like_an_invalid_one() -> None:
 
 def test_k5_concurrent_first_reads_build_once_and_agree() -> None:
     obj = _decoder().decode_list(list_body("v1", "WidgetList", [_widget("a")])).items[0]
-    start = threading.Event()
-    seen: list[object] = []
-
-    def read() -> None:
-        start.wait(5)
-        seen.append(obj.spec)
-
-    threads = [threading.Thread(target=read) for _ in range(4)]
-    for t in threads:
-        t.start()
-    start.set()
-    for t in threads:
-        t.join(10)
+    seen = read_concurrently(lambda: obj.spec)
     assert len(seen) == 4 and all(s is seen[0] for s in seen)
     assert isinstance(seen[0], WidgetSpec) and seen[0].title == "T"
 

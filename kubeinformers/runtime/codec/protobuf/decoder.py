@@ -20,7 +20,6 @@ from kubeinformers.runtime.codec.compact import Compactor
 from kubeinformers.runtime.codec.lazy import InvalidObjectError, LazyModelBuilder
 from kubeinformers.runtime.codec.protobuf.envelope import (
     check_kind,
-    split_list,
     unwrap,
     watch_event_bounds,
     watch_event_object,
@@ -88,26 +87,11 @@ class ProtobufLazyDecoder(Generic[M]):
 
     def decode_list(self, data: bytes) -> ObjectList[M]:
         """A whole protobuf list body (magic + runtime.Unknown around the …List message)."""
-        try:
-            _api_version, kind, raw = unwrap(data)
-            check_kind(kind, self.list_kind, "a list")
-            resource_version, continue_, remaining, items = split_list(raw)
-            self.builder.train(items)
-            assemble = self.builder.assemble_values
-            objects = [assemble(item, read_identity(item)) for item in items]
-        except ProtobufDecodeError as exc:
-            raise ValueError(f"cannot decode a protobuf list of {self.what}: {exc}") from None
-        return ObjectList(
-            items=objects,
-            resource_version=resource_version,
-            continue_=continue_ or None,
-            remaining_item_count=remaining,
-        )
+        return self.decode_list_stream((data,))
 
     def decode_list_stream(self, chunks: Iterable[bytes]) -> ObjectList[M]:
         """A protobuf list body given in pieces as it arrives (`chunks`), each item decoded
-        as soon as its last byte is in: the same list as `decode_list` of the whole body,
-        without waiting for it or holding it (rule K8)."""
+        as soon as its last byte is in, without waiting for the rest or holding it (rule K8)."""
         stream = ListStream(chunks, expect_kind=self.list_kind)
         assemble = self.builder.assemble_values
         try:

@@ -87,19 +87,6 @@ def check_kind(kind: str, expected: str, what: str) -> None:
         )
 
 
-# apiVersion and kind strings as read before: every event of a watch carries the same two.
-_TYPE_NAMES: dict[bytes, str] = {}
-
-
-def _type_name(raw: bytes) -> str:
-    name = _TYPE_NAMES.get(raw)
-    if name is None:
-        name = raw.decode()
-        if len(_TYPE_NAMES) < 1024:
-            _TYPE_NAMES[raw] = name
-    return name
-
-
 def type_meta(data: bytes, pos: int, end: int) -> tuple[str, str]:
     """A runtime.TypeMeta message's (apiVersion, kind)."""
     api_version = kind = ""
@@ -107,10 +94,10 @@ def type_meta(data: bytes, pos: int, end: int) -> tuple[str, str]:
         key, pos = read_varint(data, pos, end)
         if key == 0x0A:  # 1: apiVersion
             start, pos = read_length(data, pos, end)
-            api_version = _type_name(data[start:pos])
+            api_version = data[start:pos].decode()
         elif key == 0x12:  # 2: kind
             start, pos = read_length(data, pos, end)
-            kind = _type_name(data[start:pos])
+            kind = data[start:pos].decode()
         else:
             pos = skip_field(data, pos, key & 7, end)
     return api_version, kind
