@@ -107,6 +107,7 @@ def print_report(r: dict[str, Any]) -> None:
     print()
     head = f"{'contender':<42} {'RSS/pod KB':>20} {'traced':>7}"
     head += "".join(f" {h:>7}" for _, h in REFERENCES) + f" {'peak/after':>10} {'traced':>6}"
+    head += f" {'full GC s':>9} {'frozen':>6}"
     print(head)
     for name in SYNC_ROWS:
         if name not in med:
@@ -123,11 +124,16 @@ def print_report(r: dict[str, Any]) -> None:
         peak, after = mm.get("peak_rss_over_baseline"), mm.get("rss_after_over_baseline")
         line += f" {_ratio(peak, after):>10}"
         line += f" {_num(mm.get('traced_peak_over_after'), '{:.2f}x'):>6}"
+        line += f" {_num(mm.get('full_gc_seconds'), '{:.3f}'):>9}"
+        line += f" {_num(mm.get('full_gc_frozen_seconds'), '{:.3f}'):>6}"
         print(line)
     print(
         "(ratios are of RSS per pod; peak/after = peak RSS during the sync over RSS after it,"
         " both above the baseline;\n traced = tracemalloc bytes per pod and traced peak/after,"
-        " from one extra run: Python keeps freed memory, so RSS hides a transient copy)"
+        " from one extra run: Python keeps freed memory, so RSS hides a transient copy;\n full GC s ="
+        " one full collection of Python's cyclic collector with the cache in place, every thread"
+        " stopped meanwhile;\n frozen = the same after gc.freeze(), which the guide suggests for"
+        " big eager caches; Go's collector runs concurrently)"
     )
     print()
     print(
