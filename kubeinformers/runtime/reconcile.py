@@ -28,7 +28,9 @@ from kubeinformers.runtime.cache.keys import (
     DeletedFinalStateUnknown,
     deletion_handling_meta_namespace_key,
 )
-from kubeinformers.runtime.workqueue.queue import MetricsProvider, RateLimiter, RateLimitingQueue
+from kubeinformers.runtime.workqueue.metrics import MetricsProvider
+from kubeinformers.runtime.workqueue.queue import RateLimitingQueue
+from kubeinformers.runtime.workqueue.rate_limiters import RateLimiter
 
 __all__ = ["Reconcile", "ReconcileLoop", "Requeue", "SyncSource", "WatchableInformer"]
 

@@ -16,7 +16,7 @@ import pytest
 from kubeinformers.runtime.cache.handlers import ResourceEventHandler
 from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.reconcile import ReconcileLoop
-from kubeinformers.runtime.workqueue.queue import ItemExponentialFailureRateLimiter
+from kubeinformers.runtime.workqueue.rate_limiters import ItemExponentialFailureRateLimiter
 
 TIMEOUT = 10.0
 

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
+from kubeinformers.runtime.clock import FakeClock
 from kubeinformers.runtime.metrics import (
     HANDLER_LATENCY_BUCKETS,
     HistogramSnapshot,
@@ -32,12 +33,8 @@ from kubeinformers.runtime.metrics import (
 )
 from kubeinformers.runtime.reflector import reflector as reflector_module
 from kubeinformers.runtime.reflector.backoff import Backoff
-from kubeinformers.runtime.workqueue.queue import (
-    FakeClock,
-    ItemExponentialFailureRateLimiter,
-    RateLimitingQueue,
-    WorkQueue,
-)
+from kubeinformers.runtime.workqueue.queue import RateLimitingQueue, WorkQueue
+from kubeinformers.runtime.workqueue.rate_limiters import ItemExponentialFailureRateLimiter
 from kubeinformers.testing import FakeListerWatcher
 from tests.runtime._informer_support import WAIT, Pod, Recorder, Runner, pod, wait_for
 

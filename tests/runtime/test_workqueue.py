@@ -11,16 +11,14 @@ from typing import cast
 
 import pytest
 
-from kubeinformers.runtime.workqueue.queue import (
+from kubeinformers.runtime.clock import FakeClock
+from kubeinformers.runtime.workqueue.queue import DelayingQueue, RateLimitingQueue, WorkQueue
+from kubeinformers.runtime.workqueue.rate_limiters import (
     BucketRateLimiter,
-    DelayingQueue,
-    FakeClock,
     ItemExponentialFailureRateLimiter,
     ItemFastSlowRateLimiter,
     MaxOfRateLimiter,
-    RateLimitingQueue,
     WithMaxWaitRateLimiter,
-    WorkQueue,
     default_controller_rate_limiter,
     default_item_based_rate_limiter,
 )

@@ -1,8 +1,8 @@
 """Workqueue metrics: client-go's MetricsProvider protocols and the per-queue bookkeeping.
 
 The queues call `_QueueMetrics` under their lock. `kubeinformers.runtime.workqueue.queue`
-re-exports the public names and keeps the process-wide
-provider (`set_provider`).
+keeps the process-wide provider (`set_provider`); `kubeinformers.runtime.workqueue`
+re-exports the public names here.
 """
 
 from __future__ import annotations

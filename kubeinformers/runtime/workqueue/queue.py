@@ -5,7 +5,8 @@ item is processed are deferred until ``done``; the delaying queue holds items in
 served by one waiting thread; the rate-limiting queue delays retries per item.
 
 The clocks (`runtime.clock`), the metrics hooks (`workqueue.metrics`) and the rate limiters
-(`rate_limiters`) live in their own modules and are re-exported here.
+(`workqueue.rate_limiters`) live in their own modules; import them from there (or from
+`kubeinformers.runtime.workqueue`).
 """
 
 from __future__ import annotations
@@ -19,51 +20,24 @@ from collections.abc import Generator, Hashable
 from types import TracebackType
 from typing import Generic, Protocol, Self, TypeVar, cast
 
-from kubeinformers.runtime.clock import Clock, FakeClock, RealClock
+from kubeinformers.runtime.clock import Clock, RealClock
 from kubeinformers.runtime.metrics import WorkQueueMetrics, track_queue
 from kubeinformers.runtime.workqueue.metrics import (
     _NOOP_PROVIDER,
-    CounterMetric,
-    GaugeMetric,
-    HistogramMetric,
     MetricsProvider,
     NoopMetricsProvider,
-    SettableGaugeMetric,
     _QueueMetrics,
 )
 from kubeinformers.runtime.workqueue.rate_limiters import (
-    BucketRateLimiter,
-    ItemExponentialFailureRateLimiter,
-    ItemFastSlowRateLimiter,
-    MaxOfRateLimiter,
     RateLimiter,
-    WithMaxWaitRateLimiter,
     default_controller_rate_limiter,
-    default_item_based_rate_limiter,
 )
 
 __all__ = [
-    "BucketRateLimiter",
-    "Clock",
-    "CounterMetric",
     "DelayingQueue",
-    "FakeClock",
-    "GaugeMetric",
-    "HistogramMetric",
-    "ItemExponentialFailureRateLimiter",
-    "ItemFastSlowRateLimiter",
-    "MaxOfRateLimiter",
-    "MetricsProvider",
-    "NoopMetricsProvider",
     "QueueBackend",
-    "RateLimiter",
     "RateLimitingQueue",
-    "RealClock",
-    "SettableGaugeMetric",
-    "WithMaxWaitRateLimiter",
     "WorkQueue",
-    "default_controller_rate_limiter",
-    "default_item_based_rate_limiter",
     "set_provider",
 ]
 
