@@ -114,7 +114,8 @@ def _python_build_floor(pods: list[Any], body: bytes) -> dict[str, float]:
     from pydantic import BaseModel
 
     from kubeinformers.generated.core.v1.models import Pod
-    from kubeinformers.runtime.codec.wire import decode_list_body, gc_paused
+    from kubeinformers.runtime.codec.json_list import decode_list_body
+    from kubeinformers.runtime.codec.wire import gc_paused
 
     new, set_attr = object.__new__, object.__setattr__
 

@@ -30,8 +30,10 @@ from kubeinformers.runtime.cache.keys import object_annotations, object_resource
 from kubeinformers.runtime.client.transport import (
     MIN_CONNECTION_POOL_SIZE,
     ApiListerWatcher,
+    DecodeMode,
     query_params,
 )
+from kubeinformers.runtime.codec import json_list
 from kubeinformers.runtime.codec.lazy import is_lazy
 from kubeinformers.runtime.codec.protobuf import decoder as protobuf_decoder
 from kubeinformers.runtime.codec.wire import JsonDecoder, ObjectDecodeError
@@ -1069,6 +1071,92 @@ def test_k8_a_protobuf_list_body_that_ends_early_is_an_error_naming_the_kind(
         match=r"protobuf list of configmaps in all namespaces: malformed list \(after 2\d items\)",
     ):
         lw.list(ListOptions())
+
+
+def json_configmap_list(n: int, rv: str = "91") -> bytes:
+    items = [
+        {"metadata": {"name": f"cm-{i}", "namespace": "default", "resourceVersion": str(i)}}
+        for i in range(n)
+    ]
+    head = {"kind": "ConfigMapList", "apiVersion": "v1", "metadata": {"resourceVersion": rv}}
+    return json.dumps(head | {"items": items}, separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize("decode", ["lazy", "eager"])
+def test_k8_a_json_list_is_decoded_while_it_arrives(
+    server: CannedServer, monkeypatch: pytest.MonkeyPatch, decode: DecodeMode
+) -> None:
+    monkeypatch.setattr(json_list, "BATCH_BYTES", 1024)
+    body = json_configmap_list(60)
+    half = len(body) // 2
+    handed_out = threading.Event()
+    handed_out_before_the_rest: list[bool] = []
+    items = json_list.JsonListStream.items
+
+    def spy(self: json_list.JsonListStream) -> Iterator[bytes]:
+        for item in items(self):
+            handed_out.set()
+            yield item
+
+    monkeypatch.setattr(json_list.JsonListStream, "items", spy)
+
+    def chunks() -> Iterator[bytes | threading.Event]:
+        yield body[:half]
+        yield handed_out  # the server waits (up to 10 s) until the client has an item
+        handed_out_before_the_rest.append(handed_out.is_set())
+        yield body[half:]
+
+    server.routes["/api/v1/configmaps"] = lambda r: Stream(chunks())
+    lw = ApiListerWatcher(
+        api_client(server.url), CONFIGMAPS, ConfigMap, wire_format="json", decode=decode
+    )
+    page = lw.list(ListOptions())
+    assert handed_out_before_the_rest == [True]
+    assert [o.metadata.name for o in page.items] == [f"cm-{i}" for i in range(60)]  # type: ignore[union-attr]
+    assert page.resource_version == "91"
+
+
+def test_k8_a_json_list_cut_off_mid_body_fails_and_the_next_list_works(
+    server: CannedServer,
+) -> None:
+    body = json_configmap_list(60)
+    server.routes["/api/v1/configmaps"] = [
+        lambda r: Stream([body[: len(body) // 2]], cut=True),
+        lambda r: Stream(pieces_of(body, 500)),
+    ]
+    lw = ApiListerWatcher(api_client(server.url), CONFIGMAPS, ConfigMap, wire_format="json")
+    with pytest.raises(ConnectionError, match="cannot list configmaps in all namespaces"):
+        lw.list(ListOptions())
+    assert len(lw.list(ListOptions()).items) == 60
+
+
+def test_k8_a_json_list_body_that_ends_early_is_an_error_naming_the_resource(
+    server: CannedServer,
+) -> None:
+    body = json_configmap_list(60)
+    server.routes["/api/v1/configmaps"] = lambda r: Stream(pieces_of(body[:-100], 700))
+    lw = ApiListerWatcher(api_client(server.url), CONFIGMAPS, ConfigMap, decode="eager")
+    with pytest.raises(
+        ValueError,
+        match=r"list page of configmaps in all namespaces: the list body ended early or is not "
+        r"valid JSON \(after \d+ items\)",
+    ):
+        lw.list(ListOptions())
+
+
+def test_k7_k8_bad_items_of_a_streamed_eager_list_are_reported_once_each(
+    server: CannedServer,
+) -> None:
+    doc = json.loads(json_configmap_list(20))
+    doc["items"][3]["data"] = "not a map"
+    doc["items"][11]["data"] = ["nor", "this"]
+    server.routes["/api/v1/configmaps"] = lambda r: Stream(pieces_of(json.dumps(doc).encode(), 300))
+    reported: list[BaseException] = []
+    lw = ApiListerWatcher(api_client(server.url), CONFIGMAPS, ConfigMap, decode="eager")
+    lw.set_decode_error_handler(reported.append)
+    page = lw.list(ListOptions())
+    assert [getattr(e, "key", None) for e in reported] == ["default/cm-3", "default/cm-11"]
+    assert len(page.items) == 20 and is_lazy(page.items[3]) and not is_lazy(page.items[4])
 
 
 def pieces_of(data: bytes, size: int) -> list[bytes]:

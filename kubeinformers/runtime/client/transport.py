@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
 from urllib.parse import quote, urlencode
 
@@ -106,6 +106,17 @@ class SkippingDecoder(Decoder[T], Protocol[T]):
     per bad one (both built-in decoders can; a page from another fails whole)."""
 
     def decode_list_skipping(self, data: bytes) -> tuple[ObjectList[T], Sequence[Exception]]: ...
+
+
+@runtime_checkable
+class StreamingDecoder(Decoder[T], Protocol[T]):
+    """A decoder that can also decode a JSON list body while it arrives (rule K8): the items,
+    and an error per item it could not decode (both built-in decoders can; a page from another
+    is read whole first)."""
+
+    def decode_list_stream(
+        self, chunks: Iterable[bytes]
+    ) -> tuple[ObjectList[T], Sequence[Exception]]: ...
 
 
 DecodeMode = Literal["lazy", "eager"]
@@ -394,7 +405,17 @@ class ApiListerWatcher(Generic[T]):
         resp = self._request(options, watch=False, timeout=LIST_TIMEOUT)
         protobuf = self._protobuf_for(resp)
         if protobuf is not None:
-            return cast(ObjectList[T], self._list_streaming(resp, protobuf))
+            return cast(ObjectList[T], self._list_streaming(resp, protobuf.decode_list_stream))
+        decoder = self.decoder
+        if isinstance(decoder, StreamingDecoder):
+
+            def decode_json(chunks: Iterable[bytes]) -> ObjectList[T]:
+                page, bad = decoder.decode_list_stream(chunks)
+                for err in bad:
+                    self.report_bad_object(err)
+                return page
+
+            return self._list_streaming(resp, decode_json)
         try:
             data = resp.read()
         except (urllib3.exceptions.HTTPError, OSError) as e:
@@ -411,10 +432,12 @@ class ApiListerWatcher(Generic[T]):
             return self._decode_list_slowly(data, e)
 
     def _list_streaming(
-        self, resp: urllib3.BaseHTTPResponse, protobuf: ProtobufLazyDecoder[Any]
+        self,
+        resp: urllib3.BaseHTTPResponse,
+        decode: Callable[[Iterable[bytes]], ObjectList[Any]],
     ) -> ObjectList[Any]:
-        """A protobuf list decoded while it arrives (K8): its items are cut out of the body
-        and decoded as each completes, so decoding overlaps the server's writing."""
+        """A list decoded while it arrives (K8): `decode` cuts its items out of the body and
+        decodes each as it completes, so decoding overlaps the server's writing."""
         clean = False
 
         def chunks() -> Iterator[bytes]:
@@ -427,7 +450,7 @@ class ApiListerWatcher(Generic[T]):
                 ) from e
 
         try:
-            page = protobuf.decode_list_stream(chunks())
+            page = decode(chunks())
             clean = True
             return page
         finally:

@@ -7,8 +7,9 @@ back to `wire` for models the lazy path cannot handle.
 
 from __future__ import annotations
 
+import itertools
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 import msgspec
@@ -17,13 +18,14 @@ from pydantic import BaseModel
 from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.codec.compact import Compactor
+from kubeinformers.runtime.codec.json_list import JsonListStream, decode_list_body
 from kubeinformers.runtime.codec.lazy import (
     _NULL,
     InvalidObjectError,
     LazyModelBuilder,
     _Identity,
 )
-from kubeinformers.runtime.codec.wire import JsonDecoder, decode_list_body, reject_table
+from kubeinformers.runtime.codec.wire import JsonDecoder, reject_table
 
 __all__ = ["LazyDecoder"]
 
@@ -94,6 +96,34 @@ class LazyDecoder(typing.Generic[M]):
             continue_=body.metadata.continue_ or None,
             remaining_item_count=body.metadata.remainingItemCount,
         )
+
+    def decode_list_stream(self, chunks: Iterable[bytes]) -> tuple[ObjectList[M], list[Exception]]:
+        """A list body given in pieces as it arrives (`chunks`), each item made a lazy object
+        as soon as it is cut out of the body (rule K8). Lazy objects are validated on their
+        first full read, so no item is reported here."""
+        if not self.builder.supported:
+            page, bad = self.fallback.decode_list_stream(chunks)
+            return page, list(bad)
+        stream = JsonListStream(chunks)
+        build = self.builder.build
+        try:
+            items = stream.items()
+            # The compact store's dictionary is trained on the first items before any is kept.
+            first = list(itertools.islice(items, Compactor.TRAIN_OBJECTS))
+            self.builder.train(first)
+            objects = [build(raw) for raw in first]
+            del first
+            objects.extend(build(raw) for raw in items)
+        except ValueError as exc:
+            raise ValueError(f"cannot decode a list page of {self.what}: {exc}") from None
+        reject_table(stream.kind, self.what)
+        page = ObjectList(
+            items=objects,
+            resource_version=stream.resource_version,
+            continue_=stream.continue_ or None,
+            remaining_item_count=stream.remaining_item_count,
+        )
+        return page, []
 
     def decode_list_skipping(self, data: bytes) -> tuple[ObjectList[M], list[Exception]]:
         page, bad = self.fallback.decode_list_skipping(data)

@@ -18,7 +18,7 @@ import json
 import re
 import sysconfig
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, Generic, TypeVar, cast
 
@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
 from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.codec.json_list import JsonListStream, decode_list_body
 from kubeinformers.runtime.codec.lazy import LazyModelBuilder
 
 T = TypeVar("T")
@@ -38,6 +39,10 @@ try:  # optional speed-up (the `bench` extra)
     _loads = orjson.loads
 except ImportError:  # pragma: no cover - depends on the environment
     _loads = json.loads
+
+# The longest the collector stays off while a streamed list page arrives (a stalled server
+# must not keep it off): as long as for a watch-list's initial events.
+LIST_GC_PAUSE_LIMIT = 30.0
 
 _TYPE_RE = re.compile(rb'^\s*\{\s*"type"\s*:\s*"([A-Z]+)"')
 _WIRE = ConfigDict(extra="ignore", populate_by_name=True)
@@ -315,6 +320,57 @@ class JsonDecoder(Generic[T]):
             remaining_item_count=body.metadata.remainingItemCount,
         )
 
+    def decode_list_stream(
+        self, chunks: Iterable[bytes]
+    ) -> tuple[ObjectList[T], list[ObjectDecodeError]]:
+        """A list body given in pieces as it arrives (`chunks`), each item validated as soon as
+        it is cut out of the body (rule K8), and each on its own (K7): an item that fails
+        validation is returned as an error, its key and field path named, and kept in the page
+        as a lazy object whose full read raises."""
+        stream = JsonListStream(chunks)
+        items: list[Any] = []
+        bad: list[ObjectDecodeError] = []
+        try:
+            with gc_paused(max_seconds=LIST_GC_PAUSE_LIMIT):
+                if self._dict:
+                    items.extend(_loads(item) for item in stream.items())
+                else:
+                    self._validate_items(stream.items(), items, bad)
+        except ValueError as exc:
+            if isinstance(exc, ObjectDecodeError):
+                raise
+            raise ValueError(f"cannot decode a list page of {self.what}: {exc}") from None
+        reject_table(stream.kind, self.what)
+        page = ObjectList(
+            items=cast("list[T]", items),
+            resource_version=stream.resource_version,
+            continue_=stream.continue_ or None,
+            remaining_item_count=stream.remaining_item_count,
+        )
+        return page, bad
+
+    def _validate_items(
+        self, raws: Iterable[bytes], items: list[Any], bad: list[ObjectDecodeError]
+    ) -> None:
+        model = cast("type[BaseModel]", self.model)
+        validate = model.model_validate_json
+        append = items.append
+        keep: LazyModelBuilder[Any] | None = None
+        for raw in raws:
+            try:
+                append(validate(raw))
+            except ValidationError as exc:
+                try:
+                    meta = _ObjectMetaOnly.model_validate_json(raw).metadata
+                except ValidationError:
+                    meta = None
+                key, rv = _key(meta)
+                path, reason = _first_error(exc, 0)
+                bad.append(ObjectDecodeError(self.what, key, rv, path, reason))
+                keep = keep or LazyModelBuilder(model)
+                if keep.supported:
+                    append(keep.build(raw))
+
     def decode_list_skipping(self, data: bytes) -> tuple[ObjectList[T], list[ObjectDecodeError]]:
         """The slow path after a page failed: decode item by item, returning the bad ones apart.
 
@@ -401,25 +457,6 @@ class _RawEvent(msgspec.Struct):
 
 
 _decode_raw_event = msgspec.json.Decoder(_RawEvent).decode
-
-
-class _ListMeta(msgspec.Struct):
-    resourceVersion: str = ""
-    # `continue` is a Python keyword: msgspec renames the attribute, not the JSON name.
-    continue_: str | None = msgspec.field(default=None, name="continue")
-    remainingItemCount: int | None = None
-
-
-class _ListBody(msgspec.Struct):
-    """A list page split into its items' raw JSON, no object built (the lazy decoder and
-    eager per-item validation both start here)."""
-
-    kind: str | None = None
-    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
-    items: list[msgspec.Raw] | None = None
-
-
-decode_list_body = msgspec.json.Decoder(_ListBody).decode
 
 
 def reject_table(kind: Any, what: str) -> None:
