@@ -53,7 +53,19 @@ SYNC = (
         "kubeinformers-listwatch", "kubeinformers LIST+WATCH", "kubeinformers", watch_list=False
     ),
     Contender("kubeinformers-json", "kubeinformers lazy over JSON", "kubeinformers-json"),
+    Contender(
+        "kubeinformers-json-listwatch",
+        "kubeinformers lazy over JSON, LIST+WATCH",
+        "kubeinformers-json",
+        watch_list=False,
+    ),
     Contender("kubeinformers-eager", 'kubeinformers decode="eager"', "kubeinformers-eager"),
+    Contender(
+        "kubeinformers-eager-listwatch",
+        'kubeinformers decode="eager", LIST+WATCH',
+        "kubeinformers-eager",
+        watch_list=False,
+    ),
     Contender(
         "kubeinformers-compact",
         'kubeinformers cache_compression="zlib"',
