@@ -597,3 +597,48 @@ def test_h5_wait_for_cache_sync_async_wakes_at_the_sync_not_at_the_next_poll(
             await asyncio.to_thread(f.shutdown, 10)
 
     assert asyncio.run(main()) == {PODS: True}
+
+
+@pytest.mark.parametrize("factory_class", ["typed", "dynamic", "metadata"])
+def test_h1_use_watch_list_false_gets_the_initial_state_by_list_and_watch(
+    factory_class: str,
+) -> None:
+    """A server whose watch-list never ends its initial events: the gate's watch-list cannot
+    sync, a factory made with use_watch_list=False lists instead and syncs."""
+    from kubeinformers.generated.core.v1 import Pod
+    from kubeinformers.generated.core.v1.listers import PodLister
+    from kubeinformers.runtime.cache.dynamic import (
+        DynamicSharedInformerFactory,
+        MetadataSharedInformerFactory,
+    )
+
+    with LocalApiServer() as server:
+        server.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "a", "namespace": "default"},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            }
+        )
+        server.stall_initial_events_end()
+
+        def synced(use_watch_list: bool | None, timeout: float) -> bool:
+            api = server.api_client()
+            factory: SharedInformerFactory
+            if factory_class == "typed":
+                factory = SharedInformerFactory(api, use_watch_list=use_watch_list)
+                factory.typed_informer(PodLister.RESOURCE, Pod)
+            elif factory_class == "dynamic":
+                factory = DynamicSharedInformerFactory(api, use_watch_list=use_watch_list)
+                factory.for_resource(PodLister.RESOURCE)
+            else:
+                factory = MetadataSharedInformerFactory(api, use_watch_list=use_watch_list)
+                factory.for_resource(PodLister.RESOURCE)
+            with factory:
+                assert factory.use_watch_list is use_watch_list
+                factory.start()
+                return all(factory.wait_for_cache_sync(timeout=timeout).values())
+
+        assert synced(False, timeout=30)
+        assert not synced(True, timeout=1)

@@ -185,6 +185,7 @@ class DynamicSharedInformerFactory(SharedInformerFactory):
         tweak_list_options: TweakListOptionsFunc | None = None,
         transform: TransformFunc | None = None,
         queue: QueueKind = "delta",
+        use_watch_list: bool | None = None,
     ) -> None:
         super().__init__(
             api_client,
@@ -193,6 +194,7 @@ class DynamicSharedInformerFactory(SharedInformerFactory):
             tweak_list_options=tweak_list_options,
             transform=transform,
             queue=queue,
+            use_watch_list=use_watch_list,
         )
         self._resolver = _ResourceResolver(api_client)
 
@@ -228,6 +230,7 @@ class DynamicSharedInformerFactory(SharedInformerFactory):
             {NAMESPACE_INDEX: meta_namespace_index_func},
             name=str(resource.gvr),
             queue=self.queue,
+            use_watch_list=self.use_watch_list,
         )
 
 
@@ -276,6 +279,7 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
         tweak_list_options: TweakListOptionsFunc | None = None,
         transform: TransformFunc | None = None,
         queue: QueueKind = "delta",
+        use_watch_list: bool | None = None,
     ) -> None:
         super().__init__(
             api_client,
@@ -284,6 +288,7 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
             tweak_list_options=tweak_list_options,
             transform=transform,
             queue=queue,
+            use_watch_list=use_watch_list,
         )
         self._resolver = _ResourceResolver(api_client)
         meta: Any = dict[str, Any] if metadata_model is None else metadata_model
@@ -328,4 +333,5 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
             {NAMESPACE_INDEX: meta_namespace_index_func},
             name=f"{resource.gvr}(metadata)",
             queue=self.queue,
+            use_watch_list=self.use_watch_list,
         )

@@ -152,7 +152,11 @@ class SharedInformerFactory:
     or "json"; `cache_compression` is "none" (the default) or "zlib": the compact store, where
     lazy objects keep their raw bytes compressed with a dictionary per informer, trained from
     its first objects (about a tenth of the memory per cached object's bytes, ~5 µs more on
-    each object's first full read; needs decode="lazy").
+    each object's first full read; needs decode="lazy"). `use_watch_list` chooses how every
+    informer gets its initial state: None (the default) follows client-go's `WatchListClient`
+    gate (`KUBE_FEATURE_WatchListClient`, on unless set false): a watch-list stream where the
+    server supports it; False: a LIST then a WATCH; True: watch-list even where the gate is off
+    (a server without it still gets the LIST).
 
     Use it as a context manager to have `shutdown()` called on exit.
     """
@@ -172,6 +176,7 @@ class SharedInformerFactory:
         queue: QueueKind = "delta",
         watch_idle_timeout: float | None = None,
         sync_timeout: float = 60.0,
+        use_watch_list: bool | None = None,
     ) -> None:
         if resync_period < 0:
             raise ValueError(f"resync_period must be >= 0 seconds, got {resync_period}")
@@ -211,6 +216,7 @@ class SharedInformerFactory:
         self._watch_idle_timeout = watch_idle_timeout
         # `async with factory`: how long entering waits for every informer to sync.
         self._sync_timeout = sync_timeout
+        self._use_watch_list = use_watch_list
         self._lock = threading.Lock()
         self._informers: dict[GroupVersionResource, SharedIndexInformer[Any]] = {}
         self._threads: dict[GroupVersionResource, threading.Thread] = {}
@@ -239,6 +245,11 @@ class SharedInformerFactory:
     def queue(self) -> QueueKind:
         """The queue of every informer this factory creates ("delta", "ordered", "atomic")."""
         return self._queue
+
+    @property
+    def use_watch_list(self) -> bool | None:
+        """How informers get their initial state: None = client-go's WatchListClient gate."""
+        return self._use_watch_list
 
     @property
     def default_resync(self) -> float:
@@ -322,6 +333,7 @@ class SharedInformerFactory:
             {NAMESPACE_INDEX: meta_namespace_index_func},
             name=_informer_name(resource),
             queue=self._queue,
+            use_watch_list=self._use_watch_list,
         )
 
     def informer(self, model: type[T]) -> SharedIndexInformer[T]:
