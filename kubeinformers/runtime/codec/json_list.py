@@ -96,7 +96,7 @@ class JsonListStream:
                 if head_end >= 0:
                     break
         else:
-            yield from self._finish_whole(b"".join(parts))
+            yield from self._finish(b"".join(parts))
             return
         rest = parts[0][head_end:]
         yield from self._read_items(rest)
@@ -159,7 +159,7 @@ class JsonListStream:
             if chunk:
                 parts.append(chunk)
                 size += len(chunk)
-        yield from self._finish_items(b"".join(parts))
+        yield from self._finish(b'{"items":[' + b"".join(parts))
 
     def _cut(self, data: bytes, mark: bytes) -> tuple[list[msgspec.Raw], int] | None:
         """The complete items before the last mark that ends one, and where the next begins."""
@@ -177,31 +177,17 @@ class JsonListStream:
             return items, at + 2  # past the "}," between the last item and the next
         return None
 
-    def _finish_items(self, rest: bytes) -> Iterator[bytes]:
-        """The last items, the array's end and what follows it (a custom resource list's kind
-        and metadata come after its items)."""
-        self.parsed_bytes += len(rest)
+    def _finish(self, document: bytes) -> Iterator[bytes]:
+        """The rest of the body parsed whole: the last items, the array's end and what follows
+        it (a custom resource list's kind and metadata come after its items), or a whole body
+        whose items key was never found (a Table, `"items": null`, an empty or cut-off body)."""
+        self.parsed_bytes += len(document)
         try:
-            body = decode_list_body(b'{"items":[' + rest)
+            body = decode_list_body(document)
         except msgspec.DecodeError as exc:
             raise ValueError(
                 f"the list body ended early or is not valid JSON (after {self.items_seen} items):"
                 f" {exc}"
-            ) from None
-        self._take_meta(body)
-        for item in body.items or ():
-            self.items_seen += 1
-            yield bytes(item)
-
-    def _finish_whole(self, data: bytes) -> Iterator[bytes]:
-        """A body whose items key was never found: parsed whole (a Table, `"items": null`,
-        an empty or truncated body)."""
-        self.parsed_bytes += len(data)
-        try:
-            body = decode_list_body(data)
-        except msgspec.DecodeError as exc:
-            raise ValueError(
-                f"the list body ended early or is not valid JSON (after 0 items): {exc}"
             ) from None
         self._take_meta(body)
         for item in body.items or ():
