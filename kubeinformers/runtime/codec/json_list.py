@@ -74,9 +74,9 @@ class JsonListStream:
         self.continue_: str | None = None
         self.remaining_item_count: int | None = None
         self.items_seen = 0
-        self.parsed_bytes = (
-            0  # bytes of items parsed, failed tries included (the doubling bounds it)
-        )
+        # Bytes of items parsed, failed tries included: the doubling keeps it a small multiple
+        # of the body's size.
+        self.parsed_bytes = 0
 
     def items(self) -> Iterator[bytes]:
         parts: list[bytes] = []
