@@ -336,9 +336,7 @@ class JsonDecoder(Generic[T]):
                     items.extend(_loads(item) for item in stream.items())
                 else:
                     self._validate_items(stream.items(), items, bad)
-        except ValueError as exc:
-            if isinstance(exc, ObjectDecodeError):
-                raise
+        except ValueError as exc:  # the body itself (items are checked one by one above)
             raise ValueError(f"cannot decode a list page of {self.what}: {exc}") from None
         reject_table(stream.kind, self.what)
         page = ObjectList(
