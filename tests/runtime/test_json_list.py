@@ -231,6 +231,21 @@ def test_k8_lazy_decoder_streams_to_what_it_decodes_whole() -> None:
     assert page.resource_version == whole.resource_version == "900"
 
 
+def test_k7_k8_an_item_whose_identity_is_malformed_is_reported_not_the_whole_list() -> None:
+    """An item whose metadata cannot be read (here a name that is a number) fails its model
+    at once, lazy or eager; the streamed list keeps the others and reports that one (K7)."""
+    items = [_pod(i) for i in range(30)]
+    items[7]["metadata"]["name"] = 7
+    body = _typed_list(items)
+    for decoder in (LazyDecoder(Pod), JsonDecoder(Pod)):
+        page, bad = decoder.decode_list_stream(_pieces(body, 400))
+        assert len(bad) == 1 and isinstance(bad[0], ObjectDecodeError)
+        assert bad[0].path == "metadata.name" and bad[0].resource_version == ""
+        # No identity, no key: it cannot be cached, so it is reported and left out.
+        names = [getattr(p.metadata, "name", None) for p in page.items]
+        assert names == [f"web-{i}" for i in range(30) if i != 7]
+
+
 def test_k8_a_streamed_table_is_refused_naming_the_resource() -> None:
     table = b'{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{},"rows":[]}'
     for decoder in (JsonDecoder(Pod), LazyDecoder(Pod)):

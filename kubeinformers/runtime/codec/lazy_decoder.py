@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 import msgspec
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
 from kubeinformers.runtime.api.model import Status
@@ -100,20 +100,35 @@ class LazyDecoder(typing.Generic[M]):
     def decode_list_stream(self, chunks: Iterable[bytes]) -> tuple[ObjectList[M], list[Exception]]:
         """A list body given in pieces as it arrives (`chunks`), each item made a lazy object
         as soon as it is cut out of the body (rule K8). Lazy objects are validated on their
-        first full read, so no item is reported here."""
+        first full read; only an item whose identity cannot be read is reported here, and kept
+        as the eager decoder keeps a bad item (K7)."""
         if not self.builder.supported:
-            page, bad = self.fallback.decode_list_stream(chunks)
-            return page, list(bad)
+            eager_page, eager_bad = self.fallback.decode_list_stream(chunks)
+            return eager_page, list(eager_bad)
         stream = JsonListStream(chunks)
         build = self.builder.build
+        bad: list[Exception] = []
+        objects: list[M] = []
+
+        def add(raws: Iterable[bytes]) -> None:
+            append = objects.append
+            for raw in raws:
+                try:
+                    append(build(raw))
+                except ValidationError as exc:  # its identity is malformed: see build
+                    error, kept = self.fallback.bad_item(raw, exc)
+                    bad.append(error)
+                    if kept is not None:
+                        append(kept)
+
         try:
             items = stream.items()
             # The compact store's dictionary is trained on the first items before any is kept.
             first = list(itertools.islice(items, Compactor.TRAIN_OBJECTS))
             self.builder.train(first)
-            objects = [build(raw) for raw in first]
+            add(first)
             del first
-            objects.extend(build(raw) for raw in items)
+            add(items)
         except ValueError as exc:
             raise ValueError(f"cannot decode a list page of {self.what}: {exc}") from None
         reject_table(stream.kind, self.what)
@@ -123,7 +138,7 @@ class LazyDecoder(typing.Generic[M]):
             continue_=stream.continue_ or None,
             remaining_item_count=stream.remaining_item_count,
         )
-        return page, []
+        return page, bad
 
     def decode_list_skipping(self, data: bytes) -> tuple[ObjectList[M], list[Exception]]:
         page, bad = self.fallback.decode_list_skipping(data)

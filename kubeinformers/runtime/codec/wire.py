@@ -350,24 +350,40 @@ class JsonDecoder(Generic[T]):
     def _validate_items(
         self, raws: Iterable[bytes], items: list[Any], bad: list[ObjectDecodeError]
     ) -> None:
-        model = cast("type[BaseModel]", self.model)
-        validate = model.model_validate_json
+        validate = cast("type[BaseModel]", self.model).model_validate_json
         append = items.append
-        keep: LazyModelBuilder[Any] | None = None
         for raw in raws:
             try:
                 append(validate(raw))
             except ValidationError as exc:
-                try:
-                    meta = _ObjectMetaOnly.model_validate_json(raw).metadata
-                except ValidationError:
-                    meta = None
-                key, rv = _key(meta)
-                path, reason = _first_error(exc, 0)
-                bad.append(ObjectDecodeError(self.what, key, rv, path, reason))
-                keep = keep or LazyModelBuilder(model)
-                if keep.supported:
-                    append(keep.build(raw))
+                error, kept = self.bad_item(raw, exc)
+                bad.append(error)
+                if kept is not None:
+                    append(kept)
+
+    def bad_item(self, raw: bytes, exc: ValidationError) -> tuple[ObjectDecodeError, T | None]:
+        """A list item that failed validation (K7): the error naming it (key, resourceVersion,
+        first failing field) and the lazy object that keeps it in the page (its identity
+        readable, a full read raising); None where there is no identity to keep it by (the
+        model has none, or the item's own is malformed: no key, so no place in a cache)."""
+        try:
+            meta = _ObjectMetaOnly.model_validate_json(raw).metadata
+        except ValidationError:
+            meta = None
+        key, rv = _key(meta)
+        path, reason = _first_error(exc, 0)
+        error = ObjectDecodeError(self.what, key, rv, path, reason)
+        keep = self._keeper
+        if meta is None or not keep.supported:
+            return error, None
+        try:
+            return error, cast("T", keep.build(raw))
+        except ValidationError:  # the identity itself is malformed (build validates it)
+            return error, None
+
+    @functools.cached_property
+    def _keeper(self) -> LazyModelBuilder[Any]:
+        return LazyModelBuilder(cast("type[BaseModel]", self.model))
 
     def decode_list_skipping(self, data: bytes) -> tuple[ObjectList[T], list[ObjectDecodeError]]:
         """The slow path after a page failed: decode item by item, returning the bad ones apart.
