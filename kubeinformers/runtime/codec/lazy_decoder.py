@@ -141,8 +141,8 @@ class LazyDecoder(typing.Generic[M]):
         return page, bad
 
     def decode_list_skipping(self, data: bytes) -> tuple[ObjectList[M], list[Exception]]:
-        page, bad = self.fallback.decode_list_skipping(data)
-        return page, list(bad)
+        """The slow path after a page failed: item by item, the bad ones apart (K7)."""
+        return self.decode_list_stream((data,))
 
     def decode_event(self, line: bytes) -> WatchEvent[M]:
         if not self.builder.supported:

@@ -392,31 +392,7 @@ class JsonDecoder(Generic[T]):
         raising InvalidObjectError): it exists on the server, so a relist must not delete it
         from the cache and hand handlers a tombstone for it.
         """
-        raw = _loads(data)
-        reject_table(raw.get("kind"), self.what)
-        md = raw.get("metadata") or {}
-        items: list[T] = []
-        bad: list[ObjectDecodeError] = []
-        model = cast("type[BaseModel]", self.model)
-        keep = LazyModelBuilder(model)
-        for item in raw.get("items") or []:
-            try:
-                items.append(cast("T", model.model_validate(item)))
-            except ValidationError as e:
-                meta = item.get("metadata") if isinstance(item, dict) else None
-                meta_wire = _MetaWire.model_validate(meta) if isinstance(meta, dict) else None
-                key, rv = _key(meta_wire)
-                path, reason = _first_error(e, 0)
-                bad.append(ObjectDecodeError(self.what, key, rv, path, reason))
-                if keep.supported:
-                    items.append(cast("T", keep.build(msgspec.json.encode(item))))
-        page = ObjectList(
-            items=items,
-            resource_version=md.get("resourceVersion") or "",
-            continue_=md.get("continue") or None,
-            remaining_item_count=md.get("remainingItemCount"),
-        )
-        return page, bad
+        return self.decode_list_stream((data,))
 
     # ----------------------------------------------------------------------------- events
 
