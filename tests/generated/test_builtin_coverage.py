@@ -232,5 +232,5 @@ def test_typed_path_of_every_kind_passes_mypy_strict(
 
     usage = tmp_path / "usage_builtins.py"
     usage.write_text(_usage_source(walked))
-    result = run_mypy([usage], cwd=REPO, mypy_path=[], cache_dir=tmp_path / "mypy-cache")
+    result = run_mypy([usage], cwd=REPO, mypy_path=[])
     assert result.returncode == 0, result.stdout + result.stderr

@@ -8,8 +8,6 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from kubeinformers.generated.core.v1.listers import NodeLister, PodLister
 from kubeinformers.runtime.cache.listers import ClusterLister, Lister, NamespacedLister
 from tests.generator.genutil import REPO, run_mypy
@@ -67,26 +65,21 @@ def _errors_in(path: Path, mypy_output: str) -> list[str]:
     ]
 
 
-@pytest.fixture(scope="module")
-def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("lister-typing-mypy-cache")
-
-
 def test_h9_generated_listers_subclass_the_base_of_their_scope() -> None:
     assert issubclass(PodLister, NamespacedLister) and not issubclass(PodLister, ClusterLister)
     assert issubclass(NodeLister, ClusterLister) and not issubclass(NodeLister, NamespacedLister)
     assert issubclass(PodLister, Lister) and issubclass(NodeLister, Lister)
 
 
-def test_h9_mypy_accepts_reads_that_match_the_scope(tmp_path: Path, mypy_cache: Path) -> None:
+def test_h9_mypy_accepts_reads_that_match_the_scope(tmp_path: Path) -> None:
     usage = tmp_path / "lister_scope_good.py"
     usage.write_text(GOOD)
-    out = run_mypy([usage], cwd=REPO, mypy_path=[], cache_dir=mypy_cache).stdout
+    out = run_mypy([usage], cwd=REPO, mypy_path=[]).stdout
     assert _errors_in(usage, out) == [], out
 
 
 def test_h9_mypy_rejects_get_without_namespace_and_a_namespace_step_on_cluster_kinds(
-    tmp_path: Path, mypy_cache: Path
+    tmp_path: Path,
 ) -> None:
     body = "".join(
         f"\n\ndef {name}(core: CoreV1Informers) -> object:\n    return {expr}\n"
@@ -94,7 +87,7 @@ def test_h9_mypy_rejects_get_without_namespace_and_a_namespace_step_on_cluster_k
     )
     misuse = tmp_path / "lister_scope_bad.py"
     misuse.write_text(HEADER + body)
-    out = run_mypy([misuse], cwd=REPO, mypy_path=[], cache_dir=mypy_cache).stdout
+    out = run_mypy([misuse], cwd=REPO, mypy_path=[]).stdout
     errors = _errors_in(misuse, out)
     for _, message in BAD.values():
         assert [e for e in errors if message in e], out

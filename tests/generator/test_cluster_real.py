@@ -140,9 +140,7 @@ def test_generate_cluster_writes_a_package_that_syncs_from_the_server_and_type_c
                 assert realm_name in use.realm_names(factory)
             finally:
                 factory.shutdown(timeout=SYNC_TIMEOUT)
-        checked = run_mypy(
-            [usage], cwd=tmp_path, mypy_path=[tmp_path], cache_dir=tmp_path / ".mypy_cache"
-        )
+        checked = run_mypy([usage], cwd=tmp_path, mypy_path=[tmp_path])
         assert checked.returncode == 0, checked.stdout + checked.stderr
     finally:
         custom.delete_cluster_custom_object("infra.example.com", "v1", "realms", realm_name)

@@ -365,12 +365,7 @@ def test_generated_corpus_and_usage_pass_mypy_strict(corpus: Corpus, tmp_path: P
     usage = corpus.root / "usage_corpus.py"
     usage.write_text(usage_file(corpus).source)
     started = time.perf_counter()
-    result = run_mypy(
-        [usage, corpus.pkg_dir],
-        cwd=corpus.root,
-        mypy_path=[corpus.root],
-        cache_dir=corpus.root / ".mypy-cache",
-    )
+    result = run_mypy([usage, corpus.pkg_dir], cwd=corpus.root, mypy_path=[corpus.root])
     print(f"\nmypy --strict over the corpus and usage file: {time.perf_counter() - started:.1f}s")
     assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
     # The same setup must catch a misuse (so the pass above means something).
@@ -381,7 +376,5 @@ def test_generated_corpus_and_usage_pass_mypy_strict(corpus: Corpus, tmp_path: P
         f"{header}\n\n\ndef misuse(obj: {first_alias}) -> object:\n"
         "    return obj.no_such_field_h8\n"
     )
-    result = run_mypy(
-        [bad], cwd=corpus.root, mypy_path=[corpus.root], cache_dir=corpus.root / ".mypy-cache"
-    )
+    result = run_mypy([bad], cwd=corpus.root, mypy_path=[corpus.root])
     assert result.returncode == 1 and "no_such_field_h8" in result.stdout, result.stdout[-3000:]

@@ -575,12 +575,7 @@ def wrong_type(route: Route) -> int:
 def test_generated_code_and_typed_usage_pass_mypy_strict(golden: Golden, tmp_path: Path) -> None:
     usage = tmp_path / "usage_golden.py"
     usage.write_text(USAGE.format(pkg=PKG))
-    result = run_mypy(
-        [usage, golden.pkg_dir],
-        cwd=golden.root,
-        mypy_path=[golden.root],
-        cache_dir=golden.root / ".mypy-cache",
-    )
+    result = run_mypy([usage, golden.pkg_dir], cwd=golden.root, mypy_path=[golden.root])
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -590,9 +585,7 @@ def test_mypy_rejects_a_namespace_step_on_a_cluster_scoped_lister(
     """H9: and a get without the namespace step on a namespaced one."""
     misuse = tmp_path / "misuse_golden.py"
     misuse.write_text(MISUSE.format(pkg=PKG))
-    result = run_mypy(
-        [misuse], cwd=golden.root, mypy_path=[golden.root], cache_dir=golden.root / ".mypy-cache"
-    )
+    result = run_mypy([misuse], cwd=golden.root, mypy_path=[golden.root])
     out = result.stdout
     assert result.returncode == 1, out
     assert '"RealmLister" has no attribute "realms"' in out, out
