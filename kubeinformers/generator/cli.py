@@ -17,7 +17,7 @@ from pathlib import Path
 from kubeinformers.generator import cluster as cluster_input
 from kubeinformers.generator import load, naming, protobuf_table, render, schema, shapes, write
 from kubeinformers.generator.load import APIModel, LoadError
-from kubeinformers.generator.models import ModelError, generate_models
+from kubeinformers.generator.models import ModelError, default_jobs, generate_models
 
 EXIT_OK = 0
 EXIT_INPUT_FAILED = 1
@@ -212,7 +212,11 @@ def build(
     progress(f"rendered {len(other)} accessor, informer and lister files; formatting")
     t = time.perf_counter()
     preformatted = frozenset(model_files) | {f"{shapes.MODULE}.py", f"{protobuf_table.MODULE}.py"}
-    result.files = write.format_all({**model_files, **other}, preformatted)
+    result.files = write.format_all(
+        {**model_files, **other},
+        preformatted,
+        jobs=default_jobs() if jobs is None else jobs,
+    )
     result.timings["format"] = time.perf_counter() - t
     return result
 
@@ -288,7 +292,7 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="N",
-        help="worker processes for model generation of big inputs (default: CPUs, at most 4)",
+        help="worker processes for generating and formatting big inputs (default: CPUs, at most 4)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
     return p

@@ -1,11 +1,11 @@
-"""Worker processes of model generation, bound to the generator's life.
+"""Worker processes of model generation and formatting, bound to the generator's life.
 
 A spawn-pool worker does not notice its parent's death by itself: killed with SIGKILL (an
 impatient Ctrl-\\, a CI timeout, the OOM killer), the generator used to leave its workers
 burning CPU on the rest of their queue. Each worker therefore asks Linux to send it SIGKILL
 when its parent dies (`prctl(PR_SET_PDEATHSIG)`), and, on every system, runs a watchdog
 thread that exits the process once its parent pid changes (it was reparented). The worker
-only generates models in memory, so exiting at any point loses nothing.
+only generates models or formats source in memory, so exiting at any point loses nothing.
 """
 
 from __future__ import annotations

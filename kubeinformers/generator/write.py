@@ -35,23 +35,56 @@ def format_source(code: str, path: str = "<generated>") -> str:
     return code
 
 
+# black formats ~250 KB of generated source per second; below this much, starting worker
+# processes (each imports black, ~0.5 s) costs more than it saves.
+PARALLEL_MIN_BYTES = 300_000
+
+
 def format_all(
-    files: Mapping[str, str], preformatted: frozenset[str] = frozenset()
+    files: Mapping[str, str], preformatted: frozenset[str] = frozenset(), *, jobs: int = 1
 ) -> dict[str, str]:
-    """black over every file but the `preformatted` ones.
+    """black over every file but the `preformatted` ones, in `jobs` worker processes when
+    there is much to format (the informers, listers and accessors of 157 CRDs: 1.6 MB, 7 s
+    in one process, 3.7 s in two).
 
     Model modules come formatted by datamodel-code-generator's own (pinned, deterministic)
     formatter at the same line length: black over the 15 MB of models of 157 real CRDs takes
     two minutes, datamodel-code-generator's formatter a few seconds.
     """
     out: dict[str, str] = {}
-    for path, code in sorted(files.items()):
+    pending: dict[str, str] = {}
+    for path, code in files.items():
         if path in preformatted:
             code = code if code.startswith(HEADER) else f"{HEADER}\n{code}"
             out[path] = code if code.endswith("\n") else f"{code}\n"
         else:
-            out[path] = format_source(code, path)
-    return out
+            pending[path] = code
+    if jobs > 1 and sum(map(len, pending.values())) >= PARALLEL_MIN_BYTES:
+        from kubeinformers.generator import workers
+
+        with workers.bound_pool(jobs) as pool:
+            for formatted in pool.map(_format_batch, _batches(pending, jobs)):
+                out.update(formatted)
+    else:
+        out.update(_format_batch(pending))
+    return dict(sorted(out.items()))
+
+
+def _format_batch(files: Mapping[str, str]) -> dict[str, str]:
+    """For worker processes too: `format_source` over each file."""
+    return {path: format_source(code, path) for path, code in files.items()}
+
+
+def _batches(files: Mapping[str, str], count: int) -> list[dict[str, str]]:
+    """`files` in `count` batches of about equal size (largest first, each to the smallest
+    batch), so that no worker waits for another at the end."""
+    batches: list[dict[str, str]] = [{} for _ in range(count)]
+    sizes = [0] * count
+    for path, code in sorted(files.items(), key=lambda item: (-len(item[1]), item[0])):
+        smallest = sizes.index(min(sizes))
+        batches[smallest][path] = code
+        sizes[smallest] += len(code)
+    return [batch for batch in batches if batch]
 
 
 @dataclass
