@@ -8,10 +8,10 @@ managedFields trees as they are. Which is cheaper is measured here, in this proc
 bench's realistic pods, with managedFields and without (their FieldsV1 trees are dicts of
 dicts that no schema describes), with the collector off as in a sync. Best of 5 per line.
 
-Measured 2026-11-24 (AMD EPYC, 2 cores, idle): model_validate_json 37.6-38.9 µs per pod,
-msgspec + model_validate 44.0-45.0 µs: the parse-it-yourself path wins, so the eager decoder
-keeps `model_validate_json`. With another process busy on the second core both grow (60 and
-72 µs): the cores share caches.
+Measured 2026-11-24 (AMD EPYC, 2 cores, idle, pods with managedFields): model_validate_json
+41-43 µs per pod, msgspec + model_validate 45-47 µs: the parse-it-yourself path wins, so the
+eager decoder keeps `model_validate_json`. With another process busy on the second core both
+grow (to about 60 and 72 µs): the cores share caches.
 """
 
 from __future__ import annotations
