@@ -12,6 +12,7 @@ from pydantic import Field
 
 from kubeinformers.runtime.api.model import KubeModel, Status
 from kubeinformers.runtime.cache import keys
+from kubeinformers.runtime.codec import lazy as lazy_module
 from kubeinformers.runtime.codec.lazy import (
     InvalidObjectError,
     LazyModelBuilder,
@@ -181,7 +182,38 @@ def test_cluster_scoped_object_has_no_namespace() -> None:
     assert keys.meta_namespace_key(node) == "node-1"
 
 
-def test_concurrent_first_reads_all_see_the_built_model() -> None:
+def test_k10_every_step_of_a_build_shows_other_threads_a_whole_object(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """K10, checked at each step that publishes a built model's state (where a thread switch
+    can happen): what another thread would read then is the lazy object's identity or the
+    whole model, equal to the eagerly validated one, its copy too."""
+    raw = pod_json("p1")
+    twin = Pod.model_validate_json(raw)
+    pod = LazyModelBuilder(Pod).build(raw)
+    lazy_class = type(pod)
+    publish = lazy_module._publish
+    seen: list[str] = []
+
+    def publish_and_look(obj: object, name: str, value: object) -> None:
+        publish(obj, name, value)
+        if obj is not pod:
+            return
+        seen.append(name)
+        if type(pod) is lazy_class:  # reads that do not wait for the build
+            assert pod.metadata is not None and pod.metadata.name == "p1", name
+        else:
+            assert type(pod) is Pod, name
+            assert pod == twin, f"unequal after publishing {name}"
+            assert copy.copy(pod) == twin and pickle.loads(pickle.dumps(pod)) == twin, name
+
+    monkeypatch.setattr(lazy_module, "_publish", publish_and_look)
+    assert pod.spec is not None and pod.spec.containers[0].name == "app"
+    assert seen[-1] == "__class__", seen  # the class is switched last
+    assert pod == twin
+
+
+def test_k10_concurrent_first_reads_all_see_the_built_model() -> None:
     builder = LazyModelBuilder(Pod)
     pods = [builder.build(pod_json(f"p{i}")) for i in range(200)]
     start = threading.Event()

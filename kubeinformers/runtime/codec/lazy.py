@@ -54,7 +54,10 @@ _REPORT = "__kubeinformers_report__"  # the builder's on_invalid hook, on its ow
 # Until a lazy object is built, pydantic's instance slots are free; they hold its state:
 _RAW_SLOT = "__pydantic_fields_set__"  # the bytes it is built from (the whole item), both kinds
 _META_SLOT = "__pydantic_private__"  # a lazy item's metadata, read through `metadata`
-_META_DESCRIPTOR = BaseModel.__dict__[_META_SLOT]  # reads that slot at C speed
+_read_meta_slot = BaseModel.__dict__[_META_SLOT].__get__  # reads that slot at C speed
+_instance_dict = object.__getattribute__
+# Each step of publishing a built object's state (module-level: tests watch every step).
+_publish = object.__setattr__
 
 # The identity fields decoded up front, by their API (alias) names.
 _IDENTITY_FIELDS = ("name", "namespace", "resourceVersion", "uid", "labels")
@@ -188,16 +191,16 @@ def _materialise(obj: Any) -> None:
             if report is not None:
                 report(invalid)
             raise invalid from exc
-        # Publish the full state before switching the class, so that a concurrent reader
-        # never sees the model's class with a partial __dict__. The metadata slot is reset
-        # last: until the switch, `metadata` is read from it (then from the __dict__); only
-        # `__pydantic_private__`'s readers (==, copy, pickle; None in generated models) could
-        # see the lazy metadata there in between.
-        object.__setattr__(obj, "__pydantic_fields_set__", full.__pydantic_fields_set__)
-        object.__setattr__(obj, "__pydantic_extra__", full.__pydantic_extra__)
-        object.__setattr__(obj, "__dict__", full.__dict__)
-        object.__setattr__(obj, "__class__", base)
-        object.__setattr__(obj, "__pydantic_private__", full.__pydantic_private__)
+        # Publish the whole state, then switch the class, so that a concurrent reader never
+        # sees the model's class with a state that is not the model's. Until the switch the
+        # lazy class answers: its other methods wait for this build (the lock), and its
+        # `metadata` reads the instance dict once the built metadata is there, else the slot,
+        # which is why the slot can be reset before the switch.
+        _publish(obj, "__pydantic_fields_set__", full.__pydantic_fields_set__)
+        _publish(obj, "__pydantic_extra__", full.__pydantic_extra__)
+        _publish(obj, "__dict__", full.__dict__)
+        _publish(obj, _META_SLOT, full.__pydantic_private__)
+        _publish(obj, "__class__", base)
 
 
 ModelBuild = Callable[[type[BaseModel], bytes], BaseModel]
@@ -257,6 +260,16 @@ def _lazy_eq(self: Any, other: object) -> Any:
     return self == other
 
 
+def _lazy_item_metadata(self: Any) -> Any:
+    """A lazy item's `metadata`: the lazy metadata in its slot; once a build has reset the
+    slot to the model's private state (None or a dict; just before the class switch), the
+    built model's, which the instance dict holds by then."""
+    meta = _read_meta_slot(self)
+    if meta is None or type(meta) is dict:
+        return _instance_dict(self, "__dict__").get("metadata")
+    return meta
+
+
 def _lazy_fields_set(self: Any) -> set[str]:
     _materialise(self)
     return typing.cast(set[str], self.model_fields_set)
@@ -286,7 +299,7 @@ def _new_lazy_class(base: type[BaseModel], build: ModelBuild, item: bool) -> typ
         # An item's `metadata` is read from its slot (set after the class is built: pydantic
         # refuses a class attribute shadowing a field). Once built, the model's own
         # `metadata` in the instance dict is read, as the class is then the model.
-        type.__setattr__(lazy, "metadata", _META_DESCRIPTOR)
+        type.__setattr__(lazy, "metadata", property(_lazy_item_metadata))
     return lazy
 
 
