@@ -296,9 +296,9 @@ def _new_lazy_class(base: type[BaseModel], build: ModelBuild, item: bool) -> typ
     # field, so it validates exactly like the model (it is never validated itself).
     lazy = type(base.__name__, (base,), namespace)
     if item:
-        # An item's `metadata` is read from its slot (set after the class is built: pydantic
-        # refuses a class attribute shadowing a field). Once built, the model's own
-        # `metadata` in the instance dict is read, as the class is then the model.
+        # An item's `metadata` is read from its slot through a property (set after the class
+        # is built: pydantic refuses a class attribute shadowing a field). Once built, the
+        # model's own `metadata` in the instance dict is read, as the class is then the model.
         type.__setattr__(lazy, "metadata", property(_lazy_item_metadata))
     return lazy
 
