@@ -3,6 +3,9 @@ same bytes as in one process, and a file that is not Python named in the error."
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+
 import pytest
 
 from kubeinformers.generator import workers, write
@@ -51,9 +54,11 @@ def test_batches_are_balanced_and_hold_every_file_once() -> None:
     assert write._batches({"one.py": "x"}, 4) == [{"one.py": "x"}]
 
 
-def _counted(pool_factory: object, spawned: list[int]) -> object:
-    def pool(jobs: int) -> object:
+def _counted(
+    pool_factory: Callable[[int], ProcessPoolExecutor], spawned: list[int]
+) -> Callable[[int], ProcessPoolExecutor]:
+    def pool(jobs: int) -> ProcessPoolExecutor:
         spawned.append(jobs)
-        return pool_factory(jobs)  # type: ignore[operator]
+        return pool_factory(jobs)
 
     return pool

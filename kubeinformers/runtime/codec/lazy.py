@@ -55,7 +55,6 @@ _REPORT = "__kubeinformers_report__"  # the builder's on_invalid hook, on its ow
 _RAW_SLOT = "__pydantic_fields_set__"  # the bytes it is built from (the whole item), both kinds
 _META_SLOT = "__pydantic_private__"  # a lazy item's metadata, read through `metadata`
 _read_meta_slot = BaseModel.__dict__[_META_SLOT].__get__  # reads that slot at C speed
-_instance_dict = object.__getattribute__
 # Each step of publishing a built object's state (module-level: tests watch every step).
 _publish = object.__setattr__
 
@@ -266,7 +265,7 @@ def _lazy_item_metadata(self: Any) -> Any:
     built model's, which the instance dict holds by then."""
     meta = _read_meta_slot(self)
     if meta is None or type(meta) is dict:
-        return _instance_dict(self, "__dict__").get("metadata")
+        return object.__getattribute__(self, "__dict__").get("metadata")
     return meta
 
 
