@@ -4,7 +4,7 @@ docs/behaviour.md is the contract the code cites (issue 14): a citation that doe
 there is either a typo or a rule that was never written down. Citations take four forms,
 found by looking at how the code and tests actually cite rules:
 
-* a rule ID in text: an upper-case section letter A-M, a number 1-99 and, for sub-sectioned
+* a rule ID in text: an upper-case section letter A-N, a number 1-99 and, for sub-sectioned
   rules, a dot and a number 1-99 (``(C3.4)``, ``# D14: ...``, ranges ``D6-D9``, ``C1.10/C2.6``).
   The letter must not follow a word character or a dot and the ID must not run into another
   word character, so ``E501``, ``B011``, ``F401`` (ruff codes: 3+ digits or a leading zero),
@@ -35,26 +35,26 @@ BEHAVIOUR = _REPO / "docs" / "behaviour.md"
 
 # One pass over each file; the leading lookahead lets the engine skip most positions cheaply.
 CITATION = re.compile(
-    r"(?=[A-MSsdr(])(?:"
+    r"(?=[A-NSsdr(])(?:"
     # a rule ID in text (docstrings, comments, strings, Markdown)
-    r"(?<![\w.])(?P<rule>[A-M][1-9][0-9]?(?:\.[1-9][0-9]?)?)(?!\w)"
+    r"(?<![\w.])(?P<rule>[A-N][1-9][0-9]?(?:\.[1-9][0-9]?)?)(?!\w)"
     # a sub-section, "C-2"
-    r"|(?<![\w-])(?P<sub_section>[A-M]-[1-9])(?![\w-])"
+    r"|(?<![\w-])(?P<sub_section>[A-N]-[1-9])(?![\w-])"
     # section 0's rules are plain decimals: only "(0.2)" and "rule 0.2" count
     r"|(?<=\s)\((?P<zero>0\.[1-9])\)"
     r"|\brules? (?P<zero_rule>0\.[1-9])\b"
     # a section, "section F"
-    r"|\b[Ss]ections? (?P<section>[0A-M])(?![\w-])"
+    r"|\b[Ss]ections? (?P<section>[0A-N])(?![\w-])"
     # a test name, "def test_c1_3_..."
     r"|\bdef (?P<test>test_\w+)"
     r")"
 )
-_TEST_NAME_ID = re.compile(r"[a-m][1-9][0-9]?")
+_TEST_NAME_ID = re.compile(r"[a-n][1-9][0-9]?")
 
 _NEWLINE = re.compile(r"\n")
 
 DEFINITION = re.compile(r"^- \*\*([^*]+)\*\*")
-SECTION_HEADING = re.compile(r"^#{2,3} ([0A-M](?:-[1-9])?)\. ")
+SECTION_HEADING = re.compile(r"^#{2,3} ([0A-N](?:-[1-9])?)\. ")
 
 
 class Citation(NamedTuple):

@@ -36,6 +36,10 @@ class ListOptions:
     timeout_seconds: int | None = None
     allow_watch_bookmarks: bool = False
     send_initial_events: bool | None = None
+    # KEP-5866 (ShardedListAndWatch): only the objects whose hash falls in these ranges, e.g.
+    # "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"; built
+    # by `runtime.api.shard.Shard.selector` (section N).
+    shard_selector: str | None = None
 
     def copy(self, **changes: Any) -> ListOptions:
         """A copy with `changes` applied; the original is never mutated (tweak functions rely on it)."""
@@ -44,12 +48,16 @@ class ListOptions:
 
 @dataclass(slots=True)
 class ObjectList(Generic[T]):
-    """One page of a list: its items, the list's resourceVersion and the continue token."""
+    """One page of a list: its items, the list's resourceVersion and the continue token.
+
+    `shard_selector` is the list's `metadata.shardInfo.selector`: the shard selector the
+    server applied (None when it applied none: the page holds every object, N2)."""
 
     items: list[T]
     resource_version: str
     continue_: str | None = None
     remaining_item_count: int | None = None
+    shard_selector: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from pydantic import ConfigDict, Field
 from kubeinformers.runtime.api.errors import ApiStatusError
 from kubeinformers.runtime.api.model import KubeModel
 from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
+from kubeinformers.runtime.api.shard import Shard
 from kubeinformers.runtime.cache.factory import (
     GenericInformer,
     SharedInformerFactory,
@@ -186,6 +187,7 @@ class DynamicSharedInformerFactory(SharedInformerFactory):
         transform: TransformFunc | None = None,
         queue: QueueKind = "delta",
         use_watch_list: bool | None = None,
+        shard: Shard | None = None,
     ) -> None:
         super().__init__(
             api_client,
@@ -195,6 +197,7 @@ class DynamicSharedInformerFactory(SharedInformerFactory):
             transform=transform,
             queue=queue,
             use_watch_list=use_watch_list,
+            shard=shard,
         )
         self._resolver = _ResourceResolver(api_client)
 
@@ -231,6 +234,7 @@ class DynamicSharedInformerFactory(SharedInformerFactory):
             name=str(resource.gvr),
             queue=self.queue,
             use_watch_list=self.use_watch_list,
+            shard=self.shard,
         )
 
 
@@ -254,6 +258,8 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
         tweak_list_options: TweakListOptionsFunc | None = None,
         transform: TransformFunc | None = None,
         queue: QueueKind = "delta",
+        use_watch_list: bool | None = None,
+        shard: Shard | None = None,
     ) -> None: ...
 
     @overload
@@ -267,6 +273,8 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
         tweak_list_options: TweakListOptionsFunc | None = None,
         transform: TransformFunc | None = None,
         queue: QueueKind = "delta",
+        use_watch_list: bool | None = None,
+        shard: Shard | None = None,
     ) -> None: ...
 
     def __init__(
@@ -280,6 +288,7 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
         transform: TransformFunc | None = None,
         queue: QueueKind = "delta",
         use_watch_list: bool | None = None,
+        shard: Shard | None = None,
     ) -> None:
         super().__init__(
             api_client,
@@ -289,6 +298,7 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
             transform=transform,
             queue=queue,
             use_watch_list=use_watch_list,
+            shard=shard,
         )
         self._resolver = _ResourceResolver(api_client)
         meta: Any = dict[str, Any] if metadata_model is None else metadata_model
@@ -334,4 +344,5 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
             name=f"{resource.gvr}(metadata)",
             queue=self.queue,
             use_watch_list=self.use_watch_list,
+            shard=self.shard,
         )

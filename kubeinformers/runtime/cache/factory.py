@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
 from kubeinformers.runtime.api.kinds import ListedModel, lister_class, resource_of
 from kubeinformers.runtime.api.listwatch import ListOptions
 from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
+from kubeinformers.runtime.api.shard import Shard
 from kubeinformers.runtime.cache.health import FactoryHealth
 from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind, SharedIndexInformer
 from kubeinformers.runtime.cache.listers import GenericLister
@@ -156,7 +157,10 @@ class SharedInformerFactory:
     informer gets its initial state: None (the default) follows client-go's `WatchListClient`
     gate (`KUBE_FEATURE_WatchListClient`, on unless set false): a watch-list stream where the
     server supports it; False: a LIST then a WATCH; True: watch-list even where the gate is off
-    (a server without it still gets the LIST).
+    (a server without it still gets the LIST). `shard` restricts every informer to one shard of
+    the objects (section N, docs/guide/scaling.md): `Shard.static(index, total)` for replica
+    `index` of `total`; the API server selects them where it supports KEP-5866 sharded
+    list and watch (1.36+, the ShardedListAndWatch gate), the client elsewhere.
 
     Use it as a context manager to have `shutdown()` called on exit.
     """
@@ -177,6 +181,7 @@ class SharedInformerFactory:
         watch_idle_timeout: float | None = None,
         sync_timeout: float = 60.0,
         use_watch_list: bool | None = None,
+        shard: Shard | None = None,
     ) -> None:
         if resync_period < 0:
             raise ValueError(f"resync_period must be >= 0 seconds, got {resync_period}")
@@ -217,6 +222,9 @@ class SharedInformerFactory:
         # `async with factory`: how long entering waits for every informer to sync.
         self._sync_timeout = sync_timeout
         self._use_watch_list = use_watch_list
+        if shard is not None and not isinstance(shard, Shard):
+            raise TypeError(f"shard must be a Shard (Shard.static(i, n), ...), not {shard!r}")
+        self._shard = shard
         self._lock = threading.Lock()
         self._informers: dict[GroupVersionResource, SharedIndexInformer[Any]] = {}
         self._threads: dict[GroupVersionResource, threading.Thread] = {}
@@ -250,6 +258,11 @@ class SharedInformerFactory:
     def use_watch_list(self) -> bool | None:
         """How informers get their initial state: None = client-go's WatchListClient gate."""
         return self._use_watch_list
+
+    @property
+    def shard(self) -> Shard | None:
+        """The shard every informer of this factory caches (section N); None: everything."""
+        return self._shard
 
     @property
     def default_resync(self) -> float:
@@ -334,6 +347,7 @@ class SharedInformerFactory:
             name=_informer_name(resource),
             queue=self._queue,
             use_watch_list=self._use_watch_list,
+            shard=self._shard,
         )
 
     def informer(self, model: type[T]) -> SharedIndexInformer[T]:

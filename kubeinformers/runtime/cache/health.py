@@ -33,6 +33,11 @@ class InformerHealth:
     last_error: str | None
     consecutive_failures: int
     stopped: bool = False
+    # Section N: the shard cached (`uid in [0x…, 0x…)`), and who selects its objects:
+    # "server" (the API server applies the shardSelector), "client" (it does not: every object
+    # is received and filtered here) or "pending" (nothing listed yet); None when not sharded.
+    shard: str | None = None
+    shard_filter: str | None = None
 
     @property
     def healthy(self) -> bool:
@@ -65,6 +70,7 @@ class FactoryHealth:
             lines.append(
                 f"{name}: {state} synced={h.synced} last_event={age} "
                 f"failures={h.consecutive_failures}"
+                + (f" shard={h.shard} filter={h.shard_filter}" if h.shard else "")
                 + (f" last_error={h.last_error}" if h.last_error else "")
             )
         return "\n".join(lines)
@@ -108,6 +114,9 @@ class HealthTracker:
         stopped: bool,
         watch_errors: int,
         last_error: BaseException | None = None,
+        *,
+        shard: str | None = None,
+        shard_filter: str | None = None,
     ) -> InformerHealth:
         """`last_error`: the reflector's, which also has the failures it retries by itself
         (they reach no error handler); else the last one the error handler saw."""
@@ -123,4 +132,6 @@ class HealthTracker:
             last_error=error,
             consecutive_failures=failures,
             stopped=stopped,
+            shard=shard,
+            shard_filter=shard_filter,
         )

@@ -23,6 +23,7 @@ from kubeinformers.runtime.api.keys import (
     object_resource_version,
 )
 from kubeinformers.runtime.api.listwatch import CountsDecodeErrors, ListerWatcher, ServesResource
+from kubeinformers.runtime.api.shard import Shard
 from kubeinformers.runtime.cache.controller import (
     Controller,
     ControllerConfig,
@@ -59,6 +60,7 @@ from kubeinformers.runtime.cache.real_fifo import (
     SyncAllInfo,
 )
 from kubeinformers.runtime.cache.store import Indexer
+from kubeinformers.runtime.client.shard import ShardedListerWatcher
 from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.metrics import (
     HandlerMetrics,
@@ -210,6 +212,7 @@ class SharedIndexInformer(Generic[T]):
         clock: Now = time.monotonic,
         transform: TransformFunc | None = None,
         watch_error_handler: WatchErrorHandler | None = None,
+        shard: Shard | None = None,
     ) -> None:
         if queue not in QUEUE_KINDS:
             raise ValueError(
@@ -217,9 +220,13 @@ class SharedIndexInformer(Generic[T]):
                 f"(RealFIFO in atomic mode), not {queue!r}"
             )
         self.queue_kind = queue
-        self.lister_watcher = lister_watcher
         self.object_type = object_type
         self.name = name or (object_type.__name__ if object_type is not None else "informer")
+        # Section N: only the shard's objects reach the queue (the server's selection where
+        # it applies the selector, the client's where it does not).
+        if shard is not None:
+            lister_watcher = ShardedListerWatcher(lister_watcher, shard, name=self.name)
+        self.lister_watcher = lister_watcher
         self._log = logging.getLogger(f"kubeinformers.informer.{self.name}")
         # F1: the cache is keyed by A2 so tombstones delete the right entry.
         self._indexer: Indexer[T] = Indexer(
@@ -488,13 +495,23 @@ class SharedIndexInformer(Generic[T]):
     def health(self) -> InformerHealth:
         """Synced, seconds since the last processed event, last list/watch error and the
         failures in a row: what a readiness probe needs (`InformerHealth.healthy`)."""
+        source = self.lister_watcher
+        sharded = source if isinstance(source, ShardedListerWatcher) else None
         return self._health.snapshot(
             self.name,
             self.has_synced(),
             self.is_stopped(),
             self._reflector_counters.watch_errors,
             self.last_error(),
+            shard=sharded.shard.describe() if sharded is not None else None,
+            shard_filter=sharded.filter if sharded is not None else None,
         )
+
+    @property
+    def shard(self) -> Shard | None:
+        """The shard this informer caches (section N), or None: every object."""
+        source = self.lister_watcher
+        return source.shard if isinstance(source, ShardedListerWatcher) else None
 
     def events(self, buffer: int = 100) -> EventStream[T]:
         """An async stream of this informer's notifications as `Added` / `Updated` /

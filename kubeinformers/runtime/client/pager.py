@@ -50,7 +50,11 @@ def list_pages(
         if not page.continue_ and merged is None:
             return page, paginated
         if merged is None:
-            merged = ObjectList(items=list(page.items), resource_version=page.resource_version)
+            merged = ObjectList(
+                items=list(page.items),
+                resource_version=page.resource_version,
+                shard_selector=page.shard_selector,
+            )
         else:
             merged.items.extend(page.items)
         if not page.continue_:

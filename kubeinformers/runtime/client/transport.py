@@ -190,6 +190,8 @@ def query_params(options: ListOptions, *, watch: bool) -> list[tuple[str, str]]:
             q.append(("allowWatchBookmarks", "true"))
     if options.send_initial_events is not None:
         q.append(("sendInitialEvents", "true" if options.send_initial_events else "false"))
+    if options.shard_selector:
+        q.append(("shardSelector", options.shard_selector))
     return q
 
 

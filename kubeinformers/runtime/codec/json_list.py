@@ -27,7 +27,11 @@ from collections.abc import Iterable, Iterator
 
 import msgspec
 
-__all__ = ["BATCH_BYTES", "JsonListStream", "decode_list_body"]
+__all__ = ["BATCH_BYTES", "JsonListStream", "decode_list_body", "shard_selector_of"]
+
+
+class _ShardInfo(msgspec.Struct):
+    selector: str = ""
 
 
 class _ListMeta(msgspec.Struct):
@@ -35,6 +39,12 @@ class _ListMeta(msgspec.Struct):
     # `continue` is a Python keyword: msgspec renames the attribute, not the JSON name.
     continue_: str | None = msgspec.field(default=None, name="continue")
     remainingItemCount: int | None = None
+    shardInfo: _ShardInfo | None = None  # the shard selector the server applied (KEP-5866)
+
+
+def shard_selector_of(meta: _ListMeta) -> str | None:
+    """The selector of a list's `metadata.shardInfo` (the shard the server applied), or None."""
+    return meta.shardInfo.selector if meta.shardInfo is not None else None
 
 
 class _ListBody(msgspec.Struct):
@@ -73,6 +83,7 @@ class JsonListStream:
         self.resource_version = ""
         self.continue_: str | None = None
         self.remaining_item_count: int | None = None
+        self.shard_selector: str | None = None
         self.items_seen = 0
         # Bytes of items parsed, failed tries included: the doubling keeps it a small multiple
         # of the body's size.
@@ -124,6 +135,8 @@ class JsonListStream:
         self.continue_ = meta.continue_ or self.continue_
         if meta.remainingItemCount is not None:
             self.remaining_item_count = meta.remainingItemCount
+        if meta.shardInfo is not None:
+            self.shard_selector = meta.shardInfo.selector
 
     # ------------------------------------------------------------------ items
 

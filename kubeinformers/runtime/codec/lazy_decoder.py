@@ -18,7 +18,11 @@ from pydantic import BaseModel, ValidationError
 from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.codec.compact import Compactor
-from kubeinformers.runtime.codec.json_list import JsonListStream, decode_list_body
+from kubeinformers.runtime.codec.json_list import (
+    JsonListStream,
+    decode_list_body,
+    shard_selector_of,
+)
 from kubeinformers.runtime.codec.lazy import (
     _NULL,
     InvalidObjectError,
@@ -95,6 +99,7 @@ class LazyDecoder(typing.Generic[M]):
             resource_version=body.metadata.resourceVersion,
             continue_=body.metadata.continue_ or None,
             remaining_item_count=body.metadata.remainingItemCount,
+            shard_selector=shard_selector_of(body.metadata),
         )
 
     def decode_list_stream(self, chunks: Iterable[bytes]) -> tuple[ObjectList[M], list[Exception]]:
@@ -137,6 +142,7 @@ class LazyDecoder(typing.Generic[M]):
             resource_version=stream.resource_version,
             continue_=stream.continue_ or None,
             remaining_item_count=stream.remaining_item_count,
+            shard_selector=stream.shard_selector,
         )
         return page, bad
 

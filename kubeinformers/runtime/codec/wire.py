@@ -27,7 +27,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
 from kubeinformers.runtime.api.model import Status
-from kubeinformers.runtime.codec.json_list import JsonListStream, decode_list_body
+from kubeinformers.runtime.codec.json_list import (
+    JsonListStream,
+    decode_list_body,
+    shard_selector_of,
+)
 from kubeinformers.runtime.codec.lazy import LazyModelBuilder
 
 T = TypeVar("T")
@@ -292,6 +296,7 @@ class JsonDecoder(Generic[T]):
                 resource_version=md.get("resourceVersion") or "",
                 continue_=md.get("continue") or None,
                 remaining_item_count=md.get("remainingItemCount"),
+                shard_selector=(md.get("shardInfo") or {}).get("selector"),
             )
         # The page is split into its items' raw JSON first (msgspec, no objects built) and
         # each item validated on its own: validating the whole page in one call makes pydantic
@@ -318,6 +323,7 @@ class JsonDecoder(Generic[T]):
             resource_version=body.metadata.resourceVersion,
             continue_=body.metadata.continue_ or None,
             remaining_item_count=body.metadata.remainingItemCount,
+            shard_selector=shard_selector_of(body.metadata),
         )
 
     def decode_list_stream(
@@ -344,6 +350,7 @@ class JsonDecoder(Generic[T]):
             resource_version=stream.resource_version,
             continue_=stream.continue_ or None,
             remaining_item_count=stream.remaining_item_count,
+            shard_selector=stream.shard_selector,
         )
         return page, bad
 

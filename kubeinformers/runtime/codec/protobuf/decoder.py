@@ -109,6 +109,7 @@ class ProtobufLazyDecoder(Generic[M]):
             resource_version=stream.resource_version,
             continue_=stream.continue_ or None,
             remaining_item_count=stream.remaining_item_count,
+            shard_selector=stream.shard_selector,
         )
 
     def decode_event(self, frame: bytes) -> WatchEvent[M]:

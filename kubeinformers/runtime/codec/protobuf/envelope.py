@@ -130,7 +130,7 @@ def split_list(data: bytes) -> ListParts:
                 append(data[start:pos])
             elif key == 0x0A:  # 1: ListMeta
                 start, pos = read_length(data, pos, end)
-                resource_version, continue_, remaining = list_meta(data, start, pos)
+                resource_version, continue_, remaining, _ = list_meta(data, start, pos)
             else:
                 if key >= 0x80:
                     key, pos = read_varint(data, pos - 1, end)
@@ -140,10 +140,12 @@ def split_list(data: bytes) -> ListParts:
     return resource_version, continue_, remaining, items
 
 
-def list_meta(data: bytes, pos: int, end: int) -> tuple[str, str, int | None]:
-    """A ListMeta message's (resourceVersion, continue, remainingItemCount or None)."""
+def list_meta(data: bytes, pos: int, end: int) -> tuple[str, str, int | None, str | None]:
+    """A ListMeta message's (resourceVersion, continue, remainingItemCount or None, the
+    selector of its shardInfo or None: the shard selector the server applied)."""
     resource_version = continue_ = ""
     remaining: int | None = None
+    shard_selector: str | None = None
     while pos < end:
         key, pos = read_varint(data, pos, end)
         if key == 0x12:  # 2: resourceVersion
@@ -155,9 +157,25 @@ def list_meta(data: bytes, pos: int, end: int) -> tuple[str, str, int | None]:
         elif key == 0x20:  # 4: remainingItemCount (*int64)
             value, pos = read_varint(data, pos, end)
             remaining = value - (1 << 64) if value >= 1 << 63 else value
+        elif key == 0x2A:  # 5: shardInfo {selector=1}
+            start, pos = read_length(data, pos, end)
+            shard_selector = _shard_info_selector(data, start, pos)
         else:
             pos = skip_field(data, pos, key & 7, end)
-    return resource_version, continue_, remaining
+    return resource_version, continue_, remaining, shard_selector
+
+
+def _shard_info_selector(data: bytes, pos: int, end: int) -> str:
+    """A ShardInfo message's selector (KEP-5866)."""
+    selector = ""
+    while pos < end:
+        key, pos = read_varint(data, pos, end)
+        if key == 0x0A:  # 1: selector
+            start, pos = read_length(data, pos, end)
+            selector = data[start:pos].decode()
+        else:
+            pos = skip_field(data, pos, key & 7, end)
+    return selector
 
 
 def split_watch_event(frame: bytes) -> tuple[str, bytes]:

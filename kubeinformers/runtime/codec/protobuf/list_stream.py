@@ -34,7 +34,7 @@ class ListStream:
     """The items of one protobuf list body, cut out of `chunks` (the body in any pieces).
 
     Iterate `items()` once; after the last item, `api_version`, `kind`, `resource_version`,
-    `continue_` and `remaining_item_count` hold the list's (the list metadata may come before
+    `continue_`, `remaining_item_count` and `shard_selector` hold the list's (the list metadata may come before
     or after the items). With `expect_kind`, a body of another kind (a Table, a Status) raises
     as soon as its type is read, before any item is cut. A body that ends early or breaks the
     wire format raises ProtobufDecodeError with the byte offset.
@@ -51,6 +51,7 @@ class ListStream:
         self.resource_version = ""
         self.continue_ = ""
         self.remaining_item_count: int | None = None
+        self.shard_selector: str | None = None  # ListMeta.shardInfo.selector (KEP-5866)
         self.items_seen = 0
 
     # ------------------------------------------------------------------ buffer
@@ -185,7 +186,12 @@ class ListStream:
             elif key == _LIST_META:
                 data = self._take(self._varint())
                 meta = list_meta(data, 0, len(data))
-                self.resource_version, self.continue_, self.remaining_item_count = meta
+                (
+                    self.resource_version,
+                    self.continue_,
+                    self.remaining_item_count,
+                    self.shard_selector,
+                ) = meta
             else:
                 self._skip(key & 7)
         if self._offset() != end:

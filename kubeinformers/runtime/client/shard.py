@@ -1,0 +1,240 @@
+"""A ListerWatcher of one shard: the server filters where it can, the client where it cannot.
+
+`ShardedListerWatcher` wraps any ListerWatcher (section N). Every list and watch it sends
+carries the shard's `shardSelector` (KEP-5866). The server says it applied the selector by
+echoing it in the list's `metadata.shardInfo`; where it does not (the ShardedListAndWatch gate
+off, a server older than 1.36, a fake), the same selection is made here, from the same hash,
+before any object reaches the reflector's store, and one INFO says so. A watch carries no
+echo: its events are checked on the client unless they are a watch-list's initial events and
+a one-item LIST just before it was answered with the echo (so a server that honours the
+selector streams the initial state unhashed); an event of an object outside the shard is
+dropped, and one that arrives while the server was believed to filter turns the client
+filter on (a restarted or downgraded server), with an INFO.
+
+An object never leaves its shard: the hash keys (`metadata.uid`, `metadata.namespace`) are
+immutable, so an object outside the shard was never let in, and its later events are
+dropped as its first was.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, Literal, TypeVar
+
+from kubeinformers.runtime.api.keys import object_annotations
+from kubeinformers.runtime.api.listwatch import (
+    INITIAL_EVENTS_END_ANNOTATION,
+    CountsDecodeErrors,
+    ListerWatcher,
+    ListOptions,
+    ObjectList,
+    ReportsDecodeErrors,
+    ServesResource,
+    Watch,
+    WatchEvent,
+    watch_list_semantics_unsupported,
+)
+from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.api.shard import Shard
+
+__all__ = ["ShardFilter", "ShardedListerWatcher"]
+
+T = TypeVar("T")
+
+logger = logging.getLogger("kubeinformers.shard")
+
+ShardFilter = Literal["pending", "server", "client"]
+"""Who selects the shard's objects: not known yet (nothing listed), the API server (it echoed
+the selector), or the client (it did not)."""
+
+
+class ShardedListerWatcher(Generic[T]):
+    """`inner` restricted to `shard` (section N): the selector on every request, the client's
+    own filter where the server does not apply it. `filter` says which is in force;
+    `dropped` counts the objects the client filter left out."""
+
+    def __init__(self, inner: ListerWatcher[T], shard: Shard, *, name: str = "") -> None:
+        if not isinstance(shard, Shard):
+            raise TypeError(f"shard must be a Shard (Shard.static(i, n), ...), not {shard!r}")
+        self.inner = inner
+        self.shard = shard
+        self.selector = shard.selector()
+        self.name = name or repr(inner)
+        self.dropped = 0
+        self._filter: ShardFilter = "pending"
+        self._told_client = False
+        self._lock = threading.Lock()
+
+    # ----------------------------------------------------------------------------- state
+
+    @property
+    def filter(self) -> ShardFilter:
+        """ "server", "client", or "pending" before the first answer."""
+        return self._filter
+
+    def _set_filter(self, value: ShardFilter, why: str) -> None:
+        with self._lock:
+            previous, self._filter = self._filter, value
+            first_client = value == "client" and not self._told_client
+            if first_client:
+                self._told_client = True
+        if value == previous:
+            return
+        if value == "client":
+            logger.log(
+                logging.INFO if first_client or previous == "server" else logging.DEBUG,
+                "%s: %s; selecting shard %s on the client (every object still crosses the "
+                "network; enable the ShardedListAndWatch feature gate on the API server, "
+                "Kubernetes 1.36+, to have it filter)",
+                self.name,
+                why,
+                self.shard.describe(),
+            )
+        else:
+            logger.log(
+                logging.INFO if previous == "client" else logging.DEBUG,
+                "%s: the API server applies shard %s (%s)",
+                self.name,
+                self.shard.describe(),
+                why,
+            )
+
+    def _verdict(self, page: ObjectList[T]) -> bool:
+        """True when the server says it applied our selector to `page`."""
+        echoed = page.shard_selector
+        if echoed == self.selector:
+            self._set_filter("server", "it echoes the selector in shardInfo")
+            return True
+        if echoed:
+            logger.warning(
+                "%s: the API server applied shard selector %r, not the %r asked for; "
+                "filtering on the client as well",
+                self.name,
+                echoed,
+                self.selector,
+            )
+            self._set_filter("client", "the server applied another shard selector")
+        else:
+            self._set_filter(
+                "client", "the API server does not honour shardSelector (no shardInfo in its list)"
+            )
+        return False
+
+    # ----------------------------------------------------------------------------- list
+
+    def _options(self, options: ListOptions) -> ListOptions:
+        return options.copy(shard_selector=self.selector)
+
+    def list(self, options: ListOptions) -> ObjectList[T]:
+        """One page of the shard (N2): the server's if it echoed the selector, else the
+        page filtered here."""
+        page = self.inner.list(self._options(options))
+        if self._verdict(page):
+            return page
+        contains = self.shard.contains
+        kept = [obj for obj in page.items if contains(obj)]
+        self.dropped += len(page.items) - len(kept)
+        page.items = kept
+        return page
+
+    # ----------------------------------------------------------------------------- watch
+
+    def watch(self, options: ListOptions) -> Watch[T]:
+        """A watch of the shard (N3): a watch-list's initial events go unhashed only when a
+        one-item LIST just before it had the server's echo; every other event is checked."""
+        trust_initial = False
+        if options.send_initial_events:
+            trust_initial = self._probe()
+        inner = self.inner.watch(self._options(options))
+        return _ShardedWatch(inner, self, trust_initial=trust_initial)
+
+    def _probe(self) -> bool:
+        """Ask the server (a LIST of one item) whether it applies the selector."""
+        try:
+            page = self.inner.list(ListOptions(limit=1, shard_selector=self.selector))
+        except Exception as e:
+            logger.debug("%s: shard probe failed (%s); checking every object", self.name, e)
+            return False
+        return self._verdict(page)
+
+    def _out_of_shard(self) -> None:
+        """An event of an object outside the shard came in (and is dropped)."""
+        self.dropped += 1
+        if self._filter != "client":
+            self._set_filter("client", "the API server sent an object outside the shard")
+
+    # ------------------------------------------------------------- the inner one's capabilities
+
+    def is_watch_list_semantics_unsupported(self) -> bool:
+        return watch_list_semantics_unsupported(self.inner)
+
+    def set_decode_error_handler(self, handler: Callable[[BaseException], None]) -> None:
+        if isinstance(self.inner, ReportsDecodeErrors):
+            self.inner.set_decode_error_handler(handler)
+
+    @property
+    def decode_errors(self) -> int:
+        inner = self.inner
+        if isinstance(inner, CountsDecodeErrors):
+            return inner.decode_errors
+        raise AttributeError("decode_errors")  # so CountsDecodeErrors does not match
+
+    @property
+    def resource(self) -> APIResource:
+        inner = self.inner
+        if isinstance(inner, ServesResource):
+            return inner.resource
+        raise AttributeError("resource")  # so ServesResource does not match
+
+    def __getattr__(self, name: str) -> Any:
+        # Everything else the inner source offers (describe(), server, ...).
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def __repr__(self) -> str:
+        return f"ShardedListerWatcher({self.inner!r}, {self.shard.describe()})"
+
+
+class _ShardedWatch(Generic[T]):
+    """The inner watch's events, those of objects outside the shard left out."""
+
+    __slots__ = ("_inner", "_owner", "_trust_initial")
+
+    def __init__(
+        self, inner: Watch[T], owner: ShardedListerWatcher[T], *, trust_initial: bool
+    ) -> None:
+        self._inner = inner
+        self._owner = owner
+        self._trust_initial = trust_initial
+
+    def stop(self) -> None:
+        self._inner.stop()
+
+    def __iter__(self) -> Iterator[WatchEvent[T]]:
+        owner = self._owner
+        contains = owner.shard.contains
+        trusted = self._trust_initial  # until the initial-events-end bookmark
+        events = iter(self._inner)
+        try:
+            for event in events:
+                etype = event.type
+                if etype == "BOOKMARK":
+                    if trusted and (
+                        object_annotations(event.object).get(INITIAL_EVENTS_END_ANNOTATION)
+                        == "true"
+                    ):
+                        trusted = False
+                elif etype != "ERROR" and not trusted and not contains(event.object):
+                    owner._out_of_shard()
+                    continue
+                yield event
+        finally:
+            close = getattr(events, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except ValueError:  # still running in another thread: it ends by itself
+                    pass
