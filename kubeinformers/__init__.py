@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.api.kinds import KindModelError as KindModelError
     from kubeinformers.runtime.api.listwatch import ListOptions as ListOptions
     from kubeinformers.runtime.api.resource import GroupVersionResource as GroupVersionResource
+    from kubeinformers.runtime.api.shard import Shard as Shard
+    from kubeinformers.runtime.api.shard import ShardRange as ShardRange
     from kubeinformers.runtime.async_leaderelection import AsyncLeaderElector as AsyncLeaderElector
     from kubeinformers.runtime.async_reconcile import AsyncReconciler as AsyncReconciler
     from kubeinformers.runtime.cache.dynamic import DiscoveryError as DiscoveryError

@@ -48,6 +48,9 @@ FACES: dict[str, set[str]] = {
         "strip_managed_fields",
         "chain_transforms",
         "Indexer",
+        # sharding (section N)
+        "Shard",
+        "ShardRange",
         # listers
         "Lister",
         "ClusterLister",

@@ -198,6 +198,10 @@ class InformerMetrics:
     invalid_objects: int  # objects the transport could not decode or validate (reported)
     skipped_events: int  # events the reflector dropped (wrong type, no metadata)
     handlers: tuple[HandlerMetrics, ...]
+    # Section N: who filters a sharded informer's shard ("server", "client", "pending"; None
+    # when not sharded) and how many objects the client filter left out.
+    shard_filter: str | None = None
+    out_of_shard: int = 0
 
     @property
     def buffered_notifications(self) -> int:
@@ -231,6 +235,8 @@ def build_informer_metrics(
     last_sync_resource_version: str,
     invalid_objects: int,
     handlers: tuple[HandlerMetrics, ...],
+    shard_filter: str | None = None,
+    out_of_shard: int = 0,
 ) -> InformerMetrics:
     r = reflector
     return InformerMetrics(
@@ -252,6 +258,8 @@ def build_informer_metrics(
         invalid_objects=invalid_objects,
         skipped_events=r.skipped,
         handlers=handlers,
+        shard_filter=shard_filter,
+        out_of_shard=out_of_shard,
     )
 
 
@@ -360,6 +368,15 @@ class KubeinformersCollector:
         watch_errors = counter("watch_errors", "Watches that failed to open or ended in error.")
         invalid = counter("invalid_objects", "Objects that failed decoding or validation.")
         skipped = counter("skipped_events", "Watch events dropped (wrong type, no metadata).")
+        out_of_shard = counter(
+            "out_of_shard_objects",
+            "Objects outside a sharded informer's shard, dropped by the client's filter.",
+        )
+        client_filter = gauge(
+            "shard_client_filter",
+            "1 while the client filters a sharded informer's shard (the API server does not), "
+            "0 while the API server does.",
+        )
         rv = gauge("last_sync_resource_version", "Last synced resourceVersion (if numeric).")
         rv_info = core.InfoMetricFamily(  # exposed as kubeinformers_informer_last_sync_info
             p + "last_sync",
@@ -400,6 +417,10 @@ class KubeinformersCollector:
             watch_errors.add_metric(lv, m.watch_errors)
             invalid.add_metric(lv, m.invalid_objects)
             skipped.add_metric(lv, m.skipped_events)
+            if m.shard_filter is not None:
+                out_of_shard.add_metric(lv, m.out_of_shard)
+                if m.shard_filter != "pending":
+                    client_filter.add_metric(lv, 1.0 if m.shard_filter == "client" else 0.0)
             rv_info.add_metric(lv, {"resource_version": m.last_sync_resource_version})
             if m.last_sync_resource_version.isdigit():
                 rv.add_metric(lv, float(m.last_sync_resource_version))
@@ -409,7 +430,8 @@ class KubeinformersCollector:
                 handler_errors.add_metric(hv, h.errors)
                 duration.add_metric(hv, _histogram_buckets(h.latency), h.latency.sum)
         yield from (queued, synced, events, notes, list_calls, relists, expired, watch_starts)
-        yield from (restarts, watch_errors, invalid, skipped, rv, rv_info, buffered)
+        yield from (restarts, watch_errors, invalid, skipped, out_of_shard, client_filter)
+        yield from (rv, rv_info, buffered)
         yield from (handler_errors, duration)
 
     def _queue_families(self) -> Iterator[Any]:

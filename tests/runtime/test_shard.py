@@ -28,6 +28,7 @@ from kubeinformers.runtime.api.listwatch import (
 from kubeinformers.runtime.api.shard import HASH_SPACE, Shard, ShardRange, fnv1a_64
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
 from kubeinformers.runtime.client.shard import ShardedListerWatcher
+from kubeinformers.runtime.metrics import register_prometheus, unregister_prometheus
 from kubeinformers.testing.fake import FakeListerWatcher, FakeWatch
 from tests.runtime._informer_support import WAIT
 
@@ -223,7 +224,20 @@ def test_n4_static_is_kube_state_metrics_shard_of_total() -> None:
 # --------------------------------------------------------------------------- N2, N3: filtering
 
 
-def test_n2_a_server_that_ignores_the_selector_is_filtered_on_the_client(
+def prometheus_sample(name: str) -> float | None:
+    prometheus_client = pytest.importorskip("prometheus_client")
+    registry = prometheus_client.CollectorRegistry()
+    register_prometheus(registry)
+    try:
+        value: float | None = registry.get_sample_value(
+            name, {"informer": "pods", "resource": "dict"}
+        )
+        return value
+    finally:
+        unregister_prometheus(registry)
+
+
+def test_n2_n5_a_server_that_ignores_the_selector_is_filtered_on_the_client(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     rng = random.Random(2)
@@ -241,6 +255,10 @@ def test_n2_a_server_that_ignores_the_selector_is_filtered_on_the_client(
         health = informer.health()
         assert (health.shard, health.shard_filter) == (HALF.describe(), "client")
         assert informer.shard == HALF
+        metrics = informer.metrics()
+        assert (metrics.shard_filter, metrics.out_of_shard) == ("client", 20)
+        assert prometheus_sample("kubeinformers_informer_out_of_shard_objects_total") == 20
+        assert prometheus_sample("kubeinformers_informer_shard_client_filter") == 1
     told = [r for r in caplog.records if r.levelno == logging.INFO]
     assert len(told) == 1, [r.getMessage() for r in told]
     assert "pods: the API server does not honour shardSelector" in told[0].getMessage()
@@ -302,6 +320,8 @@ def test_n2_a_server_that_echoes_the_selector_is_trusted(
     with Running(informer):
         assert keys(informer) == {f"default/in-{i}" for i in range(5)}
         assert informer.health().shard_filter == "server"
+        assert informer.metrics().out_of_shard == 0
+        assert prometheus_sample("kubeinformers_informer_shard_client_filter") == 0
     assert not [r for r in caplog.records if r.levelno >= logging.INFO]
 
 
@@ -395,3 +415,50 @@ def test_n6_the_wrapper_passes_on_the_sources_capabilities() -> None:
     assert not hasattr(lw, "resource")  # the fake serves no APIResource
     with pytest.raises(TypeError, match="must be a Shard"):
         ShardedListerWatcher(source, "0 of 2")  # type: ignore[arg-type]
+
+
+def test_n6_every_factory_shards_every_informer_it_creates() -> None:
+    from kubernetes.client import ApiClient, Configuration
+
+    from kubeinformers.runtime.api.resource import APIResource
+    from kubeinformers.runtime.cache.dynamic import (
+        DynamicSharedInformerFactory,
+        MetadataSharedInformerFactory,
+    )
+    from kubeinformers.runtime.cache.factory import SharedInformerFactory
+
+    config = Configuration()
+    config.host = "https://127.0.0.1:1"  # never contacted: nothing is started
+    api = ApiClient(config)
+    widgets = APIResource("example.com", "v1", "widgets", "Widget", True)
+    typed = SharedInformerFactory(api, shard=HALF)
+    assert typed.shard == HALF
+    assert typed.typed_informer(widgets, dict).shard == HALF
+    for factory in (
+        DynamicSharedInformerFactory(api, shard=HALF),
+        MetadataSharedInformerFactory(api, shard=HALF),
+    ):
+        informer = factory.for_resource(widgets).informer()
+        assert informer.shard == HALF
+        lw = informer.lister_watcher
+        assert isinstance(lw, ShardedListerWatcher)
+        assert lw.resource == widgets  # metrics still label the resource
+    assert SharedInformerFactory(api).typed_informer(widgets, dict).shard is None
+    with pytest.raises(TypeError, match="must be a Shard"):
+        SharedInformerFactory(api, shard="1/2")  # type: ignore[arg-type]
+
+
+def test_n5_factory_health_describes_the_shard_and_its_filter() -> None:
+    from kubeinformers.runtime.cache.health import FactoryHealth, InformerHealth
+
+    line = FactoryHealth(
+        {
+            "pods": InformerHealth(
+                "pods", True, 0.5, None, 0, shard=HALF.describe(), shard_filter="server"
+            ),
+            "nodes": InformerHealth("nodes", True, 0.5, None, 0),
+        }
+    ).describe()
+    assert "pods: ok synced=True" in line
+    assert f"shard={HALF.describe()} filter=server" in line
+    assert "nodes: ok" in line and line.count("shard=") == 1

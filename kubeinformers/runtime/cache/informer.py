@@ -675,6 +675,8 @@ class SharedIndexInformer(Generic[T]):
             last_sync_resource_version=self.last_sync_resource_version(),
             invalid_objects=source.decode_errors if isinstance(source, CountsDecodeErrors) else 0,
             handlers=tuple(listener.metrics() for listener in self._processor.listeners()),
+            shard_filter=source.filter if isinstance(source, ShardedListerWatcher) else None,
+            out_of_shard=source.dropped if isinstance(source, ShardedListerWatcher) else 0,
         )
 
     def __repr__(self) -> str:
