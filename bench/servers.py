@@ -64,10 +64,10 @@ def real_server_available() -> bool:
 class RealBenchServer:
     """kube-apiserver + etcd via kubeinformers.testing.RealApiServer; pods loaded over HTTP."""
 
-    def __init__(self) -> None:
+    def __init__(self, extra_apiserver_args: tuple[str, ...] = ()) -> None:
         from kubeinformers.testing.real_apiserver import RealApiServer
 
-        self._srv = RealApiServer()
+        self._srv = RealApiServer(extra_apiserver_args=extra_apiserver_args)
         self._srv.start()
         try:
             self.kubeconfig = str(self._srv.kubeconfig)

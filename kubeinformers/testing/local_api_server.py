@@ -125,6 +125,9 @@ class LocalApiServer:
     bookmark_interval: seconds between periodic BOOKMARKs (the real server: about 60).
     forbidden: denials, each "pods", "pods:list,watch" or "deployments.apps:watch".
     too_large_rv_wait: how long a list for a future resourceVersion waits before the 504.
+    sharded_list_and_watch: kube-apiserver's ShardedListAndWatch gate (KEP-5866, 1.36): lists
+        and watches apply `shardSelector` and lists echo it in `metadata.shardInfo`; off (the
+        default, as in 1.36), the parameter is ignored.
     """
 
     def __init__(
@@ -140,6 +143,7 @@ class LocalApiServer:
         too_large_rv_wait: float = 3.0,
         namespaces: Iterable[str] = DEFAULT_NAMESPACES,
         port: int = 0,
+        sharded_list_and_watch: bool = False,
     ) -> None:
         self.tls = tls
         self.token = token
@@ -157,6 +161,7 @@ class LocalApiServer:
             forbidden=frozenset(),
             bookmark_interval=bookmark_interval,
             too_large_wait=too_large_rv_wait,
+            sharded_list_and_watch=sharded_list_and_watch,
         )
         for rule in forbidden:
             name, _, verbs = rule.partition(":")

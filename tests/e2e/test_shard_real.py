@@ -249,3 +249,23 @@ def test_n2_without_the_gate_the_informer_selects_the_same_objects_itself(
         wait_for(lambda: cached_uids(factory) == expected, "the late objects of the shard")
     told = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
     assert len(told) == 1 and "does not honour shardSelector" in told[0], told
+
+
+def test_n1_a_malformed_selector_is_refused_with_the_message_local_api_server_gives(
+    gated: tuple[RealApiServer, str],
+) -> None:
+    from kubeinformers.runtime.api.errors import ApiStatusError
+
+    server, _ = gated
+    with pytest.raises(ApiStatusError) as err:
+        lister(server).list(
+            ListOptions(
+                shard_selector="shardRange(object.metadata.uid, '0x0', '0x8000000000000000')"
+            )
+        )
+    assert err.value.code == 500
+    assert "invalid shard selector: hexStart must be a 0x-prefixed 16-digit hex value" in str(
+        err.value
+    )
+    with pytest.raises(ValueError, match="hexStart must be a 0x-prefixed 16-digit hex value"):
+        Shard.parse("shardRange(object.metadata.uid, '0x0', '0x8000000000000000')")

@@ -462,3 +462,82 @@ def test_n5_factory_health_describes_the_shard_and_its_filter() -> None:
     assert "pods: ok synced=True" in line
     assert f"shard={HALF.describe()} filter=server" in line
     assert "nodes: ok" in line and line.count("shard=") == 1
+
+
+# --------------------------------------------------------------------------- LocalApiServer
+
+
+def _configmaps(server: Any, count: int) -> list[dict[str, Any]]:
+    return [
+        server.create(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": f"cm-{i}", "namespace": "default"},
+            }
+        )
+        for i in range(count)
+    ]
+
+
+@pytest.mark.parametrize("gate", [True, False])
+def test_n7_local_api_server_serves_shards_as_kube_apiserver_does(
+    local_api_server_factory: Any, gate: bool
+) -> None:
+    """LocalApiServer(sharded_list_and_watch=True) applies and echoes the selector as the real
+    server with the gate does (tests/e2e/test_shard_real.py); without it, it ignores it."""
+    from kubeinformers.generated import SharedInformerFactory
+    from kubeinformers.generated.core.v1 import ConfigMap
+
+    server = local_api_server_factory(sharded_list_and_watch=gate)
+    created = _configmaps(server, 60)
+    with SharedInformerFactory(server.api_client(), shard=HALF) as factory:
+        informer = factory.informer(ConfigMap)
+        factory.start()
+        factory.wait_for_cache_sync_or_raise(WAIT)
+        expected = {o["metadata"]["uid"] for o in created if HALF.contains(o)}
+        assert 0 < len(expected) < 60
+        cached = {o.metadata.uid for o in informer.get_store().list() if o.metadata}
+        assert cached == expected
+        assert informer.health().shard_filter == ("server" if gate else "client")
+        late = _configmaps_named(server, ["late-a", "late-b", "late-c", "late-d"])
+        expected |= {o["metadata"]["uid"] for o in late if HALF.contains(o)}
+        wait_until(
+            lambda: {o.metadata.uid for o in informer.get_store().list() if o.metadata} == expected,
+            "the late ConfigMaps of the shard",
+        )
+        lw = informer.lister_watcher
+        assert isinstance(lw, ShardedListerWatcher)
+        assert (lw.dropped == 0) == gate
+
+
+def _configmaps_named(server: Any, names: list[str]) -> list[dict[str, Any]]:
+    return [
+        server.create(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": n, "namespace": "default"},
+            }
+        )
+        for n in names
+    ]
+
+
+def test_n7_local_api_server_refuses_a_malformed_selector_as_kube_apiserver_does(
+    local_api_server_factory: Any,
+) -> None:
+    from kubeinformers.generated.registry import RESOURCES
+    from kubeinformers.runtime.api.errors import ApiStatusError
+    from kubeinformers.runtime.client.transport import ApiListerWatcher
+
+    server = local_api_server_factory(sharded_list_and_watch=True)
+    configmaps = next(r for r in RESOURCES if r.resource == "configmaps" and not r.group)
+    lw = ApiListerWatcher(server.api_client(), configmaps, dict)
+    bad = "shardRange(object.metadata.uid, '0x0', '0x8000000000000000')"
+    with pytest.raises(ApiStatusError) as err:
+        lw.list(ListOptions(shard_selector=bad))
+    assert err.value.code == 500
+    assert "invalid shard selector: hexStart must be a 0x-prefixed 16-digit hex value" in str(
+        err.value
+    )

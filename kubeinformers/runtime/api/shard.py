@@ -47,9 +47,10 @@ _FIELD_PATHS: dict[ShardKey, str] = {
 }
 _KEYS_BY_PATH = {path: key for key, path in _FIELD_PATHS.items()}
 _RANGE = re.compile(
-    r"\s*shardRange\(\s*(object\.metadata\.[a-z]+)\s*,\s*'(0x[0-9a-fA-F]+)'\s*,\s*"
-    r"'(0x[0-9a-fA-F]+)'\s*\)\s*"
+    r"\s*shardRange\(\s*(object\.metadata\.[a-z]+)\s*,\s*'([^']*)'\s*,\s*'([^']*)'\s*\)\s*"
 )
+_BOUND = re.compile(r"0x[0-9a-fA-F]{16}")
+_END_OF_SPACE = "0x10000000000000000"
 
 
 def fnv1a_64(text: str) -> int:
@@ -136,7 +137,9 @@ class Shard:
     @classmethod
     def parse(cls, selector: str) -> Shard:
         """A shard from a `shardSelector` string (`shardRange(...) || shardRange(...)`, one
-        field path throughout); ValueError naming what is wrong otherwise."""
+        field path throughout, bounds as `0x` and 16 hex digits, the end of the space
+        `0x10000000000000000`): what the API server accepts; ValueError naming what is wrong
+        otherwise."""
         key: ShardKey | None = None
         ranges = []
         for part in selector.split("||"):
@@ -147,6 +150,14 @@ class Shard:
                     "object.metadata.uid|namespace, '0x<start>', '0x<end>'))"
                 )
             path, start, end = m.groups()
+            for name, bound in (("hexStart", start), ("hexEnd", end)):
+                if not (_BOUND.fullmatch(bound) or (name == "hexEnd" and bound == _END_OF_SPACE)):
+                    raise ValueError(
+                        f"{name} must be a 0x-prefixed 16-digit hex value, got {bound!r} "
+                        f"(as the API server requires; did you mean {_hex(int(bound, 16))!r}?)"
+                        if re.fullmatch(r"0x[0-9a-fA-F]+", bound) and int(bound, 16) < HASH_SPACE
+                        else f"{name} must be a 0x-prefixed 16-digit hex value, got {bound!r}"
+                    )
             this = _KEYS_BY_PATH.get(path)
             if this is None:
                 raise ValueError(

@@ -16,7 +16,9 @@ import binascii
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from kubeinformers.runtime.api.shard import Shard
 from kubeinformers.testing.apiserver import errors
 from kubeinformers.testing.apiserver import objects as objs
 from kubeinformers.testing.apiserver.errors import ApiError, ObjDict, api_error
@@ -194,25 +196,55 @@ def int_param(q: Mapping[str, str], name: str) -> int:
 
 
 def selectors(
-    served: Served, q: Mapping[str, str]
+    served: Served, q: Mapping[str, str], *, sharding: bool = False
 ) -> tuple[Callable[..., bool], Callable[..., bool], bool]:
-    """(label matcher, field matcher, any selector given); 400 BadRequest on a bad selector."""
+    """(label matcher, field matcher, any selector given); 400 BadRequest on a bad selector.
+
+    With `sharding` (the ShardedListAndWatch gate) the field matcher also applies the
+    `shardSelector` (KEP-5866), which is not counted as a selector (a paged list still says
+    how many items remain, as kube-apiserver does); without it the parameter is ignored."""
     try:
         labels = parse_label_selector(q.get("labelSelector", ""))
         fields = parse_field_selector(q.get("fieldSelector", ""), served.field_labels, served.skey)
     except SelectorError as err:
         raise api_error(400, "BadRequest", str(err)) from None
+    shard = shard_of(q, sharding)
+    if shard is not None:
+        by_field, contains = fields, shard.contains
+
+        def by_field_and_shard(obj: Mapping[str, Any]) -> bool:
+            return bool(by_field(obj)) and contains(obj)
+
+        fields = by_field_and_shard
     return labels, fields, bool(q.get("labelSelector") or q.get("fieldSelector"))
+
+
+def shard_of(q: Mapping[str, str], sharding: bool) -> Shard | None:
+    """The request's shardSelector when the gate is on (kube-apiserver answers a malformed
+    one with 500 "invalid shard selector: ...")."""
+    selector = q.get("shardSelector", "")
+    if not sharding or not selector:
+        return None
+    try:
+        return Shard.parse(selector)
+    except ValueError as err:
+        raise api_error(500, "InternalError", f"invalid shard selector: {err}") from None
 
 
 # --- list --------------------------------------------------------------------------------------
 
 
 def list_objects(
-    store: Store, served: Served, ns: str | None, q: Mapping[str, str], too_large_wait: float
+    store: Store,
+    served: Served,
+    ns: str | None,
+    q: Mapping[str, str],
+    too_large_wait: float,
+    *,
+    sharding: bool = False,
 ) -> ListResult:
     validate_list_options(q, watch=False)
-    label_match, field_match, selected = selectors(served, q)
+    label_match, field_match, selected = selectors(served, q, sharding=sharding)
     rv_s, match, cont = (
         q.get("resourceVersion", ""),
         q.get("resourceVersionMatch", ""),
@@ -284,6 +316,8 @@ def list_objects(
         last = i
         i += 1
     result = ListResult(at, page)
+    if shard_of(q, sharding) is not None:
+        result.shard_selector = q["shardSelector"]  # ListMeta.shardInfo: the server applied it
     if limit and i < len(rel):
         result.continue_ = encode_continue(at, rel[last][0] + "\x00")
         if not selected:
@@ -334,6 +368,8 @@ def plan_watch(
     watch_list_supported: bool,
     too_large_wait: float,
     output: Output = PLAIN,
+    *,
+    sharding: bool = False,
 ) -> WatchPlan:
     validate_list_options(q, watch=True)
     if output.kind == "PartialObjectMetadataList":
@@ -341,7 +377,7 @@ def plan_watch(
         render_as({}, served, output)
     rv_s = q.get("resourceVersion", "")
     want = parse_rv(rv_s, watch=True) if rv_s else None
-    label_match, field_match, _ = selectors(served, q)
+    label_match, field_match, _ = selectors(served, q, sharding=sharding)
     sie_raw = q.get("sendInitialEvents")
     bookmarks = truthy(q.get("allowWatchBookmarks"))
     timeout = float(int_param(q, "timeoutSeconds")) or None

@@ -264,10 +264,18 @@ class Handler(WatchStreamHandler):
                 state.faults.watch_list_supported,
                 state.too_large_wait,
                 out,
+                sharding=state.sharded_list_and_watch,
             )
             self._stream(state, plan)
         elif verb == "list":
-            result = api.list_objects(store, served, ns, query, state.too_large_wait)
+            result = api.list_objects(
+                store,
+                served,
+                ns,
+                query,
+                state.too_large_wait,
+                sharding=state.sharded_list_and_watch,
+            )
             self._send_json(200, rendering.list_as(store, served, result, out))
         elif verb == "get":
             self._send_json(

@@ -150,6 +150,7 @@ class ListResult:
     items: list[ObjDict]  # the stored objects; rendered for the response by `list_as`
     continue_: str = ""
     remaining: int | None = None
+    shard_selector: str = ""  # echoed as metadata.shardInfo.selector (KEP-5866)
 
 
 def list_body(store: Store, served: Served, result: ListResult) -> ObjDict:
@@ -158,6 +159,8 @@ def list_body(store: Store, served: Served, result: ListResult) -> ObjDict:
         meta["continue"] = result.continue_
     if result.remaining is not None:
         meta["remainingItemCount"] = result.remaining
+    if result.shard_selector:
+        meta["shardInfo"] = {"selector": result.shard_selector}
     items = [msgspec.Raw(encoded(store, o, served)) for o in result.items]
     if served.custom:  # the unstructured encoder's sorted keys (items are sorted already)
         meta = {k: meta[k] for k in sorted(meta)}
@@ -188,6 +191,8 @@ def list_as(store: Store, served: Served, result: ListResult, out: Output) -> Ob
             meta["continue"] = result.continue_
         if result.remaining is not None:
             meta["remainingItemCount"] = result.remaining
+        if result.shard_selector:
+            meta["shardInfo"] = {"selector": result.shard_selector}
         return {
             "kind": "PartialObjectMetadataList",
             "apiVersion": out.api_version,

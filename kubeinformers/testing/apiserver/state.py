@@ -78,6 +78,8 @@ class ServerState:
     bookmark_interval: float
     too_large_wait: float
     faults: Faults = field(default_factory=Faults)
+    # KEP-5866: shardSelector is applied and echoed (kube-apiserver's ShardedListAndWatch gate).
+    sharded_list_and_watch: bool = False
     connections: set[socket.socket] = field(default_factory=set)
     conn_lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -1,0 +1,141 @@
+"""`python -m bench.shards`: per-replica memory and sync time of sharded informers (issue 29).
+
+N pods are loaded into a real kube-apiserver (with the ShardedListAndWatch gate unless
+`--gate off`); then, for each replica count R of `--replicas`, each of the R static shards
+(`Shard.static(i, R)`) is synced by a pod informer in a fresh process, one replica at a time
+(as replicas on their own nodes: no CPU shared between them). Each prints one JSON line:
+objects cached, sync seconds, RSS over its baseline after the sync, and who filtered
+("server" or "client"). The report gives, per R, the median over its replicas and the ratio
+to R = 1. With the gate, a replica's memory and sync time should be about 1/R of one
+replica's plus a fixed part; without it (client filtering), memory still shrinks but every
+replica receives and decodes the identity of every pod.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from typing import Any
+
+from bench.measure import MemoryProbe, full_collect, stopwatch
+from bench.servers import NAMESPACE, RealBenchServer, real_server_available
+
+GATE = "--feature-gates=ShardedListAndWatch=true"
+
+
+def replica(kubeconfig: str, index: int, total: int, namespace: str) -> dict[str, Any]:
+    """One replica: a pod informer of shard `index` of `total`, synced and measured."""
+    from kubernetes import config
+
+    from kubeinformers import Shard
+    from kubeinformers.generated import SharedInformerFactory
+
+    api = config.new_client_from_config(config_file=kubeconfig)
+    factory = SharedInformerFactory(api, namespace=namespace, shard=Shard.static(index, total))
+    informer = factory.core().v1().pods().informer()
+    full_collect()
+    probe = MemoryProbe(trace=False)
+    probe.start()
+    with stopwatch() as synced:
+        factory.start()
+        factory.wait_for_cache_sync_or_raise(timeout=900)
+    objects = len(informer.get_store().list_keys())
+    result: dict[str, Any] = {
+        "index": index,
+        "total": total,
+        "objects": objects,
+        "sync_seconds": synced[0],
+        "cpu_seconds": synced[1],
+        "filter": informer.health().shard_filter,
+    }
+    result |= probe.per_object(objects)
+    factory.shutdown()
+    return result
+
+
+def run_replica(kubeconfig: str, index: int, total: int) -> dict[str, Any]:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.shards",
+            "replica",
+            "--kubeconfig",
+            kubeconfig,
+            "--index",
+            str(index),
+            "--total",
+            str(total),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+        timeout=1200,
+    )
+    line: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return line
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.shards")
+    sub = parser.add_subparsers(dest="command")
+    one = sub.add_parser("replica", help="(internal) one replica's measurement")
+    one.add_argument("--kubeconfig", required=True)
+    one.add_argument("--index", type=int, required=True)
+    one.add_argument("--total", type=int, required=True)
+    parser.add_argument("--pods", type=int, default=10_000)
+    parser.add_argument("--replicas", default="1,2,4")
+    parser.add_argument("--gate", choices=["on", "off"], default="on")
+    args = parser.parse_args(argv)
+    if args.command == "replica":
+        result = replica(args.kubeconfig, args.index, args.total, NAMESPACE)
+        print(json.dumps(result))
+        return
+    if not real_server_available():
+        sys.exit(
+            "bench.shards needs a real kube-apiserver (../shared/realk8s or KUBEBUILDER_ASSETS)"
+        )
+    counts = [int(r) for r in args.replicas.split(",")]
+    server = RealBenchServer(extra_apiserver_args=(GATE,) if args.gate == "on" else ())
+    try:
+        print(f"loading {args.pods} pods into {server.label}, gate {args.gate} ...", flush=True)
+        server.load_pods(args.pods)
+        rows = []
+        for total in counts:
+            results = [run_replica(server.kubeconfig, i, total) for i in range(total)]
+            assert sum(r["objects"] for r in results) == args.pods, results
+            rows.append(
+                {
+                    "replicas": total,
+                    "filter": sorted({r["filter"] for r in results}),
+                    "objects": statistics.median(r["objects"] for r in results),
+                    "rss_mb": statistics.median(r["rss_after_over_baseline"] for r in results)
+                    / 2**20,
+                    "peak_mb": statistics.median(
+                        r.get("peak_rss_over_baseline", 0) for r in results
+                    )
+                    / 2**20,
+                    "sync_s": statistics.median(r["sync_seconds"] for r in results),
+                    "cpu_s": statistics.median(r["cpu_seconds"] for r in results),
+                }
+            )
+        base = rows[0]
+        print(f"{args.pods} pods, gate {args.gate}; per replica, median over the replicas:")
+        print("replicas filter  objects  RSS MB (x of 1)  peak MB  sync s (x of 1)  cpu s")
+        for r in rows:
+            print(
+                f"{r['replicas']:>8} {','.join(r['filter']):<7} {r['objects']:>8.0f} "
+                f"{r['rss_mb']:>7.1f} ({r['rss_mb'] / base['rss_mb']:.2f}) {r['peak_mb']:>8.1f} "
+                f"{r['sync_s']:>7.2f} ({r['sync_s'] / base['sync_s']:.2f}) {r['cpu_s']:>7.2f}"
+            )
+    finally:
+        server.close()
+
+
+if __name__ == "__main__":
+    main()
