@@ -175,6 +175,11 @@ def test_n1_touching_ranges_merge_and_bad_shards_are_refused() -> None:
         Shard.parse(f"{HALF.selector()} || {Shard.static(1, 2, key='namespace').selector()}")
     with pytest.raises(ValueError, match="not a shard selector"):
         Shard.parse("garbage")
+    # Bounds as the API server requires them: 0x and 16 hex digits (it refuses the rest).
+    with pytest.raises(ValueError, match="did you mean '0x0000000000000000'"):
+        Shard.parse("shardRange(object.metadata.uid, '0x0', '0x8000000000000000')")
+    with pytest.raises(ValueError, match="hexEnd must be a 0x-prefixed 16-digit hex value"):
+        Shard.parse("shardRange(object.metadata.uid, '0x0000000000000000', '0X8000000000000000')")
 
 
 def test_n1_contains_hashes_uid_or_namespace() -> None:

@@ -50,6 +50,7 @@ _RANGE = re.compile(
     r"\s*shardRange\(\s*(object\.metadata\.[a-z]+)\s*,\s*'([^']*)'\s*,\s*'([^']*)'\s*\)\s*"
 )
 _BOUND = re.compile(r"0x[0-9a-fA-F]{16}")
+_SHORT_BOUND = re.compile(r"0x[0-9a-fA-F]{1,16}")
 _END_OF_SPACE = "0x10000000000000000"
 
 
@@ -151,13 +152,14 @@ class Shard:
                 )
             path, start, end = m.groups()
             for name, bound in (("hexStart", start), ("hexEnd", end)):
-                if not (_BOUND.fullmatch(bound) or (name == "hexEnd" and bound == _END_OF_SPACE)):
-                    raise ValueError(
-                        f"{name} must be a 0x-prefixed 16-digit hex value, got {bound!r} "
-                        f"(as the API server requires; did you mean {_hex(int(bound, 16))!r}?)"
-                        if re.fullmatch(r"0x[0-9a-fA-F]+", bound) and int(bound, 16) < HASH_SPACE
-                        else f"{name} must be a 0x-prefixed 16-digit hex value, got {bound!r}"
-                    )
+                if _BOUND.fullmatch(bound) or (name == "hexEnd" and bound == _END_OF_SPACE):
+                    continue
+                hint = ""
+                if _SHORT_BOUND.fullmatch(bound) and int(bound, 16) < HASH_SPACE:
+                    hint = f" (did you mean {_hex(int(bound, 16))!r}?)"
+                raise ValueError(
+                    f"{name} must be a 0x-prefixed 16-digit hex value, got {bound!r}{hint}"
+                )
             this = _KEYS_BY_PATH.get(path)
             if this is None:
                 raise ValueError(
