@@ -10,7 +10,7 @@ OUT ?= examples/informers
 PACKAGE ?=
 OPENAPI ?= ../shared/data/openapi/v3
 
-.PHONY: help venv demo test lint typecheck pytest generate generate-builtins generate-crds verify bench soak docs clean
+.PHONY: help venv demo test lint typecheck pytest generate generate-builtins generate-crds verify bench bench-shards soak docs clean
 
 help:
 	@echo "make demo     generate from crds/ and run the example controllers against a local API server"
@@ -18,6 +18,7 @@ help:
 	@echo "make generate regenerate the example CRD informers, or yours: CRDS=path OUT=dir [PACKAGE=name]"
 	@echo "make verify   regenerate into a temporary folder and fail on any difference"
 	@echo "make bench    informers beside client-go and the official client on a real kube-apiserver (BIG=1: 100,000 pods; ARGS='--server local --pods N')"
+	@echo "make bench-shards  per-replica RSS and sync time of 1, 2, 4 static shards (ARGS='--pods N --replicas 1,2,4 --gate on|off')"
 	@echo "make soak     fault-injection soak (SEED=n FAULTS=n SERVER=real|local; real when its binaries are found)"
 	@echo "make docs     build the user guide and API reference into site/ (mkdocs build --strict)"
 
@@ -67,6 +68,9 @@ verify: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(if $(BIG),--big,) $(ARGS)
+
+bench-shards: $(STAMP)
+	$(BIN)/python -m bench.shards $(ARGS)
 
 soak: $(STAMP)
 	$(BIN)/python -m tests.soak $(if $(SEED),--seed $(SEED),) $(if $(FAULTS),--faults $(FAULTS),) $(if $(SERVER),--server $(SERVER),)
