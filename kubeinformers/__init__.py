@@ -53,10 +53,6 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.api.resource import (
         GroupVersionResource as GroupVersionResource,
     )
-    from kubeinformers.runtime.async_leaderelection import (
-        AsyncLeaderElector as AsyncLeaderElector,
-    )
-    from kubeinformers.runtime.async_reconcile import AsyncReconciler as AsyncReconciler
     from kubeinformers.runtime.cache.controller import (
         new_informer as new_informer,
     )
@@ -210,19 +206,22 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.labels.selector import (
         Selector as Selector,
     )
-    from kubeinformers.runtime.leaderelection import (
+    from kubeinformers.runtime.leaderelection.async_elector import (
+        AsyncLeaderElector as AsyncLeaderElector,
+    )
+    from kubeinformers.runtime.leaderelection.elector import (
         LeaderCallbacks as LeaderCallbacks,
     )
-    from kubeinformers.runtime.leaderelection import (
+    from kubeinformers.runtime.leaderelection.elector import (
         LeaderElectionConfig as LeaderElectionConfig,
     )
-    from kubeinformers.runtime.leaderelection import (
+    from kubeinformers.runtime.leaderelection.elector import (
         LeaderElector as LeaderElector,
     )
-    from kubeinformers.runtime.leaderelection import (
+    from kubeinformers.runtime.leaderelection.elector import (
         LeaseLock as LeaseLock,
     )
-    from kubeinformers.runtime.leaderelection import (
+    from kubeinformers.runtime.leaderelection.elector import (
         run_or_die as run_or_die,
     )
 
@@ -239,13 +238,14 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.metrics import (
         unregister_prometheus as unregister_prometheus,
     )
+    from kubeinformers.runtime.reconcile.async_loop import AsyncReconcileLoop as AsyncReconcileLoop
+    from kubeinformers.runtime.reconcile.core import (
+        Requeue as Requeue,
+    )
 
     # The reconcile loop and leader election (client-go: tools/leaderelection)
-    from kubeinformers.runtime.reconcile import (
+    from kubeinformers.runtime.reconcile.loop import (
         ReconcileLoop as ReconcileLoop,
-    )
-    from kubeinformers.runtime.reconcile import (
-        Requeue as Requeue,
     )
     from kubeinformers.runtime.workqueue.async_queue import (
         AsyncRateLimitingQueue as AsyncRateLimitingQueue,
@@ -370,21 +370,21 @@ _EXPORTS: dict[str, str] = {
     "FakeClock": "kubeinformers.runtime.clock",
     "Now": "kubeinformers.runtime.clock",
     # The reconcile loop and leader election (client-go: tools/leaderelection)
-    "ReconcileLoop": "kubeinformers.runtime.reconcile",
-    "Requeue": "kubeinformers.runtime.reconcile",
-    "LeaderElector": "kubeinformers.runtime.leaderelection",
-    "LeaderElectionConfig": "kubeinformers.runtime.leaderelection",
-    "LeaderCallbacks": "kubeinformers.runtime.leaderelection",
-    "LeaseLock": "kubeinformers.runtime.leaderelection",
-    "run_or_die": "kubeinformers.runtime.leaderelection",
+    "ReconcileLoop": "kubeinformers.runtime.reconcile.loop",
+    "Requeue": "kubeinformers.runtime.reconcile.core",
+    "LeaderElector": "kubeinformers.runtime.leaderelection.elector",
+    "LeaderElectionConfig": "kubeinformers.runtime.leaderelection.elector",
+    "LeaderCallbacks": "kubeinformers.runtime.leaderelection.elector",
+    "LeaseLock": "kubeinformers.runtime.leaderelection.elector",
+    "run_or_die": "kubeinformers.runtime.leaderelection.elector",
     # Metrics
     "InformerMetrics": "kubeinformers.runtime.metrics",
     "WorkQueueMetrics": "kubeinformers.runtime.metrics",
     "register_prometheus": "kubeinformers.runtime.metrics",
     "unregister_prometheus": "kubeinformers.runtime.metrics",
     # The asyncio API, keyed-by-type informers, typed events, health (issue 17)
-    "AsyncReconciler": "kubeinformers.runtime.async_reconcile",
-    "AsyncLeaderElector": "kubeinformers.runtime.async_leaderelection",
+    "AsyncReconcileLoop": "kubeinformers.runtime.reconcile.async_loop",
+    "AsyncLeaderElector": "kubeinformers.runtime.leaderelection.async_elector",
     "AsyncRateLimitingQueue": "kubeinformers.runtime.workqueue.async_queue",
     "EventStream": "kubeinformers.runtime.cache.events",
     "InformerEvent": "kubeinformers.runtime.cache.events",
@@ -406,7 +406,7 @@ __all__ = [
     "ApiStatusError",
     "AsyncLeaderElector",
     "AsyncRateLimitingQueue",
-    "AsyncReconciler",
+    "AsyncReconcileLoop",
     "BucketRateLimiter",
     "CacheSyncTimeoutError",
     "Clock",

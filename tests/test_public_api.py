@@ -112,7 +112,6 @@ def test_importing_kubeinformers_imports_only_the_package() -> None:
 @pytest.mark.parametrize(
     ("module", "old", "new"),
     [
-        ("kubeinformers.runtime.reconcile", "Controller", "ReconcileLoop"),
         ("kubeinformers.runtime.cache.listers", "NamespaceLister", "SingleNamespaceLister"),
     ],
 )

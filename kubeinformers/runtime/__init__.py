@@ -9,17 +9,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.async_leaderelection import (
+    from kubeinformers.runtime.leaderelection.async_elector import (
         AsyncLeaderElector as AsyncLeaderElector,
     )
-    from kubeinformers.runtime.async_reconcile import AsyncReconcile as AsyncReconcile
-    from kubeinformers.runtime.async_reconcile import AsyncReconciler as AsyncReconciler
+    from kubeinformers.runtime.reconcile.async_loop import AsyncReconcile as AsyncReconcile
+    from kubeinformers.runtime.reconcile.async_loop import AsyncReconcileLoop as AsyncReconcileLoop
 
 # issue 17: the asyncio controller loop and leader election
 _LAZY = {
-    "AsyncLeaderElector": "kubeinformers.runtime.async_leaderelection",
-    "AsyncReconcile": "kubeinformers.runtime.async_reconcile",
-    "AsyncReconciler": "kubeinformers.runtime.async_reconcile",
+    "AsyncLeaderElector": "kubeinformers.runtime.leaderelection.async_elector",
+    "AsyncReconcile": "kubeinformers.runtime.reconcile.async_loop",
+    "AsyncReconcileLoop": "kubeinformers.runtime.reconcile.async_loop",
 }
 
 __all__ = sorted(_LAZY)

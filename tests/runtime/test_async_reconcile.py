@@ -1,4 +1,4 @@
-"""The asyncio work queue (I2-I8 on the loop), AsyncReconciler's retries (I8, I9) and
+"""The asyncio work queue (I2-I8 on the loop), AsyncReconcileLoop's retries (I8, I9) and
 AsyncLeaderElector, all under asyncio debug mode."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.async_leaderelection import AsyncLeaderElector
-from kubeinformers.runtime.async_reconcile import AsyncReconciler
 from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
-from kubeinformers.runtime.leaderelection import LeaseLock
-from kubeinformers.runtime.reconcile import Requeue
+from kubeinformers.runtime.leaderelection.async_elector import AsyncLeaderElector
+from kubeinformers.runtime.leaderelection.elector import LeaseLock
+from kubeinformers.runtime.reconcile.async_loop import AsyncReconcileLoop
+from kubeinformers.runtime.reconcile.core import Requeue
 from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue, QueueShutDown
 from kubeinformers.runtime.workqueue.rate_limiters import ItemExponentialFailureRateLimiter
 from tests.runtime.test_async_api import run_debug
@@ -152,7 +152,7 @@ def test_reconciler_retries_with_growing_delays_then_succeeds(
                 raise Requeue("dependency not ready")
             return None
 
-        reconciler: AsyncReconciler[str] = AsyncReconciler(
+        reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop(
             "test",
             reconcile,
             workers=2,
@@ -197,7 +197,7 @@ def test_cancelling_the_reconciler_lets_the_inflight_reconcile_finish(
             await release.wait()
             finished.append(key)
 
-        reconciler: AsyncReconciler[str] = AsyncReconciler("drain", reconcile)
+        reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop("drain", reconcile)
         reconciler.enqueue("ns/a")
         runner = asyncio.create_task(reconciler.run())
         await asyncio.wait_for(entered.wait(), TIMEOUT)
