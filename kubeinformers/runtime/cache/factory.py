@@ -32,6 +32,8 @@ from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.codec.compact import CACHE_COMPRESSIONS, CacheCompression
 
 if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
     from kubeinformers.runtime.client.transport import DecodeMode, WireFormat
 
 __all__ = [
@@ -163,7 +165,7 @@ class SharedInformerFactory:
 
     def __init__(
         self,
-        api_client: Any,
+        api_client: ApiClient,
         resync_period: float = 0.0,
         *,
         namespace: str | None = None,
@@ -229,7 +231,8 @@ class SharedInformerFactory:
     # --- options ---------------------------------------------------------------------------
 
     @property
-    def api_client(self) -> Any:
+    def api_client(self) -> ApiClient:
+        """The kubernetes ApiClient every informer of this factory lists and watches through."""
         return self._api_client
 
     @property

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Generic, Literal, TypeVar, get_args
 
 from kubeinformers.runtime.api.listwatch import CountsDecodeErrors, ListerWatcher, ServesResource
@@ -58,7 +58,7 @@ from kubeinformers.runtime.cache.real_fifo import (
     ReplacedAllInfo,
     SyncAllInfo,
 )
-from kubeinformers.runtime.cache.store import Indexer
+from kubeinformers.runtime.cache.store import Indexer, Indexers
 from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.metrics import (
     HandlerMetrics,
@@ -76,7 +76,6 @@ QueueKind = Literal["delta", "ordered", "atomic"]
 """The informer's queue: DeltaFIFO (C-1, the default), RealFIFO (C-2) or atomic RealFIFO (C-3)."""
 QUEUE_KINDS: tuple[QueueKind, ...] = get_args(QueueKind)
 
-IndexFunc = Callable[[Any], list[str]]
 TransformFunc = Callable[[Any], Any]
 WatchErrorHandler = Callable[[Reflector[Any], BaseException], None]
 
@@ -201,7 +200,7 @@ class SharedIndexInformer(Generic[T]):
         lister_watcher: ListerWatcher[T],
         object_type: type[T] | None,
         resync_period: float = 0.0,
-        indexers: Mapping[str, IndexFunc] | None = None,
+        indexers: Indexers[T] | None = None,
         *,
         name: str | None = None,
         use_watch_list: bool | None = None,
@@ -615,7 +614,7 @@ class SharedIndexInformer(Generic[T]):
                 raise InformerStartedError("informer has already started")
             self._watch_error_handler = handler
 
-    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
+    def add_indexers(self, indexers: Indexers[T]) -> None:
         """Add indexes, before or after start; they index the current cache at once (F13)."""
         with self._start_lock:
             if self._stopped:
