@@ -5,10 +5,9 @@ function of another model is rejected, not a failure at the first write of the s
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from tests.generator.genutil import REPO, run_mypy
+from tests.generator.genutil import mypy_errors, mypy_rejects_each
 
 HEADER = """\
 from __future__ import annotations
@@ -65,31 +64,11 @@ BAD = {
 }
 
 
-def _errors_in(path: Path, mypy_output: str) -> list[str]:
-    """The errors mypy reports in `path` (not those of other files it had to follow)."""
-    return [
-        line
-        for line in mypy_output.splitlines()
-        if ": error:" in line and line.split(":", 1)[0].endswith(path.name)
-    ]
-
-
 def test_b17_mypy_accepts_index_functions_of_the_informers_model(tmp_path: Path) -> None:
     usage = tmp_path / "indexer_typing_good.py"
     usage.write_text(GOOD)
-    out = run_mypy([usage], cwd=REPO, mypy_path=[]).stdout
-    assert _errors_in(usage, out) == [], out
+    assert mypy_errors(usage) == []
 
 
 def test_b17_mypy_rejects_index_functions_of_another_model(tmp_path: Path) -> None:
-    body = "".join(
-        f"\n\ndef {name}(core: CoreV1Informers) -> None:\n    {expr}\n"
-        for name, (expr, _) in BAD.items()
-    )
-    misuse = tmp_path / "indexer_typing_bad.py"
-    misuse.write_text(HEADER + body)
-    out = run_mypy([misuse], cwd=REPO, mypy_path=[]).stdout
-    errors = _errors_in(misuse, out)
-    for _, message in BAD.values():
-        assert [e for e in errors if message in e], out
-    assert len(errors) == len(BAD), textwrap.indent(out, "  ")
+    mypy_rejects_each(tmp_path / "indexer_typing_bad.py", HEADER, BAD, "core: CoreV1Informers")
