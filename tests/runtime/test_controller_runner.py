@@ -1,4 +1,4 @@
-"""The ReconcileLoop (runtime/reconcile.py) over a minimal fake informer."""
+"""The ReconcileLoop (runtime/reconcile/loop.py, over reconcile/core.py) over a minimal fake informer."""
 
 from __future__ import annotations
 
