@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.leaderelection.async_elector import AsyncLeaderElector
 from kubeinformers.runtime.leaderelection.elector import LeaseLock
 from kubeinformers.runtime.reconcile import core as reconcile_core

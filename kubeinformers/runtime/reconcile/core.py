@@ -23,11 +23,11 @@ import time
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
-from kubeinformers.runtime.cache.handlers import ResourceEventHandler, ResourceEventHandlerFuncs
-from kubeinformers.runtime.cache.keys import (
+from kubeinformers.runtime.api.keys import (
     DeletedFinalStateUnknown,
     deletion_handling_meta_namespace_key,
 )
+from kubeinformers.runtime.cache.handlers import ResourceEventHandler, ResourceEventHandlerFuncs
 
 __all__ = [
     "SYNC_HINT_AFTER",
