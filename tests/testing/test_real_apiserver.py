@@ -20,6 +20,7 @@ import pytest
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
+from kubeinformers.testing import real_apiserver as real_apiserver_module
 from kubeinformers.testing.real_apiserver import (
     RealApiServer,
     RealApiServerUnavailable,
@@ -151,6 +152,38 @@ def test_a_directory_without_binaries_is_reported_as_unavailable(tmp_path: Path)
     with pytest.raises(RealApiServerUnavailable, match="no executable kube-apiserver and etcd"):
         RealApiServer(tmp_path).start()
     assert not list(tmp_path.iterdir())
+
+
+def _no_assets_anywhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv(real_apiserver_module.ASSETS_ENV, raising=False)
+    monkeypatch.delenv(real_apiserver_module.KUBEBUILDER_ASSETS_ENV, raising=False)
+    monkeypatch.setattr(real_apiserver_module, "ENVTEST_DEFAULT_ASSETS", tmp_path / "none")
+
+
+def test_installed_package_skip_message_names_the_env_vars_not_site_packages(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Installed from a wheel, the message says how a user provides binaries; the project's
+    ../shared folder (a path computed from site-packages) is neither searched nor named."""
+    _no_assets_anywhere(monkeypatch, tmp_path)
+    site = tmp_path / "venv/lib/python3.11/site-packages/kubeinformers/testing"
+    site.mkdir(parents=True)
+    monkeypatch.setattr(real_apiserver_module, "__file__", str(site / "real_apiserver.py"))
+    message = real_apiserver_module.missing_assets_message()
+    assert "$KUBEBUILDER_ASSETS" in message and "$KUBEINFORMERS_APISERVER_ASSETS" in message
+    assert "setup-envtest use -p path" in message and "/none" in message
+    assert "shared" not in message and "site-packages" not in message
+    assert real_apiserver_module.find_real_apiserver_assets() is None
+    assert "\n" not in message
+
+
+def test_clone_skip_message_also_names_the_shared_folder_beside_the_clone(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _no_assets_anywhere(monkeypatch, tmp_path)
+    message = real_apiserver_module.missing_assets_message()
+    assert "$KUBEBUILDER_ASSETS" in message
+    assert f"realk8s at {REPO_ROOT.parent / 'shared' / 'realk8s' / 'bin'}" in message
 
 
 @pytest.mark.real_apiserver
