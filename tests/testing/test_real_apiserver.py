@@ -212,8 +212,8 @@ def record(srv):
 def test_the_fixtures_leave_no_process_and_no_directory(
     real_apiserver_assets: Path, tmp_path: Path
 ) -> None:
-    """A user's test session (the plugin's fixtures, as installed): once it ends, both the
-    session server and a private one are gone, processes and run directories."""
+    """A user's test session (the plugin's fixtures, opted in with -p): once it ends, both
+    the session server and a private one are gone, processes and run directories."""
     (tmp_path / "test_user.py").write_text(_USER_TESTS)
     record = tmp_path / "record.jsonl"
     env = {
@@ -221,8 +221,9 @@ def test_the_fixtures_leave_no_process_and_no_directory(
         "RECORD": str(record),
         "KUBEINFORMERS_APISERVER_ASSETS": str(real_apiserver_assets),
     }
+    plugin = ("-p", "kubeinformers.testing.pytest_plugin")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_user.py"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin, "test_user.py"],
         cwd=tmp_path,
         env=env,
         capture_output=True,

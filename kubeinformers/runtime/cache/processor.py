@@ -20,12 +20,12 @@ from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
-from kubeinformers.runtime.cache.delta_fifo import CONSUMER_LINGER
-from kubeinformers.runtime.cache.handlers import ResourceEventHandler
-from kubeinformers.runtime.cache.keys import (
+from kubeinformers.runtime.api.keys import (
     deletion_handling_meta_namespace_key,
     object_resource_version,
 )
+from kubeinformers.runtime.cache.delta_fifo import CONSUMER_LINGER
+from kubeinformers.runtime.cache.handlers import ResourceEventHandler
 from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.codec.lazy import InvalidObjectError
 from kubeinformers.runtime.metrics import HandlerMetrics, LatencyRecorder
