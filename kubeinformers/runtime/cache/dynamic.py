@@ -91,9 +91,11 @@ def _get_json(api_client: ApiClient, path: str) -> Any:
     """GET `path` with the client's credentials; ApiStatusError for a failure status."""
     import urllib3
 
+    from kubeinformers.runtime.client.auth import apply_auth
+
     headers: dict[str, str] = dict(api_client.default_headers)
     headers["Accept"] = "application/json"
-    api_client.update_params_for_auth(headers, [], ["BearerToken"], path, "GET", None)
+    apply_auth(api_client, headers, [], path)
     url = str(api_client.configuration.host).rstrip("/") + quote(path)
     try:
         resp = api_client.rest_client.pool_manager.request(

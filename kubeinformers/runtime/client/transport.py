@@ -26,6 +26,7 @@ from kubeinformers.runtime.api.errors import (
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList, WatchEvent
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.client.auth import apply_auth
 from kubeinformers.runtime.client.chunked import raw_chunked_body
 from kubeinformers.runtime.client.framing import split_frames, split_lines
 from kubeinformers.runtime.codec.compact import (
@@ -329,7 +330,7 @@ class ApiListerWatcher(Generic[T]):
             # compress watches); urllib3 inflates them on read.
             headers.setdefault("Accept-Encoding", "gzip")
         queries = query_params(options, watch=watch)
-        api.update_params_for_auth(headers, queries, ["BearerToken"], self.path, "GET", None)
+        apply_auth(api, headers, queries, self.path)
         url = f"{self.server}{quote(self.path)}"
         if queries:
             url = f"{url}?{urlencode(queries)}"
