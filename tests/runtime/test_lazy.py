@@ -13,6 +13,7 @@ from pydantic import Field
 from kubeinformers.runtime.api.model import KubeModel, Status
 from kubeinformers.runtime.cache import keys
 from kubeinformers.runtime.codec import lazy as lazy_module
+from kubeinformers.runtime.codec.drift import InvalidFieldError, PartlyInvalidObjectError
 from kubeinformers.runtime.codec.lazy import (
     InvalidObjectError,
     LazyModelBuilder,
@@ -146,21 +147,27 @@ def test_setting_a_field_builds_first_then_sets() -> None:
     assert pod.kind == "Changed" and pod.spec is not None
 
 
-def test_invalid_object_raises_naming_object_model_and_field_path_and_reports_once() -> None:
+def test_k11_only_the_invalid_field_raises_naming_object_field_and_remedy_reported_once() -> None:
     reported: list[InvalidObjectError] = []
     builder = LazyModelBuilder(Pod, on_invalid=reported.append)
-    raw = pod_json(spec={"containers": [{"name": "app", "ports": ["eighty"]}]})
+    raw = pod_json(spec={"containers": [{"name": "app", "image": "nginx", "ports": ["eighty"]}]})
     pod = builder.build(raw)
     assert keys.meta_namespace_key(pod) == "default/web-1"  # identity still readable
-    with pytest.raises(InvalidObjectError) as first:
-        _ = pod.spec
+    assert pod.spec is not None and pod.kind == "Pod"  # the rest of the object reads
+    container = pod.spec.containers[0]
+    assert (container.name, container.image) == ("app", "nginx")
+    with pytest.raises(InvalidFieldError) as first:
+        _ = container.ports
     message = str(first.value)
-    assert "'default/web-1'" in message and "spec.containers.0.ports.0" in message
-    assert "Pod" in message
-    with pytest.raises(InvalidObjectError) as second:
-        _ = pod.spec
-    assert second.value is first.value
-    assert reported == [first.value]
+    assert "Pod 'default/web-1'" in message and "spec.containers[0].ports" in message
+    assert "regenerate the models" in message and first.value.value == ["eighty"]
+    with pytest.raises(InvalidFieldError):
+        _ = container.ports  # every read raises; the report was once
+    assert len(reported) == 1 and isinstance(reported[0], PartlyInvalidObjectError)
+    assert [f.path for f in reported[0].fields] == ["spec.containers[0].ports"]
+    # The server's value stays in a dump (a read-modify-write keeps it).
+    assert pod.model_dump(warnings=False)["spec"]["containers"][0]["ports"] == ["eighty"]
+    assert not is_lazy(pod) and isinstance(pod, Pod)
 
 
 def test_model_without_identity_metadata_is_validated_eagerly() -> None:
@@ -328,12 +335,14 @@ def test_a_canonical_event_with_a_null_or_metadata_free_object() -> None:
         decoder.decode_event(b'{"type":"ADDED","object":null')  # truncated: not JSON
 
 
-def test_a_canonical_event_with_an_invalid_object_is_still_lazy_and_reports_on_read() -> None:
+def test_k11_a_canonical_event_with_an_invalid_object_is_still_lazy_and_reports_on_read() -> None:
     reported: list[InvalidObjectError] = []
     decoder = LazyDecoder(Pod, on_invalid=reported.append)
     bad = pod_json("x", spec={"containers": [{"image": "no-name"}]})
     event = decoder.decode_event(b'{"type":"ADDED","object":' + bad + b"}")
-    assert keys.meta_namespace_key(event.object) == "default/x"
-    with pytest.raises(InvalidObjectError, match="default/x"):
-        _ = event.object.spec  # type: ignore[union-attr]
+    assert keys.meta_namespace_key(event.object) == "default/x" and is_lazy(event.object)
+    container = event.object.spec.containers[0]  # type: ignore[union-attr]
+    assert container.image == "no-name"
+    with pytest.raises(InvalidFieldError, match=r"default/x.*spec\.containers\[0\]\.name.*missing"):
+        _ = container.name
     assert len(reported) == 1

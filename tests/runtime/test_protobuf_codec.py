@@ -13,6 +13,7 @@ import pytest
 from pydantic import Field
 
 from kubeinformers.runtime.api.model import KubeModel, Status
+from kubeinformers.runtime.codec.drift import InvalidFieldError, PartlyInvalidObjectError
 from kubeinformers.runtime.codec.lazy import InvalidObjectError, is_lazy, materialize
 from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
 from kubeinformers.runtime.codec.protobuf.envelope import (
@@ -499,18 +500,20 @@ def test_k5_a_truncated_list_body_raises_value_error_naming_the_resource() -> No
         _decoder().decode_list(body[:-10])
 
 
-def test_k5_an_invalid_object_raises_invalid_object_error_and_is_reported_once() -> None:
+def test_k5_k11_an_invalid_field_raises_naming_it_and_the_object_is_reported_once() -> None:
     reported: list[InvalidObjectError] = []
     bad = ld(1, object_meta(name="bad", namespace="ns")) + ld(2, ld(1, "t") + vint(5, 1))
     decoder = ProtobufLazyDecoder(
         StrictWidget, message=WIDGET, messages=MESSAGES, on_invalid=reported.append
     )
     obj = decoder.decode_list(list_body("v1", "WidgetList", [bad])).items[0]
-    with pytest.raises(InvalidObjectError, match=r"StrictWidget 'ns/bad'.*spec\.count"):
-        _ = obj.spec
-    with pytest.raises(InvalidObjectError):
-        _ = obj.spec
+    assert obj.spec is not None and obj.spec.title == "t"  # the rest reads
+    with pytest.raises(InvalidFieldError, match=r"StrictWidget 'ns/bad'.*spec\.count"):
+        _ = obj.spec.count
+    with pytest.raises(InvalidFieldError):
+        _ = obj.spec.count
     assert len(reported) == 1 and reported[0].key == "ns/bad"
+    assert isinstance(reported[0], PartlyInvalidObjectError)
     assert obj.metadata is not None and obj.metadata.name == "bad"  # the identity stays readable
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
+from pydantic_core import core_schema
 
 
 class KubeModel(BaseModel):
@@ -25,6 +26,31 @@ class KubeModel(BaseModel):
         # reads identity through lazy objects never needs most of them.
         defer_build=True,
     )
+
+
+class UnknownEnumValue(str):
+    """A value of a CRD enum that the enum did not list when the models were generated.
+
+    A CRD's string enum is generated as `Literal["Alpha", "Beta"] | UnknownEnumValue`: adding
+    a value is a compatible change by the Kubernetes API conventions, so a server newer than
+    the models may send one (Go enums are strings, and client-go reads it). The value reads
+    as this subclass of `str` (equal to the plain string, serialised as it), so mypy shows a
+    reader that the field may hold a value outside the literal, and a literal the model does
+    not know is still a type error where a user writes one.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"UnknownEnumValue({str.__repr__(self)})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(
+            cls, core_schema.str_schema(), serialization=core_schema.to_string_ser_schema()
+        )
 
 
 class StatusCause(KubeModel):
@@ -55,4 +81,4 @@ class Status(KubeModel):
     code: int | None = None
 
 
-__all__ = ["KubeModel", "Status", "StatusCause", "StatusDetails"]
+__all__ = ["KubeModel", "Status", "StatusCause", "StatusDetails", "UnknownEnumValue"]

@@ -15,10 +15,12 @@ validates the item's JSON (or its metadata's slice) with `model_validate_json`; 
 codec's format transcodes the protobuf item (or its ObjectMeta) to the JSON-shaped dict and
 validates that. Either way the raw slot holds the whole item's bytes.
 
-An object that fails validation stays in the cache as the server sent it; the first access
-raises `InvalidObjectError` naming the object, the model and the field path, the informer's
-`on_invalid` hook is told once (log, counter, watch error handler), and later accesses raise
-the same error again without reporting it twice.
+An object that fails validation is built field by field (runtime.codec.drift): the fields that
+validate read, each one that does not raises `InvalidFieldError` naming the object, the field
+path and the remedy, and the informer's `on_invalid` hook is told once (log, counter, watch
+error handler) with a `PartlyInvalidObjectError` listing them. Only raw bytes that are no
+object at all (a malformed protobuf item, JSON that is not an object) leave the whole object
+unreadable: every access past its identity raises `InvalidObjectError`, reported once.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import msgspec
 from pydantic import BaseModel, ValidationError
 
 from kubeinformers.runtime.codec.compact import Compactor
+from kubeinformers.runtime.codec.drift import InvalidObjectError, build_lenient
 
 __all__ = [
     "JSON",
@@ -88,26 +91,6 @@ _MATERIALISE_BEFORE = (
 # One lock for all materialisations: validation holds the GIL anyway, and the lock makes
 # "validate, then publish __dict__, then switch the class" atomic for concurrent readers.
 _LOCK = threading.RLock()
-
-
-class InvalidObjectError(ValueError):
-    """An object from the server does not validate against its generated model."""
-
-    def __init__(self, model: type[BaseModel], key: str, error: ValidationError) -> None:
-        paths = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}"
-            for e in error.errors()[:5]
-        )
-        more = error.error_count() - 5
-        super().__init__(
-            f"{model.__name__} {key!r} does not validate against "
-            f"{model.__module__}.{model.__qualname__} ({paths}{f'; and {more} more' if more > 0 else ''}). "
-            "It stays in the cache as the server sent it; regenerate the models from this "
-            "cluster's API (kubeinformers generate --cluster) to read it."
-        )
-        self.model = model
-        self.key = key
-        self.validation_error = error
 
 
 class _Identity(msgspec.Struct, gc=False):
@@ -176,6 +159,7 @@ def _materialise(obj: Any) -> None:
         if error is not None:
             raise error
         raw = object.__getattribute__(obj, _RAW_SLOT)
+        partly: InvalidObjectError | None = None
         try:
             full = cls.__kubeinformers_build__(base, raw)
         except ValidationError as exc:
@@ -184,12 +168,16 @@ def _materialise(obj: Any) -> None:
                 fields = object.__getattribute__(meta, "__dict__") if meta is not None else {}
             else:
                 fields = state
-            invalid = InvalidObjectError(base, _key_of(fields), exc)
-            state[_ERROR] = invalid
-            report = getattr(cls, _REPORT, None)
-            if report is not None:
-                report(invalid)
-            raise invalid from exc
+            key = _key_of(fields)
+            try:  # field by field: only the fields that do not validate stay unreadable
+                full, partly = build_lenient(base, cls.__kubeinformers_data__(raw), key)
+            except (ValueError, TypeError):  # no object at all: nothing reads past identity
+                invalid = InvalidObjectError(base, key, exc)
+                state[_ERROR] = invalid
+                report = getattr(cls, _REPORT, None)
+                if report is not None:
+                    report(invalid)
+                raise invalid from exc
         # Publish the whole state, then switch the class, so that a concurrent reader never
         # sees the model's class with a state that is not the model's. Until the switch the
         # lazy class answers: its other methods wait for this build (the lock), and its
@@ -199,20 +187,33 @@ def _materialise(obj: Any) -> None:
         _publish(obj, "__pydantic_extra__", full.__pydantic_extra__)
         _publish(obj, "__dict__", full.__dict__)
         _publish(obj, _META_SLOT, full.__pydantic_private__)
-        _publish(obj, "__class__", base)
+        _publish(obj, "__class__", type(full))
+    if partly is not None:
+        report = getattr(cls, _REPORT, None)
+        if report is not None:
+            report(partly)
 
 
 ModelBuild = Callable[[type[BaseModel], bytes], BaseModel]
 """Builds a model of the given class from a lazy object's raw bytes (raising ValidationError)."""
 
 
+ModelData = Callable[[bytes], Any]
+"""The JSON-shaped value of a lazy object's raw bytes (for a build field by field), raising
+ValueError when they hold none."""
+
+
 @dataclass(frozen=True)
 class RawFormat:
     """How lazy objects of one wire format are built: `item` builds the whole object from its
-    raw bytes, `metadata` the object's metadata model from the same bytes."""
+    raw bytes, `metadata` the object's metadata model from the same bytes; `item_data` and
+    `metadata_data` give their JSON-shaped values, built field by field when a build fails
+    (runtime.codec.drift)."""
 
     item: ModelBuild
     metadata: ModelBuild
+    item_data: ModelData
+    metadata_data: ModelData
 
 
 def _unpacking(build: ModelBuild, unpack: Callable[[bytes], bytes]) -> ModelBuild:
@@ -224,6 +225,13 @@ def _unpacking(build: ModelBuild, unpack: Callable[[bytes], bytes]) -> ModelBuil
     return unpack_and_build
 
 
+def _unpacking_data(data: ModelData, unpack: Callable[[bytes], bytes]) -> ModelData:
+    def unpack_and_read(packed: bytes) -> Any:
+        return data(unpack(packed))
+
+    return unpack_and_read
+
+
 def _validate_json_item(model: type[BaseModel], raw: bytes) -> BaseModel:
     return model.model_validate_json(raw)
 
@@ -232,7 +240,23 @@ def _validate_json_metadata(model: type[BaseModel], raw: bytes) -> BaseModel:
     return model.model_validate_json(bytes(_decode_head(raw).metadata))
 
 
-JSON = RawFormat(item=_validate_json_item, metadata=_validate_json_metadata)
+def _json_item_data(raw: bytes) -> Any:
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _json_metadata_data(raw: bytes) -> Any:
+    return _json_item_data(bytes(_decode_head(raw).metadata))
+
+
+JSON = RawFormat(
+    item=_validate_json_item,
+    metadata=_validate_json_metadata,
+    item_data=_json_item_data,
+    metadata_data=_json_metadata_data,
+)
 """The raw bytes are the item's JSON."""
 
 
@@ -274,7 +298,9 @@ def _lazy_fields_set(self: Any) -> set[str]:
     return typing.cast(set[str], self.model_fields_set)
 
 
-def _new_lazy_class(base: type[BaseModel], build: ModelBuild, item: bool) -> type[BaseModel]:
+def _new_lazy_class(
+    base: type[BaseModel], build: ModelBuild, data: ModelData, item: bool
+) -> type[BaseModel]:
     namespace: dict[str, Any] = {
         "__slots__": (),
         "__module__": base.__module__,
@@ -285,6 +311,7 @@ def _new_lazy_class(base: type[BaseModel], build: ModelBuild, item: bool) -> typ
         "__hash__": None,
         "__kubeinformers_lazy_base__": base,
         "__kubeinformers_build__": staticmethod(build),
+        "__kubeinformers_data__": staticmethod(data),
         "__kubeinformers_item__": item,
     }
     for name in _MATERIALISE_BEFORE:
@@ -366,17 +393,26 @@ class LazyModelBuilder(typing.Generic[M]):
             if all(a in by_alias for a in _IDENTITY_FIELDS):
                 self._meta_fields = tuple((a, by_alias[a]) for a in _IDENTITY_FIELDS)
                 self._identity_names = tuple(by_alias[a] for a in IDENTITY_ORDER)
-                self._meta_class = _lazy_class(meta_model, raw_format.metadata, False)
-                self._item_class = _lazy_class(model, raw_format.item, True)
+                self._meta_class = _lazy_class(
+                    meta_model, raw_format.metadata, raw_format.metadata_data, False
+                )
+                self._item_class = _lazy_class(model, raw_format.item, raw_format.item_data, True)
                 if on_invalid is not None:
                     self._meta_class = _reporting_class(self._meta_class, on_invalid)
                     self._item_class = _reporting_class(self._item_class, on_invalid)
                 if compactor is not None:
+                    unpack = compactor.unpack
                     self._compact_meta_class = _new_lazy_class(
-                        meta_model, _unpacking(raw_format.metadata, compactor.unpack), False
+                        meta_model,
+                        _unpacking(raw_format.metadata, unpack),
+                        _unpacking_data(raw_format.metadata_data, unpack),
+                        False,
                     )
                     self._compact_item_class = _new_lazy_class(
-                        model, _unpacking(raw_format.item, compactor.unpack), True
+                        model,
+                        _unpacking(raw_format.item, unpack),
+                        _unpacking_data(raw_format.item_data, unpack),
+                        True,
                     )
                     if on_invalid is not None:
                         self._compact_meta_class = _reporting_class(

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
 from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.codec.drift import build_lenient
 from kubeinformers.runtime.codec.json_list import JsonListStream, decode_list_body
 from kubeinformers.runtime.codec.lazy import LazyModelBuilder
 
@@ -237,10 +238,12 @@ class ObjectDecodeError(ValueError):
         self.path = path
         self.reason = reason
         self.event_type = event_type
-        # For ADDED/DELETED events: the object kept as a lazy one (identity readable, a full
-        # read raising), so the cache never lacks an object the server has, nor keeps one it
-        # deleted. A bad MODIFIED keeps the last valid version instead (kept is None).
+        # The event with the object kept at this version, built field by field (the fields
+        # that do not validate raise InvalidFieldError when read; runtime.codec.drift), so
+        # the cache never lacks an object the server has, nor keeps one it deleted or an
+        # older version of it. None when the object has no identity to cache it by.
         self.kept: WatchEvent[Any] | None = None
+        self.cached = False  # whether the object is cached (kept), a list item's too
 
 
 def _key(meta: _MetaWire | None) -> tuple[str, str]:
@@ -363,9 +366,10 @@ class JsonDecoder(Generic[T]):
 
     def bad_item(self, raw: bytes, exc: ValidationError) -> tuple[ObjectDecodeError, T | None]:
         """A list item that failed validation (K7): the error naming it (key, resourceVersion,
-        first failing field) and the lazy object that keeps it in the page (its identity
-        readable, a full read raising); None where there is no identity to keep it by (the
-        model has none, or the item's own is malformed: no key, so no place in a cache)."""
+        first failing field) and the object that keeps it in the page (K11: built field by
+        field, its bad fields raising when read); None where there is no identity to keep it
+        by (the model has none, or the item's own is malformed: no key, so no place in a
+        cache)."""
         try:
             meta = _ObjectMetaOnly.model_validate_json(raw).metadata
         except ValidationError:
@@ -373,13 +377,26 @@ class JsonDecoder(Generic[T]):
         key, rv = _key(meta)
         path, reason = _first_error(exc, 0)
         error = ObjectDecodeError(self.what, key, rv, path, reason)
-        keep = self._keeper
-        if meta is None or not keep.supported:
+        if meta is None or not self._keeper.supported:
             return error, None
+        kept = self._keep(raw, key)
+        error.cached = kept is not None
+        return error, kept
+
+    def _keep(self, raw: bytes, key: str) -> T | None:
+        """The object of `raw`, which failed validation, built field by field (K11); else (no
+        JSON object) a lazy one whose full read raises; None if its identity is malformed."""
         try:
-            return error, cast("T", keep.build(raw))
+            data = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            data = None
+        if type(data) is dict:
+            obj, _partly = build_lenient(cast("type[BaseModel]", self.model), data, key)
+            return cast("T", obj)
+        try:
+            return cast("T", self._keeper.build(raw))
         except ValidationError:  # the identity itself is malformed (build validates it)
-            return error, None
+            return None
 
     @functools.cached_property
     def _keeper(self) -> LazyModelBuilder[Any]:
@@ -417,17 +434,17 @@ class JsonDecoder(Generic[T]):
             wire = self._event_wire.model_validate_json(line)
         except ValidationError as e:
             error = self._object_error(line, e, etype)
-            if isinstance(error, ObjectDecodeError) and etype in ("ADDED", "DELETED"):
-                error.kept = self._kept(line, etype)
+            if isinstance(error, ObjectDecodeError) and etype in ("ADDED", "MODIFIED", "DELETED"):
+                error.kept = self._kept(line, etype, error.key)
+                error.cached = error.kept is not None
             raise error from e
         return WatchEvent(cast(WatchEventType, wire.type), wire.object)
 
-    def _kept(self, line: bytes, etype: str) -> WatchEvent[T] | None:
-        builder = LazyModelBuilder(cast("type[BaseModel]", self.model))
-        if not builder.supported:
+    def _kept(self, line: bytes, etype: str, key: str) -> WatchEvent[T] | None:
+        if not self._keeper.supported:
             return None
-        raw = _decode_raw_event(line).object
-        return WatchEvent(cast(WatchEventType, etype), cast("T", builder.build(bytes(raw))))
+        obj = self._keep(bytes(_decode_raw_event(line).object), key)
+        return None if obj is None else WatchEvent(cast(WatchEventType, etype), obj)
 
     def _object_error(self, line: bytes, err: ValidationError, etype: str | None) -> ValueError:
         """Name the object (parsing just its metadata) and the failing field."""

@@ -82,7 +82,22 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
             raise _invalid(model, exc) from exc
         return model.model_validate(fields)
 
-    return RawFormat(item=item, metadata=metadata)
+    def item_data(raw: bytes) -> Any:
+        try:
+            fields: dict[str, Any] = to_json_object(message, raw)
+        except ProtobufDecodeError as exc:
+            raise ValueError(str(exc)) from None
+        if type_meta is not None:
+            fields = {"apiVersion": type_meta[0], "kind": type_meta[1], **fields}
+        return fields
+
+    def metadata_data(raw: bytes) -> Any:
+        try:
+            return to_json_object(meta_message, _field_1(raw))
+        except ProtobufDecodeError as exc:
+            raise ValueError(str(exc)) from None
+
+    return RawFormat(item=item, metadata=metadata, item_data=item_data, metadata_data=metadata_data)
 
 
 def _field_1(data: bytes) -> bytes:
