@@ -45,6 +45,9 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.api.listwatch import (
         WatchEvent as WatchEvent,
     )
+    from kubeinformers.runtime.api.model import (
+        UnknownEnumValue as UnknownEnumValue,
+    )
     from kubeinformers.runtime.api.resource import (
         APIResource as APIResource,
     )
@@ -194,6 +197,9 @@ if TYPE_CHECKING:
     )
     from kubeinformers.runtime.clock import (
         RealClock as RealClock,
+    )
+    from kubeinformers.runtime.codec.drift import (
+        InvalidFieldError as InvalidFieldError,
     )
     from kubeinformers.runtime.codec.lazy import (
         InvalidObjectError as InvalidObjectError,
@@ -347,6 +353,8 @@ _EXPORTS: dict[str, str] = {
     "WatchEvent": "kubeinformers.runtime.api.listwatch",
     "ApiListerWatcher": "kubeinformers.runtime.client.transport",
     "InvalidObjectError": "kubeinformers.runtime.codec.lazy",
+    "InvalidFieldError": "kubeinformers.runtime.codec.drift",
+    "UnknownEnumValue": "kubeinformers.runtime.api.model",
     "materialize": "kubeinformers.runtime.codec.lazy",
     "is_lazy": "kubeinformers.runtime.codec.lazy",
     "ObjectDecodeError": "kubeinformers.runtime.codec.wire",
@@ -431,6 +439,7 @@ __all__ = [
     "InformerMetrics",
     "InformerStartedError",
     "InformerStoppedError",
+    "InvalidFieldError",
     "InvalidObjectError",
     "ItemExponentialFailureRateLimiter",
     "ItemFastSlowRateLimiter",
@@ -465,6 +474,7 @@ __all__ = [
     "SharedIndexInformer",
     "SharedInformerFactory",
     "SingleNamespaceLister",
+    "UnknownEnumValue",
     "Updated",
     "Watch",
     "WatchEvent",

@@ -6,6 +6,7 @@ by its hand-written table, whose `Widget` covers every kind and flag of the sche
 from __future__ import annotations
 
 import base64
+import json
 import re
 from typing import Any
 
@@ -14,7 +15,12 @@ from pydantic import Field
 
 from kubeinformers.runtime.api.model import KubeModel, Status
 from kubeinformers.runtime.codec.drift import InvalidFieldError, PartlyInvalidObjectError
-from kubeinformers.runtime.codec.lazy import InvalidObjectError, is_lazy, materialize
+from kubeinformers.runtime.codec.lazy import (
+    InvalidObjectError,
+    LazyModelBuilder,
+    is_lazy,
+    materialize,
+)
 from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
 from kubeinformers.runtime.codec.protobuf.envelope import (
     split_list,
@@ -637,3 +643,15 @@ def test_config_map_binary_data_is_base64_and_immutable_false_is_written() -> No
         "binaryData": {"b": "AAE="},
         "immutable": False,
     }
+
+
+def test_k3_k11_a_drifted_object_from_protobuf_equals_the_one_from_json() -> None:
+    bad = ld(1, object_meta(name="bad", namespace="ns")) + ld(2, ld(1, "t") + vint(5, 1))
+    decoder = ProtobufLazyDecoder(StrictWidget, message=WIDGET, messages=MESSAGES)
+    from_protobuf = decoder.decode_list(list_body("v1", "WidgetList", [bad])).items[0]
+    raw = to_json_object(MESSAGES, WIDGET, bad)
+    from_json = LazyModelBuilder(StrictWidget).build(json.dumps(raw).encode())
+    assert materialize(from_protobuf) == materialize(from_json)
+    assert from_json.spec is not None and from_json.spec.title == "t"
+    with pytest.raises(InvalidFieldError, match=r"spec\.count"):
+        _ = from_json.spec.count
