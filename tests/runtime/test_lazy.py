@@ -6,6 +6,7 @@ import copy
 import json
 import pickle
 import threading
+from typing import Any
 
 import pytest
 from pydantic import Field
@@ -89,12 +90,35 @@ def test_identity_is_read_without_building_the_model() -> None:
     assert is_lazy(pod) and is_lazy(pod.metadata)
 
 
-def test_first_access_to_another_field_builds_the_model_in_place() -> None:
+def test_k13_first_access_to_a_field_builds_that_field_alone_then_the_rest_in_place() -> None:
     raw = pod_json()
     pod = LazyModelBuilder(Pod).build(raw)
-    assert pod.spec is not None and pod.spec.containers[0].image == "nginx"
-    assert type(pod) is Pod and not is_lazy(pod)
-    assert pod == Pod.model_validate_json(raw)
+    spec = pod.spec
+    assert spec is not None and spec.containers[0].image == "nginx"
+    assert is_lazy(pod) and pod.spec is spec  # built once, kept
+    assert pod == Pod.model_validate_json(raw)  # a whole-object read builds the rest
+    assert type(pod) is Pod and not is_lazy(pod) and pod.spec is spec
+
+
+@pytest.mark.parametrize(
+    "whole",
+    [
+        lambda p: p.model_dump(),
+        lambda p: copy.deepcopy(p),
+        lambda p: pickle.dumps(p),
+        lambda p: p.model_fields_set,
+        lambda p: setattr(p, "kind", "Pod"),
+        lambda p: repr(p),
+        lambda p: p.surprise,  # an unknown field: the whole model has it
+    ],
+)
+def test_k13_a_whole_object_read_after_a_field_read_keeps_that_field(whole: Any) -> None:
+    raw = pod_json()
+    pod = LazyModelBuilder(Pod).build(raw)
+    spec = pod.spec
+    whole(pod)
+    assert type(pod) is Pod and pod.spec is spec
+    assert pod.model_dump() == Pod.model_validate_json(raw).model_dump()
 
 
 def test_metadata_builds_alone_for_fields_beyond_identity() -> None:
@@ -215,33 +239,46 @@ def test_k10_every_step_of_a_build_shows_other_threads_a_whole_object(
             assert copy.copy(pod) == twin and pickle.loads(pickle.dumps(pod)) == twin, name
 
     monkeypatch.setattr(lazy_module, "_publish", publish_and_look)
+    materialize(pod)
     assert pod.spec is not None and pod.spec.containers[0].name == "app"
     assert seen[-1] == "__class__", seen  # the class is switched last
     assert pod == twin
 
 
-def test_k10_concurrent_first_reads_all_see_the_built_model() -> None:
+def test_k10_k13_concurrent_first_reads_all_see_one_built_field_and_lose_none() -> None:
+    """Threads reading fields alone (K13) while others read whole objects (==, dumps): every
+    reader sees one `spec` per pod, the whole build keeps it, nothing torn, nothing lost."""
     builder = LazyModelBuilder(Pod)
-    pods = [builder.build(pod_json(f"p{i}")) for i in range(200)]
+    raws = [pod_json(f"p{i}") for i in range(200)]
+    pods = [builder.build(raw) for raw in raws]
+    twins = [Pod.model_validate_json(raw) for raw in raws]
     start = threading.Event()
     failures: list[BaseException] = []
+    specs: list[list[int]] = []
 
-    def reader() -> None:
+    def reader(whole: bool) -> None:
         start.wait(5)
+        mine: list[int] = []
         try:
-            for pod in pods:
+            for pod, twin in zip(pods, twins, strict=True):
+                if whole:
+                    assert pod == twin
                 assert pod.spec is not None and pod.spec.containers[0].name == "app"
+                mine.append(id(pod.spec))
         except BaseException as exc:  # collected and asserted below
             failures.append(exc)
+        specs.append(mine)
 
-    threads = [threading.Thread(target=reader) for _ in range(8)]
+    threads = [threading.Thread(target=reader, args=(i % 2 == 0,)) for i in range(8)]
     for t in threads:
         t.start()
     start.set()
     for t in threads:
         t.join(10)
     assert not failures
-    assert all(type(p) is Pod for p in pods)
+    assert len(specs) == 8 and all(s == specs[0] for s in specs)  # one spec per pod, seen by all
+    assert all(type(p) is Pod for p in pods)  # the whole readers built them
+    assert pods == twins and [id(p.spec) for p in pods] == specs[0]
 
 
 def list_body(*items: bytes, rv: str = "100", cont: str | None = None) -> bytes:

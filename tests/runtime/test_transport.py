@@ -678,7 +678,7 @@ def test_d19_reflector_watch_list_over_the_transport(server: CannedServer) -> No
 def test_gc_paused_nests_and_keeps_an_application_disabled_collector() -> None:
     import gc
 
-    from kubeinformers.runtime.codec.wire import gc_paused
+    from kubeinformers.runtime.codec.gc_pause import gc_paused
 
     assert gc.isenabled()
     with gc_paused():
@@ -708,7 +708,7 @@ def test_gc_paused_moves_the_survivors_of_a_big_pause_to_the_old_generation_untr
     CPython would otherwise traverse them three times within moments."""
     import gc
 
-    from kubeinformers.runtime.codec import wire
+    from kubeinformers.runtime.codec import gc_pause as wire
 
     if not wire._FREEZE_PROMOTES:
         pytest.skip("free-threaded build: a big pause ends with one full collection instead")
@@ -736,7 +736,7 @@ def test_gc_paused_leaves_objects_the_application_froze_frozen(
     frozen: a big pause then ends with one full collection instead."""
     import gc
 
-    from kubeinformers.runtime.codec import wire
+    from kubeinformers.runtime.codec import gc_pause as wire
 
     monkeypatch.setattr(wire, "_gc_survivors", 0)  # earlier tests' pauses do not count
     gc.freeze()
@@ -833,7 +833,7 @@ def test_watch_stopped_before_reading_releases_its_connection(server: CannedServ
 def test_gc_pause_is_bounded_by_max_seconds() -> None:
     import gc
 
-    from kubeinformers.runtime.codec.wire import gc_paused
+    from kubeinformers.runtime.codec.gc_pause import gc_paused
 
     tick = threading.Event()
     with gc_paused(max_seconds=0.05):

@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+from kubeinformers.runtime.codec.gc_pause import (
+    gc_paused as gc_paused,
+)
 from kubeinformers.runtime.codec.lazy import (
     InvalidObjectError as InvalidObjectError,
 )
@@ -30,9 +33,6 @@ from kubeinformers.runtime.codec.wire import (
 )
 from kubeinformers.runtime.codec.wire import (
     ObjectDecodeError as ObjectDecodeError,
-)
-from kubeinformers.runtime.codec.wire import (
-    gc_paused as gc_paused,
 )
 
 __all__ = [

@@ -25,19 +25,21 @@ unreadable: every access past its identity raises `InvalidObjectError`, reported
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import msgspec
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from kubeinformers.runtime.codec.compact import Compactor
 from kubeinformers.runtime.codec.drift import InvalidObjectError, build_lenient
+from kubeinformers.runtime.codec.gc_pause import read_burst
 
 __all__ = [
     "JSON",
@@ -154,6 +156,7 @@ def _materialise(obj: Any) -> None:
     with _LOCK:
         if type(obj) is not cls:
             return
+        read_burst()  # the collector stays off while first reads keep coming (issue 26)
         state = object.__getattribute__(obj, "__dict__")  # the metadata's fields; {} for an item
         error = state.get(_ERROR)
         if error is not None:
@@ -178,6 +181,11 @@ def _materialise(obj: Any) -> None:
                 if report is not None:
                     report(invalid)
                 raise invalid from exc
+        # Fields built on their own before (issue 26) stay the objects handed out (they
+        # validated alone, so a build field by field finds them valid too).
+        built = {k: v for k, v in state.items() if k in base.model_fields}
+        if built:
+            full.__dict__.update(built)
         # Publish the whole state, then switch the class, so that a concurrent reader never
         # sees the model's class with a state that is not the model's. Until the switch the
         # lazy class answers: its other methods wait for this build (the lock), and its
@@ -198,6 +206,27 @@ ModelBuild = Callable[[type[BaseModel], bytes], BaseModel]
 """Builds a model of the given class from a lazy object's raw bytes (raising ValidationError)."""
 
 
+class FieldUnavailable(LookupError):
+    """A field of a lazy item cannot be built on its own (absent, or not a message field of
+    the wire format): the whole model is built instead."""
+
+
+FieldBuild = Callable[[type[BaseModel], str, bytes], Any]
+"""Builds the value of one top-level field (by its Python name) of a model from a lazy
+item's raw bytes: raises FieldUnavailable when it cannot alone, ValidationError when the
+value does not validate (the whole model is then built, as any invalid object is)."""
+
+
+@functools.cache
+def field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    """The validator of `model`'s field `name` alone: what validating the model does to it."""
+    info = model.model_fields[name]
+    annotation: Any = info.annotation
+    if info.metadata:
+        annotation = Annotated[annotation, *info.metadata]
+    return TypeAdapter(annotation)
+
+
 ModelData = Callable[[bytes], Any]
 """The JSON-shaped value of a lazy object's raw bytes (for a build field by field), raising
 ValueError when they hold none."""
@@ -214,6 +243,7 @@ class RawFormat:
     metadata: ModelBuild
     item_data: ModelData
     metadata_data: ModelData
+    field: FieldBuild | None = None  # one top-level field of an item on its own (issue 26)
 
 
 def _unpacking(build: ModelBuild, unpack: Callable[[bytes], bytes]) -> ModelBuild:
@@ -230,6 +260,18 @@ def _unpacking_data(data: ModelData, unpack: Callable[[bytes], bytes]) -> ModelD
         return data(unpack(packed))
 
     return unpack_and_read
+
+
+def _unpacking_field(
+    field: FieldBuild | None, unpack: Callable[[bytes], bytes]
+) -> FieldBuild | None:
+    if field is None:
+        return None
+
+    def unpack_and_build(model: type[BaseModel], name: str, packed: bytes) -> Any:
+        return field(model, name, unpack(packed))
+
+    return unpack_and_build
 
 
 def _validate_json_item(model: type[BaseModel], raw: bytes) -> BaseModel:
@@ -251,11 +293,31 @@ def _json_metadata_data(raw: bytes) -> Any:
     return _json_item_data(bytes(_decode_head(raw).metadata))
 
 
+@functools.cache
+def _json_top_level(model: type[BaseModel]) -> Callable[[bytes], Any]:
+    """A decoder of an item's top-level fields as raw JSON slices (absent ones UNSET)."""
+    fields = [(name, msgspec.Raw | msgspec.UnsetType, msgspec.UNSET) for name in model.model_fields]
+    rename = {name: info.alias or name for name, info in model.model_fields.items()}
+    struct = msgspec.defstruct(f"_{model.__name__}TopLevel", fields, rename=rename, gc=False)
+    return msgspec.json.Decoder(struct).decode
+
+
+def _json_field(model: type[BaseModel], name: str, raw: bytes) -> Any:
+    try:
+        part = getattr(_json_top_level(model)(raw), name)
+    except msgspec.DecodeError:
+        raise FieldUnavailable(name) from None
+    if part is msgspec.UNSET:
+        raise FieldUnavailable(name)
+    return field_adapter(model, name).validate_json(bytes(part))
+
+
 JSON = RawFormat(
     item=_validate_json_item,
     metadata=_validate_json_metadata,
     item_data=_json_item_data,
     metadata_data=_json_metadata_data,
+    field=_json_field,
 )
 """The raw bytes are the item's JSON."""
 
@@ -263,6 +325,33 @@ JSON = RawFormat(
 def _lazy_getattr(self: Any, item: str) -> Any:
     if item == "__dict__":  # never materialise for the instance dict itself
         raise AttributeError(item)
+    _materialise(self)
+    return getattr(self, item)
+
+
+def _lazy_item_getattr(self: Any, item: str) -> Any:
+    """A lazy item's field not built yet: build that field alone, when its class can (the
+    rest stays raw until read: issue 26), else the whole model."""
+    cls = type(self)
+    base = getattr(cls, "__kubeinformers_lazy_base__", None)
+    field = getattr(cls, "__kubeinformers_field__", None)
+    if base is None or field is None or item not in base.model_fields or item == "metadata":
+        return _lazy_getattr(self, item)
+    with _LOCK:
+        if type(self) is not cls:  # built meanwhile
+            return getattr(self, item)
+        state = object.__getattribute__(self, "__dict__")
+        if item in state:
+            return state[item]
+        if _ERROR not in state:
+            read_burst()
+            try:
+                value = field(base, item, object.__getattribute__(self, _RAW_SLOT))
+            except (FieldUnavailable, ValidationError, ValueError):
+                pass  # the whole model: it says precisely what is wrong
+            else:
+                state[item] = value
+                return value
     _materialise(self)
     return getattr(self, item)
 
@@ -299,20 +388,25 @@ def _lazy_fields_set(self: Any) -> set[str]:
 
 
 def _new_lazy_class(
-    base: type[BaseModel], build: ModelBuild, data: ModelData, item: bool
+    base: type[BaseModel],
+    build: ModelBuild,
+    data: ModelData,
+    item: bool,
+    field: FieldBuild | None = None,
 ) -> type[BaseModel]:
     namespace: dict[str, Any] = {
         "__slots__": (),
         "__module__": base.__module__,
         # The model's own names: logs, messages and `type(obj).__name__` read as the model.
         "__qualname__": base.__qualname__,
-        "__getattr__": _lazy_getattr,
+        "__getattr__": _lazy_item_getattr if item and field is not None else _lazy_getattr,
         "__eq__": _lazy_eq,
         "__hash__": None,
         "__kubeinformers_lazy_base__": base,
         "__kubeinformers_build__": staticmethod(build),
         "__kubeinformers_data__": staticmethod(data),
         "__kubeinformers_item__": item,
+        "__kubeinformers_field__": staticmethod(field) if field is not None else None,
     }
     for name in _MATERIALISE_BEFORE:
         namespace[name] = _materialising(name)
@@ -396,7 +490,9 @@ class LazyModelBuilder(typing.Generic[M]):
                 self._meta_class = _lazy_class(
                     meta_model, raw_format.metadata, raw_format.metadata_data, False
                 )
-                self._item_class = _lazy_class(model, raw_format.item, raw_format.item_data, True)
+                self._item_class = _lazy_class(
+                    model, raw_format.item, raw_format.item_data, True, raw_format.field
+                )
                 if on_invalid is not None:
                     self._meta_class = _reporting_class(self._meta_class, on_invalid)
                     self._item_class = _reporting_class(self._item_class, on_invalid)
@@ -413,6 +509,7 @@ class LazyModelBuilder(typing.Generic[M]):
                         _unpacking(raw_format.item, unpack),
                         _unpacking_data(raw_format.item_data, unpack),
                         True,
+                        _unpacking_field(raw_format.field, unpack),
                     )
                     if on_invalid is not None:
                         self._compact_meta_class = _reporting_class(

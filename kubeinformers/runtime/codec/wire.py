@@ -13,13 +13,9 @@ metadata as the API's mapping; the keys accessors read both shapes.
 from __future__ import annotations
 
 import functools
-import gc
 import json
 import re
-import sysconfig
-import threading
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar, cast
 
 import msgspec
@@ -28,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.codec.drift import build_lenient
+from kubeinformers.runtime.codec.gc_pause import gc_paused
 from kubeinformers.runtime.codec.json_list import JsonListStream, decode_list_body
 from kubeinformers.runtime.codec.lazy import LazyModelBuilder
 
@@ -47,116 +44,6 @@ LIST_GC_PAUSE_LIMIT = 30.0
 
 _TYPE_RE = re.compile(rb'^\s*\{\s*"type"\s*:\s*"([A-Z]+)"')
 _WIRE = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-_gc_lock = threading.Lock()
-_gc_depth = 0
-_gc_was_enabled = False
-_gc_survivors = 0  # young objects our collections after a pause moved to the old generation
-
-# A pause that leaves at least this many young objects ends by moving them to the old
-# generation. Left to itself, CPython would traverse them three times within moments (the
-# young generation's collection at the next allocation, the middle one ten collections later,
-# then a full one once they outnumber a quarter of the old objects): 126 tracked objects per
-# eagerly decoded pod, so for thousands of pods that is longer than validating them.
-# Lazy objects (about 2 tracked per object) rarely reach it.
-_COLLECT_AFTER_YOUNG = 100_000
-
-# gc.freeze() + gc.unfreeze() moves every tracked object to the oldest generation in O(1)
-# (two list splices in CPython's collector), without traversing any: the survivors of a
-# pause land where a full collection would have put them (which cost ~0.7 s per 10,000 eager
-# pods, more than validating them). The next automatic full collection still frees any
-# garbage among them; as CPython did not count them, it comes after fewer new old objects
-# than after a gc.collect(), and costs what every full collection of the cache costs.
-# Not with the GIL disabled (there freeze and unfreeze visit the whole heap) nor when the
-# application froze objects itself (unfreeze would hand them back): then one gc.collect().
-# (An application thread freezing between our two calls would find its objects unfrozen:
-# only its fork-time copy-on-write saving is lost, nothing is freed or leaked.)
-_FREEZE_PROMOTES = not sysconfig.get_config_var("Py_GIL_DISABLED")
-
-
-def _promote_without_traversal() -> bool:
-    """Move all young objects to the old generation untraversed; False where it cannot."""
-    if not _FREEZE_PROMOTES or gc.get_freeze_count():
-        return False
-    gc.freeze()
-    gc.unfreeze()
-    return True
-
-
-def _end_hold_locked() -> None:
-    global _gc_depth
-    _gc_depth -= 1
-    if _gc_depth == 0 and _gc_was_enabled:
-        gc.enable()
-
-
-class _GcPause:
-    """One hold on the collector; released once, by the owner or by its time limit."""
-
-    __slots__ = ("_held", "_timer")
-
-    def __init__(self, max_seconds: float | None) -> None:
-        global _gc_depth, _gc_was_enabled
-        with _gc_lock:
-            if _gc_depth == 0:
-                _gc_was_enabled = gc.isenabled()
-                gc.disable()
-            _gc_depth += 1
-            self._held = True
-        self._timer: threading.Timer | None = None
-        if max_seconds is not None:
-            self._timer = threading.Timer(max_seconds, self.release)
-            self._timer.daemon = True
-            self._timer.start()
-
-    def release(self) -> None:
-        global _gc_survivors
-        with _gc_lock:
-            if not self._held:
-                return
-            self._held = False
-            young = gc.get_count()[0]
-            big = _gc_depth == 1 and _gc_was_enabled and young >= _COLLECT_AFTER_YOUNG
-            # After a pause that created many objects (see _COLLECT_AFTER_YOUNG) they move to
-            # the old generation at once: untraversed when possible, else by one full
-            # collection, unless they are few beside the survivors of earlier ones (the
-            # quarter rule of CPython's own), so consecutive pauses, such as the pages of a
-            # long list, stay linear.
-            if big and _promote_without_traversal():
-                big = False
-            collect = big and young * 4 >= _gc_survivors
-            if collect:
-                _gc_survivors += young
-            else:
-                _end_hold_locked()
-        if collect:
-            # Still a hold meanwhile (a pause starting now nests), and outside the lock:
-            # finalizers the collection runs may pause the collector themselves.
-            try:
-                gc.collect()
-            finally:
-                with _gc_lock:
-                    _end_hold_locked()
-        if self._timer is not None and threading.current_thread() is not self._timer:
-            self._timer.cancel()
-
-
-@contextmanager
-def gc_paused(max_seconds: float | None = None) -> Iterator[None]:
-    """Hold off the cyclic garbage collector while many long-lived objects are created.
-
-    Decoding a page (or a watch-list's initial events) creates thousands of objects that all
-    survive; each time the heap grows by a quarter Python runs a full collection over
-    everything, which made a 5,000-pod page ~2-5x slower. Nested and concurrent uses are
-    counted; a collector the application disabled itself stays disabled. `max_seconds` bounds
-    the pause (a stalled stream must not keep the collector off).
-    """
-    pause = _GcPause(max_seconds)
-    try:
-        yield
-    finally:
-        pause.release()
 
 
 class _ListMetaWire(BaseModel):
@@ -472,4 +359,4 @@ def reject_table(kind: Any, what: str) -> None:
         raise ValueError(f"cannot list {what}: the server answered with a Table, not a list")
 
 
-__all__ = ["EventWire", "JsonDecoder", "ListWire", "ObjectDecodeError", "gc_paused"]
+__all__ = ["EventWire", "JsonDecoder", "ListWire", "ObjectDecodeError"]
