@@ -37,6 +37,7 @@ from typing import Annotated, Any, TypeVar
 import msgspec
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from kubeinformers.runtime.api.model import share_fields_sets
 from kubeinformers.runtime.codec.compact import Compactor
 from kubeinformers.runtime.codec.drift import InvalidObjectError, build_lenient
 from kubeinformers.runtime.codec.gc_pause import read_burst
@@ -186,6 +187,7 @@ def _materialise(obj: Any) -> None:
         built = {k: v for k, v in state.items() if k in base.model_fields}
         if built:
             full.__dict__.update(built)
+        share_fields_sets(full)  # a kind's objects share their field sets (~9 KB of a pod)
         # Publish the whole state, then switch the class, so that a concurrent reader never
         # sees the model's class with a state that is not the model's. Until the switch the
         # lazy class answers: its other methods wait for this build (the lock), and its
@@ -350,6 +352,7 @@ def _lazy_item_getattr(self: Any, item: str) -> Any:
             except (FieldUnavailable, ValidationError, ValueError):
                 pass  # the whole model: it says precisely what is wrong
             else:
+                share_fields_sets(value)
                 state[item] = value
                 return value
     _materialise(self)
