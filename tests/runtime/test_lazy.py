@@ -383,3 +383,23 @@ def test_k11_a_canonical_event_with_an_invalid_object_is_still_lazy_and_reports_
     with pytest.raises(InvalidFieldError, match=r"default/x.*spec\.containers\[0\]\.name.*missing"):
         _ = container.name
     assert len(reported) == 1
+
+
+def test_k13_the_metadata_handed_out_stays_the_items_after_the_whole_build() -> None:
+    raw = pod_json()
+    pod = LazyModelBuilder(Pod).build(raw)
+    meta = pod.metadata
+    assert meta is not None and is_lazy(meta)
+    assert pod == Pod.model_validate_json(raw)
+    assert pod.metadata is meta and not is_lazy(meta) and type(meta) is ObjectMeta
+    assert meta.annotations == {"a": "b"} and meta.generation == 3
+
+
+def test_k13_a_transform_that_changed_the_metadata_keeps_its_change_after_the_whole_build() -> None:
+    raw = pod_json()
+    pod = LazyModelBuilder(Pod).build(raw)
+    assert pod.metadata is not None
+    pod.metadata.generation = 42  # builds the metadata alone, then changes it
+    assert pod.spec is not None and pod.model_dump()["metadata"]["generation"] == 42
+    assert pod.model_dump()["metadata"]["annotations"] == {"a": "b"}
+    assert pod.metadata.generation == 42 and type(pod) is Pod

@@ -188,6 +188,15 @@ def _materialise(obj: Any) -> None:
         if built:
             full.__dict__.update(built)
         share_fields_sets(full)  # a kind's objects share their field sets (~9 KB of a pod)
+        if cls.__kubeinformers_item__:
+            # The metadata handed out stays the item's: a lazy one becomes the built one in
+            # place, one built (or changed by a transform) before is kept as it is.
+            meta = object.__getattribute__(obj, _META_SLOT)
+            built_meta = full.__dict__.get("metadata")
+            if meta is not None and built_meta is not None and type(meta) is not dict:
+                if is_lazy(meta):
+                    _adopt(meta, built_meta)
+                full.__dict__["metadata"] = meta
         # Publish the whole state, then switch the class, so that a concurrent reader never
         # sees the model's class with a state that is not the model's. Until the switch the
         # lazy class answers: its other methods wait for this build (the lock), and its
@@ -202,6 +211,16 @@ def _materialise(obj: Any) -> None:
         report = getattr(cls, _REPORT, None)
         if report is not None:
             report(partly)
+
+
+def _adopt(lazy: Any, built: BaseModel) -> None:
+    """Turn the lazy object `lazy` into the model `built` in place (under _LOCK), as
+    _materialise does with its own build."""
+    _publish(lazy, "__pydantic_fields_set__", built.__pydantic_fields_set__)
+    _publish(lazy, "__pydantic_extra__", built.__pydantic_extra__)
+    _publish(lazy, "__dict__", built.__dict__)
+    _publish(lazy, _META_SLOT, built.__pydantic_private__)
+    _publish(lazy, "__class__", type(built))
 
 
 ModelBuild = Callable[[type[BaseModel], bytes], BaseModel]
