@@ -122,7 +122,7 @@ def print_read_report(r: dict[str, Any]) -> None:
         print(f"{labels['client-go']:<42} {_num(rss / 1024 if rss else None, '{:.1f}'):>12}")
     print(
         "(reconcile read = labels, each container's image and env, status.phase and conditions"
-        " of every cached pod;\n full read = model_dump() of every pod; full GC s = one full"
+        " of every cached pod;\n full read = every field of every pod; full GC s = one full"
         " collection with every pod fully read)"
     )
 
