@@ -28,8 +28,8 @@ import pytest
 import yaml
 
 from kubeinformers.generated import SharedInformerFactory
+from kubeinformers.runtime.api.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.api.model import UnknownEnumValue
-from kubeinformers.runtime.cache.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.codec.drift import InvalidFieldError
 from kubeinformers.testing.real_apiserver import RealApiServer
 from tests.support.cluster import RealCluster, StatusError

@@ -9,12 +9,11 @@ import zlib
 
 import pytest
 
-from kubeinformers.runtime.cache import keys
+from kubeinformers.runtime.api import keys
 from kubeinformers.runtime.codec.compact import Compactor, new_compactor
-from kubeinformers.runtime.codec.drift import InvalidFieldError
+from kubeinformers.runtime.codec.drift import InvalidFieldError, InvalidObjectError
 from kubeinformers.runtime.codec.lazy import (
     _RAW_SLOT,
-    InvalidObjectError,
     LazyModelBuilder,
     is_lazy,
     materialize,

@@ -11,12 +11,15 @@ from typing import Any
 import pytest
 from pydantic import Field
 
+from kubeinformers.runtime.api import keys
 from kubeinformers.runtime.api.model import KubeModel, Status
-from kubeinformers.runtime.cache import keys
 from kubeinformers.runtime.codec import lazy as lazy_module
-from kubeinformers.runtime.codec.drift import InvalidFieldError, PartlyInvalidObjectError
-from kubeinformers.runtime.codec.lazy import (
+from kubeinformers.runtime.codec.drift import (
+    InvalidFieldError,
     InvalidObjectError,
+    PartlyInvalidObjectError,
+)
+from kubeinformers.runtime.codec.lazy import (
     LazyModelBuilder,
     is_lazy,
     materialize,

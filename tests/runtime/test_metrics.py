@@ -451,7 +451,7 @@ def test_invalid_objects_reported_by_the_transport_are_counted(decode: str) -> N
     from examples.informers import CustomInformers
     from kubeinformers.generated import SharedInformerFactory
     from kubeinformers.runtime.client.transport import ApiListerWatcher
-    from kubeinformers.runtime.codec.lazy import InvalidObjectError
+    from kubeinformers.runtime.codec.drift import InvalidObjectError
     from kubeinformers.testing.local_api_server import LocalApiServer
     from tests.e2e.test_bad_input import NS, loose_widget_crd, widget
 

@@ -14,9 +14,12 @@ import pytest
 from pydantic import Field
 
 from kubeinformers.runtime.api.model import KubeModel, Status
-from kubeinformers.runtime.codec.drift import InvalidFieldError, PartlyInvalidObjectError
-from kubeinformers.runtime.codec.lazy import (
+from kubeinformers.runtime.codec.drift import (
+    InvalidFieldError,
     InvalidObjectError,
+    PartlyInvalidObjectError,
+)
+from kubeinformers.runtime.codec.lazy import (
     LazyModelBuilder,
     is_lazy,
     materialize,

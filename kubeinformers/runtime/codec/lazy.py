@@ -44,7 +44,6 @@ from kubeinformers.runtime.codec.gc_pause import read_burst
 
 __all__ = [
     "JSON",
-    "InvalidObjectError",
     "LazyModelBuilder",
     "ModelBuild",
     "RawFormat",
