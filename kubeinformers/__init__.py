@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.api.keys import split_meta_namespace_key as split_meta_namespace_key
     from kubeinformers.runtime.api.kinds import KindModelError as KindModelError
     from kubeinformers.runtime.api.listwatch import ListOptions as ListOptions
+    from kubeinformers.runtime.api.model import UnknownEnumValue as UnknownEnumValue
     from kubeinformers.runtime.api.resource import GroupVersionResource as GroupVersionResource
     from kubeinformers.runtime.cache.dynamic import DiscoveryError as DiscoveryError
     from kubeinformers.runtime.cache.dynamic import (
@@ -73,7 +74,8 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.cache.store import Indexer as Indexer
     from kubeinformers.runtime.cache.transforms import chain_transforms as chain_transforms
     from kubeinformers.runtime.cache.transforms import strip_managed_fields as strip_managed_fields
-    from kubeinformers.runtime.codec.lazy import InvalidObjectError as InvalidObjectError
+    from kubeinformers.runtime.codec.drift import InvalidFieldError as InvalidFieldError
+    from kubeinformers.runtime.codec.drift import InvalidObjectError as InvalidObjectError
     from kubeinformers.runtime.labels.selector import Selector as Selector
     from kubeinformers.runtime.leaderelection.async_elector import (
         AsyncLeaderElector as AsyncLeaderElector,
