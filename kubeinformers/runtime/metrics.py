@@ -88,14 +88,16 @@ class ReflectorCounters:
         "modified",
         "skipped",
         "watch_errors",
+        "watch_list_starts",
         "watch_starts",
     )
 
     def __init__(self) -> None:
         self.list_calls = 0  # LIST attempts (the D8 retry at "" is one more)
-        self.lists = 0  # completed lists or watch-lists that replaced the store
+        self.lists = 0  # completed LISTs, and watch-list streams the server began sending
         self.expired = 0  # 410 Expired/Gone or "too large resourceVersion" answers (list, watch)
         self.watch_starts = 0  # watch requests the server accepted (watch-list's included)
+        self.watch_list_starts = 0  # of which watch-list streams (each one a full initial state)
         self.watch_errors = 0  # watches that failed to open or ended with an error
         self.added = 0  # watch events by type
         self.modified = 0
@@ -189,10 +191,10 @@ class InformerMetrics:
     events: WatchEventCounts
     notifications: NotificationCounts
     list_calls: int
-    relists: int  # lists or watch-lists after the first one
+    relists: int  # full initial states after the first one: LISTs, watch-list streams begun
     expired: int  # 410 answers: each one leads to a relist
     watch_starts: int
-    watch_restarts: int  # watches opened after the first one
+    watch_restarts: int  # watches opened after the first one, watch-list streams not counted
     watch_errors: int
     last_sync_resource_version: str
     invalid_objects: int  # objects the transport could not decode or validate (reported)
@@ -246,7 +248,11 @@ def build_informer_metrics(
         relists=max(r.lists - 1, 0),
         expired=r.expired,
         watch_starts=r.watch_starts,
-        watch_restarts=max(r.watch_starts - 1, 0),
+        # A watch-list stream is a (re)list that becomes the watch: the first one is the first
+        # watch, a later one a relist, not a watch restart (issue 27).
+        watch_restarts=max(
+            r.watch_starts - r.watch_list_starts - (0 if r.watch_list_starts else 1), 0
+        ),
         watch_errors=r.watch_errors,
         last_sync_resource_version=last_sync_resource_version,
         invalid_objects=invalid_objects,
@@ -353,7 +359,9 @@ class KubeinformersCollector:
         events = counter("events", "Watch events received, by type.", ["type"])
         notes = counter("notifications", "Notifications sent to the handlers, by type.", ["type"])
         list_calls = counter("list_calls", "LIST requests made by the reflector.")
-        relists = counter("relists", "Lists or watch-lists after the first one.")
+        relists = counter(
+            "relists", "Full initial states after the first one (LISTs, watch-list streams)."
+        )
         expired = counter("expired", "410 Expired/Gone answers to a list or watch.")
         watch_starts = counter("watch_starts", "Watches opened.")
         restarts = counter("watch_restarts", "Watches opened after the first one.")
