@@ -178,6 +178,10 @@ class HandlerMetrics:
     delivered: int  # callbacks that returned or raised
     errors: int  # callbacks that raised
     latency: HistogramSnapshot  # time spent in its callbacks
+    oldest_buffered_age: float = 0.0  # seconds the oldest buffered notification has waited
+    falling_behind: bool = False  # reported as falling behind and not caught up yet (G9)
+    coalesced: int = 0  # notifications merged into a buffered one of the same object (G10)
+    max_buffer: int | None = None  # its bound (add_event_handler(max_buffer=...)); None: none
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +204,8 @@ class InformerMetrics:
     invalid_objects: int  # objects the transport could not decode or validate (reported)
     skipped_events: int  # events the reflector dropped (wrong type, no metadata)
     handlers: tuple[HandlerMetrics, ...]
+    index_errors: int = 0  # index function failures, each object version and index once (B17)
+    unindexed_objects: int = 0  # cached objects left out of an index for now (B17)
 
     @property
     def buffered_notifications(self) -> int:
@@ -233,6 +239,8 @@ def build_informer_metrics(
     last_sync_resource_version: str,
     invalid_objects: int,
     handlers: tuple[HandlerMetrics, ...],
+    index_errors: int = 0,
+    unindexed_objects: int = 0,
 ) -> InformerMetrics:
     r = reflector
     return InformerMetrics(
@@ -258,6 +266,8 @@ def build_informer_metrics(
         invalid_objects=invalid_objects,
         skipped_events=r.skipped,
         handlers=handlers,
+        index_errors=index_errors,
+        unindexed_objects=unindexed_objects,
     )
 
 
@@ -368,6 +378,10 @@ class KubeinformersCollector:
         watch_errors = counter("watch_errors", "Watches that failed to open or ended in error.")
         invalid = counter("invalid_objects", "Objects that failed decoding or validation.")
         skipped = counter("skipped_events", "Watch events dropped (wrong type, no metadata).")
+        index_errors = counter(
+            "index_errors", "Index function failures (each object version and index once)."
+        )
+        unindexed = gauge("unindexed_objects", "Cached objects left out of an index for now.")
         rv = gauge("last_sync_resource_version", "Last synced resourceVersion (if numeric).")
         rv_info = core.InfoMetricFamily(  # exposed as kubeinformers_informer_last_sync_info
             p + "last_sync",
@@ -380,6 +394,16 @@ class KubeinformersCollector:
         )
         handler_errors = core.CounterMetricFamily(
             p + "handler_errors", "Handler callbacks that raised.", labels=hl
+        )
+        oldest = core.GaugeMetricFamily(
+            p + "handler_oldest_buffered_seconds",
+            "Age of the oldest notification waiting in a handler's buffer.",
+            labels=hl,
+        )
+        coalesced = core.CounterMetricFamily(
+            p + "handler_coalesced_notifications",
+            "Notifications merged into a buffered one of the same object (max_buffer).",
+            labels=hl,
         )
         duration = core.HistogramMetricFamily(
             p + "handler_duration_seconds", "Time spent in a handler's callbacks.", labels=hl
@@ -408,6 +432,8 @@ class KubeinformersCollector:
             watch_errors.add_metric(lv, m.watch_errors)
             invalid.add_metric(lv, m.invalid_objects)
             skipped.add_metric(lv, m.skipped_events)
+            index_errors.add_metric(lv, m.index_errors)
+            unindexed.add_metric(lv, m.unindexed_objects)
             rv_info.add_metric(lv, {"resource_version": m.last_sync_resource_version})
             if m.last_sync_resource_version.isdigit():
                 rv.add_metric(lv, float(m.last_sync_resource_version))
@@ -415,10 +441,12 @@ class KubeinformersCollector:
                 hv = [*lv, h.handler]
                 buffered.add_metric(hv, h.buffered)
                 handler_errors.add_metric(hv, h.errors)
+                oldest.add_metric(hv, h.oldest_buffered_age)
+                coalesced.add_metric(hv, h.coalesced)
                 duration.add_metric(hv, _histogram_buckets(h.latency), h.latency.sum)
         yield from (queued, synced, events, notes, list_calls, relists, expired, watch_starts)
         yield from (restarts, watch_errors, invalid, skipped, rv, rv_info, buffered)
-        yield from (handler_errors, duration)
+        yield from (handler_errors, duration, oldest, coalesced, index_errors, unindexed)
 
     def _queue_families(self) -> Iterator[Any]:
         core = self._core
