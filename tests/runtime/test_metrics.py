@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from kubeinformers.runtime.api.listwatch import ListOptions
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
 from kubeinformers.runtime.clock import FakeClock
 from kubeinformers.runtime.metrics import (
@@ -35,7 +36,6 @@ from kubeinformers.runtime.reflector import reflector as reflector_module
 from kubeinformers.runtime.reflector.backoff import Backoff
 from kubeinformers.runtime.workqueue.queue import RateLimitingQueue, WorkQueue
 from kubeinformers.runtime.workqueue.rate_limiters import ItemExponentialFailureRateLimiter
-from kubeinformers.runtime.api.listwatch import ListOptions
 from kubeinformers.testing import FakeListerWatcher
 from kubeinformers.testing.fake import FakeWatch
 from tests.runtime._informer_support import WAIT, Pod, Recorder, Runner, pod, wait_for

@@ -13,7 +13,7 @@ import pytest
 
 from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind, SharedIndexInformer
 from kubeinformers.runtime.cache.processor import ADD, DELETE, UPDATE, ProcessorListener
-from kubeinformers.runtime.cache.store import IndexFuncError, Indexer
+from kubeinformers.runtime.cache.store import Indexer, IndexFuncError
 from kubeinformers.runtime.clock import FakeClock
 from kubeinformers.testing import FakeListerWatcher
 from tests.runtime._informer_support import WAIT, Pod, Recorder, Runner, pod, wait_for
@@ -67,7 +67,9 @@ def test_b17_failing_index_function_costs_no_notification(
         fixed = fake.modify(pod("bad", value=2, team="b"))
         assert rec.expect(5).wait(WAIT), rec.snapshot()
         assert wait_for(lambda: informer.get_indexer().by_index("team", "b") != [])
-        assert [o.metadata.resource_version for o in informer.get_indexer().by_index("team", "b")] == [  # type: ignore[union-attr]
+        assert [
+            o.metadata.resource_version for o in informer.get_indexer().by_index("team", "b")
+        ] == [  # type: ignore[union-attr]
             fixed.metadata.resource_version  # type: ignore[union-attr]
         ]
         fake.delete(fixed)
