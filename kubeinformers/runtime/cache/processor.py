@@ -52,6 +52,9 @@ LAG_WARNING_AFTER = 10.0
 """G9: a handler whose oldest buffered notification has waited this long (seconds) is
 reported as falling behind; it has caught up when the oldest one is younger than half."""
 
+# G9: how often (seconds, at most) the processor looks for handlers stuck with old notifications.
+WATCHDOG_TICK = 1.0
+
 # A buffered notification: (kind, a, b, buffered at); with max_buffer a list
 # [kind, a, b, buffered at, key] that a later notification of the same object may rewrite.
 _Entry = tuple[int, Any, Any, float] | list[Any]
@@ -471,6 +474,8 @@ class SharedProcessor(Generic[T]):
         # Every listener whose thread we started, so stop() can join even removed ones.
         self._started_listeners: list[ProcessorListener[T]] = []
         self._counter = 0
+        self._watchdog: threading.Thread | None = None  # G9 for stuck handlers
+        self._watchdog_stop = threading.Event()
         self._started = False
         self._stopped = False
 
@@ -523,6 +528,30 @@ class SharedProcessor(Generic[T]):
             self._started = True
             for listener in self._listeners:
                 self._start_listener(listener)
+            self._watchdog = threading.Thread(
+                target=self._watch_lag,
+                name=f"kubeinformers-lag-{self.name or 'informer'}",
+                daemon=True,
+            )
+            self._watchdog.start()
+
+    def _watch_lag(self) -> None:
+        """G9 for a handler stuck while nothing new arrives (a new notification checks its
+        listener itself): every second (or half the smallest `lag_warning_after`), report
+        the listeners whose oldest buffered notification has waited too long."""
+        while True:
+            with self._lock:
+                listeners = list(self._listeners)
+            tick = min([WATCHDOG_TICK] + [lst.lag_warning_after / 2 for lst in listeners])
+            if self._watchdog_stop.wait(tick):
+                return
+            now = self.clock()
+            for listener in listeners:
+                if (
+                    not listener.falling_behind
+                    and listener._oldest_age(now) >= listener.lag_warning_after
+                ):
+                    listener._report_behind(now)
 
     def _start_listener(self, listener: ProcessorListener[T]) -> None:
         self._counter += 1
@@ -534,6 +563,7 @@ class SharedProcessor(Generic[T]):
 
     def stop(self) -> None:
         """Close every listener (G8) and forget them; join with `join()`."""
+        self._watchdog_stop.set()
         with self._lock:
             self._stopped = True
             listeners = list(self._listeners)
@@ -545,6 +575,9 @@ class SharedProcessor(Generic[T]):
         """Wait for every delivery thread started by this processor (after `stop()`)."""
         with self._lock:
             started = list(self._started_listeners)
+            watchdog = self._watchdog
+        if watchdog is not None and watchdog is not threading.current_thread():
+            watchdog.join()
         for listener in started:
             listener.close()
             while not listener.join(_JOIN_WARN_AFTER):

@@ -454,7 +454,8 @@ class ThreadSafeStore(Generic[T]):
             rv = ""
         by_index = self._unindexed.setdefault(key, {})
         previous = by_index.get(name)
-        by_index[name] = (rv, str(err))
+        cause = err.__cause__ if err.__cause__ is not None else err
+        by_index[name] = (rv, f"{type(cause).__name__}: {cause}")
         if previous is not None and previous[0] == rv:
             return  # this version was reported already (a relist re-indexes it)
         self._index_errors += 1
