@@ -1,0 +1,167 @@
+"""D22 without a server: the `kubernetes` loaders' refresh hook wrapped so a token file is read
+again when it changes and after a 401, the user's host kept, refusals said once, tokens never
+logged. (tests/e2e/test_real_resilience.py does the same against a real kube-apiserver.)"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client, config
+from kubernetes.config.incluster_config import InClusterConfigLoader
+
+from kubeinformers.runtime.client.credentials import credentials_for
+
+LOG = "kubeinformers.credentials"
+
+
+def write(path: Path, text: str) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)  # a new inode, as the kubelet's rename does
+
+
+def kubeconfig_client(tmp_path: Path, user: dict[str, Any]) -> Any:
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:6443"}}],
+                "users": [{"name": "u", "user": user}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "c",
+            }
+        )
+    )
+    return config.new_client_from_config(config_file=str(path))  # type: ignore[no-untyped-call]
+
+
+def header(cfg: Any) -> str:
+    """The Authorization value a request would carry (runs the refresh hook, as requests do)."""
+    value = cfg.auth_settings()["BearerToken"]["value"]
+    assert isinstance(value, str)
+    return value
+
+
+@pytest.fixture
+def token_file(tmp_path: Path) -> Path:
+    path = tmp_path / "token"
+    write(path, "first-token\n")
+    return path
+
+
+def test_d22_kubeconfig_token_file_is_read_again_when_it_changes(
+    tmp_path: Path, token_file: Path
+) -> None:
+    api = kubeconfig_client(tmp_path, {"tokenFile": str(token_file)})
+    credentials = credentials_for(api.configuration)
+    assert credentials_for(api.configuration) is credentials
+    assert str(token_file) in credentials.source
+    assert header(api.configuration) == "Bearer first-token"  # trimmed: no "\n" in a header
+    write(token_file, "second-token\n")
+    assert credentials.changed()
+    assert header(api.configuration) == "Bearer second-token"
+    assert header(api.configuration) == "Bearer second-token"  # the hook stays wrapped
+    assert not credentials.changed()
+
+
+def test_d22_in_cluster_token_is_read_again_when_it_changes(
+    tmp_path: Path, token_file: Path
+) -> None:
+    ca = tmp_path / "ca.crt"
+    ca.write_text("not checked here\n")
+    cfg = client.Configuration()
+    loader = InClusterConfigLoader(  # type: ignore[no-untyped-call]
+        token_filename=str(token_file),
+        cert_filename=str(ca),
+        environ={"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"},
+    )
+    loader.load_and_set(cfg)  # type: ignore[no-untyped-call]
+    credentials_for(cfg)
+    assert header(cfg) == "bearer first-token"
+    write(token_file, "rotated\n")  # well within the loader's own 60 s
+    assert header(cfg) == "bearer rotated"
+
+
+def test_d22_after_a_401_the_file_is_read_at_once_and_the_refusal_said_once(
+    tmp_path: Path, token_file: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger=LOG)
+    api = kubeconfig_client(tmp_path, {"tokenFile": str(token_file)})
+    credentials = credentials_for(api.configuration)
+    header(api.configuration)
+    assert not credentials.refused("list of pods")  # the file has not changed: no retry
+    assert not credentials.refused("watch of pods")
+    token_file.write_text("renewed")
+    assert credentials.refused("list of pods")  # changed: retry at once
+    assert header(api.configuration) == "Bearer renewed"
+    credentials.accepted("list of pods")
+    credentials.accepted("list of pods")  # said once
+    records = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == LOG]
+    assert [level for level, _ in records] == [
+        logging.WARNING,
+        logging.DEBUG,
+        logging.DEBUG,
+        logging.INFO,
+    ]
+    assert records[0][1] == (
+        f"credentials refused (401) for list of pods; re-reading the token from {token_file}: "
+        "unchanged, retrying with backoff until they change"
+    )
+    assert records[-1][1].startswith(
+        f"credentials accepted again for list of pods (the kubeconfig's token file {token_file})"
+        ", after 3 refused requests over "
+    )
+    assert not any("token" in m and ("first-token" in m or "renewed" in m) for _, m in records)
+
+
+def test_d22_wait_for_change_ends_when_the_file_changes(tmp_path: Path, token_file: Path) -> None:
+    api = kubeconfig_client(tmp_path, {"tokenFile": str(token_file)})
+    credentials = credentials_for(api.configuration)
+    stop = threading.Event()
+    assert not credentials.wait_for_change(stop, 0.05)
+    timer = threading.Timer(0.1, write, (token_file, "later"))
+    timer.start()
+    try:
+        assert credentials.wait_for_change(stop, 10.0)
+    finally:
+        timer.join()
+
+
+def test_d22_static_credentials_have_nothing_to_refresh(caplog: pytest.LogCaptureFixture) -> None:
+    cfg = client.Configuration()
+    cfg.api_key = {"BearerToken": "Bearer fixed"}
+    credentials = credentials_for(cfg)
+    assert not credentials.refreshable() and not credentials.refused("list of pods")
+    assert "nothing to re-read" in caplog.records[-1].getMessage()
+
+
+def test_d22_the_host_the_user_sets_is_kept(tmp_path: Path, token_file: Path) -> None:
+    """The kubeconfig loader's hook writes the kubeconfig's host back on every request."""
+    api = kubeconfig_client(tmp_path, {"tokenFile": str(token_file)})
+    cfg = api.configuration
+    header(cfg)
+    assert cfg.host == "https://127.0.0.1:6443"  # without the wrapper: reverted on every call
+    credentials_for(cfg)
+    cfg.host = "https://elsewhere:6443"
+    cfg.verify_ssl = False
+    header(cfg)
+    assert (cfg.host, cfg.verify_ssl) == ("https://elsewhere:6443", False)
+
+
+def test_d22_a_copied_configuration_shares_the_credentials(
+    tmp_path: Path, token_file: Path
+) -> None:
+    api = kubeconfig_client(tmp_path, {"tokenFile": str(token_file)})
+    credentials = credentials_for(api.configuration)
+    twin = copy.deepcopy(api.configuration)
+    assert credentials_for(twin) is credentials
+    write(token_file, "for-both")
+    assert header(twin) == "Bearer for-both"
