@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import urllib3
-import yaml
 
 from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.runtime.cache.informer import QueueKind, SharedIndexInformer
@@ -28,12 +26,20 @@ from kubeinformers.runtime.cache.keys import meta_namespace_key, object_resource
 from kubeinformers.runtime.client.transport import DecodeMode
 from kubeinformers.testing.real_apiserver import RealApiServer
 from tests.support.cluster import RealCluster
+from tests.support.sa_tokens import (
+    ServiceAccountTokens,
+    token_file_kubeconfig,
+    write_token,
+)
 from tests.support.tcp_proxy import TcpProxy
 from tests.support.view import View
 
 pytestmark = pytest.mark.real_apiserver
 
 CREDENTIALS_LOG = "kubeinformers.credentials"
+READ_CONFIGMAPS = [
+    {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]}
+]
 
 
 def wait_for(cond: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
@@ -88,122 +94,11 @@ def configmap(ns: str, name: str, gen: int, **labels: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- tokens
 
 
-class ServiceAccountTokens:
-    """A ServiceAccount allowed to list and watch configmaps in `ns`, and tokens for it, each
-    bound to its own Secret."""
-
-    def __init__(self, env: Env, ns: str) -> None:
-        self.env, self.ns, self.cluster = env, ns, env.cluster
-        self.cluster.create(
-            {
-                "apiVersion": "v1",
-                "kind": "ServiceAccount",
-                "metadata": {"name": "reader", "namespace": ns},
-            }
-        )
-        self.cluster.create(
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "Role",
-                "metadata": {"name": "read-configmaps", "namespace": ns},
-                "rules": [
-                    {
-                        "apiGroups": [""],
-                        "resources": ["configmaps"],
-                        "verbs": ["get", "list", "watch"],
-                    }
-                ],
-            }
-        )
-        self.cluster.create(
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "RoleBinding",
-                "metadata": {"name": "reader", "namespace": ns},
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "Role",
-                    "name": "read-configmaps",
-                },
-                "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": ns}],
-            }
-        )
-        self.count = 0
-
-    def new_token(self) -> tuple[str, str]:
-        """(token, the name of the Secret it is bound to)."""
-        self.count += 1
-        secret = self.cluster.create(
-            {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "metadata": {"name": f"token-holder-{self.count}", "namespace": self.ns},
-            }
-        )
-        answer = self.cluster._call(
-            "POST",
-            f"/api/v1/namespaces/{self.ns}/serviceaccounts/reader/token",
-            {
-                "apiVersion": "authentication.k8s.io/v1",
-                "kind": "TokenRequest",
-                "spec": {
-                    "expirationSeconds": 3600,
-                    "boundObjectRef": {
-                        "apiVersion": "v1",
-                        "kind": "Secret",
-                        "name": secret["metadata"]["name"],
-                        "uid": secret["metadata"]["uid"],
-                    },
-                },
-            },
-        )
-        return answer["status"]["token"], secret["metadata"]["name"]
-
-    def kill(self, token: str, secret: str) -> None:
-        """Delete the token's Secret and wait until the server refuses the token (its token
-        cache may accept it for a few more seconds)."""
-        self.cluster.delete("v1", "Secret", secret, self.ns)
-        http = urllib3.PoolManager(ca_certs=str(self.env.real.ca_file))
-        url = f"{self.env.real.server}/api/v1/namespaces/{self.ns}/configmaps?limit=1"
-
-        def refused() -> bool:
-            return (
-                http.request("GET", url, headers={"Authorization": f"Bearer {token}"}).status == 401
-            )
-
-        wait_for(refused, "the deleted Secret's token to be refused", timeout=30)
-
-
-def write_token(path: Path, token: str) -> None:
-    """Replace the file as the kubelet does (a new file renamed over the old one)."""
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(token + "\n")
-    tmp.replace(path)
-
-
 def kubeconfig_client(env: Env, token_file: Path, tmp_path: Path) -> Any:
     from kubernetes import config
 
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [
-                    {
-                        "name": "real",
-                        "cluster": {
-                            "server": env.proxy.url,
-                            "certificate-authority": str(env.real.ca_file),
-                        },
-                    }
-                ],
-                "users": [{"name": "reader", "user": {"tokenFile": str(token_file)}}],
-                "contexts": [{"name": "real", "context": {"cluster": "real", "user": "reader"}}],
-                "current-context": "real",
-            }
-        )
+    kubeconfig = token_file_kubeconfig(
+        tmp_path / "kubeconfig", env.proxy.url, env.real.ca_file, token_file
     )
     return config.new_client_from_config(config_file=str(kubeconfig))  # type: ignore[no-untyped-call]
 
@@ -250,7 +145,7 @@ def test_token_rotation_costs_at_most_one_refused_request(
     the lister and the handler's view equal the server; health() is fine."""
     caplog.set_level(logging.DEBUG, logger="kubeinformers")
     ns = env.namespace()
-    tokens = ServiceAccountTokens(env, ns)
+    tokens = ServiceAccountTokens(env.cluster, ns, rules=READ_CONFIGMAPS)
     token_file = tmp_path / "token"
     token1, secret1 = tokens.new_token()
     write_token(token_file, token1)
@@ -328,7 +223,7 @@ def test_a_changed_host_is_kept_by_the_kubeconfig_loader(env: Env, tmp_path: Pat
 
     token_file = tmp_path / "token"
     ns = env.namespace()
-    tokens = ServiceAccountTokens(env, ns)
+    tokens = ServiceAccountTokens(env.cluster, ns, rules=READ_CONFIGMAPS)
     token, _ = tokens.new_token()
     write_token(token_file, token)
     api = kubeconfig_client(env, token_file, tmp_path)  # points at the proxy
