@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from kubeinformers.generated import SharedInformerFactory
+from kubeinformers.runtime.api.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.cache.informer import QueueKind, SharedIndexInformer
-from kubeinformers.runtime.cache.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.client.transport import DecodeMode
 from kubeinformers.testing.real_apiserver import RealApiServer
 from tests.support.cluster import RealCluster

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kubeinformers.runtime.cache.keys import NoMetadataError, object_resource_version
+from kubeinformers.runtime.api.keys import NoMetadataError, object_resource_version
 from kubeinformers.runtime.cache.store import IndexFuncError
 
 __all__ = ["IndexFailureLog"]
