@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -165,3 +166,39 @@ def test_d22_a_copied_configuration_shares_the_credentials(
     assert credentials_for(twin) is credentials
     write(token_file, "for-both")
     assert header(twin) == "Bearer for-both"
+
+
+def test_d22_an_exec_plugin_is_run_again_after_a_401(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The plugin prints an ExecCredential with the token of a file; after a 401 it runs again
+    and its new token is used."""
+    caplog.set_level(logging.INFO, logger=LOG)
+    source = tmp_path / "issued"
+    source.write_text("exec-one")
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text(
+        "import json, pathlib, sys\n"
+        "token = pathlib.Path(sys.argv[1]).read_text()\n"
+        "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1beta1',\n"
+        "    'kind': 'ExecCredential', 'status': {'token': token}}))\n"
+    )
+    api = kubeconfig_client(
+        tmp_path,
+        {
+            "exec": {
+                "apiVersion": "client.authentication.k8s.io/v1beta1",
+                "command": sys.executable,
+                "args": [str(plugin), str(source)],
+                "interactiveMode": "Never",
+            }
+        },
+    )
+    credentials = credentials_for(api.configuration)
+    assert "exec plugin" in credentials.source and credentials.refreshable()
+    assert header(api.configuration) == "Bearer exec-one"
+    assert not credentials.refused("list of pods")  # ran again: the same token
+    source.write_text("exec-two")
+    assert credentials.refused("list of pods")
+    assert header(api.configuration) == "Bearer exec-two"
+    assert "running the kubeconfig's exec plugin" in caplog.records[0].getMessage()
