@@ -98,13 +98,13 @@ def test_d22_after_a_401_the_file_is_read_at_once_and_the_refusal_said_once(
     api = kubeconfig_client(tmp_path, {"tokenFile": str(token_file)})
     credentials = credentials_for(api.configuration)
     header(api.configuration)
-    assert not credentials.refused("list of pods")  # the file has not changed: no retry
-    assert not credentials.refused("watch of pods")
+    assert not credentials.refused("list pods")  # the file has not changed: no retry
+    assert not credentials.refused("watch pods")
     token_file.write_text("renewed")
-    assert credentials.refused("list of pods")  # changed: retry at once
+    assert credentials.refused("list pods")  # changed: retry at once
     assert header(api.configuration) == "Bearer renewed"
-    credentials.accepted("list of pods")
-    credentials.accepted("list of pods")  # said once
+    credentials.accepted("list pods")
+    credentials.accepted("list pods")  # said once
     records = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == LOG]
     assert [level for level, _ in records] == [
         logging.WARNING,
@@ -113,11 +113,11 @@ def test_d22_after_a_401_the_file_is_read_at_once_and_the_refusal_said_once(
         logging.INFO,
     ]
     assert records[0][1] == (
-        f"credentials refused (401) for list of pods; re-reading the token from {token_file}: "
+        f"credentials refused (401): cannot list pods; re-reading the token from {token_file}: "
         "unchanged, retrying with backoff until they change"
     )
     assert records[-1][1].startswith(
-        f"credentials accepted again for list of pods (the kubeconfig's token file {token_file})"
+        f"credentials accepted again: list pods (the kubeconfig's token file {token_file})"
         ", after 3 refused requests over "
     )
     assert not any("token" in m and ("first-token" in m or "renewed" in m) for _, m in records)
@@ -140,8 +140,10 @@ def test_d22_static_credentials_have_nothing_to_refresh(caplog: pytest.LogCaptur
     cfg = client.Configuration()
     cfg.api_key = {"BearerToken": "Bearer fixed"}
     credentials = credentials_for(cfg)
-    assert not credentials.refreshable() and not credentials.refused("list of pods")
-    assert "nothing to re-read" in caplog.records[-1].getMessage()
+    assert not credentials.refreshable() and not credentials.refused("list pods")
+    record = caplog.records[-1]
+    assert record.levelno == logging.ERROR  # nothing will heal it by itself
+    assert "nothing to re-read" in record.getMessage()
 
 
 def test_d22_the_host_the_user_sets_is_kept(tmp_path: Path, token_file: Path) -> None:
@@ -197,8 +199,8 @@ def test_d22_an_exec_plugin_is_run_again_after_a_401(
     credentials = credentials_for(api.configuration)
     assert "exec plugin" in credentials.source and credentials.refreshable()
     assert header(api.configuration) == "Bearer exec-one"
-    assert not credentials.refused("list of pods")  # ran again: the same token
+    assert not credentials.refused("list pods")  # ran again: the same token
     source.write_text("exec-two")
-    assert credentials.refused("list of pods")
+    assert credentials.refused("list pods")
     assert header(api.configuration) == "Bearer exec-two"
     assert "running the kubeconfig's exec plugin" in caplog.records[0].getMessage()

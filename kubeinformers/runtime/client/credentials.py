@@ -222,7 +222,7 @@ class Credentials:
     # -- a 401 and what follows ----------------------------------------------------------------
 
     def refused(self, what: str) -> bool:
-        """A request for `what` was answered 401: re-read the token file (or run the exec plugin
+        """A request (`what`: "list pods in all namespaces at <server>") was answered 401: re-read the token file (or run the exec plugin
         again) now. True if that gave new credentials (retry at once); the refusal is logged
         once per episode."""
         renewed = False
@@ -244,8 +244,11 @@ class Credentials:
                 self._last_warning = now
             refused_for = now - (self._refused_since or now)
         if first:
-            logger.warning(
-                "credentials refused (401) for %s; %s%s",
+            # Static credentials will not heal by themselves: an ERROR. A token file or exec
+            # plugin may be in the middle of a rotation: a WARNING (repeated while it lasts).
+            logger.log(
+                logging.WARNING if self.refreshable() else logging.ERROR,
+                "credentials refused (401): cannot %s; %s%s",
                 what,
                 how,
                 ": new credentials, retrying at once"
@@ -259,7 +262,7 @@ class Credentials:
         else:
             logger.log(
                 logging.WARNING if repeat else logging.DEBUG,
-                "credentials still refused (401) for %s after %.0f s (%d refused requests); %s",
+                "credentials still refused (401): cannot %s after %.0f s (%d refused requests); %s",
                 what,
                 refused_for,
                 self._refused,
@@ -276,7 +279,7 @@ class Credentials:
         if since is None:  # another thread said it already
             return
         logger.info(
-            "credentials accepted again for %s (%s), after %d refused request%s over %.1f s",
+            "credentials accepted again: %s (%s), after %d refused request%s over %.1f s",
             what,
             self.source,
             refused,

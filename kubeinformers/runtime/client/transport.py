@@ -329,7 +329,7 @@ class ApiListerWatcher(Generic[T]):
         resp = self._send(options, watch=watch, timeout=timeout)
         if resp.status == 401:
             body = self._drain(resp)
-            if credentials.refused(f"{verb} of {self.describe()} at {self.server}"):
+            if credentials.refused(f"{verb} {self.describe()} at {self.server}"):
                 resp = self._send(options, watch=watch, timeout=timeout)
                 if resp.status == 401:
                     body = self._drain(resp)
@@ -341,7 +341,7 @@ class ApiListerWatcher(Generic[T]):
             body = self._drain(resp)
             raise self._status_error(verb, resp.status, body, resp.headers.get("Retry-After"))
         if credentials.refusing:
-            credentials.accepted(f"{verb} of {self.describe()} at {self.server}")
+            credentials.accepted(f"{verb} {self.describe()} at {self.server}")
         return resp
 
     @staticmethod
