@@ -154,23 +154,21 @@ class ProcessorListener(Generic[T]):
         """
         if self._closed:
             return
-        kind, a, b = notification
-        if kind == ADD and b:
+        if notification[0] == ADD and notification[2]:
             self._initial_queued += 1
         if now is None:
             now = self.clock()
         buffer = self._buffer
         if self.max_buffer is None:
-            buffer.append((kind, a, b, now))
+            buffer.append(notification + (now,))
         else:
-            self._add_bounded(kind, a, b, now)
+            self._add_bounded(notification[0], notification[1], notification[2], now)
         if not self.falling_behind:
             try:
-                oldest = buffer[0][3]
-            except IndexError:
-                oldest = now
-            if now - oldest >= self.lag_warning_after:
-                self._report_behind(now)
+                if now - buffer[0][3] >= self.lag_warning_after:
+                    self._report_behind(now)
+            except IndexError:  # emptied by the delivery thread meanwhile
+                pass
         if self._idle:
             with self._cond:
                 self._cond.notify()
@@ -372,6 +370,8 @@ class ProcessorListener(Generic[T]):
         # so a stream of notifications costs one wake-up per linger, not one per notification.
         buffer = self._buffer
         cond = self._cond
+        bounded = self.max_buffer is not None
+        entry: _Entry | None
         while True:
             if not buffer:
                 with cond:
@@ -384,9 +384,15 @@ class ProcessorListener(Generic[T]):
                         self._idle = False
             if self._closed:
                 return
-            entry = self._take()
-            if entry is None:
-                continue
+            if bounded:
+                entry = self._take()
+                if entry is None:
+                    continue
+            else:
+                try:
+                    entry = buffer.popleft()
+                except IndexError:  # cleared by close() since
+                    continue
             self._deliver(entry)
             if self.falling_behind:
                 self._check_caught_up()
