@@ -160,7 +160,7 @@ class ProcessorListener(Generic[T]):
             now = self.clock()
         buffer = self._buffer
         if self.max_buffer is None:
-            buffer.append(notification + (now,))
+            buffer.append((*notification, now))
         else:
             self._add_bounded(notification[0], notification[1], notification[2], now)
         if not self.falling_behind:
