@@ -91,7 +91,10 @@ class PagedList(Generic[T]):
             else:
                 # Before the first sync the error handler reports it (once per cause).
                 logger.log(
-                    logging.WARNING if self.outage.served else logging.DEBUG,
+                    # A 401 the credentials reported already (D22) is not said again.
+                    logging.WARNING
+                    if self.outage.served and not getattr(e, "reported", False)
+                    else logging.DEBUG,
                     "%s: failed to list %s: %s",
                     self.name,
                     self.type_description,
