@@ -179,8 +179,8 @@ class HandlerMetrics:
     errors: int  # callbacks that raised
     latency: HistogramSnapshot  # time spent in its callbacks
     oldest_buffered_age: float = 0.0  # seconds the oldest buffered notification has waited
-    falling_behind: bool = False  # reported as falling behind and not caught up yet (G9)
-    coalesced: int = 0  # notifications merged into a buffered one of the same object (G10)
+    falling_behind: bool = False  # reported as falling behind and not caught up yet (G10)
+    coalesced: int = 0  # notifications merged into a buffered one of the same object (G11)
     max_buffer: int | None = None  # its bound (add_event_handler(max_buffer=...)); None: none
 
 
@@ -204,8 +204,8 @@ class InformerMetrics:
     invalid_objects: int  # objects the transport could not decode or validate (reported)
     skipped_events: int  # events the reflector dropped (wrong type, no metadata)
     handlers: tuple[HandlerMetrics, ...]
-    index_errors: int = 0  # index function failures, each object version and index once (B17)
-    unindexed_objects: int = 0  # cached objects left out of an index for now (B17)
+    index_errors: int = 0  # index function failures, each object version and index once (B18)
+    unindexed_objects: int = 0  # cached objects left out of an index for now (B18)
 
     @property
     def buffered_notifications(self) -> int:

@@ -261,7 +261,7 @@ def by_team(obj: Any) -> list[str]:
 
 
 @pytest.mark.parametrize(("decode", "queue"), MODES)
-def test_b17_an_index_function_failing_on_real_objects_costs_no_notification(
+def test_b18_an_index_function_failing_on_real_objects_costs_no_notification(
     env: Env, caplog: pytest.LogCaptureFixture, decode: DecodeMode, queue: QueueKind
 ) -> None:
     """Issue 27 §1: a configmap the index function cannot place is cached and delivered
@@ -332,7 +332,7 @@ class Gated(View):
 
 
 @pytest.mark.parametrize(("decode", "queue"), MODES)
-def test_g9_g10_a_handler_that_falls_behind_is_reported_and_catches_up(
+def test_g10_g11_a_handler_that_falls_behind_is_reported_and_catches_up(
     env: Env, caplog: pytest.LogCaptureFixture, decode: DecodeMode, queue: QueueKind
 ) -> None:
     """Issue 27 §3: beside a fast handler, a stuck one falls behind under churn: one WARNING

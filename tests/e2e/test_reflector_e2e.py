@@ -303,7 +303,7 @@ def test_wrong_token_gives_one_clear_error_and_keeps_retrying(
     assert not t.is_alive()
     assert not informer.has_synced()
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
-    # D22: static credentials refused: one ERROR naming the request, the resource and the
+    # D23: static credentials refused: one ERROR naming the request, the resource and the
     # server (nothing will re-read them); the retries (watch-list, then LIST) at DEBUG.
     assert len(errors) == 1, [r.getMessage() for r in errors]
     text = errors[0].getMessage()

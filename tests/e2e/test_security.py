@@ -260,7 +260,7 @@ def test_401_names_the_resource_retries_with_backoff_and_never_logs_a_token(
     assert f"unauthorized: cannot list pods in {where} at {target.url}" in message
     assert "check the credentials" in message
     logged = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    # D22: static credentials refused: one ERROR per episode, naming request, resource, server
+    # D23: static credentials refused: one ERROR per episode, naming request, resource, server
     assert len(logged) == 1, logged
     assert logged[0].startswith("credentials refused (401): cannot ")
     assert f"pods in {where} at {target.url}" in logged[0]

@@ -1,4 +1,4 @@
-"""D22 without a server: the `kubernetes` loaders' refresh hook wrapped so a token file is read
+"""D23 without a server: the `kubernetes` loaders' refresh hook wrapped so a token file is read
 again when it changes and after a 401, the user's host kept, refusals said once, tokens never
 logged. (tests/e2e/test_real_resilience.py does the same against a real kube-apiserver.)"""
 
@@ -58,7 +58,7 @@ def token_file(tmp_path: Path) -> Path:
     return path
 
 
-def test_d22_kubeconfig_token_file_is_read_again_when_it_changes(
+def test_d23_kubeconfig_token_file_is_read_again_when_it_changes(
     tmp_path: Path, token_file: Path
 ) -> None:
     api = kubeconfig_client(tmp_path, {"tokenFile": str(token_file)})
@@ -73,7 +73,7 @@ def test_d22_kubeconfig_token_file_is_read_again_when_it_changes(
     assert not credentials.changed()
 
 
-def test_d22_in_cluster_token_is_read_again_when_it_changes(
+def test_d23_in_cluster_token_is_read_again_when_it_changes(
     tmp_path: Path, token_file: Path
 ) -> None:
     ca = tmp_path / "ca.crt"
@@ -91,7 +91,7 @@ def test_d22_in_cluster_token_is_read_again_when_it_changes(
     assert header(cfg) == "bearer rotated"
 
 
-def test_d22_after_a_401_the_file_is_read_at_once_and_the_refusal_said_once(
+def test_d23_after_a_401_the_file_is_read_at_once_and_the_refusal_said_once(
     tmp_path: Path, token_file: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger=LOG)
@@ -123,7 +123,7 @@ def test_d22_after_a_401_the_file_is_read_at_once_and_the_refusal_said_once(
     assert not any("token" in m and ("first-token" in m or "renewed" in m) for _, m in records)
 
 
-def test_d22_wait_for_change_ends_when_the_file_changes(tmp_path: Path, token_file: Path) -> None:
+def test_d23_wait_for_change_ends_when_the_file_changes(tmp_path: Path, token_file: Path) -> None:
     api = kubeconfig_client(tmp_path, {"tokenFile": str(token_file)})
     credentials = credentials_for(api.configuration)
     stop = threading.Event()
@@ -136,7 +136,7 @@ def test_d22_wait_for_change_ends_when_the_file_changes(tmp_path: Path, token_fi
         timer.join()
 
 
-def test_d22_static_credentials_have_nothing_to_refresh(caplog: pytest.LogCaptureFixture) -> None:
+def test_d23_static_credentials_have_nothing_to_refresh(caplog: pytest.LogCaptureFixture) -> None:
     cfg = client.Configuration()
     cfg.api_key = {"BearerToken": "Bearer fixed"}
     credentials = credentials_for(cfg)
@@ -146,7 +146,7 @@ def test_d22_static_credentials_have_nothing_to_refresh(caplog: pytest.LogCaptur
     assert "nothing to re-read" in record.getMessage()
 
 
-def test_d22_the_host_the_user_sets_is_kept(tmp_path: Path, token_file: Path) -> None:
+def test_d23_the_host_the_user_sets_is_kept(tmp_path: Path, token_file: Path) -> None:
     """The kubeconfig loader's hook writes the kubeconfig's host back on every request."""
     api = kubeconfig_client(tmp_path, {"tokenFile": str(token_file)})
     cfg = api.configuration
@@ -159,7 +159,7 @@ def test_d22_the_host_the_user_sets_is_kept(tmp_path: Path, token_file: Path) ->
     assert (cfg.host, cfg.verify_ssl) == ("https://elsewhere:6443", False)
 
 
-def test_d22_a_copied_configuration_shares_the_credentials(
+def test_d23_a_copied_configuration_shares_the_credentials(
     tmp_path: Path, token_file: Path
 ) -> None:
     api = kubeconfig_client(tmp_path, {"tokenFile": str(token_file)})
@@ -170,7 +170,7 @@ def test_d22_a_copied_configuration_shares_the_credentials(
     assert header(twin) == "Bearer for-both"
 
 
-def test_d22_an_exec_plugin_is_run_again_after_a_401(
+def test_d23_an_exec_plugin_is_run_again_after_a_401(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The plugin prints an ExecCredential with the token of a file; after a 401 it runs again

@@ -1,6 +1,6 @@
-"""Issue 27: an index function that fails never costs a notification (B17); a handler that
-falls behind is reported once, and once when it catches up (G9); `max_buffer` merges a
-bounded handler's notifications per object (G10). Every queue kind.
+"""Issue 27: an index function that fails never costs a notification (B18); a handler that
+falls behind is reported once, and once when it catches up (G10); `max_buffer` merges a
+bounded handler's notifications per object (G11). Every queue kind.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _errors(caplog: pytest.LogCaptureFixture, text: str) -> list[logging.LogReco
 
 
 @pytest.mark.parametrize("queue", QUEUE_KINDS)
-def test_b17_failing_index_function_costs_no_notification(
+def test_b18_failing_index_function_costs_no_notification(
     queue: QueueKind, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The object is cached and delivered, left out of the index, counted, logged once per
@@ -100,7 +100,7 @@ def test_b17_failing_index_function_costs_no_notification(
 
 
 @pytest.mark.parametrize("queue", QUEUE_KINDS)
-def test_b17_a_relist_reindexes_without_logging_the_same_version_again(
+def test_b18_a_relist_reindexes_without_logging_the_same_version_again(
     queue: QueueKind, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger=INFORMER_LOG)
@@ -125,7 +125,7 @@ def test_b4_a_plain_indexer_still_raises() -> None:
         indexer.add(pod("x"))
 
 
-# --------------------------------------------------------------------------- G9, G10
+# --------------------------------------------------------------------------- G10, G11
 
 
 class _Gate:
@@ -173,7 +173,7 @@ def _listener(gate: _Gate, clock: FakeClock, **kw: Any) -> ProcessorListener[Pod
     return listener
 
 
-def test_g9_a_handler_falling_behind_is_reported_once_and_when_it_caught_up(
+def test_g10_a_handler_falling_behind_is_reported_once_and_when_it_caught_up(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger=INFORMER_LOG)
@@ -209,7 +209,7 @@ def test_g9_a_handler_falling_behind_is_reported_once_and_when_it_caught_up(
         listener.join(WAIT)
 
 
-def test_g10_beyond_max_buffer_notifications_of_one_object_are_merged() -> None:
+def test_g11_beyond_max_buffer_notifications_of_one_object_are_merged() -> None:
     """add+update → the add of the newest state; update+update → one update to the newest;
     update+delete → the delete; add+delete → nothing; a new object is always buffered."""
     clock = FakeClock()
@@ -238,7 +238,7 @@ def test_g10_beyond_max_buffer_notifications_of_one_object_are_merged() -> None:
 
 
 @pytest.mark.parametrize("queue", QUEUE_KINDS)
-def test_g10_bounded_handler_ends_with_every_objects_newest_state(queue: QueueKind) -> None:
+def test_g11_bounded_handler_ends_with_every_objects_newest_state(queue: QueueKind) -> None:
     """Through an informer: a blocked handler with max_buffer=3 under churn gets, once
     released, the newest state of every object and the deletes, and syncs (G6)."""
     fake: FakeListerWatcher[Pod] = FakeListerWatcher([pod(f"p{i}") for i in range(5)], model=Pod)

@@ -370,7 +370,7 @@ def new_informer(
     store: Indexer[T] = Indexer(
         deletion_handling_meta_namespace_key,
         indexers,
-        index_errors=IndexFailureLog(name or "informer", logger),  # B17
+        index_errors=IndexFailureLog(name or "informer", logger),  # B18
     )
     fifo: DeltaFIFO[T] = DeltaFIFO(
         key_func=meta_namespace_key,

@@ -35,10 +35,10 @@ class InformerHealth:
     last_error: str | None
     consecutive_failures: int
     stopped: bool = False
-    # B17: cached objects an index function failed on: key -> index name -> the error. The
+    # B18: cached objects an index function failed on: key -> index name -> the error. The
     # cache and the notifications are right; only lookups through that index miss them.
     unindexed_objects: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    # G9: handlers reported as falling behind, each described (name, buffer, oldest age).
+    # G10: handlers reported as falling behind, each described (name, buffer, oldest age).
     handlers_behind: tuple[str, ...] = ()
 
     @property
@@ -53,7 +53,7 @@ class InformerHealth:
 
     def problems(self) -> list[str]:
         """What needs the user's attention even when `healthy`: objects left out of an index
-        (B17), handlers falling behind (G9)."""
+        (B18), handlers falling behind (G10)."""
         out: list[str] = []
         for key, by_index in sorted(self.unindexed_objects.items()):
             for index_name, error in sorted(by_index.items()):

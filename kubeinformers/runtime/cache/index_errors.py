@@ -1,4 +1,4 @@
-"""How an informer reports an index function that fails on an object (rule B17).
+"""How an informer reports an index function that fails on an object (rule B18).
 
 An informer's cache tolerates a failing index function: the object is stored and its
 notification delivered as always, it is only left out of that index until a later version

@@ -229,7 +229,7 @@ class SharedIndexInformer(Generic[T]):
             indexers,
             # B15: the store tracks its resourceVersion only with the atomic queue.
             track_resource_version=queue == "atomic",
-            # B17: an index function failing on an object never costs its notification.
+            # B18: an index function failing on an object never costs its notification.
             index_errors=IndexFailureLog(self.name, self._log),
         )
         self._processor: SharedProcessor[T] = SharedProcessor(
@@ -536,9 +536,9 @@ class SharedIndexInformer(Generic[T]):
         The handler's buffer is unbounded (G1) unless `max_buffer` is given: beyond that many
         buffered notifications, a notification for an object that already has one buffered is
         merged into it, so the handler gets the object's newest state without the versions in
-        between (G10). A handler whose oldest buffered notification has waited
+        between (G11). A handler whose oldest buffered notification has waited
         `lag_warning_after` seconds is reported once as falling behind, in the log, its
-        metrics and `health()`, and once when it has caught up (G9).
+        metrics and `health()`, and once when it has caught up (G10).
         """
         if handler is None:
             if on_add is None and on_update is None and on_delete is None:

@@ -6,8 +6,8 @@ slow handler only grows its own buffer and never holds up the informer or the ot
 distributed (G2). A handler that raises is logged with the object's key and the listener goes
 on with the next notification. A handler whose oldest buffered notification has waited
 `lag_warning_after` seconds is reported once as falling behind, and once when it has caught
-up (G9). The buffer is unbounded unless `max_buffer` is given; beyond it, a notification for
-an object that already has one buffered is merged into it (G10).
+up (G10). The buffer is unbounded unless `max_buffer` is given; beyond it, a notification for
+an object that already has one buffered is merged into it (G11).
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ _bisect_left = bisect.bisect_left
 _JOIN_WARN_AFTER = 5.0
 
 LAG_WARNING_AFTER = 10.0
-"""G9: a handler whose oldest buffered notification has waited this long (seconds) is
+"""G10: a handler whose oldest buffered notification has waited this long (seconds) is
 reported as falling behind; it has caught up when the oldest one is younger than half."""
 
-# G9: how often (seconds, at most) the processor looks for handlers stuck with old notifications.
+# G10: how often (seconds, at most) the processor looks for handlers stuck with old notifications.
 WATCHDOG_TICK = 1.0
 
 # A buffered notification: (kind, a, b, buffered at); with max_buffer a list
@@ -122,11 +122,11 @@ class ProcessorListener(Generic[T]):
         self._upstream_has_synced = upstream_has_synced
         self._log = logger or _log
         self._buffer: deque[_Entry] = deque()
-        # max_buffer (G10): key -> its newest buffered entry, while that entry is buffered.
+        # max_buffer (G11): key -> its newest buffered entry, while that entry is buffered.
         self._newest: dict[str, list[Any]] = {}
         self._cancelled = 0  # entries merged away but still in the buffer
         self.coalesced = 0  # notifications merged into a buffered one (written under _cond)
-        # G9: reported as falling behind (transitions under _cond) and since when.
+        # G10: reported as falling behind (transitions under _cond) and since when.
         self.falling_behind = False
         self._behind_since = 0.0
         self._cond = threading.Condition(threading.Lock())
@@ -174,7 +174,7 @@ class ProcessorListener(Generic[T]):
                 self._cond.notify()
 
     def _add_bounded(self, kind: int, a: Any, b: Any, now: float) -> None:
-        """G10: within `max_buffer`, buffer as usual; beyond it, merge into the object's
+        """G11: within `max_buffer`, buffer as usual; beyond it, merge into the object's
         buffered notification if it has one (its newest state wins), else buffer it."""
         key = _key_of(b if kind == UPDATE else a)
         with self._cond:
@@ -238,7 +238,7 @@ class ProcessorListener(Generic[T]):
                 return None
             return entry
 
-    # -- falling behind (G9) -------------------------------------------------------------------
+    # -- falling behind (G10) -------------------------------------------------------------------
 
     def _oldest_age(self, now: float) -> float:
         try:
@@ -480,7 +480,7 @@ class SharedProcessor(Generic[T]):
         # Every listener whose thread we started, so stop() can join even removed ones.
         self._started_listeners: list[ProcessorListener[T]] = []
         self._counter = 0
-        self._watchdog: threading.Thread | None = None  # G9 for stuck handlers
+        self._watchdog: threading.Thread | None = None  # G10 for stuck handlers
         self._watchdog_stop = threading.Event()
         self._started = False
         self._stopped = False
@@ -542,7 +542,7 @@ class SharedProcessor(Generic[T]):
             self._watchdog.start()
 
     def _watch_lag(self) -> None:
-        """G9 for a handler stuck while nothing new arrives (a new notification checks its
+        """G10 for a handler stuck while nothing new arrives (a new notification checks its
         listener itself): every second (or half the smallest `lag_warning_after`), report
         the listeners whose oldest buffered notification has waited too long."""
         while True:

@@ -91,7 +91,7 @@ class IndexFuncError(RuntimeError):
 
 
 class IndexFailureReporter(Protocol):
-    """Told by a store that tolerates failing index functions (B17) when an object leaves an
+    """Told by a store that tolerates failing index functions (B18) when an object leaves an
     index because its index function failed, and when it indexes again. Called under the
     store's lock, once per object version and index: keep it quick (log, count)."""
 
@@ -169,7 +169,7 @@ class ThreadSafeStore(Generic[T]):
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
         self._track_rv = track_resource_version
         self._rv = ""
-        # B17: with a reporter, a failing index function leaves the object out of that index
+        # B18: with a reporter, a failing index function leaves the object out of that index
         # instead of raising (B4). key -> index name -> (resourceVersion, error message).
         self._reporter = index_errors
         self._unindexed: dict[str, dict[str, tuple[str, str]]] = {}
@@ -278,7 +278,7 @@ class ThreadSafeStore(Generic[T]):
         return self._rv
 
     def unindexed(self) -> dict[str, dict[str, str]]:
-        """B17: stored objects left out of an index because its function failed on them:
+        """B18: stored objects left out of an index because its function failed on them:
         key -> index name -> the error. Empty unless the store tolerates index failures."""
         with self._lock:
             return {
@@ -287,12 +287,12 @@ class ThreadSafeStore(Generic[T]):
             }
 
     def unindexed_count(self) -> int:
-        """B17: how many stored objects are left out of at least one index (no copy made)."""
+        """B18: how many stored objects are left out of at least one index (no copy made)."""
         return len(self._unindexed)
 
     @property
     def index_errors(self) -> int:
-        """B17: index failures reported so far, each object version and index once."""
+        """B18: index failures reported so far, each object version and index once."""
         return self._index_errors
 
     # -- indices ---------------------------------------------------------------------
@@ -381,7 +381,7 @@ class ThreadSafeStore(Generic[T]):
         items: Mapping[str, Any],
         failures: builtins.list[tuple[str, str, Any, IndexFuncError]],
     ) -> dict[str, set[str]]:
-        """Index `items` for one index. With a reporter (B17) an object whose function fails
+        """Index `items` for one index. With a reporter (B18) an object whose function fails
         is left out and appended to `failures`; without one the failure raises (B4)."""
         index: dict[str, set[str]] = {}
         values = self._values
@@ -403,7 +403,7 @@ class ThreadSafeStore(Generic[T]):
         return index
 
     def _update_indices(self, key: str, old: Any, new: Any) -> None:
-        """B3: move ``key`` from the old object's index values to the new object's (B17: an
+        """B3: move ``key`` from the old object's index values to the new object's (B18: an
         object whose index function fails is in none of that index's values)."""
         values = self._values
         old_values: Sequence[str]
@@ -447,7 +447,7 @@ class ThreadSafeStore(Generic[T]):
         return tuple(value for value, keys in self._indices[name].items() if key in keys)
 
     def _note_failure(self, name: str, key: str, obj: Any, err: IndexFuncError) -> None:
-        """B17: remember that `key` is out of index `name`; report each object version once."""
+        """B18: remember that `key` is out of index `name`; report each object version once."""
         try:
             rv = object_resource_version(obj)
         except NoMetadataError:
@@ -640,16 +640,16 @@ class Indexer(Generic[T]):
         return self._store.last_store_sync_resource_version()
 
     def unindexed(self) -> dict[str, dict[str, str]]:
-        """B17: objects left out of an index because its function failed: key -> index -> error."""
+        """B18: objects left out of an index because its function failed: key -> index -> error."""
         return self._store.unindexed()
 
     def unindexed_count(self) -> int:
-        """B17: how many stored objects are left out of at least one index."""
+        """B18: how many stored objects are left out of at least one index."""
         return self._store.unindexed_count()
 
     @property
     def index_errors(self) -> int:
-        """B17: index failures reported so far (each object version and index once)."""
+        """B18: index failures reported so far (each object version and index once)."""
         return self._store.index_errors
 
     # -- indices ---------------------------------------------------------------------

@@ -91,7 +91,7 @@ class PagedList(Generic[T]):
             else:
                 # Before the first sync the error handler reports it (once per cause).
                 logger.log(
-                    # A 401 the credentials reported already (D22) is not said again.
+                    # A 401 the credentials reported already (D23) is not said again.
                     logging.WARNING
                     if self.outage.served and not getattr(e, "reported", False)
                     else logging.DEBUG,
