@@ -177,6 +177,7 @@ class HandlerMetrics:
     buffered: int  # notifications waiting in its buffer (a slow handler grows it)
     delivered: int  # callbacks that returned or raised
     errors: int  # callbacks that raised
+    invalid_objects: int  # of those, on an object that failed validation (G9)
     latency: HistogramSnapshot  # time spent in its callbacks
     oldest_buffered_age: float = 0.0  # seconds the oldest buffered notification has waited
     falling_behind: bool = False  # reported as falling behind and not caught up yet (G10)
@@ -395,6 +396,11 @@ class KubeinformersCollector:
         handler_errors = core.CounterMetricFamily(
             p + "handler_errors", "Handler callbacks that raised.", labels=hl
         )
+        handler_invalid = core.CounterMetricFamily(
+            p + "handler_invalid_objects",
+            "Handler callbacks that raised on an object failing validation.",
+            labels=hl,
+        )
         oldest = core.GaugeMetricFamily(
             p + "handler_oldest_buffered_seconds",
             "Age of the oldest notification waiting in a handler's buffer.",
@@ -441,12 +447,14 @@ class KubeinformersCollector:
                 hv = [*lv, h.handler]
                 buffered.add_metric(hv, h.buffered)
                 handler_errors.add_metric(hv, h.errors)
+                handler_invalid.add_metric(hv, h.invalid_objects)
                 oldest.add_metric(hv, h.oldest_buffered_age)
                 coalesced.add_metric(hv, h.coalesced)
                 duration.add_metric(hv, _histogram_buckets(h.latency), h.latency.sum)
         yield from (queued, synced, events, notes, list_calls, relists, expired, watch_starts)
         yield from (restarts, watch_errors, invalid, skipped, rv, rv_info, buffered)
-        yield from (handler_errors, duration, oldest, coalesced, index_errors, unindexed)
+        yield from (handler_errors, handler_invalid, duration, oldest, coalesced)
+        yield from (index_errors, unindexed)
 
     def _queue_families(self) -> Iterator[Any]:
         core = self._core

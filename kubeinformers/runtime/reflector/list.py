@@ -89,12 +89,10 @@ class PagedList(Generic[T]):
             if is_server_unavailable(e):
                 self.outage.failed(f"list of {self.type_description}", e)
             else:
-                # Before the first sync the error handler reports it (once per cause).
+                # The error goes on to the watch error handler, which reports it (the
+                # default once per cause until the watch works again, D22).
                 logger.log(
-                    # A 401 the credentials reported already (D23) is not said again.
-                    logging.WARNING
-                    if self.outage.served and not getattr(e, "reported", False)
-                    else logging.DEBUG,
+                    logging.DEBUG,
                     "%s: failed to list %s: %s",
                     self.name,
                     self.type_description,

@@ -34,7 +34,7 @@ from kubeinformers.runtime.api.listwatch import (
 )
 from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE
 from kubeinformers.runtime.clock import Now
-from kubeinformers.runtime.codec.lazy import InvalidObjectError
+from kubeinformers.runtime.codec.drift import InvalidObjectError
 from kubeinformers.runtime.codec.wire import ObjectDecodeError
 from kubeinformers.runtime.metrics import ReflectorCounters
 from kubeinformers.runtime.reflector.backoff import (
@@ -86,8 +86,8 @@ def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -
     elif isinstance(err, ApiStatusError) and err.code in (401, 403):
         logger.log(
             logging.DEBUG
-            if err.reported  # a refused credential: said once by the transport (issue 27)
-            else reflector.outage.level_before_first_sync(logging.ERROR, err),
+            if err.reported  # a refused credential: said once by the transport (D23)
+            else reflector.outage.condition_level(logging.ERROR, err, "error"),
             "%s: access to %s denied (HTTP %d %s): %s; retrying with backoff",
             name,
             reflector.type_description,
@@ -97,7 +97,7 @@ def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -
         )
     else:
         logger.log(
-            reflector.outage.level_before_first_sync(logging.ERROR, err),
+            reflector.outage.condition_level(logging.ERROR, err, "error"),
             "%s: Failed to watch %s: %s",
             name,
             reflector.type_description,
@@ -337,9 +337,14 @@ class Reflector(Generic[T]):
                     if is_server_unavailable(e):
                         self.outage.failed(f"watch-list of {self.type_description}", e)
                     else:
-                        # Before the first sync, the LIST that follows reports any failure.
+                        # D22: once per cause until the watch works again; the LIST
+                        # that follows reports its own failure.
                         logger.log(
-                            logging.WARNING if self.outage.served else logging.INFO,
+                            self.outage.condition_level(
+                                logging.WARNING if self.outage.served else logging.INFO,
+                                e,
+                                "watch-list fallback",
+                            ),
                             "%s: the watch-list request for %s ended with an error, falling "
                             "back to LIST/WATCH: %s",
                             self.name,
@@ -430,6 +435,7 @@ class Reflector(Generic[T]):
                     if w is None:
                         return
                     self.outage.recovered()
+                    self.outage.watching()
                 err: BaseException | None = None
                 try:
                     self._stream.handle(
@@ -469,7 +475,8 @@ class Reflector(Generic[T]):
                 elif is_server_unavailable(err):
                     self.outage.failed(f"watch of {self.type_description}", err)
                 else:
-                    logger.warning(
+                    logger.log(
+                        self.outage.condition_level(logging.WARNING, err, "watch ended"),
                         "%s: watch of %s ended with error: %s",
                         self.name,
                         self.type_description,
