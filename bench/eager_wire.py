@@ -61,9 +61,10 @@ def child(fmt: str, kubeconfig: str) -> dict[str, Any]:
 
     from kubeinformers.generated.core.v1.models import Pod
     from kubeinformers.generated.protobuf_schema import MESSAGES
+    from kubeinformers.runtime.codec.gc_pause import gc_paused
     from kubeinformers.runtime.codec.protobuf.envelope import split_list, unwrap
     from kubeinformers.runtime.codec.protobuf.transcode import Transcoder
-    from kubeinformers.runtime.codec.wire import JsonDecoder, gc_paused
+    from kubeinformers.runtime.codec.wire import JsonDecoder
 
     body, server_seconds = _fetch(
         kubeconfig, _PROTOBUF if fmt == "protobuf" else "application/json"
@@ -116,8 +117,8 @@ def _python_build_floor(pods: list[Any], body: bytes) -> dict[str, float]:
     from pydantic import BaseModel
 
     from kubeinformers.generated.core.v1.models import Pod
+    from kubeinformers.runtime.codec.gc_pause import gc_paused
     from kubeinformers.runtime.codec.json_list import decode_list_body
-    from kubeinformers.runtime.codec.wire import gc_paused
 
     new, set_attr = object.__new__, object.__setattr__
 

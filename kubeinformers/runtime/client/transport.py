@@ -514,15 +514,18 @@ class ApiListerWatcher(Generic[T]):
             if first and len(self._logged_bad) < _MAX_LOGGED_BAD_OBJECTS:
                 self._logged_bad.add(marker)
         if first:
-            # Say what became of it: a bad update is skipped (the last valid version stays);
-            # anything else stays cached as sent (a lazy object's own message says so).
+            # Say what became of it: kept at this version, its bad fields raising when read
+            # (K11), or, without an identity to key it by, left out; a lazy object's own
+            # message says so itself.
             if isinstance(err, ObjectDecodeError):
                 logger.error(
                     "%s; %s",
                     err,
-                    "skipping it, the cache keeps the last valid version"
-                    if err.event_type == "MODIFIED"
-                    else "kept in the cache as the server sent it, unreadable beyond its identity",
+                    "cached at this version: a read of a field that does not validate raises "
+                    "InvalidFieldError, the rest reads; regenerate the models from this "
+                    "cluster's API (kubeinformers generate --cluster) to read it"
+                    if err.cached
+                    else "left out: it has no identity to cache it by",
                 )
             else:
                 logger.error("%s", err)

@@ -33,7 +33,7 @@ from kubeinformers.runtime.api.listwatch import (
 )
 from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE
 from kubeinformers.runtime.clock import Now
-from kubeinformers.runtime.codec.lazy import InvalidObjectError
+from kubeinformers.runtime.codec.drift import InvalidObjectError
 from kubeinformers.runtime.codec.wire import ObjectDecodeError
 from kubeinformers.runtime.metrics import ReflectorCounters
 from kubeinformers.runtime.reflector.backoff import (

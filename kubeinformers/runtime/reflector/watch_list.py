@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 from kubeinformers.runtime.api.errors import is_expired, is_too_large_resource_version
 from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions
 from kubeinformers.runtime.clock import Now
-from kubeinformers.runtime.codec.wire import gc_paused
+from kubeinformers.runtime.codec.gc_pause import gc_paused
 from kubeinformers.runtime.metrics import ReflectorCounters
 from kubeinformers.runtime.reflector.backoff import is_watch_error_retriable
 from kubeinformers.runtime.reflector.outage import OutageLog, is_server_unavailable
