@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.cache.informer import SharedIndexInformer
+from kubeinformers.runtime.cache.informer import QueueKind, SharedIndexInformer
 from kubeinformers.runtime.cache.keys import object_labels
 from kubeinformers.testing import FakeListerWatcher
 from tests.runtime._informer_support import Pod, Recorder, Runner, pod, wait_for
@@ -78,3 +78,50 @@ def test_b4_e2_an_update_its_index_function_fails_on_leaves_the_key_under_its_ol
     assert stored.metadata.resource_version == "2"  # the store has the new version
     assert indexer.index_keys("team", "x") == ["default/a"]  # the index still has the old one
     assert [e[0] for e in recorder.snapshot()] == ["add", "add"]  # a's update was not notified
+
+
+# What an initial list holding one object the index function fails on leaves behind, by queue:
+# (keys in the store, keys in the index's "x" entry, objects handlers were told of). A batch
+# (RealFIFO's distinct keys, "ordered") stops at the failing write and notifies none of it; the
+# atomic queue's whole-list swap fails as one, leaving the store as it was (here: empty).
+LIST_OUTCOMES: dict[QueueKind, tuple[list[str], list[str], list[str]]] = {
+    "delta": (
+        ["default/a", "default/b", "default/c", "default/d"],
+        ["a", "c", "d"],
+        ["a", "c", "d"],
+    ),
+    "ordered": (["default/a", "default/b", "default/d"], ["a", "d"], ["d"]),
+    "atomic": (["default/d"], ["d"], ["d"]),
+}
+
+
+@pytest.mark.parametrize("queue", sorted(LIST_OUTCOMES))
+def test_b4_e2_e4_c3_4_a_list_holding_an_object_the_index_function_fails_on(
+    queue: QueueKind,
+) -> None:
+    fake: FakeListerWatcher[Pod] = FakeListerWatcher(
+        [pod("a", "1", team="x"), pod("b", "2"), pod("c", "3", team="x")]
+    )
+    informer = SharedIndexInformer(
+        fake,
+        Pod,
+        indexers={"team": by_team},
+        name="indexed",
+        queue=queue,
+    )
+    recorder = Recorder()
+    informer.add_event_handler(recorder)
+    runner = Runner(informer.run)
+    try:
+        assert wait_for(informer.has_synced), "informer did not sync"  # synced all the same
+        fake.add(pod("d", "4", team="x"))  # a later event: the informer goes on
+        assert wait_for(lambda: ("add", "default/d@4", False) in recorder.snapshot())
+        indexer = informer.get_indexer()
+        keys, indexed, notified = LIST_OUTCOMES[queue]
+        assert sorted(indexer.list_keys()) == keys
+        assert indexer.index_keys("team", "x") == [f"default/{n}" for n in indexed]
+        assert sorted(e[1].split("@")[0] for e in recorder.snapshot()) == [
+            f"default/{n}" for n in notified
+        ]
+    finally:
+        runner.stop()
