@@ -198,9 +198,11 @@ class ApiListerWatcher(Generic[T]):
 
     `model=dict` gives plain dicts (dynamic informers). Raises ApiStatusError for failure
     Statuses and ConnectionError (ConnectionRefusedError when refused) when the server cannot
-    be reached. An object that fails validation in a watch stream is logged, counted in
-    `decode_errors`, reported to the decode error handler (the reflector's watch error
-    handler) and skipped; the stream goes on.
+    be reached. An object that fails validation in a watch stream is logged once, counted in
+    `decode_errors` and reported to the decode error handler (the reflector's watch error
+    handler); the stream goes on. An invalid MODIFIED object is skipped (the cache keeps the
+    last valid version); an invalid ADDED or DELETED one is passed on as a lazy object
+    readable only by its identity, and one without a readable identity is skipped (K7).
     """
 
     def __init__(
