@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from kubeinformers.runtime.api.keys import object_labels
 from kubeinformers.runtime.cache.informer import QueueKind, SharedIndexInformer
-from kubeinformers.runtime.cache.keys import object_labels
 from kubeinformers.testing import FakeListerWatcher
 from tests.runtime._informer_support import Pod, Recorder, Runner, pod, wait_for
 
