@@ -26,6 +26,7 @@ from kubeinformers.runtime.api.errors import (
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList, WatchEvent
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.client.auth import apply_auth
 from kubeinformers.runtime.client.chunked import raw_chunked_body
 from kubeinformers.runtime.client.framing import split_frames, split_lines
 from kubeinformers.runtime.codec.compact import (
@@ -141,8 +142,8 @@ def default_decoder(
     Lazy decoding splits list pages and watch lines into raw items and decodes only each
     object's identity; the full model is validated on first access (kubeinformers.runtime.codec.lazy).
     A bad object is then reported through `on_invalid` on first access. Eager decoding
-    validates every object up front and reports a bad one at once; it stays cached as a lazy
-    object that raises on a full read (a bad update keeps the last valid version instead).
+    validates every object up front and reports a bad one at once; it is cached at the version
+    the server sent, built field by field, its bad fields raising when read (K7, K11).
     """
     if decode not in ("lazy", "eager"):
         raise ValueError(f'decode must be "lazy" or "eager", got {decode!r}')
@@ -200,9 +201,9 @@ class ApiListerWatcher(Generic[T]):
     Statuses and ConnectionError (ConnectionRefusedError when refused) when the server cannot
     be reached. An object that fails validation in a watch stream is logged once, counted in
     `decode_errors` and reported to the decode error handler (the reflector's watch error
-    handler); the stream goes on. An invalid MODIFIED object is skipped (the cache keeps the
-    last valid version); an invalid ADDED or DELETED one is passed on as a lazy object
-    readable only by its identity, and one without a readable identity is skipped (K7).
+    handler); the stream goes on. The event is passed on with the object at the version the
+    server sent, built field by field (its bad fields raise InvalidFieldError when read); one
+    without a readable identity (no key to cache it by) is skipped (K7, K11).
     """
 
     def __init__(
@@ -331,7 +332,7 @@ class ApiListerWatcher(Generic[T]):
             # compress watches); urllib3 inflates them on read.
             headers.setdefault("Accept-Encoding", "gzip")
         queries = query_params(options, watch=watch)
-        api.update_params_for_auth(headers, queries, ["BearerToken"], self.path, "GET", None)
+        apply_auth(api, headers, queries, self.path)
         url = f"{self.server}{quote(self.path)}"
         if queries:
             url = f"{url}?{urlencode(queries)}"
@@ -515,15 +516,18 @@ class ApiListerWatcher(Generic[T]):
             if first and len(self._logged_bad) < _MAX_LOGGED_BAD_OBJECTS:
                 self._logged_bad.add(marker)
         if first:
-            # Say what became of it: a bad update is skipped (the last valid version stays);
-            # anything else stays cached as sent (a lazy object's own message says so).
+            # Say what became of it: kept at this version, its bad fields raising when read
+            # (K11), or, without an identity to key it by, left out; a lazy object's own
+            # message says so itself.
             if isinstance(err, ObjectDecodeError):
                 logger.error(
                     "%s; %s",
                     err,
-                    "skipping it, the cache keeps the last valid version"
-                    if err.event_type == "MODIFIED"
-                    else "kept in the cache as the server sent it, unreadable beyond its identity",
+                    "cached at this version: a read of a field that does not validate raises "
+                    "InvalidFieldError, the rest reads; regenerate the models from this "
+                    "cluster's API (kubeinformers generate --cluster) to read it"
+                    if err.cached
+                    else "left out: it has no identity to cache it by",
                 )
             else:
                 logger.error("%s", err)
