@@ -1,4 +1,4 @@
-"""The typed client (W-rules, issue 28) against a real kube-apiserver: every verb on a built-in
+"""The typed client (M-rules, issue 28) against a real kube-apiserver: every verb on a built-in
 kind (ConfigMap, Pod, Node) and on both demo CRDs (namespaced Widget, cluster-scoped Gadget),
 the status subresource, optimistic concurrency, server-side apply's field managers, typed
 errors, read-your-writes through a factory for every queue kind, and an update that keeps the
@@ -68,10 +68,10 @@ def _widget(name: str, ns: str, size: str = "small", **spec: Any) -> Widget:
     return Widget(metadata=ObjectMeta(name=name, namespace=ns), spec=WidgetSpec(size=size, **spec))
 
 
-# --- W2: every verb, typed, on built-in kinds and both CRDs -----------------------------------
+# --- M2: every verb, typed, on built-in kinds and both CRDs -----------------------------------
 
 
-def test_w2_configmap_create_get_list_update_patch_apply_delete(client: Client, ns: str) -> None:
+def test_m2_configmap_create_get_list_update_patch_apply_delete(client: Client, ns: str) -> None:
     created = client.create(
         ConfigMap(
             metadata=ObjectMeta(name="cm", namespace=ns, labels={"app": "a"}), data={"k": "1"}
@@ -116,7 +116,7 @@ def test_w2_configmap_create_get_list_update_patch_apply_delete(client: Client, 
     assert err.value.status.reason == "NotFound" and 'configmaps "cm"' in str(err.value)
 
 
-def test_w2_cluster_scoped_builtin_node(client: Client) -> None:
+def test_m2_cluster_scoped_builtin_node(client: Client) -> None:
     name = f"node-{next(_IDS)}"
     node = client.create(Node(metadata=ObjectMeta(name=name, labels={"role": "w2"})))
     assert isinstance(node, Node)
@@ -131,7 +131,7 @@ def test_w2_cluster_scoped_builtin_node(client: Client) -> None:
         client.get(Node, name)
 
 
-def test_w2_widget_and_gadget_every_verb(client: Client, ns: str) -> None:
+def test_m2_widget_and_gadget_every_verb(client: Client, ns: str) -> None:
     w = client.create(_widget("w", ns, color="red"))
     assert isinstance(w, Widget) and w.spec and w.spec.color == "red"
     assert client.get(Widget, "w", namespace=ns).spec == w.spec
@@ -165,10 +165,10 @@ def test_w2_widget_and_gadget_every_verb(client: Client, ns: str) -> None:
     client.delete(Gadget, name)
 
 
-# --- W3: the status subresource -----------------------------------------------------------------
+# --- M3: the status subresource -----------------------------------------------------------------
 
 
-def test_w3_update_status_and_apply_status_change_only_the_status(client: Client, ns: str) -> None:
+def test_m3_update_status_and_apply_status_change_only_the_status(client: Client, ns: str) -> None:
     w = client.create(_widget("s", ns))
     w.status = WidgetStatus(phase="Ready", ready_replicas=1)
     assert w.spec is not None
@@ -198,17 +198,17 @@ def test_w3_update_status_and_apply_status_change_only_the_status(client: Client
     assert client.update_status(pod).status.message == "from the test"  # type: ignore[union-attr]
 
 
-def test_w3_status_write_on_a_kind_without_status_subresource_is_refused(
+def test_m3_status_write_on_a_kind_without_status_subresource_is_refused(
     client: Client, ns: str
 ) -> None:
     with pytest.raises(ValueError, match="no status subresource"):
         client.patch(ConfigMap, "x", {}, namespace=ns, subresource="status")
 
 
-# --- W4: optimistic concurrency, apply conflicts, typed errors ----------------------------------
+# --- M4: optimistic concurrency, apply conflicts, typed errors ----------------------------------
 
 
-def test_w4_a_stale_update_is_a_conflict_and_retry_on_conflict_redoes_it(
+def test_m4_a_stale_update_is_a_conflict_and_retry_on_conflict_redoes_it(
     client: Client, ns: str
 ) -> None:
     stale = client.create(_widget("c", ns))
@@ -233,7 +233,7 @@ def test_w4_a_stale_update_is_a_conflict_and_retry_on_conflict_redoes_it(
     assert attempts == 2 and done.spec and done.spec.color == "green" and done.spec.replicas == 4
 
 
-def test_w4_two_field_managers_conflict_and_force_takes_the_field_over(
+def test_m4_two_field_managers_conflict_and_force_takes_the_field_over(
     client: Client, ns: str
 ) -> None:
     client.apply(_widget("fm", ns, color="red"), field_manager="alice")
@@ -246,7 +246,7 @@ def test_w4_two_field_managers_conflict_and_force_takes_the_field_over(
     assert "bob" in managers
 
 
-def test_w4_typed_errors_carry_the_status(
+def test_m4_typed_errors_carry_the_status(
     client: Client, ns: str, real_apiserver: RealApiServer
 ) -> None:
     client.create(_widget("e", ns))
@@ -263,11 +263,11 @@ def test_w4_typed_errors_carry_the_status(
     assert "RBAC" in str(forbidden.value)
 
 
-# --- W1: read your writes -----------------------------------------------------------------------
+# --- M1: read your writes -----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("queue", ["delta", "ordered", "atomic"])
-def test_w1_a_write_through_the_factory_client_is_in_the_lister_when_it_returns(
+def test_m1_a_write_through_the_factory_client_is_in_the_lister_when_it_returns(
     real_apiserver: RealApiServer, ns: str, queue: Any
 ) -> None:
     with SharedInformerFactory(real_apiserver.api_client(), namespace=ns, queue=queue) as factory:
@@ -290,7 +290,7 @@ def test_w1_a_write_through_the_factory_client_is_in_the_lister_when_it_returns(
                 lister.widgets(ns).get(f"r{i}")
 
 
-def test_w1_async_client_reads_its_writes_without_blocking_the_loop(
+def test_m1_async_client_reads_its_writes_without_blocking_the_loop(
     real_apiserver: RealApiServer, ns: str
 ) -> None:
     async def main() -> None:
@@ -308,7 +308,7 @@ def test_w1_async_client_reads_its_writes_without_blocking_the_loop(
     asyncio.run(main())
 
 
-def test_w1_a_cache_that_does_not_catch_up_times_out_with_a_typed_error(
+def test_m1_a_cache_that_does_not_catch_up_times_out_with_a_typed_error(
     real_apiserver: RealApiServer, ns: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with SharedInformerFactory(real_apiserver.api_client(), namespace=ns) as factory:
@@ -332,10 +332,10 @@ def test_w1_a_cache_that_does_not_catch_up_times_out_with_a_typed_error(
         )
 
 
-# --- W5: no data lost across versions -----------------------------------------------------------
+# --- M5: no data lost across versions -----------------------------------------------------------
 
 
-def test_w5_an_update_from_a_cached_object_keeps_fields_the_model_lacks(
+def test_m5_an_update_from_a_cached_object_keeps_fields_the_model_lacks(
     real_apiserver: RealApiServer, cluster: RealCluster, client: Client, ns: str
 ) -> None:
     """A server newer than the generated code: the Widget CRD's v1 gains `spec.rating`, which

@@ -1,4 +1,4 @@
-"""mypy --strict checks the typed client's calls (W6): the model decides the return type, a
+"""mypy --strict checks the typed client's calls (M6): the model decides the return type, a
 namespaced kind's get/patch/delete need `namespace=`, a cluster-scoped kind's take none,
 status writes take only kinds with a status, and anything but a generated kind is refused."""
 
@@ -73,7 +73,7 @@ def _errors_in(path: Path, mypy_output: str) -> list[str]:
     ]
 
 
-def test_w6_mypy_rejects_wrong_kinds_scopes_and_types(tmp_path: Path) -> None:
+def test_m6_mypy_rejects_wrong_kinds_scopes_and_types(tmp_path: Path) -> None:
     body = "".join(
         f"\n\ndef {name}(client: Client) -> object:\n    return {expr}\n"
         for name, (expr, _) in BAD.items()

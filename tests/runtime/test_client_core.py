@@ -1,4 +1,4 @@
-"""The typed client's core without a server (W4, W7): request bodies, typed errors, the
+"""The typed client's core without a server (M4, M7): request bodies, typed errors, the
 Retry-After loop and retry_on_conflict. The real-server behaviour is in
 tests/e2e/test_client_real.py."""
 
@@ -64,7 +64,7 @@ def _status(code: int, reason: str, message: str, **details: Any) -> bytes:
     return json.dumps(body).encode()
 
 
-def test_w7_apply_sends_only_the_fields_set() -> None:
+def test_m7_apply_sends_only_the_fields_set() -> None:
     """Fields left unset (None in the model) are not sent, so the manager claims none of them."""
     w = Widget(metadata=ObjectMeta(name="w", namespace="n"), spec=WidgetSpec(size="small"))
     call = _Calls().apply(w, field_manager="me", force=True, subresource=None, dry_run=False)
@@ -79,8 +79,8 @@ def test_w7_apply_sends_only_the_fields_set() -> None:
     assert call.request.path == "/apis/demo.kubeinformers.io/v1/namespaces/n/widgets/w"
 
 
-def test_w7_update_sends_every_field_including_unknown_ones() -> None:
-    """W5: fields the model lacks (a newer server's) are kept through read-modify-write."""
+def test_m7_update_sends_every_field_including_unknown_ones() -> None:
+    """M5: fields the model lacks (a newer server's) are kept through read-modify-write."""
     w = Widget.model_validate(
         {
             "metadata": {"name": "w", "namespace": "n", "resourceVersion": "7"},
@@ -94,7 +94,7 @@ def test_w7_update_sends_every_field_including_unknown_ones() -> None:
     assert body["metadata"]["resourceVersion"] == "7" and call.request.method == "PUT"
 
 
-def test_w7_a_namespaced_object_without_a_namespace_is_refused_before_sending() -> None:
+def test_m7_a_namespaced_object_without_a_namespace_is_refused_before_sending() -> None:
     with pytest.raises(ValueError, match=r"needs metadata\.namespace"):
         _Calls().write(
             "create",
@@ -114,7 +114,7 @@ def test_w7_a_namespaced_object_without_a_namespace_is_refused_before_sending() 
         (422, "Invalid", Invalid),
     ],
 )
-def test_w4_failures_raise_the_typed_error_with_the_status(
+def test_m4_failures_raise_the_typed_error_with_the_status(
     code: int, reason: str, cls: type[ApiStatusError]
 ) -> None:
     api = _ApiClient(
@@ -128,7 +128,7 @@ def test_w4_failures_raise_the_typed_error_with_the_status(
     assert "secret" not in str(err.value)
 
 
-def test_w4_too_many_requests_is_retried_after_retry_after_then_raised() -> None:
+def test_m4_too_many_requests_is_retried_after_retry_after_then_raised() -> None:
     throttled = _Resp(429, _status(429, "TooManyRequests", "slow down"), {"Retry-After": "0"})
     ok = _Resp(200, json.dumps({"metadata": {"name": "c", "namespace": "n"}}).encode())
     api = _ApiClient([throttled, throttled, ok])
@@ -143,7 +143,7 @@ def test_w4_too_many_requests_is_retried_after_retry_after_then_raised() -> None
     assert err.value.retry_after == 0 and len(api.rest_client.pool_manager.sent) == 11
 
 
-def test_w4_retry_on_conflict_retries_conflicts_only_and_gives_up_after_its_steps() -> None:
+def test_m4_retry_on_conflict_retries_conflicts_only_and_gives_up_after_its_steps() -> None:
     calls: list[int] = []
 
     def conflicts_twice() -> str:

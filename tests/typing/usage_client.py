@@ -1,5 +1,5 @@
 """Type-checked only (mypy tests/typing): the typed client infers the model of every call
-(W6); the rejected uses are in tests/generated/test_client_typing.py."""
+(M6); the rejected uses are in tests/generated/test_client_typing.py."""
 
 from __future__ import annotations
 

@@ -409,7 +409,7 @@ class SharedInformerFactory:
         field_manager: str | None = None,
     ) -> Client:
         """A typed client over this factory's ApiClient whose writes this factory's informers
-        see before the write returns (W1): after `client.update(obj)` the lister answers with
+        see before the write returns (M1): after `client.update(obj)` the lister answers with
         that version or a newer one. `read_your_writes=False` returns at once (the cache
         catches up when its watch delivers the event); a cache that has not caught up within
         `read_your_writes_timeout` seconds raises ReadYourWritesTimeout (the write is done)."""
@@ -444,7 +444,7 @@ class SharedInformerFactory:
     def _informer_to_wait_for(
         self, resource: APIResource, namespace: str | None, result: object
     ) -> SharedIndexInformer[Any] | None:
-        """The running, synced informer that will see this write, or None (W1: none of this
+        """The running, synced informer that will see this write, or None (M1: none of this
         factory's informers watches the object, so there is nothing to wait for)."""
         with self._lock:
             informer = self._informers.get(resource.gvr)
@@ -519,7 +519,7 @@ class SharedInformerFactory:
         *,
         deleted: bool = False,
     ) -> None:
-        """W1: return once this factory's informer of `resource` has the write's `result` in
+        """M1: return once this factory's informer of `resource` has the write's `result` in
         its cache (at once if no running informer of this factory watches it)."""
         informer = self._informer_to_wait_for(resource, namespace, result)
         if informer is None:
