@@ -24,9 +24,16 @@ if TYPE_CHECKING:
     # Informers, factories and listers (client-go: tools/cache, informers)
     # Label selectors (apimachinery: pkg/labels): `labels.parse(...)`
     from kubeinformers.runtime import labels as labels
+    from kubeinformers.runtime.api.errors import AlreadyExists as AlreadyExists
     from kubeinformers.runtime.api.errors import (
         ApiStatusError as ApiStatusError,
     )
+    from kubeinformers.runtime.api.errors import Conflict as Conflict
+    from kubeinformers.runtime.api.errors import Forbidden as Forbidden
+    from kubeinformers.runtime.api.errors import Invalid as Invalid
+    from kubeinformers.runtime.api.errors import NotFound as NotFound
+    from kubeinformers.runtime.api.errors import TooManyRequests as TooManyRequests
+    from kubeinformers.runtime.api.errors import Unauthorized as Unauthorized
 
     # The asyncio API, keyed-by-type informers, typed events, health (issue 17)
     from kubeinformers.runtime.api.kinds import KindModelError as KindModelError
@@ -92,6 +99,7 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import (
         SharedInformerFactory as SharedInformerFactory,
     )
+    from kubeinformers.runtime.cache.freshness import ReadYourWritesTimeout as ReadYourWritesTimeout
     from kubeinformers.runtime.cache.handlers import (
         FilteringResourceEventHandler as FilteringResourceEventHandler,
     )
@@ -180,9 +188,17 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.cache.transforms import (
         strip_managed_fields as strip_managed_fields,
     )
+    from kubeinformers.runtime.client.retry import retry_on_conflict as retry_on_conflict
+    from kubeinformers.runtime.client.retry import (
+        retry_on_conflict_async as retry_on_conflict_async,
+    )
     from kubeinformers.runtime.client.transport import (
         ApiListerWatcher as ApiListerWatcher,
     )
+    from kubeinformers.runtime.client.typed import AsyncClient as AsyncClient
+
+    # The typed client and its errors (issue 28)
+    from kubeinformers.runtime.client.typed import Client as Client
     from kubeinformers.runtime.clock import (
         Clock as Clock,
     )
@@ -394,6 +410,19 @@ _EXPORTS: dict[str, str] = {
     "FactoryHealth": "kubeinformers.runtime.cache.health",
     "InformerHealth": "kubeinformers.runtime.cache.health",
     "KindModelError": "kubeinformers.runtime.api.kinds",
+    # The typed client and its errors (issue 28)
+    "Client": "kubeinformers.runtime.client.typed",
+    "AsyncClient": "kubeinformers.runtime.client.typed",
+    "retry_on_conflict": "kubeinformers.runtime.client.retry",
+    "retry_on_conflict_async": "kubeinformers.runtime.client.retry",
+    "ReadYourWritesTimeout": "kubeinformers.runtime.cache.freshness",
+    "NotFound": "kubeinformers.runtime.api.errors",
+    "AlreadyExists": "kubeinformers.runtime.api.errors",
+    "Conflict": "kubeinformers.runtime.api.errors",
+    "Invalid": "kubeinformers.runtime.api.errors",
+    "Forbidden": "kubeinformers.runtime.api.errors",
+    "Unauthorized": "kubeinformers.runtime.api.errors",
+    "TooManyRequests": "kubeinformers.runtime.api.errors",
     # Test servers (kubeinformers.testing)
     "LocalApiServer": "kubeinformers.testing.local_api_server",
     "FakeListerWatcher": "kubeinformers.testing.fake",
@@ -492,6 +521,19 @@ __all__ = [
     "split_meta_namespace_key",
     "strip_managed_fields",
     "unregister_prometheus",
+    # The typed client and its errors (issue 28)
+    "Client",
+    "AsyncClient",
+    "retry_on_conflict",
+    "retry_on_conflict_async",
+    "ReadYourWritesTimeout",
+    "NotFound",
+    "AlreadyExists",
+    "Conflict",
+    "Invalid",
+    "Forbidden",
+    "Unauthorized",
+    "TooManyRequests",
 ]
 
 
