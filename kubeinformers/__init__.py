@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.api.listwatch import (
         WatchEvent as WatchEvent,
     )
+    from kubeinformers.runtime.api.model import Status as Status
     from kubeinformers.runtime.api.resource import (
         APIResource as APIResource,
     )
@@ -423,6 +424,7 @@ _EXPORTS: dict[str, str] = {
     "Forbidden": "kubeinformers.runtime.api.errors",
     "Unauthorized": "kubeinformers.runtime.api.errors",
     "TooManyRequests": "kubeinformers.runtime.api.errors",
+    "Status": "kubeinformers.runtime.api.model",
     # Test servers (kubeinformers.testing)
     "LocalApiServer": "kubeinformers.testing.local_api_server",
     "FakeListerWatcher": "kubeinformers.testing.fake",
@@ -534,6 +536,7 @@ __all__ = [
     "Forbidden",
     "Unauthorized",
     "TooManyRequests",
+    "Status",
 ]
 
 

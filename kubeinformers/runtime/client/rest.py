@@ -12,7 +12,7 @@ server's Retry-After, at most `max_retries` times, and then raised as TooManyReq
 from __future__ import annotations
 
 import logging
-import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -66,7 +66,6 @@ class RestCore:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         self.api_client = api_client
         self.max_retries = max_retries
-        self._stop = threading.Event()  # never set: a wait that a test cannot shorten
         ensure_connection_pool_size(api_client)
 
     @property
@@ -94,7 +93,7 @@ class RestCore:
                 attempt,
                 self.max_retries,
             )
-            self._stop.wait(wait)
+            time.sleep(wait)
 
     def _send_once(self, request: Request) -> tuple[int, bytes, float | None]:
         api = self.api_client
