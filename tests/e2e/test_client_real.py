@@ -19,8 +19,16 @@ from examples.informers.demo.v1.gadget import GadgetSpec
 from examples.informers.demo.v1.widget import WidgetSpec, WidgetStatus
 from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.apiextensions.v1 import CustomResourceDefinition
-from kubeinformers.generated.core.v1 import ConfigMap, Container, Node, Pod, PodSpec
-from kubeinformers.generated.meta.v1 import ObjectMeta
+from kubeinformers.generated.apps.v1 import Deployment, DeploymentSpec
+from kubeinformers.generated.core.v1 import (
+    ConfigMap,
+    Container,
+    Node,
+    Pod,
+    PodSpec,
+    PodTemplateSpec,
+)
+from kubeinformers.generated.meta.v1 import LabelSelector, ObjectMeta
 from kubeinformers.runtime.api.errors import (
     AlreadyExists,
     Conflict,
@@ -29,7 +37,7 @@ from kubeinformers.runtime.api.errors import (
     NotFound,
     UnsupportedMediaType,
 )
-from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.api.model import ScaleSpec, Status
 from kubeinformers.runtime.cache.freshness import ReadYourWritesTimeout
 from kubeinformers.runtime.client.retry import retry_on_conflict
 from kubeinformers.runtime.client.typed import AsyncClient, Client
@@ -196,6 +204,33 @@ def test_m3_update_status_and_apply_status_change_only_the_status(client: Client
     assert pod.status is not None
     pod.status.message = "from the test"
     assert client.update_status(pod).status.message == "from the test"  # type: ignore[union-attr]
+
+
+def test_m3_scale_subresource_of_a_crd_and_a_deployment(client: Client, ns: str) -> None:
+    client.create(_widget("scaled", ns, replicas=1))
+    assert client.get_scale(Widget, "scaled", namespace=ns).spec == ScaleSpec(replicas=1)
+    scaled = client.scale(Widget, "scaled", 4, namespace=ns)
+    assert scaled.spec and scaled.spec.replicas == 4
+    widget = client.get(Widget, "scaled", namespace=ns)
+    assert widget.spec and widget.spec.replicas == 4
+    labels = {"app": "scaled"}
+    client.create(
+        Deployment(
+            metadata=ObjectMeta(name="scaled", namespace=ns),
+            spec=DeploymentSpec(
+                selector=LabelSelector(match_labels=labels),
+                template=PodTemplateSpec(
+                    metadata=ObjectMeta(labels=labels),
+                    spec=PodSpec(containers=[Container(name="c", image="busybox")]),
+                ),
+            ),
+        )
+    )
+    assert client.scale(Deployment, "scaled", 3, namespace=ns).spec == ScaleSpec(replicas=3)
+    deployment = client.get(Deployment, "scaled", namespace=ns)
+    assert deployment.spec and deployment.spec.replicas == 3
+    with pytest.raises(ValueError, match="no scale subresource"):
+        client.get_scale(ConfigMap, "x", namespace=ns)
 
 
 def test_m3_status_write_on_a_kind_without_status_subresource_is_refused(

@@ -11,7 +11,7 @@ from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.core.v1 import ConfigMap, Node, Pod
 from kubeinformers.generated.meta.v1 import ObjectMeta
 from kubeinformers.runtime.api.listwatch import ObjectList
-from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.api.model import Scale, Status
 from kubeinformers.runtime.client.retry import retry_on_conflict, retry_on_conflict_async
 from kubeinformers.runtime.client.typed import AsyncClient, Client
 
@@ -40,6 +40,8 @@ def sync_calls(factory: SharedInformerFactory) -> None:
     assert_type(client.delete(Pod, "web", namespace="default"), Pod | Status)
     assert_type(client.delete(Node, "n", propagation_policy="Foreground"), Node | Status)
     assert_type(retry_on_conflict(lambda: client.update(cm)), ConfigMap)
+    assert_type(client.scale(Widget, "w", 3, namespace="default"), Scale)
+    assert_type(client.get_scale(Widget, "w", namespace="default"), Scale)
 
 
 async def async_calls(factory: SharedInformerFactory) -> None:

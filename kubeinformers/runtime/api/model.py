@@ -55,4 +55,31 @@ class Status(KubeModel):
     code: int | None = None
 
 
-__all__ = ["KubeModel", "Status", "StatusCause", "StatusDetails"]
+class ScaleSpec(KubeModel):
+    replicas: int | None = None
+
+
+class ScaleStatus(KubeModel):
+    replicas: int = 0
+    selector: str | None = None
+
+
+class Scale(KubeModel):
+    """autoscaling/v1 Scale: what the scale subresource of any kind reads and writes."""
+
+    kind: str | None = "Scale"
+    api_version: str | None = Field(default="autoscaling/v1", alias="apiVersion")
+    metadata: dict[str, Any] | None = None
+    spec: ScaleSpec | None = None
+    status: ScaleStatus | None = None
+
+
+__all__ = [
+    "KubeModel",
+    "Scale",
+    "ScaleSpec",
+    "ScaleStatus",
+    "Status",
+    "StatusCause",
+    "StatusDetails",
+]

@@ -32,7 +32,7 @@ from pydantic import BaseModel
 
 from kubeinformers.runtime.api.kinds import resource_of
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
-from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.api.model import Scale, Status
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.cache.listers import ClusterLister, NamespacedLister
 from kubeinformers.runtime.client.rest import JSON, Request, RestCore, query
@@ -348,6 +348,38 @@ class _Calls:
             name,
         )
 
+    def scale(
+        self,
+        model: type[Any],
+        name: str,
+        namespace: str | None,
+        replicas: int | None,
+        *,
+        field_manager: str | None,
+        dry_run: bool,
+    ) -> _Call[Scale]:
+        """Read (`replicas=None`) or set the scale subresource; the answer is a Scale."""
+        resource = resource_of(model)
+        ns = self._namespace(resource, namespace, name)
+        path = resource.object_path(name, ns) + self._subresource(resource, "scale")
+        decode = Scale.model_validate_json
+        if replicas is None:
+            return _Call(Request("GET", path, f"get {_where(resource, name, ns)} (scale)"), decode)
+        return _Call(
+            Request(
+                "PATCH",
+                path,
+                f"scale {_where(resource, name, ns)} to {replicas}",
+                query(fieldManager=field_manager, dryRun="All" if dry_run else None),
+                _encode({"spec": {"replicas": replicas}}),
+                _PATCH_CONTENT_TYPES["merge"],
+            ),
+            decode,
+            None if dry_run else resource,  # the Scale carries the object's resourceVersion
+            ns,
+            name,
+        )
+
     def delete(
         self,
         model: type[R],
@@ -561,7 +593,7 @@ class Client(_Base):
         *,
         namespace: str,
         patch_type: PatchType = "merge",
-        subresource: Literal["status", "scale"] | None = None,
+        subresource: Literal["status"] | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> NK: ...
@@ -573,7 +605,7 @@ class Client(_Base):
         patch: Patch | BaseModel,
         *,
         patch_type: PatchType = "merge",
-        subresource: Literal["status", "scale"] | None = None,
+        subresource: Literal["status"] | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> CK: ...
@@ -585,7 +617,7 @@ class Client(_Base):
         *,
         namespace: str | None = None,
         patch_type: PatchType = "merge",
-        subresource: Literal["status", "scale"] | None = None,
+        subresource: Literal["status"] | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> K:
@@ -693,6 +725,60 @@ class Client(_Base):
                 resource_version=resource_version,
                 propagation_policy=propagation_policy,
                 grace_period_seconds=grace_period_seconds,
+                dry_run=dry_run,
+            )
+        )
+
+    @overload
+    def get_scale(self, model: type[NamespacedKind], name: str, *, namespace: str) -> Scale: ...
+    @overload
+    def get_scale(self, model: type[ClusterKind], name: str) -> Scale: ...
+    def get_scale(self, model: type[Kind], name: str, *, namespace: str | None = None) -> Scale:
+        """The scale subresource (autoscaling/v1 Scale: spec.replicas, status.replicas and
+        selector) of a kind that has one (Deployment, a CRD declaring `scale`)."""
+        return self._run(
+            self._calls.scale(model, name, namespace, None, field_manager=None, dry_run=False)
+        )
+
+    @overload
+    def scale(
+        self,
+        model: type[NamespacedKind],
+        name: str,
+        replicas: int,
+        *,
+        namespace: str,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Scale: ...
+    @overload
+    def scale(
+        self,
+        model: type[ClusterKind],
+        name: str,
+        replicas: int,
+        *,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Scale: ...
+    def scale(
+        self,
+        model: type[Kind],
+        name: str,
+        replicas: int,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Scale:
+        """Set the replicas through the scale subresource (`kubectl scale`); the new Scale."""
+        return self._run(
+            self._calls.scale(
+                model,
+                name,
+                namespace,
+                replicas,
+                field_manager=self._manager(field_manager),
                 dry_run=dry_run,
             )
         )
@@ -808,7 +894,7 @@ class AsyncClient(_Base):
         *,
         namespace: str,
         patch_type: PatchType = "merge",
-        subresource: Literal["status", "scale"] | None = None,
+        subresource: Literal["status"] | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> NK: ...
@@ -820,7 +906,7 @@ class AsyncClient(_Base):
         patch: Patch | BaseModel,
         *,
         patch_type: PatchType = "merge",
-        subresource: Literal["status", "scale"] | None = None,
+        subresource: Literal["status"] | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> CK: ...
@@ -832,7 +918,7 @@ class AsyncClient(_Base):
         *,
         namespace: str | None = None,
         patch_type: PatchType = "merge",
-        subresource: Literal["status", "scale"] | None = None,
+        subresource: Literal["status"] | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> K:
@@ -935,6 +1021,63 @@ class AsyncClient(_Base):
                 resource_version=resource_version,
                 propagation_policy=propagation_policy,
                 grace_period_seconds=grace_period_seconds,
+                dry_run=dry_run,
+            )
+        )
+
+    @overload
+    async def get_scale(
+        self, model: type[NamespacedKind], name: str, *, namespace: str
+    ) -> Scale: ...
+    @overload
+    async def get_scale(self, model: type[ClusterKind], name: str) -> Scale: ...
+    async def get_scale(
+        self, model: type[Kind], name: str, *, namespace: str | None = None
+    ) -> Scale:
+        """`Client.get_scale`."""
+        return await self._run(
+            self._calls.scale(model, name, namespace, None, field_manager=None, dry_run=False)
+        )
+
+    @overload
+    async def scale(
+        self,
+        model: type[NamespacedKind],
+        name: str,
+        replicas: int,
+        *,
+        namespace: str,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Scale: ...
+    @overload
+    async def scale(
+        self,
+        model: type[ClusterKind],
+        name: str,
+        replicas: int,
+        *,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Scale: ...
+    async def scale(
+        self,
+        model: type[Kind],
+        name: str,
+        replicas: int,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Scale:
+        """`Client.scale`."""
+        return await self._run(
+            self._calls.scale(
+                model,
+                name,
+                namespace,
+                replicas,
+                field_manager=self._manager(field_manager),
                 dry_run=dry_run,
             )
         )
