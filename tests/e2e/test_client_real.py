@@ -124,6 +124,16 @@ def test_m2_configmap_create_get_list_update_patch_apply_delete(client: Client, 
     assert err.value.status.reason == "NotFound" and 'configmaps "cm"' in str(err.value)
 
 
+def test_m2_a_dry_run_answers_without_writing(client: Client, ns: str) -> None:
+    would_be = client.create(_widget("dry", ns), dry_run=True)
+    assert would_be.metadata and would_be.metadata.uid  # the server filled it in
+    with pytest.raises(NotFound):
+        client.get(Widget, "dry", namespace=ns)
+    client.create(_widget("dry", ns))
+    client.delete(Widget, "dry", namespace=ns, dry_run=True)
+    assert client.get(Widget, "dry", namespace=ns).metadata is not None
+
+
 def test_m2_cluster_scoped_builtin_node(client: Client) -> None:
     name = f"node-{next(_IDS)}"
     node = client.create(Node(metadata=ObjectMeta(name=name, labels={"role": "w2"})))

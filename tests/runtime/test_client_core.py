@@ -17,6 +17,7 @@ from kubeinformers.generated.meta.v1 import ObjectMeta
 from kubeinformers.runtime.api.errors import (
     AlreadyExists,
     ApiStatusError,
+    BadRequest,
     Conflict,
     Invalid,
     NotFound,
@@ -171,3 +172,19 @@ def test_m4_retry_on_conflict_retries_conflicts_only_and_gives_up_after_its_step
     with pytest.raises(NotFound):
         retry_on_conflict(not_found)
     assert len(calls) == 1
+
+
+def test_m7_local_api_server_refuses_a_dry_run_instead_of_writing() -> None:
+    from kubeinformers.testing.local_api_server import LocalApiServer
+
+    with LocalApiServer() as server:
+        client = Client(server.api_client())
+        cm = ConfigMap(metadata=ObjectMeta(name="dry", namespace="default"))
+        with pytest.raises(BadRequest, match="dryRun"):
+            client.create(cm, dry_run=True)
+        with pytest.raises(NotFound):
+            client.get(ConfigMap, "dry", namespace="default")
+        client.create(cm)
+        with pytest.raises(BadRequest):
+            client.delete(ConfigMap, "dry", namespace="default", dry_run=True)
+        assert client.get(ConfigMap, "dry", namespace="default").metadata is not None

@@ -419,6 +419,7 @@ class _Calls:
                 "DELETE",
                 resource.object_path(name, ns),
                 f"delete {_where(resource, name, ns)}",
+                query(dryRun="All" if dry_run else None),
                 body=_encode(options),
                 content_type=JSON,
             ),
