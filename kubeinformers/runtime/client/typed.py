@@ -203,7 +203,7 @@ class _Calls:
         if not namespace:
             raise ValueError(
                 f'{resource.gvr.group_resource()} is namespaced: {resource.kind} "{name}" needs '
-                "metadata.namespace (or namespace=)"
+                "a namespace: metadata.namespace of the object, or namespace= of the call"
             )
         return namespace
 
