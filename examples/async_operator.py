@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     if args.local:
         from examples.demo import NAMESPACE, install
-        from kubeinformers import LocalApiServer
+        from kubeinformers.testing import LocalApiServer
 
         with LocalApiServer() as server:
             api = server.api_client()

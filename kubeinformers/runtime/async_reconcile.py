@@ -22,11 +22,11 @@ import threading
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Generic, TypeVar, cast
 
-from kubeinformers.runtime.cache.handlers import ResourceEventHandlerFuncs
-from kubeinformers.runtime.cache.keys import (
+from kubeinformers.runtime.api.keys import (
     DeletedFinalStateUnknown,
     deletion_handling_meta_namespace_key,
 )
+from kubeinformers.runtime.cache.handlers import ResourceEventHandlerFuncs
 from kubeinformers.runtime.reconcile import Requeue, WatchableInformer
 from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue
 from kubeinformers.runtime.workqueue.rate_limiters import RateLimiter

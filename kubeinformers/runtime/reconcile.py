@@ -22,12 +22,11 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
-from kubeinformers import _moved
-from kubeinformers.runtime.cache.handlers import ResourceEventHandler, ResourceEventHandlerFuncs
-from kubeinformers.runtime.cache.keys import (
+from kubeinformers.runtime.api.keys import (
     DeletedFinalStateUnknown,
     deletion_handling_meta_namespace_key,
 )
+from kubeinformers.runtime.cache.handlers import ResourceEventHandler, ResourceEventHandlerFuncs
 from kubeinformers.runtime.workqueue.metrics import MetricsProvider
 from kubeinformers.runtime.workqueue.queue import RateLimitingQueue
 from kubeinformers.runtime.workqueue.rate_limiters import RateLimiter
@@ -248,8 +247,3 @@ class ReconcileLoop(Generic[K]):
         self.queue.forget(key)
         if requeue_after is not None and requeue_after > 0:
             self.queue.add_after(key, requeue_after)
-
-
-def __getattr__(name: str) -> Any:
-    # Old names, kept for one release with a DeprecationWarning (kubeinformers._moved.RENAMED).
-    return _moved.renamed_attribute(__name__, name)

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.async_leaderelection import AsyncLeaderElector
 from kubeinformers.runtime.async_reconcile import AsyncReconciler
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.leaderelection import LeaseLock
 from kubeinformers.runtime.reconcile import Requeue
 from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue, QueueShutDown

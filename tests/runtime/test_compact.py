@@ -9,7 +9,7 @@ import zlib
 
 import pytest
 
-from kubeinformers.runtime.cache import keys
+from kubeinformers.runtime.api import keys
 from kubeinformers.runtime.codec.compact import Compactor, new_compactor
 from kubeinformers.runtime.codec.lazy import (
     _RAW_SLOT,

@@ -13,8 +13,8 @@ from typing import Any, cast
 
 import pytest
 
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.cache.handlers import ResourceEventHandler
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.reconcile import ReconcileLoop
 from kubeinformers.runtime.workqueue.rate_limiters import ItemExponentialFailureRateLimiter
 

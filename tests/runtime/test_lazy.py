@@ -10,8 +10,8 @@ import threading
 import pytest
 from pydantic import Field
 
+from kubeinformers.runtime.api import keys
 from kubeinformers.runtime.api.model import KubeModel, Status
-from kubeinformers.runtime.cache import keys
 from kubeinformers.runtime.codec import lazy as lazy_module
 from kubeinformers.runtime.codec.lazy import (
     InvalidObjectError,

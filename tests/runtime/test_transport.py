@@ -23,10 +23,10 @@ from pydantic import Field
 
 from kubeinformers.generated.core.v1.models import ConfigMap
 from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.keys import object_annotations, object_resource_version
 from kubeinformers.runtime.api.listwatch import ListOptions, Status
 from kubeinformers.runtime.api.model import KubeModel
 from kubeinformers.runtime.api.resource import APIResource, ProtobufKind
-from kubeinformers.runtime.cache.keys import object_annotations, object_resource_version
 from kubeinformers.runtime.client.transport import (
     MIN_CONNECTION_POOL_SIZE,
     ApiListerWatcher,

@@ -8,10 +8,10 @@ from typing import assert_type
 from examples.informers.demo.v1 import Widget, WidgetLister
 from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.core.v1 import Pod, PodLister
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.async_leaderelection import AsyncLeaderElector
 from kubeinformers.runtime.cache.events import Added, Deleted, Updated
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.leaderelection import ResourceLock
 
 

@@ -11,6 +11,7 @@ import threading
 
 from pydantic import Field
 
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.api.model import KubeModel
 from kubeinformers.runtime.cache.handlers import (
     FilteringResourceEventHandler,
@@ -21,7 +22,6 @@ from kubeinformers.runtime.cache.informer import (
     ResourceEventHandlerRegistration,
     SharedIndexInformer,
 )
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
 from kubeinformers.testing import FakeListerWatcher
 
 

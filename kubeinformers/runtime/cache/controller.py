@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
-from kubeinformers.runtime.api.listwatch import ListerWatcher
-from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaFIFO, DeltaType, FIFOClosedError
-from kubeinformers.runtime.cache.handlers import HandlerResult, ResourceEventHandler
-from kubeinformers.runtime.cache.keys import (
+from kubeinformers.runtime.api.keys import (
     DeletedFinalStateUnknown,
     deletion_handling_meta_namespace_key,
     meta_namespace_key,
 )
+from kubeinformers.runtime.api.listwatch import ListerWatcher
+from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaFIFO, DeltaType, FIFOClosedError
+from kubeinformers.runtime.cache.handlers import HandlerResult, ResourceEventHandler
 from kubeinformers.runtime.cache.real_fifo import BookmarkInfo, ReplacedAllInfo
 from kubeinformers.runtime.cache.store import (
     Indexer,

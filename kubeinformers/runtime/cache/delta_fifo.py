@@ -19,7 +19,12 @@ from collections.abc import Callable, Iterable, Sized
 from enum import StrEnum
 from typing import Any, Generic, NamedTuple, Protocol, TypeAlias, TypeVar
 
-from .keys import DeletedFinalStateUnknown, ObjectKeyError, meta_namespace_key
+from kubeinformers.runtime.api.keys import (
+    DeletedFinalStateUnknown,
+    ObjectKeyError,
+    meta_namespace_key,
+)
+
 from .store import Indexer
 
 __all__ = [

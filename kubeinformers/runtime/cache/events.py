@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeAlias, TypeVar
 
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.cache.handlers import ResourceEventHandler
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
 
 __all__ = ["Added", "Deleted", "EventStream", "InformerEvent", "Updated"]
 

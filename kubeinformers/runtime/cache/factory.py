@@ -21,6 +21,12 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
 
+from kubeinformers.runtime.api.keys import (
+    object_labels,
+    object_name,
+    object_resource_version,
+    object_uid,
+)
 from kubeinformers.runtime.api.kinds import ListedModel, lister_class, resource_of
 from kubeinformers.runtime.api.listwatch import ListOptions
 from kubeinformers.runtime.api.model import Status
@@ -28,12 +34,6 @@ from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
 from kubeinformers.runtime.cache.freshness import ReadYourWritesTimeout
 from kubeinformers.runtime.cache.health import FactoryHealth
 from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind, SharedIndexInformer
-from kubeinformers.runtime.cache.keys import (
-    object_labels,
-    object_name,
-    object_resource_version,
-    object_uid,
-)
 from kubeinformers.runtime.cache.listers import GenericLister
 from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, meta_namespace_index_func
 from kubeinformers.runtime.clock import Now

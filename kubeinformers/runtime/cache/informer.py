@@ -15,6 +15,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, Literal, TypeVar, get_args
 
+from kubeinformers.runtime.api.keys import (
+    DeletedFinalStateUnknown,
+    NoMetadataError,
+    deletion_handling_meta_namespace_key,
+    meta_namespace_key,
+    object_resource_version,
+)
 from kubeinformers.runtime.api.listwatch import CountsDecodeErrors, ListerWatcher, ServesResource
 from kubeinformers.runtime.cache.controller import (
     Controller,
@@ -37,13 +44,6 @@ from kubeinformers.runtime.cache.handlers import (
     is_coroutine_callback,
 )
 from kubeinformers.runtime.cache.health import HealthTracker, InformerHealth
-from kubeinformers.runtime.cache.keys import (
-    DeletedFinalStateUnknown,
-    NoMetadataError,
-    deletion_handling_meta_namespace_key,
-    meta_namespace_key,
-    object_resource_version,
-)
 from kubeinformers.runtime.cache.processor import (
     ADD,
     DELETE,

@@ -20,9 +20,9 @@ from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
+from kubeinformers.runtime.api.keys import deletion_handling_meta_namespace_key
 from kubeinformers.runtime.cache.delta_fifo import CONSUMER_LINGER
 from kubeinformers.runtime.cache.handlers import ResourceEventHandler
-from kubeinformers.runtime.cache.keys import deletion_handling_meta_namespace_key
 from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.metrics import HandlerMetrics, LatencyRecorder
 

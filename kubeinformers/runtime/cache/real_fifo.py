@@ -25,6 +25,12 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Generic, TypeAlias, TypeVar, cast
 
+from kubeinformers.runtime.api.keys import (
+    DeletedFinalStateUnknown,
+    ObjectKeyError,
+    meta_namespace_key,
+)
+
 from .delta_fifo import (
     Delta,
     Deltas,
@@ -34,7 +40,6 @@ from .delta_fifo import (
     _BlockingFIFO,
     known_items,
 )
-from .keys import DeletedFinalStateUnknown, ObjectKeyError, meta_namespace_key
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
 from typing import Any, Generic, NamedTuple, TypeAlias, TypeVar
 
-from .keys import (
+from kubeinformers.runtime.api.keys import (
     NoMetadataError,
     ObjectKeyError,
     deletion_handling_meta_namespace_key,

@@ -34,7 +34,6 @@ from kubeinformers.runtime.api.kinds import resource_of
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
 from kubeinformers.runtime.api.model import Scale, Status
 from kubeinformers.runtime.api.resource import APIResource
-from kubeinformers.runtime.cache.listers import ClusterLister, NamespacedLister
 from kubeinformers.runtime.client.rest import JSON, Request, RestCore, query
 from kubeinformers.runtime.codec.lazy import materialize
 
@@ -63,29 +62,38 @@ _PATCH_CONTENT_TYPES: dict[str, str] = {
 
 # --- what mypy matches a model against ---------------------------------------------------------
 # A generated model carries `__kube_lister__: ClassVar[type[XLister]]`, and XLister subclasses
-# NamespacedLister or ClusterLister by the kind's scope: the same marker the listers' H9 typing
-# reads, matched here on the instance.
+# NamespacedLister (reads one namespace through `by_namespace`) or ClusterLister (reads one
+# object with `get(name)`) by the kind's scope (H9): the same marker, matched here by shape
+# (the client sits below the cache and does not import it).
+
+
+class _NamespacedListerShape(Protocol):
+    def by_namespace(self, namespace: str, /) -> object: ...
+
+
+class _ClusterListerShape(Protocol):
+    def get(self, name: str, /) -> object: ...
 
 
 class Kind(Protocol):
     """A generated model of a kind with a resource (namespaced or cluster-scoped)."""
 
     @property
-    def __kube_lister__(self) -> type[NamespacedLister[Any]] | type[ClusterLister[Any]]: ...
+    def __kube_lister__(self) -> type[_NamespacedListerShape] | type[_ClusterListerShape]: ...
 
 
 class NamespacedKind(Protocol):
     """A generated model of a namespaced kind (Pod, ConfigMap, a namespaced CRD)."""
 
     @property
-    def __kube_lister__(self) -> type[NamespacedLister[Any]]: ...
+    def __kube_lister__(self) -> type[_NamespacedListerShape]: ...
 
 
 class ClusterKind(Protocol):
     """A generated model of a cluster-scoped kind (Node, Namespace, a cluster CRD)."""
 
     @property
-    def __kube_lister__(self) -> type[ClusterLister[Any]]: ...
+    def __kube_lister__(self) -> type[_ClusterListerShape]: ...
 
 
 class StatusKind(Kind, Protocol):

@@ -13,8 +13,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from kubeinformers.runtime.api.errors import ApiStatusError
 from kubeinformers.runtime.api.errors import error_from_status as error_from_status
+from kubeinformers.runtime.api.keys import deletion_handling_meta_namespace_key, object_uid
 from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions
-from kubeinformers.runtime.cache.keys import deletion_handling_meta_namespace_key, object_uid
 from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE, list_pages
 
 logger = logging.getLogger("kubeinformers.reflector")

@@ -16,6 +16,7 @@ from collections.abc import Callable, Generator, Iterator
 from typing import Any, Generic, TypeVar
 
 from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.keys import object_annotations, object_resource_version
 from kubeinformers.runtime.api.listwatch import (
     INITIAL_EVENTS_END_ANNOTATION,
     ListerWatcher,
@@ -23,7 +24,6 @@ from kubeinformers.runtime.api.listwatch import (
     Status,
     Watch,
 )
-from kubeinformers.runtime.cache.keys import object_annotations, object_resource_version
 from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.metrics import ReflectorCounters
 from kubeinformers.runtime.reflector.state import ReflectorState
