@@ -797,9 +797,14 @@ class AsyncClient(_Base):
     """`Client` for coroutines: the same calls, awaited; the network runs in a worker thread
     and read-your-writes waits never block the event loop."""
 
-    async def _run(self, call: _Call[R]) -> R:
-        body = await asyncio.to_thread(self._core.send, call.request)
-        result = call.decode(body)
+    async def _run(self, build: Callable[[], _Call[R]]) -> R:
+        # Building the body and decoding the answer (pydantic, a model's first validator
+        # build) run in the worker thread with the request: the loop only awaits.
+        def work() -> tuple[_Call[R], R]:
+            call = build()
+            return call, call.decode(self._core.send(call.request))
+
+        call, result = await asyncio.to_thread(work)
         observer = self._observer
         if observer is not None and call.resource is not None:
             await observer.wait_for_write_async(
@@ -818,7 +823,7 @@ class AsyncClient(_Base):
     async def get(self, model: type[CK], name: str) -> CK: ...
     async def get(self, model: type[K], name: str, *, namespace: str | None = None) -> K:
         """`Client.get`."""
-        return await self._run(self._calls.get(model, name, namespace))
+        return await self._run(lambda: self._calls.get(model, name, namespace))
 
     @overload
     async def list(
@@ -853,13 +858,16 @@ class AsyncClient(_Base):
     ) -> ObjectList[K]:
         """`Client.list`."""
         options = ListOptions(label_selector, field_selector, None, None, limit, continue_)
-        lw = self._lister_watcher(model, namespace)
-        return cast(ObjectList[K], await asyncio.to_thread(lw.list, options))
+
+        def work() -> ObjectList[K]:
+            return cast(ObjectList[K], self._lister_watcher(model, namespace).list(options))
+
+        return await asyncio.to_thread(work)
 
     async def create(self, obj: K, *, field_manager: str | None = None, dry_run: bool = False) -> K:
         """`Client.create`."""
         return await self._run(
-            self._calls.write(
+            lambda: self._calls.write(
                 "create",
                 obj,
                 subresource=None,
@@ -871,7 +879,7 @@ class AsyncClient(_Base):
     async def update(self, obj: K, *, field_manager: str | None = None, dry_run: bool = False) -> K:
         """`Client.update`."""
         return await self._run(
-            self._calls.write(
+            lambda: self._calls.write(
                 "update",
                 obj,
                 subresource=None,
@@ -885,7 +893,7 @@ class AsyncClient(_Base):
     ) -> SK:
         """`Client.update_status`."""
         return await self._run(
-            self._calls.write(
+            lambda: self._calls.write(
                 "update",
                 obj,
                 subresource="status",
@@ -933,7 +941,7 @@ class AsyncClient(_Base):
     ) -> K:
         """`Client.patch`."""
         return await self._run(
-            self._calls.patch(
+            lambda: self._calls.patch(
                 model,
                 name,
                 patch,
@@ -955,7 +963,7 @@ class AsyncClient(_Base):
     ) -> K:
         """`Client.apply`."""
         return await self._run(
-            self._calls.apply(
+            lambda: self._calls.apply(
                 obj,
                 field_manager=self._manager(field_manager) or "",
                 force=force,
@@ -974,7 +982,7 @@ class AsyncClient(_Base):
     ) -> SK:
         """`Client.apply_status`."""
         return await self._run(
-            self._calls.apply(
+            lambda: self._calls.apply(
                 obj,
                 field_manager=self._manager(field_manager) or "",
                 force=force,
@@ -1022,7 +1030,7 @@ class AsyncClient(_Base):
     ) -> K | Status:
         """`Client.delete`."""
         return await self._run(
-            self._calls.delete(
+            lambda: self._calls.delete(
                 model,
                 name,
                 namespace,
@@ -1045,7 +1053,9 @@ class AsyncClient(_Base):
     ) -> Scale:
         """`Client.get_scale`."""
         return await self._run(
-            self._calls.scale(model, name, namespace, None, field_manager=None, dry_run=False)
+            lambda: self._calls.scale(
+                model, name, namespace, None, field_manager=None, dry_run=False
+            )
         )
 
     @overload
@@ -1081,7 +1091,7 @@ class AsyncClient(_Base):
     ) -> Scale:
         """`Client.scale`."""
         return await self._run(
-            self._calls.scale(
+            lambda: self._calls.scale(
                 model,
                 name,
                 namespace,
