@@ -284,7 +284,11 @@ async def _wait(condition: Any, what: str, timeout: float) -> None:
 async def demo(api: Any, namespace: str, say: Any = print, timeout: float = 30.0) -> None:
     """Run the operator, create widgets (one blocked by a foreign ConfigMap: retried until
     that is gone), check /healthz, delete a widget, stop. The CRDs must be installed."""
-    operator = WidgetOperator(api, namespace, identity=f"{socket.gethostname()}-demo")
+    # Built in a worker thread: creating the informers imports the protobuf schema of the
+    # built-in kinds once (a few hundred ms), which must not block the event loop.
+    operator = await asyncio.to_thread(
+        WidgetOperator, api, namespace, identity=f"{socket.gethostname()}-demo"
+    )
     lister = operator.factory.lister(ConfigMap)
 
     def data(name: str) -> dict[str, str] | None:
