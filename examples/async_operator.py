@@ -11,7 +11,7 @@ deletes it when the widget goes. The pieces, all on one event loop:
   `factory.informer(Widget)`), started, synced and shut down with the block;
 * a secondary index on ConfigMaps by owning widget (`BY_WIDGET`), which the reconcile reads
   to find what a widget owns;
-* an `AsyncReconciler` (`async def reconcile(key)`) with rate-limited retries: a ConfigMap of
+* an `AsyncReconcileLoop` (`async def reconcile(key)`) with rate-limited retries: a ConfigMap of
   the same name that is not ours makes it `Requeue` until that one is gone;
 * writes through the factory's typed client (`factory.async_client()`): server-side apply of
   the ConfigMap, typed errors, and read-your-writes built in: a write returns once the
@@ -40,7 +40,7 @@ from kubeinformers import (
     Added,
     AsyncClient,
     AsyncLeaderElector,
-    AsyncReconciler,
+    AsyncReconcileLoop,
     Conflict,
     Deleted,
     DeletedFinalStateUnknown,
@@ -100,7 +100,7 @@ class WidgetOperator:
         self.config_maps = self.factory.informer(ConfigMap)
         self.config_maps.add_indexers({BY_WIDGET: by_widget})
         self.widget_lister = self.factory.lister(Widget)
-        self.reconciler: AsyncReconciler[str] = AsyncReconciler(
+        self.reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop(
             "widget-configmaps",
             self.reconcile,
             workers=2,

@@ -44,9 +44,8 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.api.kinds import KindModelError as KindModelError
     from kubeinformers.runtime.api.listwatch import ListOptions as ListOptions
     from kubeinformers.runtime.api.model import Status as Status
+    from kubeinformers.runtime.api.model import UnknownEnumValue as UnknownEnumValue
     from kubeinformers.runtime.api.resource import GroupVersionResource as GroupVersionResource
-    from kubeinformers.runtime.async_leaderelection import AsyncLeaderElector as AsyncLeaderElector
-    from kubeinformers.runtime.async_reconcile import AsyncReconciler as AsyncReconciler
     from kubeinformers.runtime.cache.dynamic import DiscoveryError as DiscoveryError
     from kubeinformers.runtime.cache.dynamic import (
         DynamicSharedInformerFactory as DynamicSharedInformerFactory,
@@ -90,16 +89,23 @@ if TYPE_CHECKING:
     )
     from kubeinformers.runtime.client.typed import AsyncClient as AsyncClient
     from kubeinformers.runtime.client.typed import Client as Client
-    from kubeinformers.runtime.codec.lazy import InvalidObjectError as InvalidObjectError
+    from kubeinformers.runtime.codec.drift import InvalidFieldError as InvalidFieldError
+    from kubeinformers.runtime.codec.drift import InvalidObjectError as InvalidObjectError
     from kubeinformers.runtime.labels.selector import Selector as Selector
-    from kubeinformers.runtime.leaderelection import LeaderCallbacks as LeaderCallbacks
-    from kubeinformers.runtime.leaderelection import LeaderElectionConfig as LeaderElectionConfig
-    from kubeinformers.runtime.leaderelection import LeaderElector as LeaderElector
-    from kubeinformers.runtime.leaderelection import LeaseLock as LeaseLock
+    from kubeinformers.runtime.leaderelection.async_elector import (
+        AsyncLeaderElector as AsyncLeaderElector,
+    )
+    from kubeinformers.runtime.leaderelection.elector import LeaderCallbacks as LeaderCallbacks
+    from kubeinformers.runtime.leaderelection.elector import (
+        LeaderElectionConfig as LeaderElectionConfig,
+    )
+    from kubeinformers.runtime.leaderelection.elector import LeaderElector as LeaderElector
+    from kubeinformers.runtime.leaderelection.elector import LeaseLock as LeaseLock
     from kubeinformers.runtime.metrics import register_prometheus as register_prometheus
     from kubeinformers.runtime.metrics import unregister_prometheus as unregister_prometheus
-    from kubeinformers.runtime.reconcile import ReconcileLoop as ReconcileLoop
-    from kubeinformers.runtime.reconcile import Requeue as Requeue
+    from kubeinformers.runtime.reconcile.async_loop import AsyncReconcileLoop as AsyncReconcileLoop
+    from kubeinformers.runtime.reconcile.core import Requeue as Requeue
+    from kubeinformers.runtime.reconcile.loop import ReconcileLoop as ReconcileLoop
     from kubeinformers.runtime.workqueue.async_queue import (
         AsyncRateLimitingQueue as AsyncRateLimitingQueue,
     )

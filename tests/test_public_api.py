@@ -83,7 +83,7 @@ FACES: dict[str, set[str]] = {
         # the reconcile loop, work queues and the rate limiters a user picks
         "ReconcileLoop",
         "Requeue",
-        "AsyncReconciler",
+        "AsyncReconcileLoop",
         "WorkQueue",
         "RateLimitingQueue",
         "AsyncRateLimitingQueue",
