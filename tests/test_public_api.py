@@ -78,6 +78,8 @@ FACES: dict[str, set[str]] = {
         "CacheSyncTimeoutError",
         "NoInformerFoundError",
         "InvalidObjectError",
+        "InvalidFieldError",
+        "UnknownEnumValue",
         "DiscoveryError",
         "KindModelError",
         # the reconcile loop, work queues and the rate limiters a user picks
