@@ -14,7 +14,8 @@ sees the difference (a TypeError saying so).
 from __future__ import annotations
 
 import typing
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
@@ -127,7 +128,7 @@ class KubeModel(BaseModel):
         own_fields_set(self)
         super().__delattr__(name)
 
-    def model_copy(self, *, update: Any = None, deep: bool = False) -> Any:
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         if update:
             own_fields_set(self)  # the copy's set is a copy of this one, then updated
         return super().model_copy(update=update, deep=deep)
