@@ -274,7 +274,9 @@ def _watch_list_bytes(kubeconfig: str, namespace: str, accept: str, trace: bool)
     api = _api_client(kubeconfig)
     headers: dict[str, str] = {"Accept": accept}
     path = f"/api/v1/namespaces/{namespace}/pods"
-    api.update_params_for_auth(headers, [], ["BearerToken"], path, "GET", None)
+    from kubeinformers.runtime.client.auth import apply_auth
+
+    apply_auth(api, headers, [], path)
     query = "watch=true&sendInitialEvents=true&allowWatchBookmarks=true"
     query += "&resourceVersionMatch=NotOlderThan&timeoutSeconds=300"
     size = 0
@@ -303,7 +305,9 @@ def watch_list_protobuf_bytes(kubeconfig: str, n: int, trace: bool, *, namespace
 
 def _raw_get(api: Any, path: str, query: list[tuple[str, str]] | None = None) -> bytes:
     headers: dict[str, str] = {"Accept": "application/json", "Accept-Encoding": "gzip"}
-    api.update_params_for_auth(headers, [], ["BearerToken"], path, "GET", None)
+    from kubeinformers.runtime.client.auth import apply_auth
+
+    apply_auth(api, headers, [], path)
     from urllib.parse import urlencode
 
     url = api.configuration.host + path + (("?" + urlencode(query)) if query else "")

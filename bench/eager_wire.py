@@ -41,10 +41,12 @@ _POD = "k8s.io.api.core.v1.Pod"
 def _fetch(kubeconfig: str, accept: str) -> tuple[bytes, float]:
     from kubernetes import config
 
+    from kubeinformers.runtime.client.auth import apply_auth
+
     api = config.new_client_from_config(config_file=kubeconfig)
     path = f"/api/v1/namespaces/{NAMESPACE}/pods"
     headers = {"Accept": accept}
-    api.update_params_for_auth(headers, [], ["BearerToken"], path, "GET", None)
+    apply_auth(api, headers, [], path)
     start = time.perf_counter()
     resp = api.rest_client.pool_manager.request(
         "GET", api.configuration.host + path, headers=headers, preload_content=True

@@ -30,8 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("runtime.client",),
     ("runtime.reflector",),
     ("runtime.cache", "runtime.workqueue", "runtime.leaderelection"),
-    ("runtime.reconcile", "runtime.async_leaderelection"),
-    ("runtime.async_reconcile",),
+    ("runtime.reconcile",),
     ("runtime",),  # the package itself (a docstring)
     ("generated",),
     ("generator", "testing"),

@@ -38,7 +38,7 @@ from examples.informers.demo.v1.informers import WidgetInformer
 from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
 from kubeinformers.runtime.client.transport import ApiListerWatcher
-from kubeinformers.runtime.codec.drift import InvalidFieldError
+from kubeinformers.runtime.codec.drift import InvalidFieldError, InvalidObjectError
 from kubeinformers.runtime.reflector import reflector as reflector_module
 from kubeinformers.runtime.reflector.backoff import Backoff
 from kubeinformers.testing.local_api_server import LocalApiServer
@@ -371,6 +371,73 @@ def test_without_a_watch_error_handler_a_bad_object_is_logged_once(
         assert lw.decode_errors >= 1
         logged = error_logs(caplog, f"{NS}/w-bad-in-list")
         assert len(logged) == 1, logged
+    finally:
+        factory.shutdown()
+        api.close()
+
+
+@pytest.mark.parametrize("server", ["local"], indirect=True)
+def test_g9_a_handler_reading_an_invalid_object_is_logged_once_per_change_and_counted(
+    server: BadInputServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """G9 (issue 25): a handler that reads an object failing validation used to log a full
+    chained traceback on every notification (1,307 lines for 3 objects in 10 s). Now: one
+    WARNING per object and resourceVersion naming the handler, the object, its model and what
+    to do, no traceback; each further notification of that version at DEBUG; every one counted
+    in the handler's metrics."""
+    caplog.set_level(logging.DEBUG, logger="kubeinformers")
+    api = server.api_client()
+    factory = SharedInformerFactory(api)
+    widgets = CustomInformers(factory).demo().v1().widgets()
+    informer = widgets.informer()
+    raised: list[str] = []
+    lock = threading.Lock()
+
+    def read_spec(obj: Any) -> None:
+        try:
+            _ = obj.spec.replicas  # the field the server sent in a shape the model rejects (K11)
+        except InvalidObjectError as e:
+            with lock:
+                raised.append(e.key)
+            raise
+
+    informer.add_event_handler(
+        on_add=lambda obj, initial: read_spec(obj),
+        on_update=lambda old, new: read_spec(new),
+    )
+    key = f"{NS}/w-bad-in-list"
+
+    def counted() -> int:
+        return informer.metrics().handlers[0].invalid_objects
+
+    try:
+        factory.start()
+        assert all(factory.wait_for_cache_sync(timeout=30).values())
+        wait_for(lambda: counted() == 1, "the initial add of the bad widget")
+        for n in (2, 3):  # each relist hands the same version to the handler again
+            server.force_relist()
+            wait_for(lambda n=n: counted() == n, f"relist {n - 1}")  # type: ignore[misc]
+        bad = server.get("demo.kubeinformers.io/v1", "Widget", "w-bad-in-list", NS)
+        bad["metadata"].setdefault("labels", {})["touched"] = "yes"  # a new, still bad version
+        server.replace(bad)
+        wait_for(lambda: counted() == 4, "the update of the bad widget")
+        with lock:
+            assert raised == [key] * 4
+        metrics = informer.metrics().handlers[0]
+        assert metrics.errors == metrics.invalid_objects == 4
+        said = [
+            r
+            for r in caplog.records
+            if r.name.startswith("kubeinformers.informer.") and "w-bad-in-list" in r.getMessage()
+        ]
+        loud = [r for r in said if r.levelno >= logging.WARNING]
+        assert [r.levelname for r in loud] == ["WARNING", "WARNING"], [r.getMessage() for r in loud]
+        assert all(r.exc_info is None for r in said)  # no traceback, ever
+        first = loud[0].getMessage()
+        assert "skipped the add of Widget 'bad/w-bad-in-list'" in first
+        assert "kubeinformers generate --cluster" in first
+        assert "skipped the update of Widget 'bad/w-bad-in-list'" in loud[1].getMessage()
+        assert len([r for r in said if r.levelno == logging.DEBUG]) == 2
     finally:
         factory.shutdown()
         api.close()

@@ -87,6 +87,7 @@ def main(loop: asyncio.AbstractEventLoop) -> None:
     reg: ResourceEventHandlerRegistration[Pod] = informer.add_event_handler(
         on_add=on_add, on_update=on_update, on_delete=on_delete
     )
+    informer.add_indexers({"by-name": lambda pod: [pod_name(pod)]})  # `pod` is a Pod (B17)
     handler: ResourceEventHandler[Pod] = PodHandler()
     informer.add_event_handler(handler, resync_period=0)
     informer.add_event_handler(FilteringResourceEventHandler(in_default, PodHandler()))

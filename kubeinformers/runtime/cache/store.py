@@ -47,10 +47,12 @@ __all__ = [
 T = TypeVar("T")
 
 IndexFunc: TypeAlias = Callable[[T], list[str]]
-"""Computes the index values of an object (several values are allowed)."""
-Indexers: TypeAlias = Mapping[str, IndexFunc[Any]]
-"""Index name -> index function."""
-KeyFunc: TypeAlias = Callable[[Any], str]
+"""Computes the index values of an object of type T (several values are allowed)."""
+Indexers: TypeAlias = Mapping[str, IndexFunc[T]]
+"""Index name -> index function, for objects of type T: `Indexers[Pod]` takes only functions
+of a Pod (or of a supertype, such as `meta_namespace_index_func`)."""
+KeyFunc: TypeAlias = Callable[[T], str]
+"""Computes the store key of an object of type T."""
 
 NAMESPACE_INDEX = "namespace"
 """The canonical name of the namespace index (A9)."""
@@ -67,10 +69,10 @@ def meta_namespace_index_func(obj: object) -> list[str]:
     return [object_namespace(obj)]
 
 
-def index_func_to_key_func_adapter(index_func: IndexFunc[Any]) -> KeyFunc:
+def index_func_to_key_func_adapter(index_func: IndexFunc[T]) -> KeyFunc[T]:
     """Use a single-valued index function as a key function (A9)."""
 
-    def key_func(obj: object) -> str:
+    def key_func(obj: T) -> str:
         values = index_func(obj)
         if len(values) > 1:
             raise ValueError(f"too many keys: {values!r}")
@@ -136,11 +138,11 @@ class ThreadSafeStore(Generic[T]):
     __slots__ = ("_indexers", "_indices", "_items", "_lock", "_rv", "_track_rv")
 
     def __init__(
-        self, indexers: Indexers | None = None, *, track_resource_version: bool = False
+        self, indexers: Indexers[T] | None = None, *, track_resource_version: bool = False
     ) -> None:
         self._lock = threading.RLock()
         self._items: dict[str, T] = {}
-        self._indexers: dict[str, IndexFunc[Any]] = dict(indexers or {})
+        self._indexers: dict[str, IndexFunc[T]] = dict(indexers or {})
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
         self._track_rv = track_resource_version
         self._rv = ""
@@ -244,11 +246,11 @@ class ThreadSafeStore(Generic[T]):
 
     # -- indices ---------------------------------------------------------------------
 
-    def get_indexers(self) -> dict[str, IndexFunc[Any]]:
+    def get_indexers(self) -> dict[str, IndexFunc[T]]:
         with self._lock:
             return dict(self._indexers)
 
-    def add_indexers(self, indexers: Indexers) -> None:
+    def add_indexers(self, indexers: Indexers[T]) -> None:
         """Register new indexers and index every existing item for them only (B12)."""
         with self._lock:
             conflicts = sorted(set(indexers) & set(self._indexers))
@@ -367,8 +369,8 @@ class Indexer(Generic[T]):
 
     def __init__(
         self,
-        key_func: KeyFunc = deletion_handling_meta_namespace_key,
-        indexers: Indexers | None = None,
+        key_func: KeyFunc[Any] = deletion_handling_meta_namespace_key,
+        indexers: Indexers[T] | None = None,
         *,
         transformer: Callable[[Any], Any] | None = None,
         track_resource_version: bool = False,
@@ -380,7 +382,7 @@ class Indexer(Generic[T]):
         )
 
     @property
-    def key_func(self) -> KeyFunc:
+    def key_func(self) -> KeyFunc[Any]:
         return self._key_func
 
     def key_of(self, obj: Any) -> str:
@@ -480,6 +482,7 @@ class Indexer(Generic[T]):
         return self._store.get(self.key_of(obj))
 
     def get_by_key(self, key: str) -> T | None:
+        """The stored object under ``key`` (``"namespace/name"``, or ``"name"``); None if absent."""
         return self._store.get(key)
 
     def __contains__(self, key: object) -> bool:
@@ -489,9 +492,11 @@ class Indexer(Generic[T]):
         return len(self._store)
 
     def list(self) -> builtins.list[T]:
+        """Every stored object, in no particular order (B6)."""
         return self._store.list()
 
     def list_keys(self) -> builtins.list[str]:
+        """Every stored key, in no particular order (B6)."""
         return self._store.list_keys()
 
     def snapshot(self) -> dict[str, T]:
@@ -503,20 +508,33 @@ class Indexer(Generic[T]):
 
     # -- indices ---------------------------------------------------------------------
 
-    def get_indexers(self) -> dict[str, IndexFunc[Any]]:
+    def get_indexers(self) -> dict[str, IndexFunc[T]]:
+        """The index functions by index name (a copy)."""
         return self._store.get_indexers()
 
-    def add_indexers(self, indexers: Indexers) -> None:
+    def add_indexers(self, indexers: Indexers[T]) -> None:
+        """Add indexes and index every stored object for them at once; a name already in
+        use is `IndexerConflictError` and adds none of them (B12). On an informer, call
+        `SharedIndexInformer.add_indexers`, which also refuses once it has stopped (F13)."""
         self._store.add_indexers(indexers)
 
     def index(self, index_name: str, obj: Any) -> builtins.list[T]:
+        """The stored objects sharing any of ``obj``'s values in the index, each once, in no
+        order; an unknown index raises KeyError (B8)."""
         return self._store.index(index_name, obj)
 
     def index_keys(self, index_name: str, value: str) -> builtins.list[str]:
+        """The keys of the stored objects under ``value`` in the index, sorted ascending;
+        ``[]`` when none; an unknown index raises KeyError (B9). What a controller enqueues
+        to fan one event out to many objects (docs/guide/indexers.md)."""
         return self._store.index_keys(index_name, value)
 
     def by_index(self, index_name: str, value: str) -> builtins.list[T]:
+        """The stored objects under ``value`` in the index, in no order; ``[]`` when none;
+        an unknown index raises KeyError (B10). They are the cached instances: read-only."""
         return self._store.by_index(index_name, value)
 
     def list_index_func_values(self, index_name: str) -> builtins.list[str]:
+        """The values of the index that have at least one object; ``[]`` for an unknown
+        index (B11)."""
         return self._store.list_index_func_values(index_name)

@@ -26,6 +26,7 @@ from kubeinformers.runtime.api.errors import (
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList, WatchEvent
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.client.auth import apply_auth
 from kubeinformers.runtime.client.chunked import raw_chunked_body
 from kubeinformers.runtime.client.framing import split_frames, split_lines
 from kubeinformers.runtime.codec.compact import (
@@ -141,8 +142,8 @@ def default_decoder(
     Lazy decoding splits list pages and watch lines into raw items and decodes only each
     object's identity; the full model is validated on first access (kubeinformers.runtime.codec.lazy).
     A bad object is then reported through `on_invalid` on first access. Eager decoding
-    validates every object up front and reports a bad one at once; it stays cached as a lazy
-    object that raises on a full read (a bad update keeps the last valid version instead).
+    validates every object up front and reports a bad one at once; it is cached at the version
+    the server sent, built field by field, its bad fields raising when read (K7, K11).
     """
     if decode not in ("lazy", "eager"):
         raise ValueError(f'decode must be "lazy" or "eager", got {decode!r}')
@@ -198,9 +199,11 @@ class ApiListerWatcher(Generic[T]):
 
     `model=dict` gives plain dicts (dynamic informers). Raises ApiStatusError for failure
     Statuses and ConnectionError (ConnectionRefusedError when refused) when the server cannot
-    be reached. An object that fails validation in a watch stream is logged, counted in
-    `decode_errors`, reported to the decode error handler (the reflector's watch error
-    handler) and skipped; the stream goes on.
+    be reached. An object that fails validation in a watch stream is logged once, counted in
+    `decode_errors` and reported to the decode error handler (the reflector's watch error
+    handler); the stream goes on. The event is passed on with the object at the version the
+    server sent, built field by field (its bad fields raise InvalidFieldError when read); one
+    without a readable identity (no key to cache it by) is skipped (K7, K11).
     """
 
     def __init__(
@@ -329,7 +332,7 @@ class ApiListerWatcher(Generic[T]):
             # compress watches); urllib3 inflates them on read.
             headers.setdefault("Accept-Encoding", "gzip")
         queries = query_params(options, watch=watch)
-        api.update_params_for_auth(headers, queries, ["BearerToken"], self.path, "GET", None)
+        apply_auth(api, headers, queries, self.path)
         url = f"{self.server}{quote(self.path)}"
         if queries:
             url = f"{url}?{urlencode(queries)}"

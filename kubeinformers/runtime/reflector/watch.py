@@ -32,6 +32,7 @@ from kubeinformers.runtime.reflector.support import (
     ResourceVersionUpdater,
     StopRequested,
     VeryShortWatchError,
+    WatchStore,
     error_from_status,
 )
 
@@ -47,7 +48,7 @@ WATCH_LIST_WARNING_PERIOD = 10.0  # D20: seconds between "still waiting for the 
 def handle_watch(
     start: float,
     events: Iterator[Any],
-    store: Any,
+    store: WatchStore,
     set_rv: Callable[[str], None],
     stop: threading.Event,
     *,
@@ -234,7 +235,7 @@ class StreamHandler:
         self,
         start: float,
         events: Iterator[Any],
-        store: Any,
+        store: WatchStore,
         set_rv: Callable[[str], None],
         stop: threading.Event,
         *,

@@ -81,7 +81,12 @@ class WatchList(Generic[T]):
                 if is_server_unavailable(err):
                     self.outage.failed(f"watch-list of {self.type_description}", err)
                 else:
-                    logger.info("%s: watch-list failed, backing off: %s", self.name, err)
+                    logger.log(
+                        self.outage.condition_level(logging.INFO, err, "watch-list retry"),
+                        "%s: watch-list failed, backing off: %s",
+                        self.name,
+                        err,
+                    )
                 self.backoff_wait(stop, err)
                 return True
             if is_expired(err) or is_too_large_resource_version(err):
@@ -163,6 +168,7 @@ class WatchList(Generic[T]):
         self.counters.lists += 1
         self.state.set_last_sync_rv(resource_version)
         self.outage.recovered()
+        self.outage.watching()
         return w
 
 
