@@ -470,9 +470,10 @@ class ProcessorListener(Generic[T]):
         first = marker not in self._reported_invalid
         if first and len(self._reported_invalid) < MAX_REPORTED_INVALID:
             self._reported_invalid.add(marker)
+        path = getattr(err, "path", None)  # InvalidFieldError: the one field read (K11)
         self._log.log(
             logging.WARNING if first else logging.DEBUG,
-            "event handler %s skipped the %s of %s %r (resourceVersion %s): it does not validate "
+            "event handler %s skipped the %s of %s %r (resourceVersion %s): %s does not validate "
             "against %s.%s; regenerate the models from this cluster's API (kubeinformers "
             "generate --cluster) to read it. The handler gets the object's next version%s",
             self.name,
@@ -480,6 +481,7 @@ class ProcessorListener(Generic[T]):
             err.model.__name__,
             key,
             rv or "unknown",
+            f"its field {path}" if path else "it",
             err.model.__module__,
             err.model.__qualname__,
             "; this version is reported once." if first else " (reported before).",
