@@ -108,6 +108,10 @@ def resource_expr(
     """The APIResource literal of `r`; `protobuf` = (message, schema module) for a built-in
     kind the server also writes as protobuf (`ProtobufKind`, imported under the same prefix)."""
     verbs = ", ".join(f'"{v}"' for v in sorted(r.verbs))
+    subresources = ""
+    if r.subresources:
+        names = ", ".join(f'"{v}"' for v in sorted(r.subresources))
+        subresources = f", subresources=frozenset({{{names}}})"
     wire = ""
     if protobuf is not None:
         prefix = "_" if constructor.startswith("_") else ""
@@ -115,7 +119,7 @@ def resource_expr(
     return (
         f'{constructor}(group="{r.group}", version="{r.version}", resource="{r.plural}", '
         f'kind="{r.kind}", namespaced={r.namespaced}, singular="{r.singular}", '
-        f"verbs=frozenset({{{verbs}}}){wire})"
+        f"verbs=frozenset({{{verbs}}}){subresources}{wire})"
     )
 
 

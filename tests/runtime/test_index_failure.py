@@ -1,0 +1,112 @@
+"""What an index function's failure does inside a running informer (B18; B4 for a plain
+Indexer): the object is stored, left out of that index and notified as usual.
+
+The indexer guide (docs/guide/indexers.md) describes this to users; these tests keep it true.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kubeinformers.runtime.api.keys import object_labels
+from kubeinformers.runtime.cache.informer import QueueKind, SharedIndexInformer
+from kubeinformers.testing import FakeListerWatcher
+from tests.runtime._informer_support import Pod, Recorder, Runner, pod, wait_for
+
+LOGGER = "kubeinformers.informer.indexed"
+
+
+def logged(record: logging.LogRecord) -> str:
+    """A record's message with the exception it carries, if any."""
+    return record.getMessage() + (f" {record.exc_info[1]}" if record.exc_info else "")
+
+
+def by_team(obj: Any) -> list[str]:
+    """Fails (KeyError) for an object without the label: the bug the tests provoke."""
+    return [object_labels(obj)["team"]]
+
+
+@pytest.fixture
+def running() -> Iterator[tuple[FakeListerWatcher[Pod], SharedIndexInformer[Pod], Recorder]]:
+    fake: FakeListerWatcher[Pod] = FakeListerWatcher([pod("a", "1", team="x")])
+    informer = SharedIndexInformer(fake, Pod, indexers={"team": by_team}, name="indexed")
+    recorder = Recorder()
+    informer.add_event_handler(recorder)
+    runner = Runner(informer.run)
+    try:
+        assert wait_for(informer.has_synced), "informer did not sync"
+        yield fake, informer, recorder
+    finally:
+        runner.stop()
+
+
+def test_b18_an_object_its_index_function_fails_on_is_stored_unindexed_and_notified(
+    running: tuple[FakeListerWatcher[Pod], SharedIndexInformer[Pod], Recorder],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    fake, informer, recorder = running
+    with caplog.at_level(logging.ERROR, logger=LOGGER):
+        fake.add(pod("b", "2"))  # no team label: by_team raises
+        fake.add(pod("c", "3", team="x"))
+        assert recorder.expect(3).wait(10), recorder.snapshot()  # a's initial add, b's, c's
+
+    indexer = informer.get_indexer()
+    assert indexer.get_by_key("default/b") is not None
+    assert indexer.index_keys("team", "x") == ["default/a", "default/c"]  # b in no team
+    assert ("add", "default/b@2", False) in recorder.snapshot()  # the handlers heard of b
+    assert recorder.snapshot()[-1] == ("add", "default/c@3", False)
+    reported = [logged(r) for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(reported) == 1 and "failed on default/b (resourceVersion 2)" in reported[0]
+    assert "KeyError: 'team'" in reported[0]
+
+
+def test_b18_an_update_its_index_function_fails_on_takes_the_key_out_of_the_index(
+    running: tuple[FakeListerWatcher[Pod], SharedIndexInformer[Pod], Recorder],
+) -> None:
+    fake, informer, recorder = running
+    fake.modify(pod("a", "2"))  # the label is gone: by_team raises on the new version
+    fake.add(pod("d", "3", team="y"))  # a later event, to know the update was processed
+    assert recorder.expect(3).wait(10), recorder.snapshot()
+
+    indexer = informer.get_indexer()
+    stored = indexer.get_by_key("default/a")
+    assert stored is not None and stored.metadata is not None
+    assert stored.metadata.resource_version == "2"  # the store has the new version
+    assert indexer.index_keys("team", "x") == []  # no longer under its old value
+    assert [e[0] for e in recorder.snapshot()] == ["add", "update", "add"]  # a's update heard
+    assert list(indexer.unindexed()) == ["default/a"]
+
+
+@pytest.mark.parametrize("queue", ["delta", "ordered", "atomic"])
+def test_b18_a_list_holding_an_object_the_index_function_fails_on(queue: QueueKind) -> None:
+    """Every queue: the whole list is stored and notified; only b is out of the index."""
+    fake: FakeListerWatcher[Pod] = FakeListerWatcher(
+        [pod("a", "1", team="x"), pod("b", "2"), pod("c", "3", team="x")]
+    )
+    informer = SharedIndexInformer(
+        fake,
+        Pod,
+        indexers={"team": by_team},
+        name="indexed",
+        queue=queue,
+    )
+    recorder = Recorder()
+    informer.add_event_handler(recorder)
+    runner = Runner(informer.run)
+    try:
+        assert wait_for(informer.has_synced), "informer did not sync"
+        fake.add(pod("d", "4", team="x"))
+        assert wait_for(lambda: ("add", "default/d@4", False) in recorder.snapshot())
+        indexer = informer.get_indexer()
+        assert sorted(indexer.list_keys()) == [f"default/{n}" for n in "abcd"]
+        assert indexer.index_keys("team", "x") == [f"default/{n}" for n in "acd"]
+        assert sorted(e[1].split("@")[0] for e in recorder.snapshot()) == [
+            f"default/{n}" for n in "abcd"
+        ]
+        assert informer.metrics().unindexed_objects == 1
+    finally:
+        runner.stop()
