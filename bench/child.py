@@ -51,7 +51,7 @@ def kubeinformers_informer(
     Watch-list or LIST+WATCH follows KUBE_FEATURE_WatchListClient, as in client-go: the bench
     sets it per contender.
     """
-    from kubeinformers.generated import SharedInformerFactory
+    from kubeinformers.generated.informers import SharedInformerFactory
 
     api = _api_client(kubeconfig)
     seen = [0]
@@ -381,7 +381,7 @@ def import_time(kubeconfig: str, n: int, trace: bool, *, namespace: str) -> Resu
     api = _api_client(kubeconfig)
     before = set(sys.modules)
     start = time.perf_counter()
-    from kubeinformers.generated import SharedInformerFactory
+    from kubeinformers.generated.informers import SharedInformerFactory
 
     factory = SharedInformerFactory(api)
     factory.core().v1().pods().informer()

@@ -38,7 +38,7 @@ from typing import Any
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from examples.informers.demo.v1 import Widget
+from examples.informers.demo.v1.widget import Widget
 from kubeinformers import (
     Added,
     AsyncLeaderElector,
@@ -51,8 +51,8 @@ from kubeinformers import (
     Requeue,
     Updated,
 )
-from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.core.v1 import ConfigMap
+from kubeinformers.generated.informers import SharedInformerFactory
 
 OWNER_LABEL = "kubeinformers.example/widget"  # "<namespace>.<widget name>" of the owner
 BY_WIDGET = "by-widget"  # ConfigMap index: the owning widget's key "ns/name"

@@ -45,8 +45,8 @@ from kubeinformers import (
     object_resource_version,
     split_meta_namespace_key,
 )
-from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.core.v1 import ConfigMap, Pod
+from kubeinformers.generated.informers import SharedInformerFactory
 
 SUMMARY_NAME = "pod-summary"
 SUMMARY_LABEL = "kubeinformers.example/pod-summary"

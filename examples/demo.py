@@ -43,9 +43,9 @@ from kubeinformers import (
     meta_namespace_key,
     strip_managed_fields,
 )
-from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.apps.v1 import Deployment
 from kubeinformers.generated.core.v1 import Pod
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.generated.meta.v1 import ObjectMeta
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -226,7 +226,7 @@ def main() -> int:
     started = time.monotonic()
     deadline = started + DEADLINE_SECONDS
     generate_crd_informers()
-    from examples.informers import CustomInformers  # generated just now
+    from examples.informers.informers import CustomInformers  # generated just now
 
     with connect() as (api, local):
         install(api, deadline)

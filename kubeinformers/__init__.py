@@ -2,7 +2,7 @@
 
 The public API is the names below (`from kubeinformers import SharedIndexInformer`); the typed
 informers, listers and models of the built-in API are in `kubeinformers.generated`
-(`kubeinformers.generated.SharedInformerFactory` is the factory with typed accessors, a
+(`kubeinformers.generated.informers.SharedInformerFactory` is the factory with typed accessors, a
 subclass of the `SharedInformerFactory` here). Where each name lives and why:
 docs/architecture.md.
 

@@ -30,9 +30,9 @@ from typing import Any
 import pytest
 import yaml
 
-from examples.informers import CustomInformers
 from examples.informers.demo.v1.informers import WidgetInformer
-from kubeinformers.generated import SharedInformerFactory
+from examples.informers.informers import CustomInformers
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
 from kubeinformers.runtime.client.transport import ApiListerWatcher
 from kubeinformers.runtime.codec.lazy import InvalidObjectError

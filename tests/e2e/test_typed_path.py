@@ -28,9 +28,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.apps.v1 import Deployment
 from kubeinformers.generated.core.v1 import Node, Pod
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.runtime import labels
 from kubeinformers.runtime.api.listwatch import ListOptions
 from kubeinformers.runtime.api.resource import GroupVersionResource
