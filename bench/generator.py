@@ -327,28 +327,16 @@ def _verdict(value: float, bound: float) -> str:
     return "yes" if value <= bound else "NO"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.generator")
-    parser.add_argument("--crd", action="append", type=Path, default=[], metavar="PATH")
-    parser.add_argument("--largest", type=int, default=3, help="largest corpus CRDs to time")
-    parser.add_argument("--no-corpus", action="store_true", help="skip the whole-corpus run")
-    parser.add_argument(
-        "--provider",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="DIR",
-        help=f"a provider's CRD folder (default: {PROVIDERS}/*/package/crds)",
-    )
-    parser.add_argument("--no-providers", action="store_true", help="skip the providers")
-    args = parser.parse_args(argv)
-
-    inputs = [*args.crd, *largest_crds(args.largest)]
+def _crd_section(
+    inputs: list[Path], no_corpus: bool
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """Issue 15's rows: each big CRD file, then the whole corpus."""
     print("\ngenerator bench (issue 15): one CRD file per run; fresh interpreters")
-    if not inputs:
-        print(f"no inputs: {CORPUS} is absent and no --crd was given")
-        return 0
     rows: list[dict[str, Any]] = []
+    corpus: dict[str, Any] | None = None
+    if not inputs and not CORPUS.is_dir():
+        print(f"no inputs: {CORPUS} is absent and no --crd was given")
+        return rows, corpus
     header = (
         f"{'input':<44} {'size':>7} {'generate':>9} {'<=':>4} {'classes':>7} "
         f"{'import 1 kind':>13} {'<=':>4} {'1st parse':>9}"
@@ -369,8 +357,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{_verdict(imp_s, IMPORT_ONE_KIND_S) if imp else '':>4} "
                 f"{(imp['first_validate_s'] if imp else float('nan')):>8.3f}s"
             )
-        corpus: dict[str, Any] | None = None
-        if not args.no_corpus and CORPUS.is_dir():
+        if not no_corpus and CORPUS.is_dir():
             corpus = generate([CORPUS], Path(tmp), "bench_gen_corpus")
             print(
                 f"{'whole corpus (' + str(CORPUS.relative_to(REPO.parent)) + ')':<44} "
@@ -382,6 +369,30 @@ def main(argv: list[str] | None = None) -> int:
         f"import of one kind <= {IMPORT_ONE_KIND_S} s; corpus <= {CORPUS_TARGET_S:.0f} s "
         f"(half its {CORPUS_LIMIT_S:.0f} s test limit). Timings on a shared machine are noisy."
     )
+    return rows, corpus
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.generator")
+    parser.add_argument("--crd", action="append", type=Path, default=[], metavar="PATH")
+    parser.add_argument("--largest", type=int, default=3, help="largest corpus CRDs to time")
+    parser.add_argument("--no-corpus", action="store_true", help="skip the whole-corpus run")
+    parser.add_argument(
+        "--provider",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help=f"a provider's CRD folder (default: {PROVIDERS}/*/package/crds)",
+    )
+    parser.add_argument("--no-providers", action="store_true", help="skip the providers")
+    args = parser.parse_args(argv)
+
+    inputs = [*args.crd, *largest_crds(args.largest)]
+    rows: list[dict[str, Any]] = []
+    corpus: dict[str, Any] | None = None
+    if inputs or not args.no_corpus:
+        rows, corpus = _crd_section(inputs, args.no_corpus)
     provider_rows: list[dict[str, Any]] = []
     found = [] if args.no_providers else providers(args.provider)
     if args.no_providers:

@@ -15,7 +15,8 @@ from tests.generator.genutil import REPO, run_mypy
 HEADER = """\
 from __future__ import annotations
 
-from kubeinformers.generated.core.v1 import CoreV1Informers, Node, Pod
+from kubeinformers.generated.core.v1 import Node, Pod
+from kubeinformers.generated.core.v1.informers import CoreV1Informers
 """
 
 GOOD = (

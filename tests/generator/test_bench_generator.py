@@ -69,7 +69,7 @@ def test_without_a_provider_the_section_says_so_in_one_line(
     monkeypatch.setattr(bench_generator, "PROVIDERS", tmp_path / "absent")
     crd = GOLDEN / "reserved.example.com_fields.yaml"
     assert bench_generator.main(["--crd", str(crd), "--largest", "0", "--no-corpus"]) == 0
-    lines = [line for line in capsys.readouterr().out.splitlines() if "provider" in line]
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("provider")]
     assert lines == [
         f"providers: none at {tmp_path / 'absent'}/*/package/crds (and no --provider): skipped"
     ]
