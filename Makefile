@@ -4,17 +4,21 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
+# A second environment with the lowest runtime dependencies pyproject.toml declares.
+LOWEST := .venv-lowest
+LOWEST_STAMP := $(LOWEST)/.installed
 CRDS ?= crds
 OUT ?= examples/informers
 # Empty: the generator derives the package from OUT (see `kubeinformers generate --help`).
 PACKAGE ?=
 OPENAPI ?= ../shared/data/openapi/v3
 
-.PHONY: help venv demo test lint typecheck pytest generate generate-builtins generate-crds verify bench soak docs clean
+.PHONY: help venv demo test test-lowest lint typecheck pytest generate generate-builtins generate-crds verify bench soak docs clean
 
 help:
 	@echo "make demo     generate from crds/ and run the example controllers against a local API server"
-	@echo "make test     ruff, mypy --strict, make verify, pytest"
+	@echo "make test     ruff, mypy --strict, make verify, pytest, make test-lowest"
+	@echo "make test-lowest  the real-server typed path with the lowest declared kubernetes, pydantic, msgspec, urllib3, PyYAML"
 	@echo "make generate regenerate the example CRD informers, or yours: CRDS=path OUT=dir [PACKAGE=name]"
 	@echo "make verify   regenerate into a temporary folder and fail on any difference"
 	@echo "make bench    informers beside client-go and the official client on a real kube-apiserver (BIG=1: 100,000 pods; ARGS='--server local --pods N')"
@@ -43,12 +47,25 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy kubeinformers examples tests/typing
+	$(BIN)/mypy kubeinformers examples tests/typing tools
 
 pytest: $(STAMP)
 	$(BIN)/pytest -q
 
-test: lint typecheck verify pytest
+test: lint typecheck verify pytest test-lowest
+
+# Declared lower bounds are promises: install exactly them (tools/lowest_deps.py reads
+# pyproject.toml) beside the generator extra and pytest, check pip kept them, and run the typed
+# path (LocalApiServer and one real-server variant) in that environment.
+$(LOWEST_STAMP): pyproject.toml tools/lowest_deps.py
+	@test -x $(LOWEST)/bin/python || $(PYTHON) -m venv $(LOWEST)
+	$(LOWEST)/bin/python -m pip install --quiet --upgrade pip
+	$(LOWEST)/bin/python -m pip install --quiet -e '.[generator]' pytest pytest-timeout $$($(LOWEST)/bin/python tools/lowest_deps.py)
+	@touch $(LOWEST_STAMP)
+
+test-lowest: $(LOWEST_STAMP)
+	$(LOWEST)/bin/python tools/lowest_deps.py --check
+	$(LOWEST)/bin/python -m pytest -q -p no:cacheprovider tests/e2e/test_typed_path.py -k "local or real-delta"
 
 # The project's own run (no CRDS= or OUT= given) also regenerates the built-ins when the
 # OpenAPI spec is at hand; a run for your CRDs generates only them.
@@ -77,4 +94,4 @@ docs: $(DOCS_STAMP)
 	$(BIN)/mkdocs build --strict --site-dir site
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache site
+	rm -rf $(VENV) $(LOWEST) .mypy_cache .ruff_cache .pytest_cache site

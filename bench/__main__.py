@@ -86,6 +86,24 @@ SYNC = (
         real_only=True,
     ),
 )
+# Issue 26: what a controller experiences, the sync and then a reconcile's read of every pod.
+READ = (
+    Contender(
+        "kubeinformers-read",
+        "kubeinformers default, then every pod read",
+        "kubeinformers-read",
+    ),
+    Contender(
+        "kubeinformers-json-read",
+        "kubeinformers lazy over JSON, then read",
+        "kubeinformers-json-read",
+    ),
+    Contender(
+        "kubeinformers-eager-read",
+        'kubeinformers decode="eager", then read',
+        "kubeinformers-eager-read",
+    ),
+)
 REPLAY = (
     Contender(
         "kubeinformers-replay", "kubeinformers informer (whole pipeline)", "kubeinformers-replay"
@@ -266,6 +284,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--events", type=int, default=5_000, help="watch replay events")
     parser.add_argument(
+        "--only",
+        choices=("all", "read"),
+        default="all",
+        help="read: only the sync + reconcile read rows beside client-go (issue 26)",
+    )
+    parser.add_argument(
         "--no-generator",
         action="store_true",
         help="skip the generator section (bench/generator.py)",
@@ -290,9 +314,14 @@ def main(argv: list[str] | None = None) -> int:
         server.load_pods(n)
         load_seconds = time.perf_counter() - t0
         print(f"loaded {n:,} pods in {load_seconds:.1f} s", flush=True)
+        only_read = args.only == "read"
         sync = tuple(
             c
-            for c in SYNC
+            for c in (
+                (*SYNC, *READ)
+                if not only_read
+                else (*READ, *(c for c in SYNC if c.name == "client-go"))
+            )
             if (c.child is not None or server.probe is not None)
             and (kind == "real" or not c.real_only)
         )
@@ -304,8 +333,12 @@ def main(argv: list[str] | None = None) -> int:
             run_child(next(c for c in SYNC if c.name == warm), server, n)
 
         rounds = run_rounds(sync, server, n, args.rounds, metric="sync_seconds")
-        print("  tracemalloc runs", flush=True)
         traced: dict[str, dict[str, Any]] = {}
+        replays: dict[str, list[dict[str, Any]]] = {}
+        imports: list[dict[str, Any]] = []
+        if only_read:
+            return _finish(args, kind, server, n, started, load_before, load_seconds, rounds)
+        print("  tracemalloc runs", flush=True)
         for name in TRACED:
             try:
                 traced[name] = run_child(
@@ -324,18 +357,46 @@ def main(argv: list[str] | None = None) -> int:
         imports = [run_child(import_child, server, 1) for _ in range(args.rounds)]
     finally:
         server.close()
+    return _finish(
+        args, kind, server, n, started, load_before, load_seconds, rounds, traced, replays, imports
+    )
 
+
+def _finish(
+    args: argparse.Namespace,
+    kind: str,
+    server: BenchServer,
+    n: int,
+    started: str,
+    load_before: tuple[float, float, float],
+    load_seconds: float,
+    rounds: dict[str, list[dict[str, Any]]],
+    traced: dict[str, dict[str, Any]] | None = None,
+    replays: dict[str, list[dict[str, Any]]] | None = None,
+    imports: list[dict[str, Any]] | None = None,
+) -> int:
+    traced, replays, imports = traced or {}, replays or {}, imports or []
     med = {c: median_of(v) for c, v in rounds.items() if v}
     for c, t in traced.items():
         for key in ("traced_per_object", "traced_peak_over_after"):
             med[c][key] = t.get(key)
     spread = {
-        c: {k: spread_of(v, k) for k in ("sync_seconds", "cpu_seconds", "rss_per_object")}
+        c: {
+            k: spread_of(v, k)
+            for k in (
+                "sync_seconds",
+                "cpu_seconds",
+                "rss_per_object",
+                "sync_and_read_seconds",
+                "rss_per_object_after_reconcile",
+                "rss_per_object_after_full_read",
+            )
+        }
         for c, v in rounds.items()
     }
     rep = {c: median_of(v) for c, v in replays.items() if v}
     rep_spread = {c: spread_of(v, "events_per_second") for c, v in replays.items()}
-    imp = median_of(imports)
+    imp = median_of(imports) if imports else {}
     result: dict[str, Any] = {
         "started": started,
         "server": {"kind": kind, "label": server.label},
@@ -346,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_seconds": load_seconds,
         "machine": machine() | {"loadavg_before": load_before, "loadavg_after": os.getloadavg()},
         "method": METHOD,
-        "labels": {c.name: c.label for c in SYNC + REPLAY},
+        "labels": {c.name: c.label for c in SYNC + READ + REPLAY},
         "client_go_sync_rounded_up_to_seconds": PROBE_POLL_SECONDS,
         "sync": {"median": med, "min_max": spread, "rounds": rounds, "traced": traced},
         "replay": {"median": rep, "min_max": rep_spread, "rounds": replays},
@@ -360,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     out = RESULTS / f"{stamp}-{kind}.json"
     out.write_text(json.dumps(result, indent=2))
     print(f"\nwritten {out}")
-    if not args.no_generator:
+    if not args.no_generator and args.only == "all":
         from bench.generator import main as generator_bench
 
         generator_bench([])

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from bench.measure import MemoryProbe, full_collect, stopwatch
+from bench.measure import MemoryProbe, full_collect, full_collection_seconds, rss_bytes, stopwatch
 
 Result = dict[str, Any]
 
@@ -45,11 +45,13 @@ def kubeinformers_informer(
     decode: str = "lazy",
     wire_format: str = "protobuf",
     cache_compression: str = "none",
+    read: bool = False,
 ) -> Result:
     """Our pod informer from the generated factory; a handler reads name, namespace, labels.
 
     Watch-list or LIST+WATCH follows KUBE_FEATURE_WatchListClient, as in client-go: the bench
-    sets it per contender.
+    sets it per contender. With `read`, after the sync every cached pod is read as a
+    reconcile reads it, then read whole (`_read_rows`), instead of the lister figures.
     """
     from kubeinformers.generated.informers import SharedInformerFactory
 
@@ -93,10 +95,73 @@ def kubeinformers_informer(
     }
     result["handler_seen"] = seen[0]
     result |= probe.per_object(n)
-    if not metadata_only:
+    if read:
+        result |= _read_rows(informer, n, probe.rss_before, synced[0])
+    elif not metadata_only:
         result |= _lister_latency(factory, n)
     factory.shutdown()
     return result
+
+
+def reconcile_read(pod: Any) -> int:
+    """What a pod controller's reconcile reads: labels, each container's image and env,
+    status.phase and conditions (issue 26). Returns a count so nothing is optimised away."""
+    seen = len(pod.metadata.labels or ())
+    for container in pod.spec.containers:
+        seen += len(container.image or "")
+        for env in container.env or ():
+            seen += len(env.name) + len(env.value or "")
+    status = pod.status
+    seen += len(status.phase or "")
+    for condition in status.conditions or ():
+        seen += len(condition.type) + len(condition.status)
+    return seen
+
+
+def _read_every_field(obj: Any) -> None:
+    """Read every field of a model and of the models, lists and maps inside it."""
+    from pydantic import BaseModel
+
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, BaseModel):
+            stack.extend(getattr(item, name) for name in type(item).model_fields)
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+
+
+def _read_rows(informer: Any, n: int, rss_before: int, sync_seconds: float) -> Result:
+    """Issue 26's rows: every cached pod read as a reconcile reads it (timed from the sync's
+    start: `sync_and_read_seconds`), then every field of every pod (`materialize`, which
+    builds what is still raw, then a walk of every field), with the RSS per pod after each
+    and a full collection's cost with the fully read cache."""
+    from kubeinformers.runtime.codec.lazy import materialize
+
+    pods = informer.get_store().list()
+    with stopwatch() as t:
+        for pod in pods:
+            reconcile_read(pod)
+    full_collect()
+    after_reconcile = rss_bytes() - rss_before
+    with stopwatch() as full:
+        for pod in pods:
+            _read_every_field(materialize(pod))
+    full_collect()
+    after_full = rss_bytes() - rss_before
+    gc_after_full = full_collection_seconds()
+    return {
+        "reconcile_read_seconds": t[0],
+        "reconcile_read_cpu_seconds": t[1],
+        "sync_and_read_seconds": sync_seconds + t[0],
+        "rss_per_object_after_reconcile": after_reconcile / max(n, 1),
+        "full_read_seconds": full[0],
+        "sync_and_full_read_seconds": sync_seconds + t[0] + full[0],
+        "rss_per_object_after_full_read": after_full / max(n, 1),
+        "full_gc_seconds_after_full_read": gc_after_full["full_gc_seconds"],
+    }
 
 
 def _pods_gvr() -> Any:
@@ -209,7 +274,9 @@ def _watch_list_bytes(kubeconfig: str, namespace: str, accept: str, trace: bool)
     api = _api_client(kubeconfig)
     headers: dict[str, str] = {"Accept": accept}
     path = f"/api/v1/namespaces/{namespace}/pods"
-    api.update_params_for_auth(headers, [], ["BearerToken"], path, "GET", None)
+    from kubeinformers.runtime.client.auth import apply_auth
+
+    apply_auth(api, headers, [], path)
     query = "watch=true&sendInitialEvents=true&allowWatchBookmarks=true"
     query += "&resourceVersionMatch=NotOlderThan&timeoutSeconds=300"
     size = 0
@@ -238,7 +305,9 @@ def watch_list_protobuf_bytes(kubeconfig: str, n: int, trace: bool, *, namespace
 
 def _raw_get(api: Any, path: str, query: list[tuple[str, str]] | None = None) -> bytes:
     headers: dict[str, str] = {"Accept": "application/json", "Accept-Encoding": "gzip"}
-    api.update_params_for_auth(headers, [], ["BearerToken"], path, "GET", None)
+    from kubeinformers.runtime.client.auth import apply_auth
+
+    apply_auth(api, headers, [], path)
     from urllib.parse import urlencode
 
     url = api.configuration.host + path + (("?" + urlencode(query)) if query else "")
@@ -398,6 +467,9 @@ CONTENDERS: dict[str, Callable[..., Result]] = {
     "kubeinformers-json": partial(kubeinformers_informer, wire_format="json"),
     "kubeinformers-compact": partial(kubeinformers_informer, cache_compression="zlib"),
     "kubeinformers-metadata": partial(kubeinformers_informer, metadata_only=True),
+    "kubeinformers-read": partial(kubeinformers_informer, read=True),
+    "kubeinformers-json-read": partial(kubeinformers_informer, wire_format="json", read=True),
+    "kubeinformers-eager-read": partial(kubeinformers_informer, decode="eager", read=True),
     "official-informer": official_informer,
     "raw-orjson": raw_orjson,
     "watch-list-json-bytes": watch_list_json_bytes,

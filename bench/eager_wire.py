@@ -41,10 +41,12 @@ _POD = "k8s.io.api.core.v1.Pod"
 def _fetch(kubeconfig: str, accept: str) -> tuple[bytes, float]:
     from kubernetes import config
 
+    from kubeinformers.runtime.client.auth import apply_auth
+
     api = config.new_client_from_config(config_file=kubeconfig)
     path = f"/api/v1/namespaces/{NAMESPACE}/pods"
     headers = {"Accept": accept}
-    api.update_params_for_auth(headers, [], ["BearerToken"], path, "GET", None)
+    apply_auth(api, headers, [], path)
     start = time.perf_counter()
     resp = api.rest_client.pool_manager.request(
         "GET", api.configuration.host + path, headers=headers, preload_content=True
@@ -59,9 +61,10 @@ def child(fmt: str, kubeconfig: str) -> dict[str, Any]:
 
     from kubeinformers.generated.core.v1.models import Pod
     from kubeinformers.generated.protobuf_schema import MESSAGES
+    from kubeinformers.runtime.codec.gc_pause import gc_paused
     from kubeinformers.runtime.codec.protobuf.envelope import split_list, unwrap
     from kubeinformers.runtime.codec.protobuf.transcode import Transcoder
-    from kubeinformers.runtime.codec.wire import JsonDecoder, gc_paused
+    from kubeinformers.runtime.codec.wire import JsonDecoder
 
     body, server_seconds = _fetch(
         kubeconfig, _PROTOBUF if fmt == "protobuf" else "application/json"
@@ -114,8 +117,8 @@ def _python_build_floor(pods: list[Any], body: bytes) -> dict[str, float]:
     from pydantic import BaseModel
 
     from kubeinformers.generated.core.v1.models import Pod
+    from kubeinformers.runtime.codec.gc_pause import gc_paused
     from kubeinformers.runtime.codec.json_list import decode_list_body
-    from kubeinformers.runtime.codec.wire import gc_paused
 
     new, set_attr = object.__new__, object.__setattr__
 

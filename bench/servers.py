@@ -20,6 +20,7 @@ import orjson
 import urllib3
 
 from bench.pods import realistic_pod
+from kubeinformers.runtime.client.auth import apply_auth
 
 NAMESPACE = "perf"
 # Requests in flight while loading the real server: enough to keep kube-apiserver and etcd
@@ -84,7 +85,7 @@ class RealBenchServer:
 
     def _headers(self, content_type: str = "application/json") -> dict[str, str]:
         headers = {"Accept": "application/json", "Content-Type": content_type}
-        self._api.update_params_for_auth(headers, [], ["BearerToken"], "", "GET", None)
+        apply_auth(self._api, headers, [], "")
         return headers
 
     def _request(

@@ -11,7 +11,7 @@ deletes it when the widget goes. The pieces, all on one event loop:
   `factory.informer(Widget)`), started, synced and shut down with the block;
 * a secondary index on ConfigMaps by owning widget (`BY_WIDGET`), which the reconcile reads
   to find what a widget owns;
-* an `AsyncReconciler` (`async def reconcile(key)`) with rate-limited retries: a ConfigMap of
+* an `AsyncReconcileLoop` (`async def reconcile(key)`) with rate-limited retries: a ConfigMap of
   the same name that is not ours makes it `Requeue` until that one is gone;
 * read-your-writes: after each write the reconcile waits until the ConfigMap informer has
   seen it (`wait_for_resource_version_async`), so the next reconcile reads fresh state;
@@ -42,7 +42,7 @@ from examples.informers.demo.v1.widget import Widget
 from kubeinformers import (
     Added,
     AsyncLeaderElector,
-    AsyncReconciler,
+    AsyncReconcileLoop,
     Deleted,
     DeletedFinalStateUnknown,
     ItemExponentialFailureRateLimiter,
@@ -98,7 +98,7 @@ class WidgetOperator:
         self.config_maps = self.factory.informer(ConfigMap)
         self.config_maps.add_indexers({BY_WIDGET: by_widget})
         self.widget_lister = self.factory.lister(Widget)
-        self.reconciler: AsyncReconciler[str] = AsyncReconciler(
+        self.reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop(
             "widget-configmaps",
             self.reconcile,
             workers=2,
@@ -391,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     if args.local:
         from examples.demo import NAMESPACE, install
-        from kubeinformers import LocalApiServer
+        from kubeinformers.testing import LocalApiServer
 
         with LocalApiServer() as server:
             api = server.api_client()

@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     stop = threading.Event()
     if args.local:
-        from kubeinformers import LocalApiServer
+        from kubeinformers.testing import LocalApiServer
 
         with LocalApiServer() as server:
             api_client = server.api_client()

@@ -90,7 +90,7 @@ def connect() -> Iterator[tuple[Any, bool]]:
         say(f"using the cluster of KUBECONFIG ({api.configuration.host})")
         yield api, False
         return
-    from kubeinformers import LocalApiServer
+    from kubeinformers.testing import LocalApiServer
 
     with LocalApiServer(tls=True, token=secrets.token_urlsafe(16)) as server:
         say(f"started an embedded API server at {server.url} (TLS, bearer token)")

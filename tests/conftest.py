@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+# The fixtures a user's suite gets by opting in the same way (docs/guide/testing.md).
+pytest_plugins = ["kubeinformers.testing.pytest_plugin"]
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 

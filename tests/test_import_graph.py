@@ -2,6 +2,9 @@
 
 * No import cycles among the modules of `kubeinformers/` — imports inside functions and under
   `TYPE_CHECKING` count, since a cycle hidden there is still two modules that need each other.
+* The packages are layered (`LAYERS`, lowest first, as docs/architecture.md draws them): a
+  module imports only from its own package and from packages in lower layers, never from a
+  higher one or from a peer in its own layer. Every module belongs to a declared package.
 * The runtime (`kubeinformers.runtime` and the top-level package) never imports the generator
   or the generated code: generated code sits on the runtime, never the other way round.
 """
@@ -16,6 +19,23 @@ import kubeinformers
 
 ROOT = Path(kubeinformers.__file__).parent
 GENERATED_OR_GENERATOR = ("kubeinformers.generated", "kubeinformers.generator")
+
+# Lowest first. A package may import its own modules and anything in a lower layer; packages
+# in one layer do not import each other. Names are relative to `kubeinformers.`.
+LAYERS: list[tuple[str, ...]] = [
+    ("_exports",),  # the lazy-face helper: imports nothing of the package
+    ("runtime.api",),  # models, Status, errors, resources, keys and metadata, list/watch
+    ("runtime.clock", "runtime.metrics", "runtime.labels"),
+    ("runtime.codec",),
+    ("runtime.client",),
+    ("runtime.reflector",),
+    ("runtime.cache", "runtime.workqueue", "runtime.leaderelection"),
+    ("runtime.reconcile",),
+    ("runtime",),  # the package itself (a docstring)
+    ("generated",),
+    ("generator", "testing"),
+    ("",),  # the top-level face, `kubeinformers`
+]
 
 
 def module_name(path: Path) -> str:
@@ -108,6 +128,65 @@ def test_no_import_cycles() -> None:
     assert not found, "import cycles (each line: modules that import each other):\n" + "\n".join(
         " <-> ".join(c) for c in found
     )
+
+
+def package_of(module: str) -> str:
+    """The declared package (a `LAYERS` entry) a module belongs to: the longest that prefixes
+    it; raises for a module in no declared package."""
+    relative = module.removeprefix("kubeinformers").removeprefix(".")
+    candidates = [
+        p for layer in LAYERS for p in layer if relative == p or relative.startswith(p + ".")
+    ]
+    if relative == "" or not candidates:
+        candidates = [p for layer in LAYERS for p in layer if p == relative]
+    if not candidates:
+        raise LookupError(f"{module} is in no package of LAYERS (tests/test_import_graph.py)")
+    return max(candidates, key=len)
+
+
+def layering_violations(graph: dict[str, set[str]]) -> list[str]:
+    layer = {p: i for i, names in enumerate(LAYERS) for p in names}
+    found = []
+    for name, targets in sorted(graph.items()):
+        source = package_of(name)
+        for target in sorted(targets):
+            dest = package_of(target)
+            if dest != source and layer[dest] >= layer[source]:
+                where = "beside" if layer[dest] == layer[source] else "above"
+                found.append(f"{name} imports {target} ({dest} is {where} {source})")
+    return found
+
+
+def test_every_module_belongs_to_a_declared_package() -> None:
+    unplaced = []
+    for name in sorted(all_modules()):
+        try:
+            package_of(name)
+        except LookupError as e:
+            unplaced.append(str(e))
+    assert not unplaced, "\n".join(unplaced)
+
+
+def test_packages_import_only_from_lower_layers() -> None:
+    found = layering_violations(import_graph(all_modules()))
+    assert not found, "imports against the package order (LAYERS):\n" + "\n".join(found)
+
+
+def test_the_layering_check_catches_an_upward_and_a_sideways_import() -> None:
+    graph = {
+        "kubeinformers.runtime.reflector.watch": {"kubeinformers.runtime.cache.store"},
+        "kubeinformers.runtime.cache.informer": {
+            "kubeinformers.runtime.reflector.reflector",  # downward: allowed
+            "kubeinformers.runtime.workqueue.queue",  # a peer: not allowed
+            "kubeinformers.runtime.cache.store",  # its own package: allowed
+        },
+    }
+    assert layering_violations(graph) == [
+        "kubeinformers.runtime.cache.informer imports kubeinformers.runtime.workqueue.queue"
+        " (runtime.workqueue is beside runtime.cache)",
+        "kubeinformers.runtime.reflector.watch imports kubeinformers.runtime.cache.store"
+        " (runtime.cache is above runtime.reflector)",
+    ]
 
 
 def test_the_runtime_never_imports_the_generator_or_generated_code() -> None:

@@ -1,11 +1,17 @@
-"""The public face: `kubeinformers.__all__` (and each subpackage's) is what users import.
+"""The public face: what users import, pinned name by name.
 
-* Examples and the README import only public names: from `kubeinformers` (its `__all__`),
-  `kubeinformers.generator` (its `__all__`) or generated packages — never a runtime module.
-* Every exported name resolves, and the lazy table, the type-checking imports and `__all__`
-  of each face name the same set (so mypy sees what users get at run time).
-* `import kubeinformers` imports nothing but the package itself (names load on first use).
-* The two renamed names still import, with a DeprecationWarning (issue 14).
+* `kubeinformers` holds what a controller author uses; `kubeinformers.testing` the test
+  doubles; `kubeinformers.generator` the generator's entry point; `kubeinformers.labels`
+  (the package `kubeinformers.runtime.labels`) label selectors. Each face's names are pinned
+  here exactly: adding or removing a public name is a decision, made in this file too.
+* Each face is written once: its names are the `from m import X as X` re-exports under
+  `if TYPE_CHECKING:` (what mypy reads) and nothing else — no `__all__`, no second table; at
+  run time `kubeinformers._exports` serves the same names lazily, and every one resolves.
+* Every other package `__init__` of the runtime and the test servers is a docstring only:
+  runtime code imports names from their defining modules.
+* Examples, the README and every code in docs/ import only public names: from a face (its
+  names), or a generated package — never a runtime module.
+* `import kubeinformers` imports nothing but the package and its lazy-face helper.
 """
 
 from __future__ import annotations
@@ -21,79 +27,177 @@ from pathlib import Path
 import pytest
 
 import kubeinformers
+from kubeinformers import _exports
+from tests.e2e.test_doc_code_blocks import doc_files, python_blocks
 
 REPO = Path(kubeinformers.__file__).parent.parent
-FACES = [
-    "kubeinformers",
-    "kubeinformers.generator",
+GENERATED = ("kubeinformers.generated", "examples.informers")
+
+FACES: dict[str, set[str]] = {
+    "kubeinformers": {
+        # factories and informers
+        "SharedInformerFactory",
+        "DynamicSharedInformerFactory",
+        "MetadataSharedInformerFactory",
+        "PartialObjectMetadata",
+        "GenericInformer",
+        "SharedIndexInformer",
+        "GroupVersionResource",
+        "ListOptions",
+        "discover_resource",
+        "strip_managed_fields",
+        "chain_transforms",
+        "Indexer",
+        # listers
+        "Lister",
+        "ClusterLister",
+        "NamespacedLister",
+        "GenericLister",
+        "NotFoundError",
+        # handlers and events
+        "ResourceEventHandler",
+        "ResourceEventHandlerFuncs",
+        "FilteringResourceEventHandler",
+        "DeletedFinalStateUnknown",
+        "EventStream",
+        "InformerEvent",
+        "Added",
+        "Updated",
+        "Deleted",
+        # keys and metadata
+        "meta_namespace_key",
+        "deletion_handling_meta_namespace_key",
+        "split_meta_namespace_key",
+        "object_name",
+        "object_namespace",
+        "object_labels",
+        "object_annotations",
+        "object_uid",
+        "object_resource_version",
+        # errors a user catches
+        "CacheSyncTimeoutError",
+        "NoInformerFoundError",
+        "InvalidObjectError",
+        "DiscoveryError",
+        "KindModelError",
+        # the reconcile loop, work queues and the rate limiters a user picks
+        "ReconcileLoop",
+        "Requeue",
+        "AsyncReconcileLoop",
+        "WorkQueue",
+        "RateLimitingQueue",
+        "AsyncRateLimitingQueue",
+        "ItemExponentialFailureRateLimiter",
+        "default_controller_rate_limiter",
+        # leader election
+        "LeaderElector",
+        "LeaderElectionConfig",
+        "LeaderCallbacks",
+        "LeaseLock",
+        "AsyncLeaderElector",
+        # selectors
+        "labels",
+        "Selector",
+        # metrics and health
+        "register_prometheus",
+        "unregister_prometheus",
+        "FactoryHealth",
+        "InformerHealth",
+    },
+    "kubeinformers.testing": {"FakeClock", "FakeListerWatcher", "LocalApiServer", "RealApiServer"},
+    "kubeinformers.generator": {"main"},
+    "kubeinformers.runtime.labels": {
+        "Operator",
+        "Requirement",
+        "Selector",
+        "everything",
+        "nothing",
+        "parse",
+        "to_selector",
+    },
+}
+# The faces users import from by path; `labels` is reached as `kubeinformers.labels`
+# (`from kubeinformers import labels`; `labels.parse(...)`).
+IMPORTABLE_FACES = ("kubeinformers", "kubeinformers.testing", "kubeinformers.generator")
+
+# Package `__init__`s that are not faces: a docstring and nothing else.
+NOT_FACES = [
+    "kubeinformers.runtime",
     "kubeinformers.runtime.api",
     "kubeinformers.runtime.cache",
     "kubeinformers.runtime.client",
+    "kubeinformers.runtime.codec",
+    "kubeinformers.runtime.codec.protobuf",
+    "kubeinformers.runtime.reflector",
+    "kubeinformers.runtime.workqueue",
+    "kubeinformers.testing.apiserver",
 ]
-GENERATED = ("kubeinformers.generated", "examples.informers")
 
 
-def example_sources() -> Iterator[tuple[str, str]]:
-    for path in sorted((REPO / "examples").glob("*.py")):
-        yield str(path.relative_to(REPO)), path.read_text()
-    readme = (REPO / "README.md").read_text()
-    for i, block in enumerate(re.findall(r"```python\n(.*?)```", readme, re.S)):
-        yield f"README.md python block {i + 1}", block
+def source_of(package: str) -> ast.Module:
+    module = importlib.import_module(package)
+    return ast.parse(Path(str(module.__file__)).read_text())
 
 
-def non_public_imports(source: str) -> Iterator[str]:
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.startswith("kubeinformers") and not alias.name.startswith(GENERATED):
-                    yield f"import {alias.name}"
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            module = node.module
-            if not module.startswith("kubeinformers") or module.startswith(GENERATED):
-                continue
-            public: set[str] = set()
-            if module in ("kubeinformers", "kubeinformers.generator"):
-                public = set(importlib.import_module(module).__all__)
-            for alias in node.names:
-                if alias.name not in public:
-                    yield f"from {module} import {alias.name}"
-
-
-@pytest.mark.parametrize(("where", "source"), list(example_sources()))
-def test_examples_and_readme_import_only_public_names(where: str, source: str) -> None:
-    found = sorted(set(non_public_imports(source)))
-    assert not found, f"{where} imports names that are not public:\n" + "\n".join(found)
-
-
-def test_the_public_names_check_catches_a_runtime_import() -> None:
-    source = "from kubeinformers.runtime.cache.keys import meta_namespace_key\nimport kubeinformers.runtime\nfrom kubeinformers import _moved\n"
-    assert sorted(non_public_imports(source)) == [
-        "from kubeinformers import _moved",
-        "from kubeinformers.runtime.cache.keys import meta_namespace_key",
-        "import kubeinformers.runtime",
-    ]
-
-
-def face_tables(name: str) -> tuple[set[str], set[str], set[str]]:
-    """(`__all__`, the `_EXPORTS` keys, the names imported under TYPE_CHECKING) of a face."""
-    module = importlib.import_module(name)
-    tree = ast.parse(Path(str(module.__file__)).read_text())
-    typed: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
-            for stmt in node.body:
-                if isinstance(stmt, ast.ImportFrom) and stmt.module != "typing":
-                    typed |= {a.asname or a.name for a in stmt.names}
-    return set(module.__all__), set(module._EXPORTS), typed
-
-
-@pytest.mark.parametrize("face", FACES)
-def test_a_face_exports_resolve_and_agree_with_its_type_checking_imports(face: str) -> None:
-    all_names, lazy, typed = face_tables(face)
-    assert all_names == lazy == typed
+@pytest.mark.parametrize("face", sorted(FACES))
+def test_a_face_exports_exactly_its_pinned_names(face: str) -> None:
     module = importlib.import_module(face)
-    missing = [name for name in sorted(all_names) if getattr(module, name, None) is None]
-    assert not missing
+    assert set(_exports.face_names(module)) == FACES[face]
+    assert set(module.__all__) == FACES[face]
+    assert FACES[face] <= set(dir(module))
+
+
+@pytest.mark.parametrize("face", sorted(FACES))
+def test_every_name_of_a_face_resolves_to_its_defining_module_object(face: str) -> None:
+    module = importlib.import_module(face)
+    for name, (defining, attribute) in _exports.face_names(module).items():
+        expected = importlib.import_module(defining)
+        value = getattr(expected, attribute, None)
+        if value is None:
+            value = importlib.import_module(f"{defining}.{attribute}")
+        assert getattr(module, name) is value, f"{face}.{name}"
+    with pytest.raises(AttributeError, match=f"module '{face}' has no attribute 'NotAName'"):
+        _ = module.NotAName
+
+
+@pytest.mark.parametrize("face", sorted(FACES))
+def test_a_face_is_written_once(face: str) -> None:
+    """Only the re-exports name the public names: no `__all__`, no table beside them."""
+    tree = source_of(face)
+    assigned = {
+        target.id
+        for node in tree.body
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }
+    assert assigned <= {"TYPE_CHECKING", "__version__"}, assigned
+    assert not [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
+
+
+def test_star_import_brings_exactly_the_face() -> None:
+    namespace: dict[str, object] = {}
+    exec("from kubeinformers import *", namespace)
+    assert set(namespace) - {"__builtins__"} == FACES["kubeinformers"]
+
+
+def test_the_labels_face_is_reached_from_the_top_level() -> None:
+    assert kubeinformers.labels is importlib.import_module("kubeinformers.runtime.labels")
+    assert str(kubeinformers.labels.parse("app=web")) == "app=web"
+
+
+def test_test_doubles_are_only_in_kubeinformers_testing() -> None:
+    doubles = FACES["kubeinformers.testing"]
+    assert not doubles & FACES["kubeinformers"]
+    for name in doubles:
+        assert not hasattr(kubeinformers, name)
+
+
+@pytest.mark.parametrize("package", NOT_FACES)
+def test_a_package_that_is_not_a_face_is_a_docstring_only(package: str) -> None:
+    tree = source_of(package)
+    assert len(tree.body) <= 1
+    assert all(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) for n in tree.body)
 
 
 def test_importing_kubeinformers_imports_only_the_package() -> None:
@@ -105,21 +209,65 @@ def test_importing_kubeinformers_imports_only_the_package() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     ).stdout.split("\n")
-    assert out[0] == "['kubeinformers', 'kubeinformers._exports', 'kubeinformers._moved']"
+    assert out[0] == "['kubeinformers', 'kubeinformers._exports']"
     assert out[1] == "False False"
 
 
-@pytest.mark.parametrize(
-    ("module", "old", "new"),
-    [
-        ("kubeinformers.runtime.reconcile", "Controller", "ReconcileLoop"),
-        ("kubeinformers.runtime.cache.listers", "NamespaceLister", "SingleNamespaceLister"),
-    ],
-)
-def test_a_renamed_name_still_imports_with_a_deprecation_warning(
-    module: str, old: str, new: str
-) -> None:
-    imported = importlib.import_module(module)
-    with pytest.warns(DeprecationWarning, match=f"{module}.{old} is now {new}"):
-        value = getattr(imported, old)
-    assert value is getattr(imported, new)
+# --- examples, README and docs import only public names ---
+
+
+def non_public_imports(source: str) -> Iterator[str]:
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                name = alias.name
+                if name.startswith("kubeinformers") and not name.startswith(GENERATED):
+                    yield f"import {name}"
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            module = node.module
+            if not module.startswith("kubeinformers") or module.startswith(GENERATED):
+                continue
+            public = FACES[module] if module in IMPORTABLE_FACES else set()
+            for alias in node.names:
+                if alias.name not in public:
+                    yield f"from {module} import {alias.name}"
+
+
+INLINE_IMPORT = re.compile(r"from kubeinformers[\w.]* import [\w, ]+")
+
+
+def user_facing_sources() -> Iterator[tuple[str, str]]:
+    """(where, code): each example, each ```python block of README.md and docs/, and each
+    one-line `from kubeinformers... import ...` written in their prose or tables."""
+    for path in sorted((REPO / "examples").glob("*.py")):
+        yield str(path.relative_to(REPO)), path.read_text()
+    for path in doc_files():
+        for block in python_blocks(path):
+            yield block.where, block.code
+        for i, line in enumerate(path.read_text().splitlines(), start=1):
+            for match in INLINE_IMPORT.finditer(line):
+                yield f"{path.relative_to(REPO)}:{i}", match.group(0).rstrip(", ")
+
+
+@pytest.mark.parametrize(("where", "source"), list(user_facing_sources()))
+def test_examples_and_docs_import_only_public_names(where: str, source: str) -> None:
+    found = sorted(set(non_public_imports(source)))
+    assert not found, f"{where} imports names that are not public:\n" + "\n".join(found)
+
+
+def test_the_public_names_check_catches_runtime_imports_and_test_doubles_at_the_top() -> None:
+    source = (
+        "from kubeinformers.runtime.api.keys import meta_namespace_key\n"
+        "import kubeinformers.runtime\n"
+        "from kubeinformers import _exports, LocalApiServer, SharedInformerFactory\n"
+        "from kubeinformers.testing import LocalApiServer as Server\n"
+        "from kubeinformers.runtime.labels import parse\n"
+        "from kubeinformers.generated.core.v1 import Pod\n"
+    )
+    assert sorted(non_public_imports(source)) == [
+        "from kubeinformers import LocalApiServer",
+        "from kubeinformers import _exports",
+        "from kubeinformers.runtime.api.keys import meta_namespace_key",
+        "from kubeinformers.runtime.labels import parse",
+        "import kubeinformers.runtime",
+    ]

@@ -14,14 +14,6 @@ from kubeinformers import _exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from kubeinformers.generator.cli import main as main
 
-_EXPORTS: dict[str, str] = {"main": "kubeinformers.generator.cli"}
-
-__all__ = ["main"]
-
-
-def __getattr__(name: str) -> Any:
-    return _exports.load(__name__, _EXPORTS, name)
+_exports.install(__name__)

@@ -6,6 +6,7 @@ models → render → write.
 from __future__ import annotations
 
 import argparse
+import importlib
 import keyword
 import logging
 import sys
@@ -14,13 +15,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# render (jinja2) is imported where it is used: without the generator extra, --help still
+# works and a run fails with one line naming the extra (EXTRA_MODULES).
 from kubeinformers.generator import cluster as cluster_input
 from kubeinformers.generator import (
     layout,
     load,
     naming,
     protobuf_table,
-    render,
     schema,
     shapes,
     stamp,
@@ -32,6 +34,32 @@ from kubeinformers.generator.models import ModelError, default_jobs, generate_mo
 EXIT_OK = 0
 EXIT_INPUT_FAILED = 1
 EXIT_FATAL = 2
+
+# What `pip install 'kubeinformers[generator]'` adds (pyproject.toml's generator extra).
+EXTRA_MODULES = {
+    "jinja2": "jinja2",
+    "black": "black",
+    "datamodel_code_generator": "datamodel-code-generator",
+}
+
+
+def missing_extra() -> list[str]:
+    """The generator extra's distributions that cannot be imported here."""
+    missing = []
+    for module, dist in EXTRA_MODULES.items():
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(dist)
+    return missing
+
+
+def missing_extra_message(missing: Sequence[str]) -> str:
+    return (
+        f"kubeinformers generate needs the generator extra ({', '.join(missing)} not "
+        "installed): pip install 'kubeinformers[generator]'"
+    )
+
 
 DESCRIPTION = """\
 Generate typed pydantic models, informers, listers and a factory from Kubernetes OpenAPI
@@ -208,6 +236,8 @@ def build(
         pb_schema = protobuf_table.load()
         pb_source = protobuf_table.module_source(pb_schema, served)
         pb_kinds = {gvk: pb_schema.kinds[gvk] for gvk in served if gvk in pb_schema.kinds}
+    from kubeinformers.generator import render
+
     other = render.render(
         resources,
         prep.kinds,
@@ -340,7 +370,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(args_list)
     except SystemExit as e:
-        return EXIT_OK if e.code == 0 else EXIT_FATAL
+        if e.code == 0:  # --help: printed; say what a run would still need
+            missing = missing_extra()
+            if missing:
+                print(f"note: {missing_extra_message(missing)}", file=sys.stderr)
+            return EXIT_OK
+        return EXIT_FATAL
+    missing = missing_extra()
+    if missing:
+        print(missing_extra_message(missing), file=sys.stderr)
+        return EXIT_FATAL
     if not (args.openapi or args.crd or args.cluster):
         parser.print_usage(sys.stderr)
         print(

@@ -2,8 +2,8 @@
 
 The runtime reads built-in objects from kube-apiserver's protobuf and needs each message's
 fields (`kubeinformers.runtime.codec.protobuf.schema`). They come from the committed
-generator input `data/protobuf-k8s-*.json` (extracted from the Go sources by
-`kubeinformers.generator.protobuf_schema`), cut down to the messages the generated kinds
+generator input `data/protobuf-k8s-*.json` (extracted from the Go sources by the
+maintainers' tool `tools/protobuf_schema.py`), cut down to the messages the generated kinds
 reach, so the table is as small as the API it serves and imports fast: one constant tuple per
 message, which Python loads without running code.
 """
@@ -16,11 +16,32 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kubeinformers.generator import protobuf_schema as extractor
 from kubeinformers.runtime.codec.protobuf import schema as pb
 
 MODULE = "protobuf_schema"  # the module of a built-in tree that holds the table
 SCHEMA_FILE = Path(__file__).resolve().parent / "data" / "protobuf-k8s-1.36.json"
+
+# The JSON file's contract, which tools/protobuf_schema.py (the extractor, a maintainers' tool
+# kept out of the package) writes: its format number and the names of the kind and flag
+# numbers of kubeinformers.runtime.codec.protobuf.schema, which the file records in its legend.
+FORMAT = 1
+KIND_NAMES = (
+    "STRING",
+    "BYTES",
+    "INT",
+    "UINT",
+    "BOOL",
+    "DOUBLE",
+    "FLOAT",
+    "MESSAGE",
+    "TIME",
+    "MICROTIME",
+    "DURATION",
+    "QUANTITY",
+    "INT_OR_STRING",
+    "RAW_JSON",
+)
+FLAG_NAMES = ("REPEATED", "MAP", "POINTER", "OMITEMPTY", "OMITZERO", "INLINE", "ITEMS")
 
 
 @dataclass(frozen=True)
@@ -37,13 +58,13 @@ def load(path: Path = SCHEMA_FILE) -> ProtobufSchema:
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise ValueError(f"cannot read the protobuf schema {path}: {e}") from e
-    legend = {name: getattr(pb, name) for name in (*extractor.KIND_NAMES, *extractor.FLAG_NAMES)}
+    legend = {name: getattr(pb, name) for name in (*KIND_NAMES, *FLAG_NAMES)}
     written = {**data.get("legend", {}).get("kinds", {}), **data.get("legend", {}).get("flags", {})}
-    if data.get("format") != extractor.FORMAT or written != legend:
+    if data.get("format") != FORMAT or written != legend:
         raise ValueError(
             f"{path} was written for another schema contract than "
             "kubeinformers.runtime.codec.protobuf.schema; regenerate it with "
-            "`python -m kubeinformers.generator.protobuf_schema` (docs/guide/crds.md)"
+            "tools/protobuf_schema.py in a clone of kubeinformers (docs/guide/crds.md)"
         )
     messages = {
         name: tuple((f[0], f[1], f[2], f[3], f[4]) for f in fields)

@@ -11,8 +11,9 @@ What happens here, and why:
   read models for what a server sends, and a default would make a parsed object differ from
   what the server sent. Built-in enums are dropped too (a server newer than the spec may
   send values it does not list); a CRD's string and integer enums are kept and become
-  `Literal[...]` (the API server refuses a custom object whose value the CRD does not list,
-  so mypy can catch a wrong value without the model refusing what the server sends);
+  `Literal[...] | UnknownEnumValue` (`| int` for integers): the API server refuses a custom
+  object whose value the CRD does not list, so mypy can catch a wrong value, and a value a
+  newer CRD adds still reads (adding one is a compatible change);
 - int-or-string (v2 `format`, CRD `x-kubernetes-int-or-string`) → `int | str`; Quantity →
   `str | int | float`; `byte`, `duration`, IP formats → `str`; `date-time` → `datetime`,
   except apimachinery's Time and MicroTime → `kubeinformers.runtime.api.timestamps` (same
@@ -157,7 +158,7 @@ class _Walker:
         if self.hoist is not None and typ in ("string", "integer"):
             enum = _enum_values(node.get("enum"), str if typ == "string" else int)
             if enum:
-                out["enum"] = enum  # → Literal[...]: the API server enforces a CRD's enums
+                out["x-python-type"] = _open_enum(enum, typ)
         props = node.get("properties")
         preserve = bool(node.get("x-kubernetes-preserve-unknown-fields"))
         embedded = bool(node.get("x-kubernetes-embedded-resource"))
@@ -360,6 +361,22 @@ def _enum_values(enum: Any, typ: type) -> list[Any]:
     if not values or not all(type(v) is typ for v in values):
         return []
     return list(dict.fromkeys(values))
+
+
+# What a value the enum did not list when the models were generated reads as (see _open_enum).
+UNKNOWN_ENUM_VALUE = "kubeinformers.runtime.api.model.UnknownEnumValue"
+
+
+def _open_enum(values: list[Any], typ: str) -> str:
+    """A CRD enum's type: `Literal[...]` of its values, open to values added later.
+
+    The API server refuses a custom object whose value its CRD does not list, so the literal
+    lets mypy catch a wrong value; but adding a value is a compatible change (API
+    conventions), so a server newer than the models may send one: a string enum reads it as
+    `UnknownEnumValue` (a `str`), an integer enum as an `int`, never as an invalid object.
+    """
+    literal = f"typing.Literal[{', '.join(repr(v) for v in values)}]"
+    return f"{literal} | {UNKNOWN_ENUM_VALUE if typ == 'string' else 'int'}"
 
 
 def _may_be_null(schema: Mapping[str, Any]) -> bool:

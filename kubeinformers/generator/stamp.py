@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from kubeinformers.generator import load, shapes, write
@@ -55,6 +55,10 @@ def input_digest(
     """The digest of everything a run reads; None when an input cannot be read (the run
     itself will say why)."""
     h = hashlib.sha256()
+    try:
+        tools = [version("datamodel-code-generator"), version("black")]
+    except PackageNotFoundError:
+        return None  # the run says which extra is missing
     options = {
         "package": package,
         "keep_going": keep_going,
@@ -62,7 +66,7 @@ def input_digest(
         "prefer": [str(p) for p in prefer],
         "openapi": [str(p) for p in openapi],
         "crd": [str(p) for p in crds],
-        "tools": [version("datamodel-code-generator"), version("black")],
+        "tools": tools,
     }
     h.update(json.dumps(options, sort_keys=True).encode())
     try:

@@ -3,8 +3,7 @@
 A part that only reads the time takes a `Now` (the reflector, backoff, informer, processor,
 leader election, FakeListerWatcher): `time.monotonic` by default, `FakeClock().now` in tests. A
 part that also waits on the time takes a `Clock` (the work queues, their metrics and the rate
-limiters), whose `now` is such a reading. `kubeinformers.runtime.workqueue` re-exports these
-names.
+limiters), whose `now` is such a reading. Tests take `FakeClock` from `kubeinformers.testing`.
 """
 
 from __future__ import annotations

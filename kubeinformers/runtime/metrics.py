@@ -175,6 +175,7 @@ class HandlerMetrics:
     buffered: int  # notifications waiting in its buffer (a slow handler grows it)
     delivered: int  # callbacks that returned or raised
     errors: int  # callbacks that raised
+    invalid_objects: int  # of those, on an object that failed validation (G9)
     latency: HistogramSnapshot  # time spent in its callbacks
 
 
@@ -373,6 +374,11 @@ class KubeinformersCollector:
         handler_errors = core.CounterMetricFamily(
             p + "handler_errors", "Handler callbacks that raised.", labels=hl
         )
+        handler_invalid = core.CounterMetricFamily(
+            p + "handler_invalid_objects",
+            "Handler callbacks that raised on an object failing validation.",
+            labels=hl,
+        )
         duration = core.HistogramMetricFamily(
             p + "handler_duration_seconds", "Time spent in a handler's callbacks.", labels=hl
         )
@@ -407,10 +413,11 @@ class KubeinformersCollector:
                 hv = [*lv, h.handler]
                 buffered.add_metric(hv, h.buffered)
                 handler_errors.add_metric(hv, h.errors)
+                handler_invalid.add_metric(hv, h.invalid_objects)
                 duration.add_metric(hv, _histogram_buckets(h.latency), h.latency.sum)
         yield from (queued, synced, events, notes, list_calls, relists, expired, watch_starts)
         yield from (restarts, watch_errors, invalid, skipped, rv, rv_info, buffered)
-        yield from (handler_errors, duration)
+        yield from (handler_errors, handler_invalid, duration)
 
     def _queue_families(self) -> Iterator[Any]:
         core = self._core

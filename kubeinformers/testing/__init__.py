@@ -1,30 +1,20 @@
-"""kubeinformers.testing: in-memory, local-server and real-server sources for tests.
+"""kubeinformers.testing: test doubles for code that uses informers.
 
-Names are imported lazily, so importing this package does not start or import a server.
+`FakeListerWatcher` (an in-memory source), `LocalApiServer` (a local HTTP API server),
+`RealApiServer` (a real kube-apiserver + etcd when their binaries are found) and `FakeClock`
+(time that moves when the test says). Names are imported on first use, so importing this
+package does not import or start a server (`kubeinformers/_exports.py`).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from kubeinformers import _exports
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from kubeinformers.runtime.clock import FakeClock as FakeClock
     from kubeinformers.testing.fake import FakeListerWatcher as FakeListerWatcher
     from kubeinformers.testing.local_api_server import LocalApiServer as LocalApiServer
     from kubeinformers.testing.real_apiserver import RealApiServer as RealApiServer
 
-_LAZY = {
-    "FakeListerWatcher": "kubeinformers.testing.fake",
-    "LocalApiServer": "kubeinformers.testing.local_api_server",
-    "RealApiServer": "kubeinformers.testing.real_apiserver",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kubeinformers.testing' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-__all__ = ["FakeListerWatcher", "LocalApiServer", "RealApiServer"]
+_exports.install(__name__)

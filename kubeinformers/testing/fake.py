@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMappin
 from typing import Any, Generic, TypeVar, cast
 
 from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.api.listwatch import (
     INITIAL_EVENTS_END_ANNOTATION,
     ListOptions,
@@ -27,7 +28,6 @@ from kubeinformers.runtime.api.listwatch import (
     WatchEvent,
     WatchEventType,
 )
-from kubeinformers.runtime.cache.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.clock import Now
 
 T = TypeVar("T")

@@ -47,7 +47,7 @@ import msgspec
 import yaml
 
 from kubeinformers.runtime.api.resource import APIResource
-from kubeinformers.runtime.codec.wire import gc_paused
+from kubeinformers.runtime.codec.gc_pause import gc_paused
 from kubeinformers.testing.apiserver import write
 from kubeinformers.testing.apiserver.http import LocalHTTPServer
 from kubeinformers.testing.apiserver.objects import CRDS, NAMESPACES, ObjDict

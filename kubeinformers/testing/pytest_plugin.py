@@ -1,12 +1,13 @@
 """pytest fixtures that give a test its own LocalApiServer, or a real kube-apiserver.
 
-Installing kubeinformers registers this module as a pytest plugin (the `pytest11` entry point
-named "kubeinformers"), so any test can ask for `local_api_server` (plain HTTP, no authentication), `local_api_server_tls`
-(HTTPS with a throw-away CA and a random bearer token; `server.api_client()` is configured for
-both) or `local_api_server_factory` (build servers with your own options; all are stopped when
-the test ends). Each fixture is function-scoped: every test starts from an empty cluster with
-the default namespaces. Do not also list the module in `pytest_plugins` (pytest refuses a
-plugin registered twice); `-p no:kubeinformers` turns it off.
+Opt-in, as envtest is: installing kubeinformers adds nothing to anyone's test sessions. A
+suite turns it on with ``pytest_plugins = ["kubeinformers.testing.pytest_plugin"]`` in its
+top-level conftest.py (or ``-p kubeinformers.testing.pytest_plugin``). Its tests can then ask
+for `local_api_server` (plain HTTP, no authentication), `local_api_server_tls` (HTTPS with a
+throw-away CA and a random bearer token; `server.api_client()` is configured for both) or
+`local_api_server_factory` (build servers with your own options; all are stopped when the test
+ends). Each fixture is function-scoped: every test starts from an empty cluster with the
+default namespaces.
 
 `real_apiserver` is a session-scoped RealApiServer (a real etcd + kube-apiserver, shared by
 the session's tests: give each test its own namespace), `real_apiserver_factory` starts

@@ -9,9 +9,9 @@ real thing (the binaries controller-runtime users already have in `KUBEBUILDER_A
         srv.compact_etcd()                    # old resourceVersions now answer 410
 
 Binaries are looked up in `$KUBEINFORMERS_APISERVER_ASSETS`, then `$KUBEBUILDER_ASSETS` (a
-directory holding `kube-apiserver` and `etcd`), then `../shared/realk8s/bin/*.xz` beside the
-clone or the working directory (extracted once into a cache keyed by their content; the same
-cache `realk8s/start` fills). The server gets a throw-away CA (pure Python, no openssl), an
+directory holding `kube-apiserver` and `etcd`), then envtest's default `/usr/local/kubebuilder/bin`,
+then, when running from a clone of kubeinformers, `../shared/realk8s/bin/*.xz` beside it
+(extracted once into a cache keyed by their content; the same cache `realk8s/start` fills). The server gets a throw-away CA (pure Python, no openssl), an
 admin token in `system:masters`, a token for the user `noperms` (authenticated, no RBAC
 bindings: 403), RBAC, and the same flags as `realk8s/start` plus a 2 s grace for open watches
 on SIGTERM (realk8s's apiserver waits for them to end, so its TERM restarts take 20 s and a KILL).
@@ -61,6 +61,8 @@ log = logging.getLogger("kubeinformers.testing.real_apiserver")
 ASSETS_ENV = "KUBEINFORMERS_APISERVER_ASSETS"
 KUBEBUILDER_ASSETS_ENV = "KUBEBUILDER_ASSETS"
 REQUIRED_BINARIES = ("kube-apiserver", "etcd")
+# Where controller-runtime's envtest looks when $KUBEBUILDER_ASSETS is unset.
+ENVTEST_DEFAULT_ASSETS = Path("/usr/local/kubebuilder/bin")
 # realk8s ships these compressed; the cache key hashes them in this order, as realk8s/start does.
 _SHIPPED_BINARIES = ("kube-apiserver", "etcd", "client-go-informer")
 _RUN_DIR_PREFIX = "kubeinformers-realk8s-"
@@ -86,15 +88,19 @@ def _has_binaries(directory: Path) -> bool:
     return all(os.access(directory / name, os.X_OK) for name in REQUIRED_BINARIES)
 
 
+def _clone_root() -> Path | None:
+    """The clone this module runs from; None when kubeinformers is installed (site-packages)."""
+    root = Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file() and (root / ".git").exists():
+        return root
+    return None
+
+
 def _shared_bin_dirs() -> list[Path]:
-    """`../shared/realk8s/bin` beside the working directory and beside this clone."""
-    repo = Path(__file__).resolve().parents[2]
-    seen: list[Path] = []
-    for base in (Path.cwd().parent, repo.parent):
-        candidate = base / "shared" / "realk8s" / "bin"
-        if candidate not in seen:
-            seen.append(candidate)
-    return seen
+    """`../shared/realk8s/bin` beside the clone: the project's own binaries (none when
+    installed)."""
+    root = _clone_root()
+    return [root.parent / "shared" / "realk8s" / "bin"] if root is not None else []
 
 
 def _cache_root() -> Path:
@@ -140,11 +146,15 @@ def _extract_shipped(bin_dir: Path) -> Path:
 
 def missing_assets_message() -> str:
     """Why no binaries were found and how to provide them (one line: tests skip with it)."""
-    shared = " or ".join(str(d) for d in _shared_bin_dirs())
-    return (
-        f"no kube-apiserver + etcd binaries: set ${ASSETS_ENV} or ${KUBEBUILDER_ASSETS_ENV} "
-        f"to a directory holding them, or put realk8s at {shared}"
+    message = (
+        f"no kube-apiserver + etcd binaries: set ${ASSETS_ENV} or ${KUBEBUILDER_ASSETS_ENV} to "
+        "a directory holding them (e.g. `export KUBEBUILDER_ASSETS=$(setup-envtest use -p path)`)"
+        f", or put them in {ENVTEST_DEFAULT_ASSETS}"
     )
+    shared = _shared_bin_dirs()
+    if shared:
+        message += ", or put realk8s at " + " or ".join(str(d) for d in shared)
+    return message
 
 
 def find_real_apiserver_assets() -> Path | None:
@@ -159,6 +169,8 @@ def find_real_apiserver_assets() -> Path | None:
         if _has_binaries(Path(value)):
             return Path(value)
         log.warning("$%s=%s holds no executable kube-apiserver and etcd; ignoring it", env, value)
+    if _has_binaries(ENVTEST_DEFAULT_ASSETS):
+        return ENVTEST_DEFAULT_ASSETS
     for bin_dir in _shared_bin_dirs():
         if all((bin_dir / f"{n}.xz").is_file() for n in REQUIRED_BINARIES):
             try:

@@ -32,7 +32,7 @@ def run_demo(api: Any, caplog: pytest.LogCaptureFixture, namespace: str) -> list
 
 
 def test_async_operator_on_the_embedded_server(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="kubeinformers.async_reconcile")
+    caplog.set_level(logging.INFO, logger="kubeinformers.reconcile")
     with LocalApiServer() as server:
         api = server.api_client()
         install(api, time.monotonic() + 60.0)

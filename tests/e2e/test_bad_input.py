@@ -7,9 +7,12 @@ list, in the watch stream and after a relist: the object reported once in the lo
 and the field path, counted, handed to the watch error handler; every other object cached;
 the informer going on.
 
-Both decode modes of the transport: the default eager decoder (`JsonDecoder`: a bad object is
-skipped) and the lazy one (`LazyDecoder`: the object is cached as sent and fails on first
-access to a field, reported once through its `on_invalid` hook).
+Both decode modes of the transport: the eager decoder (`JsonDecoder`: a bad object is
+reported as it arrives) and the lazy one (`LazyDecoder`: reported on its first full read,
+once, through its `on_invalid` hook). Either way the object is cached at the version the
+server sent, built field by field: `spec.replicas` raises InvalidFieldError when read, the
+rest of it reads (rule K11; until issue 27 an eager informer kept the last valid version of
+an object updated into a bad shape, and a lazy one made the whole object unreadable).
 
 Against LocalApiServer and against a real kube-apiserver (issue 13, marked `real_apiserver`;
 a private one for this module, since the loose Widget CRD replaces the demo's). The relist is
@@ -35,7 +38,7 @@ from examples.informers.informers import CustomInformers
 from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
 from kubeinformers.runtime.client.transport import ApiListerWatcher
-from kubeinformers.runtime.codec.lazy import InvalidObjectError
+from kubeinformers.runtime.codec.drift import InvalidFieldError
 from kubeinformers.runtime.reflector import reflector as reflector_module
 from kubeinformers.runtime.reflector.backoff import Backoff
 from kubeinformers.testing.local_api_server import LocalApiServer
@@ -199,11 +202,12 @@ def test_eager_decode_reports_a_bad_object_once_and_keeps_everything_else(
         assert all(factory.wait_for_cache_sync(timeout=30).values())
 
         # the initial list (watch-list): the bad object is reported, and kept as the server
-        # has it (a relist must not delete it), unreadable beyond its identity
+        # has it (a relist must not delete it), its bad field raising when read (K11)
         assert keys(informer) == {f"{NS}/w-1", f"{NS}/w-2", f"{NS}/w-bad-in-list"}
         kept = informer.get_indexer().get_by_key(f"{NS}/w-bad-in-list")
-        with pytest.raises(InvalidObjectError, match=r"spec\.replicas"):
-            _ = kept.spec  # type: ignore[union-attr]
+        assert kept.spec.size == "small"  # type: ignore[union-attr]
+        with pytest.raises(InvalidFieldError, match=r"spec\.replicas"):
+            _ = kept.spec.replicas  # type: ignore[union-attr]
         (err,) = errors.about(f"{NS}/w-bad-in-list")
         assert "spec.replicas" in str(err) and f"{NS}/w-bad-in-list" in str(err)
         assert lw.decode_errors == 1
@@ -220,7 +224,7 @@ def test_eager_decode_reports_a_bad_object_once_and_keeps_everything_else(
         assert len(errors.about(f"{NS}/w-bad-in-watch")) == 1
         assert len(errors.about(f"{NS}/w-2")) == 1
         assert lw.decode_errors == 3
-        # nothing already cached is lost: w-2 keeps its last valid state
+        # nothing is lost and nothing stale: w-2 is cached at its newest version (K11)
         assert keys(informer) == {
             f"{NS}/w-1",
             f"{NS}/w-2",
@@ -229,7 +233,10 @@ def test_eager_decode_reports_a_bad_object_once_and_keeps_everything_else(
             f"{NS}/w-bad-in-watch",
         }
         w2 = informer.get_indexer().get_by_key(f"{NS}/w-2")
-        assert w2 is not None and w2.spec is not None and w2.spec.replicas == 2
+        assert w2 is not None and w2.spec is not None and w2.spec.size == "small"
+        assert w2.metadata.resource_version == bad_update_rv(server)  # type: ignore[union-attr]
+        with pytest.raises(InvalidFieldError, match=r"w-2.*spec\.replicas.*'two'"):
+            _ = w2.spec.replicas
 
         # a relist (410 on the re-watch) meets all three bad objects again: counted and
         # handed to the handler again, but each is logged only once
@@ -251,6 +258,12 @@ def test_eager_decode_reports_a_bad_object_once_and_keeps_everything_else(
     finally:
         factory.shutdown()
         api.close()
+
+
+def bad_update_rv(server: BadInputServer) -> str:
+    return str(
+        server.get("demo.kubeinformers.io/v1", "Widget", "w-2", NS)["metadata"]["resourceVersion"]
+    )
 
 
 def test_eager_decode_relist_keeps_a_cached_object_that_turned_invalid(
@@ -285,8 +298,9 @@ def test_lazy_decode_caches_a_bad_object_and_reports_it_once_on_first_access(
     server: BadInputServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Lazy decoding (the default) cannot know an object is bad before it is read: the object
-    is cached as the server sent it; its first read raises InvalidObjectError (key, field
-    path) and reports it once (log, counter, watch error handler); later reads only raise."""
+    is cached as the server sent it; its first full read reports it once (log, counter, watch
+    error handler), and every read of its bad field raises InvalidFieldError (key, field
+    path), the rest of it reading (K11)."""
     caplog.set_level(logging.DEBUG, logger="kubeinformers")
     api = server.api_client()
     factory = SharedInformerFactory(api)  # decode="lazy" by default
@@ -312,9 +326,10 @@ def test_lazy_decode_caches_a_bad_object_and_reports_it_once_on_first_access(
         assert lw.decode_errors == 0 and not errors.items  # nothing read yet
         for name in ("w-bad-in-list", "w-bad-in-watch"):
             bad = lister.widgets(NS).get(name)
-            for _ in range(2):  # the first read reports, the second only raises again
-                with pytest.raises(InvalidObjectError) as info:
-                    _ = bad.spec
+            assert bad.spec is not None and bad.spec.size == "small"  # the first read reports
+            for _ in range(2):  # every read of the bad field raises
+                with pytest.raises(InvalidFieldError) as info:
+                    _ = bad.spec.replicas
                 assert "spec.replicas" in str(info.value) and f"{NS}/{name}" in str(info.value)
         good = lister.widgets(NS).get("w-2")
         assert good.spec is not None and good.spec.replicas == 2
@@ -348,14 +363,81 @@ def test_without_a_watch_error_handler_a_bad_object_is_logged_once(
         factory.start()
         assert all(factory.wait_for_cache_sync(timeout=30).values())
         if decode == "lazy":
-            with pytest.raises(InvalidObjectError):
-                _ = widgets.lister().widgets(NS).get("w-bad-in-list").spec
+            with pytest.raises(InvalidFieldError):
+                _ = widgets.lister().widgets(NS).get("w-bad-in-list").spec.replicas  # type: ignore[union-attr]
         else:  # a relist meets the bad object a second time
             server.force_relist()
             wait_for(lambda: lw.decode_errors >= 2, "the relist")
         assert lw.decode_errors >= 1
         logged = error_logs(caplog, f"{NS}/w-bad-in-list")
         assert len(logged) == 1, logged
+    finally:
+        factory.shutdown()
+        api.close()
+
+
+@pytest.mark.parametrize("server", ["local"], indirect=True)
+def test_g9_a_handler_reading_an_invalid_object_is_logged_once_per_change_and_counted(
+    server: BadInputServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """G9 (issue 25): a handler that reads an object failing validation used to log a full
+    chained traceback on every notification (1,307 lines for 3 objects in 10 s). Now: one
+    WARNING per object and resourceVersion naming the handler, the object, its model and what
+    to do, no traceback; each further notification of that version at DEBUG; every one counted
+    in the handler's metrics."""
+    caplog.set_level(logging.DEBUG, logger="kubeinformers")
+    api = server.api_client()
+    factory = SharedInformerFactory(api)
+    widgets = CustomInformers(factory).demo().v1().widgets()
+    informer = widgets.informer()
+    raised: list[str] = []
+    lock = threading.Lock()
+
+    def read_spec(obj: Any) -> None:
+        try:
+            _ = obj.spec
+        except InvalidObjectError as e:
+            with lock:
+                raised.append(e.key)
+            raise
+
+    informer.add_event_handler(
+        on_add=lambda obj, initial: read_spec(obj),
+        on_update=lambda old, new: read_spec(new),
+    )
+    key = f"{NS}/w-bad-in-list"
+
+    def counted() -> int:
+        return informer.metrics().handlers[0].invalid_objects
+
+    try:
+        factory.start()
+        assert all(factory.wait_for_cache_sync(timeout=30).values())
+        wait_for(lambda: counted() == 1, "the initial add of the bad widget")
+        for n in (2, 3):  # each relist hands the same version to the handler again
+            server.force_relist()
+            wait_for(lambda n=n: counted() == n, f"relist {n - 1}")  # type: ignore[misc]
+        bad = server.get("demo.kubeinformers.io/v1", "Widget", "w-bad-in-list", NS)
+        bad["metadata"].setdefault("labels", {})["touched"] = "yes"  # a new, still bad version
+        server.replace(bad)
+        wait_for(lambda: counted() == 4, "the update of the bad widget")
+        with lock:
+            assert raised == [key] * 4
+        metrics = informer.metrics().handlers[0]
+        assert metrics.errors == metrics.invalid_objects == 4
+        said = [
+            r
+            for r in caplog.records
+            if r.name.startswith("kubeinformers.informer.") and "w-bad-in-list" in r.getMessage()
+        ]
+        loud = [r for r in said if r.levelno >= logging.WARNING]
+        assert [r.levelname for r in loud] == ["WARNING", "WARNING"], [r.getMessage() for r in loud]
+        assert all(r.exc_info is None for r in said)  # no traceback, ever
+        first = loud[0].getMessage()
+        assert "skipped the add of Widget 'bad/w-bad-in-list'" in first
+        assert "kubeinformers generate --cluster" in first
+        assert "skipped the update of Widget 'bad/w-bad-in-list'" in loud[1].getMessage()
+        assert len([r for r in said if r.levelno == logging.DEBUG]) == 2
     finally:
         factory.shutdown()
         api.close()

@@ -18,6 +18,7 @@ from kubeinformers.generated.protobuf_schema import KINDS, MESSAGES
 from kubeinformers.generated.registry import RESOURCES, model_for
 from kubeinformers.runtime.api.listwatch import INITIAL_EVENTS_END_ANNOTATION
 from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.client.auth import apply_auth
 from kubeinformers.runtime.codec.lazy import is_lazy
 from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
 from kubeinformers.runtime.codec.protobuf.envelope import unwrap
@@ -40,7 +41,7 @@ class Http:
 
     def get(self, path: str, accept: str, **kwargs: Any) -> urllib3.BaseHTTPResponse:
         headers = {"Accept": accept}
-        self.api.update_params_for_auth(headers, [], ["BearerToken"], path, "GET", None)
+        apply_auth(self.api, headers, [], path)
         response: urllib3.BaseHTTPResponse = self.api.rest_client.pool_manager.request(
             "GET",
             self.server.server + path,

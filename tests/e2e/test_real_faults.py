@@ -33,12 +33,12 @@ import yaml
 
 from examples.informers.informers import CustomInformers
 from kubeinformers.generated.informers import SharedInformerFactory
-from kubeinformers.runtime.cache.informer import SharedIndexInformer
-from kubeinformers.runtime.cache.keys import (
+from kubeinformers.runtime.api.keys import (
     DeletedFinalStateUnknown,
     meta_namespace_key,
     object_resource_version,
 )
+from kubeinformers.runtime.cache.informer import SharedIndexInformer
 from kubeinformers.runtime.reflector import reflector as reflector_module
 from kubeinformers.runtime.reflector.backoff import Backoff
 from kubeinformers.testing.real_apiserver import RealApiServer

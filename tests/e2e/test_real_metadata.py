@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from kubeinformers.runtime.api.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.api.resource import GroupVersionResource
 from kubeinformers.runtime.cache.dynamic import MetadataSharedInformerFactory
-from kubeinformers.runtime.cache.keys import meta_namespace_key, object_resource_version
 from kubeinformers.testing.real_apiserver import RealApiServer
 from tests.support.cluster import RealCluster
 from tests.support.view import View

@@ -23,14 +23,14 @@ from typing import Any
 import pytest
 from pydantic import Field
 
+from kubeinformers.runtime.api.keys import (
+    deletion_handling_meta_namespace_key,
+    object_resource_version,
+)
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
 from kubeinformers.runtime.api.model import KubeModel
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
-from kubeinformers.runtime.cache.keys import (
-    deletion_handling_meta_namespace_key,
-    object_resource_version,
-)
 from kubeinformers.runtime.client.transport import ApiListerWatcher, HttpWatch
 from kubeinformers.runtime.reflector import reflector as reflector_module
 from kubeinformers.runtime.reflector.backoff import Backoff

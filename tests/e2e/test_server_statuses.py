@@ -23,9 +23,9 @@ from kubernetes.client.rest import ApiException
 from examples.informers.informers import CustomInformers
 from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
-from kubeinformers.runtime.cache.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.client.transport import ApiListerWatcher
 from kubeinformers.runtime.reflector import reflector as reflector_module
 from kubeinformers.runtime.reflector.backoff import Backoff

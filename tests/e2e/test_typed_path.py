@@ -32,14 +32,14 @@ from kubeinformers.generated.apps.v1 import Deployment
 from kubeinformers.generated.core.v1 import Node, Pod
 from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.runtime import labels
-from kubeinformers.runtime.api.listwatch import ListOptions
-from kubeinformers.runtime.api.resource import GroupVersionResource
-from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind
-from kubeinformers.runtime.cache.keys import (
+from kubeinformers.runtime.api.keys import (
     meta_namespace_key,
     object_labels,
     object_resource_version,
 )
+from kubeinformers.runtime.api.listwatch import ListOptions
+from kubeinformers.runtime.api.resource import GroupVersionResource
+from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind
 from kubeinformers.runtime.cache.listers import NotFoundError
 from kubeinformers.testing.local_api_server import LocalApiServer
 from kubeinformers.testing.real_apiserver import RealApiServer

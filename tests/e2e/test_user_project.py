@@ -75,3 +75,42 @@ def test_issue18_a_wrong_type_in_user_code_is_reported_against_the_generated_mod
     done = _mypy(tmp_path, "wrong.py")
     assert done.returncode == 1, done.stdout + done.stderr
     assert 'Incompatible return value type (got "Pod", expected "int")' in done.stdout
+
+
+def test_every_public_name_is_typed_for_a_user_and_a_name_that_is_not_public_is_an_error(
+    tmp_path: Path,
+) -> None:
+    """The faces are lazy at run time, yet mypy sees each public name with its real type, and
+    a name a face does not export is an error (no module `__getattr__` makes it Any)."""
+    from tests.test_public_api import FACES, IMPORTABLE_FACES
+
+    lines = [
+        f"from {face} import {', '.join(f'{n} as {n}_{i}' for n in sorted(FACES[face]))}"
+        for i, face in enumerate(IMPORTABLE_FACES)
+    ]
+    code = "\n".join(lines) + textwrap.dedent(
+        """
+
+        from kubeinformers import NotAPublicName, labels, object_name
+        from kubeinformers.testing import SharedInformerFactory
+
+
+        def key(obj: object) -> int:
+            return object_name(obj)
+
+
+        def selector() -> int:
+            return labels.parse("app=web")
+        """
+    )
+    (tmp_path / "names.py").write_text(code)
+    done = _mypy(tmp_path, "names.py")
+    errors = sorted(
+        line.split(": error: ")[1] for line in done.stdout.splitlines() if ": error: " in line
+    )
+    assert errors == [
+        'Incompatible return value type (got "Selector", expected "int")  [return-value]',
+        'Incompatible return value type (got "str", expected "int")  [return-value]',
+        'Module "kubeinformers" has no attribute "NotAPublicName"  [attr-defined]',
+        'Module "kubeinformers.testing" has no attribute "SharedInformerFactory"  [attr-defined]',
+    ], done.stdout + done.stderr

@@ -5,12 +5,11 @@ the wrong one is a type error, not a TypeError at run time.
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 from kubeinformers.generated.core.v1.listers import NodeLister, PodLister
 from kubeinformers.runtime.cache.listers import ClusterLister, Lister, NamespacedLister
-from tests.generator.genutil import REPO, run_mypy
+from tests.generator.genutil import mypy_errors, mypy_rejects_each
 
 HEADER = """\
 from __future__ import annotations
@@ -57,15 +56,6 @@ BAD = {
 }
 
 
-def _errors_in(path: Path, mypy_output: str) -> list[str]:
-    """The errors mypy reports in `path` (not those of other files it had to follow)."""
-    return [
-        line
-        for line in mypy_output.splitlines()
-        if ": error:" in line and line.split(":", 1)[0].endswith(path.name)
-    ]
-
-
 def test_h9_generated_listers_subclass_the_base_of_their_scope() -> None:
     assert issubclass(PodLister, NamespacedLister) and not issubclass(PodLister, ClusterLister)
     assert issubclass(NodeLister, ClusterLister) and not issubclass(NodeLister, NamespacedLister)
@@ -75,21 +65,10 @@ def test_h9_generated_listers_subclass_the_base_of_their_scope() -> None:
 def test_h9_mypy_accepts_reads_that_match_the_scope(tmp_path: Path) -> None:
     usage = tmp_path / "lister_scope_good.py"
     usage.write_text(GOOD)
-    out = run_mypy([usage], cwd=REPO, mypy_path=[]).stdout
-    assert _errors_in(usage, out) == [], out
+    assert mypy_errors(usage) == []
 
 
 def test_h9_mypy_rejects_get_without_namespace_and_a_namespace_step_on_cluster_kinds(
     tmp_path: Path,
 ) -> None:
-    body = "".join(
-        f"\n\ndef {name}(core: CoreV1Informers) -> object:\n    return {expr}\n"
-        for name, (expr, _) in BAD.items()
-    )
-    misuse = tmp_path / "lister_scope_bad.py"
-    misuse.write_text(HEADER + body)
-    out = run_mypy([misuse], cwd=REPO, mypy_path=[]).stdout
-    errors = _errors_in(misuse, out)
-    for _, message in BAD.values():
-        assert [e for e in errors if message in e], out
-    assert len(errors) == len(BAD), textwrap.indent(out, "  ")
+    mypy_rejects_each(tmp_path / "lister_scope_bad.py", HEADER, BAD, "core: CoreV1Informers")

@@ -193,3 +193,30 @@ def run_mypy(
         timeout=timeout,
         check=False,
     )
+
+
+def mypy_errors(path: Path) -> list[str]:
+    """The errors mypy --strict reports in the module `path` (not in the files it follows)."""
+    out = run_mypy([path], cwd=REPO, mypy_path=[]).stdout
+    return [
+        line
+        for line in out.splitlines()
+        if ": error:" in line and line.split(":", 1)[0].endswith(path.name)
+    ]
+
+
+def mypy_rejects_each(
+    path: Path, header: str, mistakes: dict[str, tuple[str, str]], params: str
+) -> None:
+    """Write `header` plus one function `def <name>(<params>) -> None: <statement>` per
+    mistake into `path`; assert mypy reports each mistake's message, one error per mistake."""
+    body = "".join(
+        f"\n\ndef {name}({params}) -> None:\n    {statement}\n"
+        for name, (statement, _) in mistakes.items()
+    )
+    path.write_text(header + body)
+    errors = mypy_errors(path)
+    report = "\n".join(errors)
+    for _, message in mistakes.values():
+        assert [e for e in errors if message in e], report
+    assert len(errors) == len(mistakes), report

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -206,3 +208,49 @@ def test_make_generate_for_your_crds_neither_needs_package_nor_mentions_the_buil
         f".venv/bin/kubeinformers generate --crd {REALMS} --out {tmp_path / 'informers'}"
     ], dry.stdout
     assert "OpenAPI" not in dry.stdout + dry.stderr
+
+
+# --- without the generator extra (pip install kubeinformers, no [generator]) ------------------
+
+_WITHOUT_EXTRA = """
+import sys
+for name in ("jinja2", "black", "datamodel_code_generator"):
+    sys.modules[name] = None  # import fails as when the distribution is not installed
+from kubeinformers.generator.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _run_without_extra(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _WITHOUT_EXTRA, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+
+
+def test_help_without_the_generator_extra_prints_help_and_one_hint(tmp_path: Path) -> None:
+    proc = _run_without_extra("generate", "--help", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "usage: kubeinformers generate" in proc.stdout and "--crd PATH" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "note: kubeinformers generate needs the generator extra (jinja2, black, "
+        "datamodel-code-generator not installed): pip install 'kubeinformers[generator]'"
+    ]
+
+
+def test_generate_without_the_generator_extra_fails_with_one_line(tmp_path: Path) -> None:
+    crds = tmp_path / "crds"
+    crds.mkdir()
+    proc = _run_without_extra("generate", "--crd", str(crds), "--out", "gen", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "kubeinformers generate needs the generator extra (jinja2, black, "
+        "datamodel-code-generator not installed): pip install 'kubeinformers[generator]'"
+    ]
+    assert not (tmp_path / "gen").exists()

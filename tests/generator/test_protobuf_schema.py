@@ -1,22 +1,24 @@
-"""The protobuf schema extractor (`kubeinformers.generator.protobuf_schema`): Go declarations
-in, the contract's fields out (kubeinformers.runtime.codec.protobuf.schema). The schema is
-what lets a protobuf object read as the JSON Go writes for it (K3, docs/behaviour.md): its
-pointers, omitempty/omitzero, inlined structs, maps, times, quantities. The committed JSON
-is checked against go-to-protobuf's own generated.proto files of the same tag.
+"""The protobuf schema extractor (`tools/protobuf_schema.py`, a maintainers' tool outside the
+package): Go declarations in, the contract's fields out (kubeinformers.runtime.codec.protobuf.
+schema). The schema is what lets a protobuf object read as the JSON Go writes for it (K3,
+docs/behaviour.md): its pointers, omitempty/omitzero, inlined structs, maps, times,
+quantities. The committed JSON is checked against go-to-protobuf's own generated.proto files
+of the same tag, recorded in tests/generator/fixtures/generated-proto
+(`tools/record_generated_proto.py`), so the check runs in any clone.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from kubeinformers.generator import protobuf_schema as ps
 from kubeinformers.runtime.codec.protobuf import schema as pb
 from tests.generator.genutil import REPO
+from tools import protobuf_schema as ps
+from tools.record_generated_proto import SAMPLE, recorded_path
 
 COMMITTED = REPO / "kubeinformers" / "generator" / "data" / "protobuf-k8s-1.36.json"
 
@@ -257,22 +259,6 @@ def test_the_command_writes_a_deterministic_sorted_file(tmp_path: Path) -> None:
 
 # --- the committed JSON against go-to-protobuf's generated.proto --------------------------
 
-MIRRORS = REPO.parent / ".mirror"
-API_MIRROR = MIRRORS / "kubernetes+api" / "repo"
-MACHINERY_MIRROR = MIRRORS / "kubernetes+apimachinery" / "repo"
-SAMPLE = [
-    (API_MIRROR, "core/v1"),
-    (API_MIRROR, "apps/v1"),
-    (API_MIRROR, "autoscaling/v2"),
-    (API_MIRROR, "batch/v1"),
-    (API_MIRROR, "certificates/v1"),
-    (API_MIRROR, "coordination/v1"),
-    (API_MIRROR, "events/v1"),
-    (API_MIRROR, "networking/v1"),
-    (API_MIRROR, "resource/v1"),
-    (API_MIRROR, "admissionregistration/v1alpha1"),
-    (MACHINERY_MIRROR, "pkg/apis/meta/v1"),
-]
 _PROTO_FIELD = re.compile(
     r"^\s*(optional|repeated)?\s*(map<\s*\w+\s*,\s*([\w.]+)\s*>|[\w.]+)\s+\w+\s*=\s*(\d+)\s*;"
 )
@@ -325,17 +311,15 @@ def test_committed_schema_agrees_with_generated_proto() -> None:
     apimachinery message. The one intended difference: runtime.Unknown's `raw` (json:"-")."""
     data = json.loads(COMMITTED.read_text())
     tag = data["source"]["k8s.io/api"]
-    if not (API_MIRROR / "HEAD").exists() or not (MACHINERY_MIRROR / "HEAD").exists():
-        pytest.skip(f"needs the k8s.io/api and apimachinery git mirrors in {MIRRORS}")
     messages: dict[str, list[list[object]]] = data["messages"]
     checked = 0
-    for repo, folder in SAMPLE:
-        text = subprocess.run(
-            ["git", "-C", str(repo), "show", f"{tag}:{folder}/generated.proto"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
+    for module, folder in SAMPLE:
+        recorded = recorded_path(module, folder)
+        text = recorded.read_text()
+        assert text.startswith(f"// k8s.io/{module} {tag} {folder}/generated.proto\n"), (
+            f"{recorded} was recorded at another tag than the committed schema's ({tag}): "
+            "rerun tools/record_generated_proto.py"
+        )
         for name, proto in proto_messages(text).items():
             ours = {int(str(f[0])): f for f in messages.get(name, [])}
             if not ours and all(name not in refs for refs in _LEAF_MESSAGES.values()):

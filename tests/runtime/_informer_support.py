@@ -9,11 +9,11 @@ from typing import Any
 
 from pydantic import Field
 
-from kubeinformers.runtime.api.model import KubeModel
-from kubeinformers.runtime.cache.keys import (
+from kubeinformers.runtime.api.keys import (
     DeletedFinalStateUnknown,
     deletion_handling_meta_namespace_key,
 )
+from kubeinformers.runtime.api.model import KubeModel
 
 WAIT = 10.0  # generous upper bound for Event waits; tests finish far sooner
 

@@ -288,9 +288,9 @@ def test_watermark_never_runs_ahead_of_a_key_still_queued(queue: QueueKind) -> N
     """C1.9 hands out keys in first-queued order: A(rv 10), B(11), A again (12) pops A with
     10 and 12 while B@11 still waits, so a waiter for 11 must not wake before B is in the
     store. RealFIFO (C-2) pops in arrival order: its watermark may follow each entry."""
+    from kubeinformers.runtime.api.keys import meta_namespace_key
     from kubeinformers.runtime.cache.delta_fifo import DeltaFIFO
     from kubeinformers.runtime.cache.informer import SharedIndexInformer
-    from kubeinformers.runtime.cache.keys import meta_namespace_key
     from kubeinformers.runtime.cache.real_fifo import RealFIFO
     from tests.runtime._informer_support import Pod, pod
 

@@ -1,20 +1,23 @@
-"""The asyncio work queue (I2-I8 on the loop), AsyncReconciler's retries (I8, I9) and
+"""The asyncio work queue (I2-I8 on the loop), AsyncReconcileLoop's retries (I8, I9) and
 AsyncLeaderElector, all under asyncio debug mode."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import threading
 from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.async_leaderelection import AsyncLeaderElector
-from kubeinformers.runtime.async_reconcile import AsyncReconciler
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
-from kubeinformers.runtime.leaderelection import LeaseLock
-from kubeinformers.runtime.reconcile import Requeue
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown
+from kubeinformers.runtime.leaderelection.async_elector import AsyncLeaderElector
+from kubeinformers.runtime.leaderelection.elector import LeaseLock
+from kubeinformers.runtime.reconcile import core as reconcile_core
+from kubeinformers.runtime.reconcile.async_loop import AsyncReconcileLoop
+from kubeinformers.runtime.reconcile.core import Requeue
+from kubeinformers.runtime.reconcile.loop import ReconcileLoop
 from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue, QueueShutDown
 from kubeinformers.runtime.workqueue.rate_limiters import ItemExponentialFailureRateLimiter
 from tests.runtime.test_async_api import run_debug
@@ -152,7 +155,7 @@ def test_reconciler_retries_with_growing_delays_then_succeeds(
                 raise Requeue("dependency not ready")
             return None
 
-        reconciler: AsyncReconciler[str] = AsyncReconciler(
+        reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop(
             "test",
             reconcile,
             workers=2,
@@ -197,7 +200,7 @@ def test_cancelling_the_reconciler_lets_the_inflight_reconcile_finish(
             await release.wait()
             finished.append(key)
 
-        reconciler: AsyncReconciler[str] = AsyncReconciler("drain", reconcile)
+        reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop("drain", reconcile)
         reconciler.enqueue("ns/a")
         runner = asyncio.create_task(reconciler.run())
         await asyncio.wait_for(entered.wait(), TIMEOUT)
@@ -209,6 +212,69 @@ def test_cancelling_the_reconciler_lets_the_inflight_reconcile_finish(
         assert finished == ["ns/a"]
 
     run_debug(main, caplog)
+
+
+class _Warned(logging.Handler):
+    """Sets `event` at the first WARNING of the reconcile loops (logged on the loop's thread)."""
+
+    def __init__(self, event: asyncio.Event) -> None:
+        super().__init__(logging.WARNING)
+        self.event = event
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.event.set()
+
+
+def test_the_async_loop_has_the_thread_loops_inputs_and_says_it_waits_for_sync(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both loops are faces over one ReconcileCore: the same inputs (`enqueue`,
+    `enqueue_after`, `wait_for`), and the same warning while a cache has not synced (every
+    SYNC_HINT_AFTER seconds); no key is reconciled before the caches synced."""
+    monkeypatch.setattr(reconcile_core, "SYNC_HINT_AFTER", 0.05)
+    assert issubclass(AsyncReconcileLoop, reconcile_core.ReconcileCore)
+    assert issubclass(ReconcileLoop, reconcile_core.ReconcileCore)
+
+    class Cache:
+        synced = False
+
+        def has_synced(self) -> bool:
+            return self.synced
+
+    async def main() -> None:
+        reconciled: list[str] = []
+        both = asyncio.Event()
+
+        async def reconcile(key: str) -> None:
+            reconciled.append(key)
+            if len(reconciled) == 2:
+                both.set()
+
+        reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop("inputs", reconcile)
+        cache = Cache()
+        reconciler.wait_for(cache)
+        reconciler.enqueue_after("ns/later", 0.05)  # before run: kept until the queue exists
+        reconciler.enqueue("ns/now")
+        warned = asyncio.Event()
+        handler = _Warned(warned)
+        logger = logging.getLogger("kubeinformers.reconcile")
+        logger.addHandler(handler)
+        try:
+            stop = asyncio.Event()
+            runner = asyncio.create_task(reconciler.run(stop))
+            await asyncio.wait_for(warned.wait(), TIMEOUT)
+            assert reconciled == []
+            cache.synced = True
+            await asyncio.wait_for(both.wait(), TIMEOUT)
+            stop.set()
+            await asyncio.wait_for(runner, TIMEOUT)
+        finally:
+            logger.removeHandler(handler)
+        assert reconciled == ["ns/now", "ns/later"]
+        assert any("1 of 1 caches to sync" in r.getMessage() for r in caplog.records)
+
+    with caplog.at_level(logging.WARNING, logger="kubeinformers.reconcile"):
+        run_debug(main, caplog)
 
 
 def test_async_leader_election_one_leads_then_hands_over(caplog: pytest.LogCaptureFixture) -> None:

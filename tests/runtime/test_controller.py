@@ -9,6 +9,11 @@ from typing import Any, cast
 
 import pytest
 
+from kubeinformers.runtime.api.keys import (
+    DeletedFinalStateUnknown,
+    deletion_handling_meta_namespace_key,
+    meta_namespace_key,
+)
 from kubeinformers.runtime.cache.controller import (
     BatchProcessingError,
     Controller,
@@ -21,11 +26,6 @@ from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaFIFO, DeltaType
 from kubeinformers.runtime.cache.handlers import (
     FilteringResourceEventHandler,
     ResourceEventHandlerFuncs,
-)
-from kubeinformers.runtime.cache.keys import (
-    DeletedFinalStateUnknown,
-    deletion_handling_meta_namespace_key,
-    meta_namespace_key,
 )
 from kubeinformers.runtime.cache.real_fifo import RealFIFO
 from kubeinformers.runtime.cache.store import Indexer

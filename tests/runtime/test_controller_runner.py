@@ -1,4 +1,4 @@
-"""The ReconcileLoop (runtime/reconcile.py) over a minimal fake informer."""
+"""The ReconcileLoop (runtime/reconcile/loop.py, over reconcile/core.py) over a minimal fake informer."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any, cast
 
 import pytest
 
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.cache.handlers import ResourceEventHandler
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
-from kubeinformers.runtime.reconcile import ReconcileLoop
+from kubeinformers.runtime.reconcile.loop import ReconcileLoop
 from kubeinformers.runtime.workqueue.rate_limiters import ItemExponentialFailureRateLimiter
 
 TIMEOUT = 10.0
@@ -146,7 +146,7 @@ def test_failure_is_logged_with_key_and_retried_with_growing_delays_then_forgott
     )
     controller.watch(informer)
     informer.synced.set()
-    with caplog.at_level(logging.WARNING, logger="kubeinformers.controller_runner"):
+    with caplog.at_level(logging.WARNING, logger="kubeinformers.reconcile"):
         running = Running(controller)
         informer.add(cm("flaky"))
         assert succeeded.wait(TIMEOUT)
@@ -311,7 +311,7 @@ def test_bad_object_is_logged_not_enqueued(caplog: pytest.LogCaptureFixture) -> 
     informer = FakeInformer()
     controller: ReconcileLoop[str] = ReconcileLoop("bad", lambda key: None)
     controller.watch(informer)
-    with caplog.at_level(logging.ERROR, logger="kubeinformers.controller_runner"):
+    with caplog.at_level(logging.ERROR, logger="kubeinformers.reconcile"):
         informer.add(cast(Obj, object()))  # no metadata at all
     assert len(controller.queue) == 0
     assert any("cannot compute a key" in r.getMessage() for r in caplog.records)
@@ -595,14 +595,14 @@ def test_configmap_summary_example_against_local_api_server(local_api: Any) -> N
 def test_waiting_for_sync_says_so(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import kubeinformers.runtime.reconcile as runner_module
+    import kubeinformers.runtime.reconcile.core as reconcile_core
 
-    monkeypatch.setattr(runner_module, "SYNC_HINT_AFTER", 0.05)
+    monkeypatch.setattr(reconcile_core, "SYNC_HINT_AFTER", 0.05)
     informer = FakeInformer()
     controller: ReconcileLoop[str] = ReconcileLoop("hint", lambda key: None)
     controller.watch(informer)
     stop = threading.Event()
-    with caplog.at_level(logging.WARNING, logger="kubeinformers.controller_runner"):
+    with caplog.at_level(logging.WARNING, logger="kubeinformers.reconcile"):
         threading.Timer(0.3, stop.set).start()
         assert not controller.wait_for_cache_sync(stop)
     assert any("1 of 1 caches to sync" in r.getMessage() for r in caplog.records)
@@ -611,7 +611,7 @@ def test_waiting_for_sync_says_so(
 def test_requeue_retries_with_backoff_and_logs_one_line_without_traceback(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from kubeinformers.runtime.reconcile import Requeue
+    from kubeinformers.runtime.reconcile.core import Requeue
 
     calls: list[str] = []
 

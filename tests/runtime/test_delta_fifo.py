@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown, ObjectKeyError
 from kubeinformers.runtime.cache.delta_fifo import (
     Delta,
     DeltaFIFO,
@@ -20,7 +21,6 @@ from kubeinformers.runtime.cache.delta_fifo import (
     FIFOClosedError,
     RequeueError,
 )
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown, ObjectKeyError
 from kubeinformers.runtime.cache.store import Indexer
 from tests.runtime._queue_objects import Thing, thing
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from kubeinformers.generated.meta.v1 import ObjectMeta
+from kubeinformers.runtime.api.keys import meta_namespace_key
 from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
 from kubeinformers.runtime.cache.dynamic import (
     METADATA_LIST_ACCEPT,
@@ -19,7 +20,6 @@ from kubeinformers.runtime.cache.dynamic import (
     MetadataSharedInformerFactory,
     PartialObjectMetadata,
 )
-from kubeinformers.runtime.cache.keys import meta_namespace_key
 from kubeinformers.runtime.cache.listers import NotFoundError
 from kubeinformers.runtime.cache.transforms import strip_managed_fields
 from kubeinformers.testing.local_api_server import LocalApiServer

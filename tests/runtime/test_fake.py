@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from kubeinformers.runtime.api.errors import ApiStatusError, is_expired
+from kubeinformers.runtime.api.keys import object_annotations
 from kubeinformers.runtime.api.listwatch import (
     INITIAL_EVENTS_END_ANNOTATION,
     ListOptions,
@@ -16,7 +17,6 @@ from kubeinformers.runtime.api.listwatch import (
     watch_list_semantics_unsupported,
 )
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
-from kubeinformers.runtime.cache.keys import object_annotations
 from kubeinformers.testing import FakeListerWatcher
 from kubeinformers.testing.fake import FakeWatch
 from tests.runtime._informer_support import WAIT, Pod, Recorder, Runner, describe, pod, wait_for

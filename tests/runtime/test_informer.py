@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown, object_labels
 from kubeinformers.runtime.cache.handlers import ResourceEventHandlerFuncs
 from kubeinformers.runtime.cache.informer import (
     InformerStartedError,
@@ -18,7 +19,6 @@ from kubeinformers.runtime.cache.informer import (
     ResourceEventHandlerRegistration,
     SharedIndexInformer,
 )
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown, object_labels
 from kubeinformers.runtime.clock import FakeClock
 from kubeinformers.testing import FakeListerWatcher
 from tests.runtime._informer_support import WAIT, Pod, Recorder, Runner, describe, pod, wait_for

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from kubeinformers.runtime.codec.drift import InvalidFieldError
 from kubeinformers.runtime.codec.json_list import JsonListStream, decode_list_body
-from kubeinformers.runtime.codec.lazy import InvalidObjectError, is_lazy, materialize
+from kubeinformers.runtime.codec.lazy import is_lazy
 from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
 from kubeinformers.runtime.codec.wire import JsonDecoder, ObjectDecodeError
 from tests.runtime.test_lazy import Pod
@@ -200,7 +201,7 @@ def test_k8_eager_decoder_streams_to_what_it_decodes_whole() -> None:
     assert bad == [] and page == whole
 
 
-def test_k7_k8_an_invalid_item_in_a_streamed_list_is_reported_and_kept_lazily() -> None:
+def test_k7_k8_k11_an_invalid_item_in_a_streamed_list_is_reported_and_kept_at_its_version() -> None:
     body = _pod_list_body(30, bad={4, 17})
     page, bad = JsonDecoder(Pod).decode_list_stream(_pieces(body, 400))
     assert [(e.key, e.resource_version) for e in bad] == [
@@ -209,9 +210,11 @@ def test_k7_k8_an_invalid_item_in_a_streamed_list_is_reported_and_kept_lazily() 
     ]
     assert all(isinstance(e, ObjectDecodeError) and "spec.containers" in e.path for e in bad)
     assert [p.metadata.name for p in page.items] == [f"web-{i}" for i in range(30)]  # type: ignore[union-attr]
-    assert is_lazy(page.items[4]) and not is_lazy(page.items[5])
-    with pytest.raises(InvalidObjectError, match="web-4"):
-        materialize(page.items[4])
+    assert not is_lazy(page.items[4]) and not is_lazy(page.items[5])
+    spec = page.items[4].spec  # type: ignore[union-attr]
+    assert spec is not None and page.items[4].metadata.resource_version == "104"  # type: ignore[union-attr]
+    with pytest.raises(InvalidFieldError, match=r"web-4.*spec\.containers"):
+        _ = spec.containers
 
 
 def test_k8_dict_decoder_streams_to_what_it_decodes_whole() -> None:

@@ -1,4 +1,4 @@
-"""Keys, tombstones and metadata accessors: rules A1-A9 (kubeinformers.runtime.cache.keys)."""
+"""Keys, tombstones and metadata accessors: rules A1-A9 (kubeinformers.runtime.api.keys)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.cache.keys import (
+from kubeinformers.runtime.api.keys import (
     DeletedFinalStateUnknown,
     NoMetadataError,
     ObjectKeyError,

@@ -6,15 +6,20 @@ import copy
 import json
 import pickle
 import threading
+from typing import Any
 
 import pytest
 from pydantic import Field
 
+from kubeinformers.runtime.api import keys
 from kubeinformers.runtime.api.model import KubeModel, Status
-from kubeinformers.runtime.cache import keys
 from kubeinformers.runtime.codec import lazy as lazy_module
-from kubeinformers.runtime.codec.lazy import (
+from kubeinformers.runtime.codec.drift import (
+    InvalidFieldError,
     InvalidObjectError,
+    PartlyInvalidObjectError,
+)
+from kubeinformers.runtime.codec.lazy import (
     LazyModelBuilder,
     is_lazy,
     materialize,
@@ -88,12 +93,35 @@ def test_identity_is_read_without_building_the_model() -> None:
     assert is_lazy(pod) and is_lazy(pod.metadata)
 
 
-def test_first_access_to_another_field_builds_the_model_in_place() -> None:
+def test_k13_first_access_to_a_field_builds_that_field_alone_then_the_rest_in_place() -> None:
     raw = pod_json()
     pod = LazyModelBuilder(Pod).build(raw)
-    assert pod.spec is not None and pod.spec.containers[0].image == "nginx"
-    assert type(pod) is Pod and not is_lazy(pod)
-    assert pod == Pod.model_validate_json(raw)
+    spec = pod.spec
+    assert spec is not None and spec.containers[0].image == "nginx"
+    assert is_lazy(pod) and pod.spec is spec  # built once, kept
+    assert pod == Pod.model_validate_json(raw)  # a whole-object read builds the rest
+    assert type(pod) is Pod and not is_lazy(pod) and pod.spec is spec
+
+
+@pytest.mark.parametrize(
+    "whole",
+    [
+        lambda p: p.model_dump(),
+        lambda p: copy.deepcopy(p),
+        lambda p: pickle.dumps(p),
+        lambda p: p.model_fields_set,
+        lambda p: setattr(p, "kind", "Pod"),
+        lambda p: repr(p),
+        lambda p: p.surprise,  # an unknown field: the whole model has it
+    ],
+)
+def test_k13_a_whole_object_read_after_a_field_read_keeps_that_field(whole: Any) -> None:
+    raw = pod_json()
+    pod = LazyModelBuilder(Pod).build(raw)
+    spec = pod.spec
+    whole(pod)
+    assert type(pod) is Pod and pod.spec is spec
+    assert pod.model_dump() == Pod.model_validate_json(raw).model_dump()
 
 
 def test_metadata_builds_alone_for_fields_beyond_identity() -> None:
@@ -146,21 +174,27 @@ def test_setting_a_field_builds_first_then_sets() -> None:
     assert pod.kind == "Changed" and pod.spec is not None
 
 
-def test_invalid_object_raises_naming_object_model_and_field_path_and_reports_once() -> None:
+def test_k11_only_the_invalid_field_raises_naming_object_field_and_remedy_reported_once() -> None:
     reported: list[InvalidObjectError] = []
     builder = LazyModelBuilder(Pod, on_invalid=reported.append)
-    raw = pod_json(spec={"containers": [{"name": "app", "ports": ["eighty"]}]})
+    raw = pod_json(spec={"containers": [{"name": "app", "image": "nginx", "ports": ["eighty"]}]})
     pod = builder.build(raw)
     assert keys.meta_namespace_key(pod) == "default/web-1"  # identity still readable
-    with pytest.raises(InvalidObjectError) as first:
-        _ = pod.spec
+    assert pod.spec is not None and pod.kind == "Pod"  # the rest of the object reads
+    container = pod.spec.containers[0]
+    assert (container.name, container.image) == ("app", "nginx")
+    with pytest.raises(InvalidFieldError) as first:
+        _ = container.ports
     message = str(first.value)
-    assert "'default/web-1'" in message and "spec.containers.0.ports.0" in message
-    assert "Pod" in message
-    with pytest.raises(InvalidObjectError) as second:
-        _ = pod.spec
-    assert second.value is first.value
-    assert reported == [first.value]
+    assert "Pod 'default/web-1'" in message and "spec.containers[0].ports" in message
+    assert "regenerate the models" in message and first.value.value == ["eighty"]
+    with pytest.raises(InvalidFieldError):
+        _ = container.ports  # every read raises; the report was once
+    assert len(reported) == 1 and isinstance(reported[0], PartlyInvalidObjectError)
+    assert [f.path for f in reported[0].fields] == ["spec.containers[0].ports"]
+    # The server's value stays in a dump (a read-modify-write keeps it).
+    assert pod.model_dump(warnings=False)["spec"]["containers"][0]["ports"] == ["eighty"]
+    assert not is_lazy(pod) and isinstance(pod, Pod)
 
 
 def test_model_without_identity_metadata_is_validated_eagerly() -> None:
@@ -208,33 +242,46 @@ def test_k10_every_step_of_a_build_shows_other_threads_a_whole_object(
             assert copy.copy(pod) == twin and pickle.loads(pickle.dumps(pod)) == twin, name
 
     monkeypatch.setattr(lazy_module, "_publish", publish_and_look)
+    materialize(pod)
     assert pod.spec is not None and pod.spec.containers[0].name == "app"
     assert seen[-1] == "__class__", seen  # the class is switched last
     assert pod == twin
 
 
-def test_k10_concurrent_first_reads_all_see_the_built_model() -> None:
+def test_k10_k13_concurrent_first_reads_all_see_one_built_field_and_lose_none() -> None:
+    """Threads reading fields alone (K13) while others read whole objects (==, dumps): every
+    reader sees one `spec` per pod, the whole build keeps it, nothing torn, nothing lost."""
     builder = LazyModelBuilder(Pod)
-    pods = [builder.build(pod_json(f"p{i}")) for i in range(200)]
+    raws = [pod_json(f"p{i}") for i in range(200)]
+    pods = [builder.build(raw) for raw in raws]
+    twins = [Pod.model_validate_json(raw) for raw in raws]
     start = threading.Event()
     failures: list[BaseException] = []
+    specs: list[list[int]] = []
 
-    def reader() -> None:
+    def reader(whole: bool) -> None:
         start.wait(5)
+        mine: list[int] = []
         try:
-            for pod in pods:
+            for pod, twin in zip(pods, twins, strict=True):
+                if whole:
+                    assert pod == twin
                 assert pod.spec is not None and pod.spec.containers[0].name == "app"
+                mine.append(id(pod.spec))
         except BaseException as exc:  # collected and asserted below
             failures.append(exc)
+        specs.append(mine)
 
-    threads = [threading.Thread(target=reader) for _ in range(8)]
+    threads = [threading.Thread(target=reader, args=(i % 2 == 0,)) for i in range(8)]
     for t in threads:
         t.start()
     start.set()
     for t in threads:
         t.join(10)
     assert not failures
-    assert all(type(p) is Pod for p in pods)
+    assert len(specs) == 8 and all(s == specs[0] for s in specs)  # one spec per pod, seen by all
+    assert all(type(p) is Pod for p in pods)  # the whole readers built them
+    assert pods == twins and [id(p.spec) for p in pods] == specs[0]
 
 
 def list_body(*items: bytes, rv: str = "100", cont: str | None = None) -> bytes:
@@ -328,12 +375,34 @@ def test_a_canonical_event_with_a_null_or_metadata_free_object() -> None:
         decoder.decode_event(b'{"type":"ADDED","object":null')  # truncated: not JSON
 
 
-def test_a_canonical_event_with_an_invalid_object_is_still_lazy_and_reports_on_read() -> None:
+def test_k11_a_canonical_event_with_an_invalid_object_is_still_lazy_and_reports_on_read() -> None:
     reported: list[InvalidObjectError] = []
     decoder = LazyDecoder(Pod, on_invalid=reported.append)
     bad = pod_json("x", spec={"containers": [{"image": "no-name"}]})
     event = decoder.decode_event(b'{"type":"ADDED","object":' + bad + b"}")
-    assert keys.meta_namespace_key(event.object) == "default/x"
-    with pytest.raises(InvalidObjectError, match="default/x"):
-        _ = event.object.spec  # type: ignore[union-attr]
+    assert keys.meta_namespace_key(event.object) == "default/x" and is_lazy(event.object)
+    container = event.object.spec.containers[0]  # type: ignore[union-attr]
+    assert container.image == "no-name"
+    with pytest.raises(InvalidFieldError, match=r"default/x.*spec\.containers\[0\]\.name.*missing"):
+        _ = container.name
     assert len(reported) == 1
+
+
+def test_k13_the_metadata_handed_out_stays_the_items_after_the_whole_build() -> None:
+    raw = pod_json()
+    pod = LazyModelBuilder(Pod).build(raw)
+    meta = pod.metadata
+    assert meta is not None and is_lazy(meta)
+    assert pod == Pod.model_validate_json(raw)
+    assert pod.metadata is meta and not is_lazy(meta) and type(meta) is ObjectMeta
+    assert meta.annotations == {"a": "b"} and meta.generation == 3
+
+
+def test_k13_a_transform_that_changed_the_metadata_keeps_its_change_after_the_whole_build() -> None:
+    raw = pod_json()
+    pod = LazyModelBuilder(Pod).build(raw)
+    assert pod.metadata is not None
+    pod.metadata.generation = 42  # builds the metadata alone, then changes it
+    assert pod.spec is not None and pod.model_dump()["metadata"]["generation"] == 42
+    assert pod.model_dump()["metadata"]["annotations"] == {"a": "b"}
+    assert pod.metadata.generation == 42 and type(pod) is Pod

@@ -16,7 +16,7 @@ from kubernetes.client import V1Lease
 from kubernetes.client.exceptions import ApiException
 
 from kubeinformers.runtime.clock import FakeClock
-from kubeinformers.runtime.leaderelection import (
+from kubeinformers.runtime.leaderelection.elector import (
     LeaderCallbacks,
     LeaderElectionConfig,
     LeaderElectionRecord,

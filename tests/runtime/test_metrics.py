@@ -451,7 +451,7 @@ def test_invalid_objects_reported_by_the_transport_are_counted(decode: str) -> N
     from examples.informers.informers import CustomInformers
     from kubeinformers.generated.informers import SharedInformerFactory
     from kubeinformers.runtime.client.transport import ApiListerWatcher
-    from kubeinformers.runtime.codec.lazy import InvalidObjectError
+    from kubeinformers.runtime.codec.drift import InvalidObjectError
     from kubeinformers.testing.local_api_server import LocalApiServer
     from tests.e2e.test_bad_input import NS, loose_widget_crd, widget
 
@@ -472,14 +472,14 @@ def test_invalid_objects_reported_by_the_transport_are_counted(decode: str) -> N
             assert (m.informer, m.resource) == (informer.name, "demo.kubeinformers.io/v1/widgets")
             assert m.invalid_objects == (1 if decode == "eager" else 0)
             with pytest.raises(InvalidObjectError):
-                _ = widgets.lister().widgets(NS).get("w-bad").spec
+                _ = widgets.lister().widgets(NS).get("w-bad").spec.replicas  # type: ignore[union-attr]
             assert informer.metrics().invalid_objects == 1  # reported once, either way
             server.create(widget("w-bad-2", replicas={"nested": True}))
             server.create(widget("w-good-2"))
             assert wait_for(lambda: informer.metrics().notifications.add == 4, timeout=20)
             if decode == "lazy":
                 with pytest.raises(InvalidObjectError):
-                    _ = widgets.lister().widgets(NS).get("w-bad-2").spec
+                    _ = widgets.lister().widgets(NS).get("w-bad-2").spec.replicas  # type: ignore[union-attr]
             m = informer.metrics()
             lw = informer.lister_watcher
             assert isinstance(lw, ApiListerWatcher)

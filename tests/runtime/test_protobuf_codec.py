@@ -6,6 +6,7 @@ by its hand-written table, whose `Widget` covers every kind and flag of the sche
 from __future__ import annotations
 
 import base64
+import json
 import re
 from typing import Any
 
@@ -13,7 +14,16 @@ import pytest
 from pydantic import Field
 
 from kubeinformers.runtime.api.model import KubeModel, Status
-from kubeinformers.runtime.codec.lazy import InvalidObjectError, is_lazy, materialize
+from kubeinformers.runtime.codec.drift import (
+    InvalidFieldError,
+    InvalidObjectError,
+    PartlyInvalidObjectError,
+)
+from kubeinformers.runtime.codec.lazy import (
+    LazyModelBuilder,
+    is_lazy,
+    materialize,
+)
 from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
 from kubeinformers.runtime.codec.protobuf.envelope import (
     split_list,
@@ -472,8 +482,10 @@ def test_k5_list_items_are_lazy_with_identity_and_build_the_model_on_first_acces
     expected = Widget.model_validate(to_json_object(MESSAGES, WIDGET, items[0]))
     assert first.spec == expected.spec and first.spec is not None
     assert (first.spec.title, first.spec.count, first.spec.tags) == ("T", 3, ["a"])
-    assert not is_lazy(first) and type(first) is Widget
-    assert first == expected
+    assert is_lazy(first)  # K13: only `spec` was built, from its own bytes
+    spec = first.spec
+    assert first == expected  # a whole-object read builds the rest
+    assert not is_lazy(first) and type(first) is Widget and first.spec is spec
     assert "apiVersion" not in first.model_dump(exclude_none=True)  # list items carry no kind
 
 
@@ -499,18 +511,20 @@ def test_k5_a_truncated_list_body_raises_value_error_naming_the_resource() -> No
         _decoder().decode_list(body[:-10])
 
 
-def test_k5_an_invalid_object_raises_invalid_object_error_and_is_reported_once() -> None:
+def test_k5_k11_an_invalid_field_raises_naming_it_and_the_object_is_reported_once() -> None:
     reported: list[InvalidObjectError] = []
     bad = ld(1, object_meta(name="bad", namespace="ns")) + ld(2, ld(1, "t") + vint(5, 1))
     decoder = ProtobufLazyDecoder(
         StrictWidget, message=WIDGET, messages=MESSAGES, on_invalid=reported.append
     )
     obj = decoder.decode_list(list_body("v1", "WidgetList", [bad])).items[0]
-    with pytest.raises(InvalidObjectError, match=r"StrictWidget 'ns/bad'.*spec\.count"):
-        _ = obj.spec
-    with pytest.raises(InvalidObjectError):
-        _ = obj.spec
+    assert obj.spec is not None and obj.spec.title == "t"  # the rest reads
+    with pytest.raises(InvalidFieldError, match=r"StrictWidget 'ns/bad'.*spec\.count"):
+        _ = obj.spec.count
+    with pytest.raises(InvalidFieldError):
+        _ = obj.spec.count
     assert len(reported) == 1 and reported[0].key == "ns/bad"
+    assert isinstance(reported[0], PartlyInvalidObjectError)
     assert obj.metadata is not None and obj.metadata.name == "bad"  # the identity stays readable
 
 
@@ -634,3 +648,15 @@ def test_config_map_binary_data_is_base64_and_immutable_false_is_written() -> No
         "binaryData": {"b": "AAE="},
         "immutable": False,
     }
+
+
+def test_k3_k11_a_drifted_object_from_protobuf_equals_the_one_from_json() -> None:
+    bad = ld(1, object_meta(name="bad", namespace="ns")) + ld(2, ld(1, "t") + vint(5, 1))
+    decoder = ProtobufLazyDecoder(StrictWidget, message=WIDGET, messages=MESSAGES)
+    from_protobuf = decoder.decode_list(list_body("v1", "WidgetList", [bad])).items[0]
+    raw = to_json_object(MESSAGES, WIDGET, bad)
+    from_json = LazyModelBuilder(StrictWidget).build(json.dumps(raw).encode())
+    assert materialize(from_protobuf) == materialize(from_json)
+    assert from_json.spec is not None and from_json.spec.title == "t"
+    with pytest.raises(InvalidFieldError, match=r"spec\.count"):
+        _ = from_json.spec.count

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown, ObjectKeyError, object_name
 from kubeinformers.runtime.cache.delta_fifo import Delta, Deltas, DeltaType, FIFOClosedError
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown, ObjectKeyError, object_name
 from kubeinformers.runtime.cache.real_fifo import RealFIFO
 from kubeinformers.runtime.cache.store import Indexer
 from tests.runtime._queue_objects import Thing, thing

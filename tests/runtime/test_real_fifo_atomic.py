@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from kubeinformers.runtime.api.keys import ObjectKeyError
 from kubeinformers.runtime.cache.delta_fifo import Delta, Deltas, DeltaType
-from kubeinformers.runtime.cache.keys import ObjectKeyError
 from kubeinformers.runtime.cache.real_fifo import (
     UNLOCK_WHILE_PROCESSING_LIMIT,
     BookmarkInfo,

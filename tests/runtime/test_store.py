@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.cache.keys import (
+from kubeinformers.runtime.api.keys import (
     DeletedFinalStateUnknown,
     NoMetadataError,
     ObjectKeyError,

@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import Field
 
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.api.model import KubeModel
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.cache.transforms import chain_transforms, strip_managed_fields
 
 MANAGED = [{"manager": "kubectl", "operation": "Apply", "fieldsV1": {"f:spec": {}}}]

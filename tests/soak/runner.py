@@ -34,11 +34,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubeinformers.runtime.api.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.api.listwatch import ListOptions
 from kubeinformers.runtime.cache.dynamic import MetadataSharedInformerFactory
 from kubeinformers.runtime.cache.factory import SharedInformerFactory as RuntimeFactory
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
-from kubeinformers.runtime.cache.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.client.transport import ApiListerWatcher
 from kubeinformers.runtime.reflector import reflector as reflector_module
 from kubeinformers.runtime.reflector.backoff import Backoff

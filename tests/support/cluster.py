@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import urllib3
 
+from kubeinformers.runtime.client.auth import apply_auth
 from kubeinformers.testing.real_apiserver import RealApiServer
 
 ObjDict = dict[str, Any]
@@ -147,7 +148,7 @@ class RealCluster:
         data = json.dumps(body).encode() if body is not None else None
         while True:
             headers = {"Accept": "application/json", "Content-Type": "application/json"}
-            self._api.update_params_for_auth(headers, [], ["BearerToken"], path, method, None)
+            apply_auth(self._api, headers, [], path, method)
             try:
                 response = self._api.rest_client.pool_manager.request(
                     method,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from kubeinformers.runtime.cache.keys import (
+from kubeinformers.runtime.api.keys import (
     deletion_handling_meta_namespace_key,
     object_resource_version,
 )

@@ -1,5 +1,5 @@
 """Helpers for LocalApiServer's own tests. The user-facing fixtures (local_api_server, ...)
-come from the installed `pytest11` entry point, as for any user: not imported here."""
+come from the plugin that tests/conftest.py opts in to, as a user's suite does."""
 
 from __future__ import annotations
 

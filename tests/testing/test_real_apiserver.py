@@ -20,6 +20,7 @@ import pytest
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
+from kubeinformers.testing import real_apiserver as real_apiserver_module
 from kubeinformers.testing.real_apiserver import (
     RealApiServer,
     RealApiServerUnavailable,
@@ -153,6 +154,38 @@ def test_a_directory_without_binaries_is_reported_as_unavailable(tmp_path: Path)
     assert not list(tmp_path.iterdir())
 
 
+def _no_assets_anywhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv(real_apiserver_module.ASSETS_ENV, raising=False)
+    monkeypatch.delenv(real_apiserver_module.KUBEBUILDER_ASSETS_ENV, raising=False)
+    monkeypatch.setattr(real_apiserver_module, "ENVTEST_DEFAULT_ASSETS", tmp_path / "none")
+
+
+def test_installed_package_skip_message_names_the_env_vars_not_site_packages(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Installed from a wheel, the message says how a user provides binaries; the project's
+    ../shared folder (a path computed from site-packages) is neither searched nor named."""
+    _no_assets_anywhere(monkeypatch, tmp_path)
+    site = tmp_path / "venv/lib/python3.11/site-packages/kubeinformers/testing"
+    site.mkdir(parents=True)
+    monkeypatch.setattr(real_apiserver_module, "__file__", str(site / "real_apiserver.py"))
+    message = real_apiserver_module.missing_assets_message()
+    assert "$KUBEBUILDER_ASSETS" in message and "$KUBEINFORMERS_APISERVER_ASSETS" in message
+    assert "setup-envtest use -p path" in message and "/none" in message
+    assert "shared" not in message and "site-packages" not in message
+    assert real_apiserver_module.find_real_apiserver_assets() is None
+    assert "\n" not in message
+
+
+def test_clone_skip_message_also_names_the_shared_folder_beside_the_clone(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _no_assets_anywhere(monkeypatch, tmp_path)
+    message = real_apiserver_module.missing_assets_message()
+    assert "$KUBEBUILDER_ASSETS" in message
+    assert f"realk8s at {REPO_ROOT.parent / 'shared' / 'realk8s' / 'bin'}" in message
+
+
 @pytest.mark.real_apiserver
 def test_unknown_user_is_refused(real_apiserver: RealApiServer) -> None:
     with pytest.raises(ValueError, match="admin"):
@@ -179,8 +212,8 @@ def record(srv):
 def test_the_fixtures_leave_no_process_and_no_directory(
     real_apiserver_assets: Path, tmp_path: Path
 ) -> None:
-    """A user's test session (the plugin's fixtures, as installed): once it ends, both the
-    session server and a private one are gone, processes and run directories."""
+    """A user's test session (the plugin's fixtures, opted in with -p): once it ends, both
+    the session server and a private one are gone, processes and run directories."""
     (tmp_path / "test_user.py").write_text(_USER_TESTS)
     record = tmp_path / "record.jsonl"
     env = {
@@ -188,8 +221,9 @@ def test_the_fixtures_leave_no_process_and_no_directory(
         "RECORD": str(record),
         "KUBEINFORMERS_APISERVER_ASSETS": str(real_apiserver_assets),
     }
+    plugin = ("-p", "kubeinformers.testing.pytest_plugin")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_user.py"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin, "test_user.py"],
         cwd=tmp_path,
         env=env,
         capture_output=True,

@@ -270,31 +270,44 @@ def test_keep_alive_requests_are_not_held_back_by_nagle(server: LocalApiServer) 
     assert time.perf_counter() - start < 2.0
 
 
-def test_pytest_plugin_is_registered_by_the_pytest11_entry_point(
-    request: pytest.FixtureRequest,
-) -> None:
-    """Installed kubeinformers gives every test suite the fixtures, without a conftest."""
-    assert (
-        request.config.pluginmanager.get_plugin("kubeinformers")
-        is sys.modules["kubeinformers.testing.pytest_plugin"]
-    )
+USER_TEST = (
+    "def test_user(local_api_server, local_api_server_factory):\n"
+    "    other = local_api_server_factory(namespaces=('team-a',))\n"
+    "    assert other.get('v1', 'Namespace', 'team-a')['metadata']['name'] == 'team-a'\n"
+    "    assert local_api_server.get('v1', 'Namespace', 'default')\n"
+)
 
 
-def test_pytest_plugin_fixtures_in_a_project_without_conftest(tmp_path: Path) -> None:
-    (tmp_path / "test_user.py").write_text(
-        "def test_user(local_api_server, local_api_server_factory):\n"
-        "    other = local_api_server_factory(namespaces=('team-a',))\n"
-        "    assert other.get('v1', 'Namespace', 'team-a')['metadata']['name'] == 'team-a'\n"
-        "    assert local_api_server.get('v1', 'Namespace', 'default')\n"
-    )
+def _run_user_suite(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_user.py"],
-        cwd=tmp_path,
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, "test_user.py"],
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_pytest_plugin_is_opt_in_not_loaded_into_every_session(tmp_path: Path) -> None:
+    """Installing kubeinformers adds no plugin to a user's sessions (as envtest, opt-in)."""
+    (tmp_path / "test_user.py").write_text(USER_TEST)
+    proc = _run_user_suite(tmp_path)
+    assert proc.returncode != 0
+    assert "fixture 'local_api_server' not found" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("how", ["conftest", "-p"])
+def test_pytest_plugin_fixtures_once_a_suite_opts_in(tmp_path: Path, how: str) -> None:
+    (tmp_path / "test_user.py").write_text(USER_TEST)
+    args: tuple[str, ...] = ()
+    if how == "conftest":
+        (tmp_path / "conftest.py").write_text(
+            'pytest_plugins = ["kubeinformers.testing.pytest_plugin"]\n'
+        )
+    else:
+        args = ("-p", "kubeinformers.testing.pytest_plugin")
+    proc = _run_user_suite(tmp_path, *args)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed" in proc.stdout

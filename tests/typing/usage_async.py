@@ -8,11 +8,11 @@ from typing import assert_type
 from examples.informers.demo.v1.widget import Widget, WidgetLister
 from kubeinformers.generated.core.v1 import Pod, PodLister
 from kubeinformers.generated.informers import SharedInformerFactory
-from kubeinformers.runtime.async_leaderelection import AsyncLeaderElector
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.cache.events import Added, Deleted, Updated
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
-from kubeinformers.runtime.leaderelection import ResourceLock
+from kubeinformers.runtime.leaderelection.async_elector import AsyncLeaderElector
+from kubeinformers.runtime.leaderelection.elector import ResourceLock
 
 
 async def typed(factory: SharedInformerFactory) -> None:

@@ -11,6 +11,7 @@ import threading
 
 from pydantic import Field
 
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.api.model import KubeModel
 from kubeinformers.runtime.cache.handlers import (
     FilteringResourceEventHandler,
@@ -21,7 +22,6 @@ from kubeinformers.runtime.cache.informer import (
     ResourceEventHandlerRegistration,
     SharedIndexInformer,
 )
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
 from kubeinformers.testing import FakeListerWatcher
 
 
@@ -87,6 +87,7 @@ def main(loop: asyncio.AbstractEventLoop) -> None:
     reg: ResourceEventHandlerRegistration[Pod] = informer.add_event_handler(
         on_add=on_add, on_update=on_update, on_delete=on_delete
     )
+    informer.add_indexers({"by-name": lambda pod: [pod_name(pod)]})  # `pod` is a Pod (B17)
     handler: ResourceEventHandler[Pod] = PodHandler()
     informer.add_event_handler(handler, resync_period=0)
     informer.add_event_handler(FilteringResourceEventHandler(in_default, PodHandler()))

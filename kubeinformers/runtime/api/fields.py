@@ -1,7 +1,7 @@
 """Reading one field of an API object that may be a model, a kubernetes client object or a
 mapping (a dynamic informer's dicts, a Lease from the kubernetes client).
 
-The one reader of both: object keys and metadata accessors (`cache.keys`) and leader
+The one reader of both: object keys and metadata accessors (`api.keys`) and leader
 election's Lease records use it.
 """
 

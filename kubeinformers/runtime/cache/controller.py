@@ -10,22 +10,23 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
-from kubeinformers.runtime.api.listwatch import ListerWatcher
-from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaFIFO, DeltaType, FIFOClosedError
-from kubeinformers.runtime.cache.handlers import HandlerResult, ResourceEventHandler
-from kubeinformers.runtime.cache.keys import (
+from kubeinformers.runtime.api.keys import (
     DeletedFinalStateUnknown,
     deletion_handling_meta_namespace_key,
     meta_namespace_key,
 )
+from kubeinformers.runtime.api.listwatch import ListerWatcher
+from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaFIFO, DeltaType, FIFOClosedError
+from kubeinformers.runtime.cache.handlers import HandlerResult, ResourceEventHandler
 from kubeinformers.runtime.cache.real_fifo import BookmarkInfo, ReplacedAllInfo
 from kubeinformers.runtime.cache.store import (
     Indexer,
+    Indexers,
     Transaction,
     TransactionError,
     TransactionType,
@@ -356,7 +357,7 @@ def new_informer(
     resync_period: float,
     handler: ResourceEventHandler[T],
     *,
-    indexers: Mapping[str, Callable[[T], list[str]]] | None = None,
+    indexers: Indexers[T] | None = None,
     transform: TransformFunc | None = None,
     name: str | None = None,
 ) -> tuple[Indexer[T], Controller[T]]:

@@ -17,9 +17,14 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sized
 from enum import StrEnum
-from typing import Any, Generic, NamedTuple, Protocol, TypeAlias, TypeVar
+from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeAlias, TypeVar
 
-from .keys import DeletedFinalStateUnknown, ObjectKeyError, meta_namespace_key
+from kubeinformers.runtime.api.keys import (
+    DeletedFinalStateUnknown,
+    ObjectKeyError,
+    meta_namespace_key,
+)
+
 from .store import Indexer
 
 __all__ = [
@@ -117,17 +122,23 @@ def _dedup_deltas(deltas: list[Delta[Any]]) -> None:
 CONSUMER_LINGER = 0.001
 """Seconds a queue's consumer (and a handler's delivery thread) keeps polling an emptied buffer
 before it sleeps until woken: the most a notification following within that time is delayed,
-and what lets a burst be taken in batches (see `_BlockingFIFO._wait_locked`)."""
+and what lets a burst be taken in batches (see `BlockingFIFO._wait_locked`)."""
 
 
-class _BlockingFIFO:
-    """What DeltaFIFO and RealFIFO share: waiting for items under the queue's condition,
-    closing, and the initial-population sync check (C1.10, C2.6).
+class BlockingFIFO(Generic[T]):
+    """What DeltaFIFO and RealFIFO share: keys (A7), `add` and `update` (C1.4, C2.3), waiting
+    for items under the queue's condition, closing, and the initial-population sync check
+    (C1.10, C2.6).
 
-    Subclasses set `_lock`, `_cond` (over `_lock`), `_closed`, `_waiting`, `_populated`,
-    `_initial_population_count`, and return their pending items from `_pending()`.
+    Subclasses set `_key_func`, `_lock`, `_cond` (over `_lock`), `_closed`, `_waiting`,
+    `_populated`, `_initial_population_count`; they queue one change in
+    `_queue_action_locked` and return their pending items from `_pending()`.
     """
 
+    KEYS_A_DELTA: ClassVar[bool] = False
+    """Whether `key_of` also keys a single `Delta` by its object (RealFIFO, A7)."""
+
+    _key_func: Callable[[Any], str]
     _lock: threading.RLock
     _cond: threading.Condition
     _closed: bool
@@ -138,6 +149,46 @@ class _BlockingFIFO:
 
     def _pending(self) -> Sized:
         raise NotImplementedError
+
+    def _queue_action_locked(self, action: DeltaType, obj: Any, transform: bool) -> object:
+        """Queue one change of `obj` (the caller holds the lock): key it (A7), transform it
+        unless `transform` is false or it is a tombstone, append it, wake a waiter."""
+        raise NotImplementedError
+
+    # -- keys ------------------------------------------------------------------------
+
+    def key_of(self, obj: Any) -> str:
+        """A7: a Deltas list → key of its newest element; a single Delta → its object (when
+        KEYS_A_DELTA); a tombstone → its key; else the key function. Failures raise
+        ObjectKeyError."""
+        if type(obj) is list:
+            if not obj:
+                raise ObjectKeyError(obj, "0 length Deltas object; can't get key")
+            obj = obj[-1].object
+        elif self.KEYS_A_DELTA and type(obj) is Delta:
+            obj = obj.object
+        if isinstance(obj, DeletedFinalStateUnknown):
+            return obj.key
+        try:
+            return self._key_func(obj)
+        except Exception as e:
+            raise ObjectKeyError(obj, e) from e
+
+    # -- producer side ---------------------------------------------------------------
+
+    def add(self, obj: T) -> None:
+        """Mark populated and enqueue ``Added`` (C1.4, C2.3)."""
+        with self._lock:
+            self._populated = True
+            self._queue_action_locked(_ADDED, obj, True)
+
+    def update(self, obj: T) -> None:
+        """Mark populated and enqueue ``Updated`` (C1.4, C2.3)."""
+        with self._lock:
+            self._populated = True
+            self._queue_action_locked(_UPDATED, obj, True)
+
+    # -- consumer side ---------------------------------------------------------------
 
     def on_synced(self, callback: Callable[[], None]) -> None:
         """Call `callback` once, as soon as `has_synced()` turns true (now, if it is).
@@ -197,7 +248,7 @@ class _BlockingFIFO:
             return self._closed
 
 
-class DeltaFIFO(_BlockingFIFO, Generic[T]):
+class DeltaFIFO(BlockingFIFO[T]):
     """A producer/consumer queue of per-key deltas (client-go's DeltaFIFO, section C-1).
 
     ``key_func`` keys real objects (default A1; tombstones and Deltas are keyed per A7);
@@ -228,35 +279,7 @@ class DeltaFIFO(_BlockingFIFO, Generic[T]):
         self._closed = False
         self._waiting = 0  # consumers blocked in pop; lets writers skip notify when none
 
-    # -- keys ------------------------------------------------------------------------
-
-    def key_of(self, obj: Any) -> str:
-        """A7: a Deltas list → key of its newest element; a tombstone → its key; else
-        the key function. Failures raise ObjectKeyError."""
-        if type(obj) is list:
-            if not obj:
-                raise ObjectKeyError(obj, "0 length Deltas object; can't get key")
-            obj = obj[-1].object
-        if isinstance(obj, DeletedFinalStateUnknown):
-            return obj.key
-        try:
-            return self._key_func(obj)
-        except Exception as e:
-            raise ObjectKeyError(obj, e) from e
-
-    # -- producer side ---------------------------------------------------------------
-
-    def add(self, obj: T) -> None:
-        """Mark populated and enqueue ``Added`` (C1.4)."""
-        with self._lock:
-            self._populated = True
-            self._queue_action_locked(_ADDED, obj, True)
-
-    def update(self, obj: T) -> None:
-        """Mark populated and enqueue ``Updated`` (C1.4)."""
-        with self._lock:
-            self._populated = True
-            self._queue_action_locked(_UPDATED, obj, True)
+    # -- producer side (add and update: BlockingFIFO) -----------------------------------
 
     def delete(self, obj: T | DeletedFinalStateUnknown[T]) -> None:
         """Enqueue ``Deleted`` unless the key is unknown everywhere (C1.5).

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 from urllib.parse import quote
 
 from pydantic import ConfigDict, Field
@@ -36,6 +36,9 @@ from kubeinformers.runtime.cache.factory import (
 )
 from kubeinformers.runtime.cache.informer import QueueKind, SharedIndexInformer
 from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, meta_namespace_index_func
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
 
 __all__ = [
     "METADATA_LIST_ACCEPT",
@@ -84,13 +87,15 @@ class DiscoveryError(LookupError):
 # --- discovery ---------------------------------------------------------------------------
 
 
-def _get_json(api_client: Any, path: str) -> Any:
+def _get_json(api_client: ApiClient, path: str) -> Any:
     """GET `path` with the client's credentials; ApiStatusError for a failure status."""
     import urllib3
 
+    from kubeinformers.runtime.client.auth import apply_auth
+
     headers: dict[str, str] = dict(api_client.default_headers)
     headers["Accept"] = "application/json"
-    api_client.update_params_for_auth(headers, [], ["BearerToken"], path, "GET", None)
+    apply_auth(api_client, headers, [], path)
     url = str(api_client.configuration.host).rstrip("/") + quote(path)
     try:
         resp = api_client.rest_client.pool_manager.request(
@@ -110,7 +115,7 @@ def _get_json(api_client: Any, path: str) -> Any:
     return json.loads(resp.data)
 
 
-def discover_resource(api_client: Any, gvr: GroupVersionResource) -> APIResource:
+def discover_resource(api_client: ApiClient, gvr: GroupVersionResource) -> APIResource:
     """The APIResource (kind, scope, verbs) of `gvr` from the server's discovery documents."""
     path = f"/apis/{gvr.group}/{gvr.version}" if gvr.group else f"/api/{gvr.version}"
     try:
@@ -142,7 +147,7 @@ def discover_resource(api_client: Any, gvr: GroupVersionResource) -> APIResource
 class _ResourceResolver:
     """Caches discovery answers per GVR for one factory."""
 
-    def __init__(self, api_client: Any) -> None:
+    def __init__(self, api_client: ApiClient) -> None:
         self._api_client = api_client
         self._lock = threading.Lock()
         self._known: dict[GroupVersionResource, APIResource] = {}
@@ -178,7 +183,7 @@ class DynamicSharedInformerFactory(SharedInformerFactory):
 
     def __init__(
         self,
-        api_client: Any,
+        api_client: ApiClient,
         resync_period: float = 0.0,
         *,
         namespace: str | None = None,
@@ -246,7 +251,7 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
     @overload
     def __init__(
         self: MetadataSharedInformerFactory[dict[str, Any]],
-        api_client: Any,
+        api_client: ApiClient,
         resync_period: float = 0.0,
         *,
         metadata_model: None = None,
@@ -259,7 +264,7 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
     @overload
     def __init__(
         self: MetadataSharedInformerFactory[M],
-        api_client: Any,
+        api_client: ApiClient,
         resync_period: float = 0.0,
         *,
         metadata_model: type[M],
@@ -271,7 +276,7 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
 
     def __init__(
         self,
-        api_client: Any,
+        api_client: ApiClient,
         resync_period: float = 0.0,
         *,
         metadata_model: type[Any] | None = None,

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeAlias, TypeVar
 
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.cache.handlers import ResourceEventHandler
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
 
 __all__ = ["Added", "Deleted", "EventStream", "InformerEvent", "Updated"]
 
@@ -52,7 +52,7 @@ class Subscribable(Protocol[T_co, R]):
 
     def remove_event_handler(self, registration: R) -> None: ...
 
-    def _on_stopped(self, callback: Callable[[], None]) -> None: ...
+    def on_stopped(self, callback: Callable[[], None]) -> None: ...
 
 
 # How often a delivery thread waiting for buffer room looks whether its stream was closed.
@@ -179,7 +179,7 @@ class EventStream(Generic[T]):
             self, _unregister, informer, self._registration, self._bridge
         )
         self._done = False
-        informer._on_stopped(_closer(self._loop, self._queue))
+        informer.on_stopped(_closer(self._loop, self._queue))
 
     def has_synced(self) -> bool:
         """This subscriber has received every object of the informer's initial list (G6)."""

@@ -32,6 +32,8 @@ from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.codec.compact import CACHE_COMPRESSIONS, CacheCompression
 
 if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
     from kubeinformers.runtime.client.transport import DecodeMode, WireFormat
 
 __all__ = [
@@ -163,7 +165,7 @@ class SharedInformerFactory:
 
     def __init__(
         self,
-        api_client: Any,
+        api_client: ApiClient,
         resync_period: float = 0.0,
         *,
         namespace: str | None = None,
@@ -229,7 +231,8 @@ class SharedInformerFactory:
     # --- options ---------------------------------------------------------------------------
 
     @property
-    def api_client(self) -> Any:
+    def api_client(self) -> ApiClient:
+        """The kubernetes ApiClient every informer of this factory lists and watches through."""
         return self._api_client
 
     @property
@@ -413,7 +416,7 @@ class SharedInformerFactory:
             daemon=True,
         )
         self._threads[gvr] = thread
-        informer._on_synced(self._sync_wake.set)
+        informer.on_synced(self._sync_wake.set)
         thread.start()
 
     def _run_informer(self, gvr: GroupVersionResource, informer: SharedIndexInformer[Any]) -> None:
@@ -498,7 +501,7 @@ class SharedInformerFactory:
                 pass
 
         for informer in informers.values():
-            informer._on_synced(wake)
+            informer.on_synced(wake)
         for wait in self._sync_waits(informers, timeout, loop.time):
             try:
                 await asyncio.wait_for(woken.wait(), wait)
@@ -522,7 +525,7 @@ class SharedInformerFactory:
             threads = list(self._threads.items())
             unstarted = [i for gvr, i in self._informers.items() if gvr not in self._threads]
         for informer in unstarted:
-            informer._shut_down_unstarted()
+            informer.shut_down_unstarted()
         if threading.current_thread().name.startswith(_HANDLER_THREAD_PREFIX):
             logger.info("shutdown() called from an event handler: informers stop without waiting")
             return

@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Generic, Protocol, TypeVar
 
-from kubeinformers.runtime.cache.keys import DeletedFinalStateUnknown
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown
 
 T = TypeVar("T")
 T_contra = TypeVar("T_contra", contravariant=True)

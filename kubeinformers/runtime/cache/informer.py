@@ -12,9 +12,16 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Generic, Literal, TypeVar, get_args
 
+from kubeinformers.runtime.api.keys import (
+    DeletedFinalStateUnknown,
+    NoMetadataError,
+    deletion_handling_meta_namespace_key,
+    meta_namespace_key,
+    object_resource_version,
+)
 from kubeinformers.runtime.api.listwatch import CountsDecodeErrors, ListerWatcher, ServesResource
 from kubeinformers.runtime.cache.controller import (
     Controller,
@@ -37,13 +44,6 @@ from kubeinformers.runtime.cache.handlers import (
     is_coroutine_callback,
 )
 from kubeinformers.runtime.cache.health import HealthTracker, InformerHealth
-from kubeinformers.runtime.cache.keys import (
-    DeletedFinalStateUnknown,
-    NoMetadataError,
-    deletion_handling_meta_namespace_key,
-    meta_namespace_key,
-    object_resource_version,
-)
 from kubeinformers.runtime.cache.processor import (
     ADD,
     DELETE,
@@ -58,7 +58,7 @@ from kubeinformers.runtime.cache.real_fifo import (
     ReplacedAllInfo,
     SyncAllInfo,
 )
-from kubeinformers.runtime.cache.store import Indexer
+from kubeinformers.runtime.cache.store import Indexer, Indexers
 from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.metrics import (
     HandlerMetrics,
@@ -76,7 +76,6 @@ QueueKind = Literal["delta", "ordered", "atomic"]
 """The informer's queue: DeltaFIFO (C-1, the default), RealFIFO (C-2) or atomic RealFIFO (C-3)."""
 QUEUE_KINDS: tuple[QueueKind, ...] = get_args(QueueKind)
 
-IndexFunc = Callable[[Any], list[str]]
 TransformFunc = Callable[[Any], Any]
 WatchErrorHandler = Callable[[Reflector[Any], BaseException], None]
 
@@ -201,7 +200,7 @@ class SharedIndexInformer(Generic[T]):
         lister_watcher: ListerWatcher[T],
         object_type: type[T] | None,
         resync_period: float = 0.0,
-        indexers: Mapping[str, IndexFunc] | None = None,
+        indexers: Indexers[T] | None = None,
         *,
         name: str | None = None,
         use_watch_list: bool | None = None,
@@ -255,7 +254,7 @@ class SharedIndexInformer(Generic[T]):
         self._block_deltas = threading.Lock()
         self._started = False
         self._stopped = False
-        # Called once, right after the first list has been processed (`_on_synced`).
+        # Called once, right after the first list has been processed (`on_synced`).
         self._synced_callbacks: list[Callable[[], None]] = []
         self._synced_announced = False
         self._synced_lock = threading.Lock()  # taken under the queue lock: never the reverse
@@ -387,17 +386,20 @@ class SharedIndexInformer(Generic[T]):
         handler = self._watch_error_handler
         (handler or default_watch_error_handler)(reflector, err)
 
-    def _on_stopped(self, callback: Callable[[], None]) -> None:
-        """Call `callback` once `run` has returned (now if it has)."""
+    def on_stopped(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once this informer has stopped: `run` returned, or its factory shut
+        down without starting it (now if it has stopped already). An `events()` stream uses it
+        to end; the callback runs on the stopping thread, so it must be quick."""
         with self._start_lock:
             if not self._stopped:
                 self._stopped_callbacks.append(callback)
                 return
         callback()
 
-    def _shut_down_unstarted(self) -> None:
-        """Its factory shut down before starting it: it never will run, so end what waits for
-        it to stop (an `events()` stream ends instead of waiting forever)."""
+    def shut_down_unstarted(self) -> None:
+        """Mark an informer that will never run as stopped (its factory shut down before
+        starting it) and call the `on_stopped` callbacks, so what waits for it to stop ends (an
+        `events()` stream ends instead of waiting forever). No-op once started or stopped."""
         with self._start_lock:
             if self._started or self._stopped:
                 return
@@ -410,7 +412,7 @@ class SharedIndexInformer(Generic[T]):
                 self._log.exception("stop callback of informer %s failed", self.name)
 
     def _announce_synced(self) -> None:
-        """The queue's sync callback: tell the sync waiters (`_on_synced`). Runs under the
+        """The queue's sync callback: tell the sync waiters (`on_synced`). Runs under the
         queue lock, once."""
         with self._synced_lock:
             self._synced_announced = True
@@ -421,7 +423,7 @@ class SharedIndexInformer(Generic[T]):
             except Exception:
                 self._log.exception("sync callback of informer %s failed", self.name)
 
-    def _on_synced(self, callback: Callable[[], None]) -> None:
+    def on_synced(self, callback: Callable[[], None]) -> None:
         """Call `callback` (quick: it runs under the queue lock) once the first list has been
         processed, so that a waiter wakes at the sync rather than at its next poll; now if the
         informer has synced already. A stopped informer never syncs: keep a timeout.
@@ -615,7 +617,7 @@ class SharedIndexInformer(Generic[T]):
                 raise InformerStartedError("informer has already started")
             self._watch_error_handler = handler
 
-    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
+    def add_indexers(self, indexers: Indexers[T]) -> None:
         """Add indexes, before or after start; they index the current cache at once (F13)."""
         with self._start_lock:
             if self._stopped:

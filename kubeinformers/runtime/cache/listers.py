@@ -15,10 +15,9 @@ import logging
 from collections.abc import Iterable
 from typing import Any, Generic, Protocol, TypeVar
 
-from kubeinformers import _moved
 from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.keys import object_labels, object_namespace
 from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
-from kubeinformers.runtime.cache.keys import object_labels, object_namespace
 from kubeinformers.runtime.cache.store import NAMESPACE_INDEX
 from kubeinformers.runtime.labels.parser import to_selector
 from kubeinformers.runtime.labels.selector import Selector
@@ -280,8 +279,3 @@ class GenericLister(Generic[T]):
 
     def by_namespace(self, namespace: str) -> GenericNamespaceLister[T]:
         return GenericNamespaceLister(self._indexer, self._group, self._resource, namespace)
-
-
-def __getattr__(name: str) -> Any:
-    # Old names, kept for one release with a DeprecationWarning (kubeinformers._moved.RENAMED).
-    return _moved.renamed_attribute(__name__, name)

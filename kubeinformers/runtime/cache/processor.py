@@ -20,10 +20,14 @@ from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
+from kubeinformers.runtime.api.keys import (
+    deletion_handling_meta_namespace_key,
+    object_resource_version,
+)
 from kubeinformers.runtime.cache.delta_fifo import CONSUMER_LINGER
 from kubeinformers.runtime.cache.handlers import ResourceEventHandler
-from kubeinformers.runtime.cache.keys import deletion_handling_meta_namespace_key
 from kubeinformers.runtime.clock import Now
+from kubeinformers.runtime.codec.lazy import InvalidObjectError
 from kubeinformers.runtime.metrics import HandlerMetrics, LatencyRecorder
 
 T = TypeVar("T")
@@ -61,6 +65,23 @@ def _key_of(obj: object) -> str:
         return deletion_handling_meta_namespace_key(obj)
     except Exception:  # an object without metadata still deserves a log line
         return f"<no key: {type(obj).__name__}>"
+
+
+# G9: a listener remembers this many (key, resourceVersion) pairs it reported as invalid;
+# beyond that a new one is still counted, and logged at DEBUG.
+MAX_REPORTED_INVALID = 10_000
+
+
+def _invalid_object_error(exc: BaseException) -> InvalidObjectError | None:
+    """The InvalidObjectError `exc` is or was raised from (a handler may wrap it), else None."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, InvalidObjectError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 async def _await(awaitable: Awaitable[None]) -> None:
@@ -104,6 +125,8 @@ class ProcessorListener(Generic[T]):
         # Metrics, written by the delivery thread only (see metrics.py).
         self.latency = LatencyRecorder()
         self.errors = 0
+        self.invalid_objects = 0  # G9: callbacks that raised on an object failing validation
+        self._reported_invalid: set[tuple[str, str]] = set()
 
     # -- fed by the processor ------------------------------------------------------------------
 
@@ -156,7 +179,9 @@ class ProcessorListener(Generic[T]):
     def metrics(self) -> HandlerMetrics:
         """Buffered notifications, callbacks delivered and failed, time spent in them."""
         latency = self.latency.snapshot()
-        return HandlerMetrics(self.name, self.pending(), latency.count, self.errors, latency)
+        return HandlerMetrics(
+            self.name, self.pending(), latency.count, self.errors, self.invalid_objects, latency
+        )
 
     # -- resync (G4, G5) -----------------------------------------------------------------------
 
@@ -218,10 +243,14 @@ class ProcessorListener(Generic[T]):
                 result = handler.on_delete(a)
             if result is not None and inspect.isawaitable(result):
                 self._run_on_loop(result)
-        except Exception:
+        except Exception as exc:
             self.latency.observe(_perf_counter() - started)
             self.errors += 1
             obj = b if kind == UPDATE else a
+            invalid = _invalid_object_error(exc)
+            if invalid is not None:
+                self._report_invalid(invalid, kind, obj)
+                return  # G7, G9
             self._log.exception(
                 "event handler %r failed on %s of %s; going on with the next notification",
                 handler,
@@ -238,6 +267,32 @@ class ProcessorListener(Generic[T]):
             latency.max = elapsed
         if kind == ADD and b:
             self._initial_done += 1
+
+    def _report_invalid(self, err: InvalidObjectError, kind: int, obj: object) -> None:
+        """G9: a handler read an object that does not validate against its model. Said once per
+        object and change (key and resourceVersion) at WARNING, without a traceback (the
+        object's own ERROR came from the decoder that found it); every occurrence is counted."""
+        self.invalid_objects += 1
+        key = err.key or _key_of(obj)
+        rv = object_resource_version(obj)
+        marker = (key, rv)
+        first = marker not in self._reported_invalid
+        if first and len(self._reported_invalid) < MAX_REPORTED_INVALID:
+            self._reported_invalid.add(marker)
+        self._log.log(
+            logging.WARNING if first else logging.DEBUG,
+            "event handler %s skipped the %s of %s %r (resourceVersion %s): it does not validate "
+            "against %s.%s; regenerate the models from this cluster's API (kubeinformers "
+            "generate --cluster) to read it. The handler gets the object's next version%s",
+            self.name,
+            _KIND_NAMES[kind],
+            err.model.__name__,
+            key,
+            rv or "unknown",
+            err.model.__module__,
+            err.model.__qualname__,
+            "; this version is reported once." if first else " (reported before).",
+        )
 
     def _run_on_loop(self, awaitable: Awaitable[None]) -> None:
         """Run a coroutine handler's result on the registration's loop and wait for it, so the

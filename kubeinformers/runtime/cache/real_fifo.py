@@ -25,16 +25,21 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Generic, TypeAlias, TypeVar, cast
 
+from kubeinformers.runtime.api.keys import (
+    DeletedFinalStateUnknown,
+    ObjectKeyError,
+    meta_namespace_key,
+)
+
 from .delta_fifo import (
+    BlockingFIFO,
     Delta,
     Deltas,
     DeltaType,
     KnownObjects,
     PopProcessFunc,
-    _BlockingFIFO,
     known_items,
 )
-from .keys import DeletedFinalStateUnknown, ObjectKeyError, meta_namespace_key
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -89,7 +94,7 @@ class BookmarkInfo:
     resource_version: str
 
 
-class RealFIFO(_BlockingFIFO, Generic[T]):
+class RealFIFO(BlockingFIFO[T]):
     """An ordered queue of single deltas (client-go's RealFIFO, C-2 and C-3).
 
     Non-atomic (the default): ``known_objects`` (the consumer's store) is required (C2.2): it
@@ -100,6 +105,8 @@ class RealFIFO(_BlockingFIFO, Generic[T]):
     ``transformer`` is applied once to every object entering through add/update/delete/
     replace, never to tombstones or resync items.
     """
+
+    KEYS_A_DELTA = True  # A7: a single Delta is keyed by its object
 
     def __init__(
         self,
@@ -144,43 +151,13 @@ class RealFIFO(_BlockingFIFO, Generic[T]):
         self._closed = False
         self._waiting = 0
 
-    # -- keys ------------------------------------------------------------------------
-
-    def key_of(self, obj: Any) -> str:
-        """A7: Deltas → newest element; a single Delta → its object; a tombstone → its key;
-        else the key function. Failures raise ObjectKeyError."""
-        if type(obj) is list:
-            if not obj:
-                raise ObjectKeyError(obj, "0 length Deltas object; can't get key")
-            obj = obj[-1]
-        if type(obj) is Delta:
-            obj = obj.object
-        if isinstance(obj, DeletedFinalStateUnknown):
-            return obj.key
-        try:
-            return self._key_func(obj)
-        except Exception as e:
-            raise ObjectKeyError(obj, e) from e
-
-    # -- producer side ---------------------------------------------------------------
-
-    def add(self, obj: T) -> None:
-        """Mark populated; enqueue ``Added`` (C2.3)."""
-        with self._lock:
-            self._populated = True
-            self._append_locked(_ADDED, obj, True)
-
-    def update(self, obj: T) -> None:
-        """Mark populated; enqueue ``Updated`` (C2.3)."""
-        with self._lock:
-            self._populated = True
-            self._append_locked(_UPDATED, obj, True)
+    # -- producer side (add and update: BlockingFIFO) -----------------------------------
 
     def delete(self, obj: T | DeletedFinalStateUnknown[T]) -> None:
         """Mark populated; ALWAYS enqueue ``Deleted``, even for never-seen keys (C2.3)."""
         with self._lock:
             self._populated = True
-            self._append_locked(_DELETED, obj, True)
+            self._queue_action_locked(_DELETED, obj, True)
 
     def replace(self, objs: Iterable[T], resource_version: str = "") -> None:
         """Reconcile a relist (C2.4): tombstone deletes first, then ``Replaced`` items.
@@ -210,15 +187,17 @@ class RealFIFO(_BlockingFIFO, Generic[T]):
             for key, last in last_for_key.items():
                 if key in new_keys or last.type is _DELETED:
                     continue
-                self._append_locked(_DELETED, DeletedFinalStateUnknown(key, last.object), False)
+                self._queue_action_locked(
+                    _DELETED, DeletedFinalStateUnknown(key, last.object), False
+                )
 
             for key, value in known_items(self._known()):
                 if key in new_keys or key in last_for_key:
                     continue
-                self._append_locked(_DELETED, DeletedFinalStateUnknown(key, value), False)
+                self._queue_action_locked(_DELETED, DeletedFinalStateUnknown(key, value), False)
 
             for obj in objs:
-                self._append_locked(_REPLACED, obj, True)
+                self._queue_action_locked(_REPLACED, obj, True)
 
             if not self._populated:
                 self._populated = True
@@ -255,7 +234,7 @@ class RealFIFO(_BlockingFIFO, Generic[T]):
             for key, obj in known_items(self._known()):
                 if key in queued or obj is None:
                     continue
-                self._append_locked(_SYNC, obj, False)
+                self._queue_action_locked(_SYNC, obj, False)
 
     def bookmark(self, resource_version: str) -> None:
         """Enqueue a ``Bookmark`` entry when bookmarks are emitted (atomic mode), else
@@ -377,7 +356,7 @@ class RealFIFO(_BlockingFIFO, Generic[T]):
         if self._waiting:
             self._cond.notify()
 
-    def _append_locked(self, action: DeltaType, obj: Any, transform: bool) -> None:
+    def _queue_action_locked(self, action: DeltaType, obj: Any, transform: bool) -> None:
         self.key_of(obj)  # an unkeyable object is rejected (ObjectKeyError)
         if transform and self.transformer is not None:
             if not isinstance(obj, DeletedFinalStateUnknown):

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
 from typing import Any, Generic, NamedTuple, TypeAlias, TypeVar
 
-from .keys import (
+from kubeinformers.runtime.api.keys import (
     NoMetadataError,
     ObjectKeyError,
     deletion_handling_meta_namespace_key,
@@ -47,10 +47,12 @@ __all__ = [
 T = TypeVar("T")
 
 IndexFunc: TypeAlias = Callable[[T], list[str]]
-"""Computes the index values of an object (several values are allowed)."""
-Indexers: TypeAlias = Mapping[str, IndexFunc[Any]]
-"""Index name -> index function."""
-KeyFunc: TypeAlias = Callable[[Any], str]
+"""Computes the index values of an object of type T (several values are allowed)."""
+Indexers: TypeAlias = Mapping[str, IndexFunc[T]]
+"""Index name -> index function, for objects of type T: `Indexers[Pod]` takes only functions
+of a Pod (or of a supertype, such as `meta_namespace_index_func`)."""
+KeyFunc: TypeAlias = Callable[[T], str]
+"""Computes the store key of an object of type T."""
 
 NAMESPACE_INDEX = "namespace"
 """The canonical name of the namespace index (A9)."""
@@ -67,10 +69,10 @@ def meta_namespace_index_func(obj: object) -> list[str]:
     return [object_namespace(obj)]
 
 
-def index_func_to_key_func_adapter(index_func: IndexFunc[Any]) -> KeyFunc:
+def index_func_to_key_func_adapter(index_func: IndexFunc[T]) -> KeyFunc[T]:
     """Use a single-valued index function as a key function (A9)."""
 
-    def key_func(obj: object) -> str:
+    def key_func(obj: T) -> str:
         values = index_func(obj)
         if len(values) > 1:
             raise ValueError(f"too many keys: {values!r}")
@@ -136,11 +138,11 @@ class ThreadSafeStore(Generic[T]):
     __slots__ = ("_indexers", "_indices", "_items", "_lock", "_rv", "_track_rv")
 
     def __init__(
-        self, indexers: Indexers | None = None, *, track_resource_version: bool = False
+        self, indexers: Indexers[T] | None = None, *, track_resource_version: bool = False
     ) -> None:
         self._lock = threading.RLock()
         self._items: dict[str, T] = {}
-        self._indexers: dict[str, IndexFunc[Any]] = dict(indexers or {})
+        self._indexers: dict[str, IndexFunc[T]] = dict(indexers or {})
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
         self._track_rv = track_resource_version
         self._rv = ""
@@ -244,11 +246,11 @@ class ThreadSafeStore(Generic[T]):
 
     # -- indices ---------------------------------------------------------------------
 
-    def get_indexers(self) -> dict[str, IndexFunc[Any]]:
+    def get_indexers(self) -> dict[str, IndexFunc[T]]:
         with self._lock:
             return dict(self._indexers)
 
-    def add_indexers(self, indexers: Indexers) -> None:
+    def add_indexers(self, indexers: Indexers[T]) -> None:
         """Register new indexers and index every existing item for them only (B12)."""
         with self._lock:
             conflicts = sorted(set(indexers) & set(self._indexers))
@@ -367,8 +369,8 @@ class Indexer(Generic[T]):
 
     def __init__(
         self,
-        key_func: KeyFunc = deletion_handling_meta_namespace_key,
-        indexers: Indexers | None = None,
+        key_func: KeyFunc[Any] = deletion_handling_meta_namespace_key,
+        indexers: Indexers[T] | None = None,
         *,
         transformer: Callable[[Any], Any] | None = None,
         track_resource_version: bool = False,
@@ -380,7 +382,7 @@ class Indexer(Generic[T]):
         )
 
     @property
-    def key_func(self) -> KeyFunc:
+    def key_func(self) -> KeyFunc[Any]:
         return self._key_func
 
     def key_of(self, obj: Any) -> str:
@@ -503,10 +505,10 @@ class Indexer(Generic[T]):
 
     # -- indices ---------------------------------------------------------------------
 
-    def get_indexers(self) -> dict[str, IndexFunc[Any]]:
+    def get_indexers(self) -> dict[str, IndexFunc[T]]:
         return self._store.get_indexers()
 
-    def add_indexers(self, indexers: Indexers) -> None:
+    def add_indexers(self, indexers: Indexers[T]) -> None:
         self._store.add_indexers(indexers)
 
     def index(self, index_name: str, obj: Any) -> builtins.list[T]:

@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from kubeinformers.runtime.api.model import own_fields_set
+
 __all__ = ["chain_transforms", "strip_managed_fields"]
 
 T = TypeVar("T")
@@ -25,6 +27,7 @@ def _strip_model_metadata(metadata: BaseModel) -> None:
         if getattr(metadata, _MANAGED_FIELDS_ATTR) is not None:
             setattr(metadata, _MANAGED_FIELDS_ATTR, None)
         # Also forget that it was set, so exclude_unset dumps do not write `managedFields: null`.
+        own_fields_set(metadata)  # cached models share their field sets
         metadata.model_fields_set.discard(_MANAGED_FIELDS_ATTR)
         return
     extra = metadata.__pydantic_extra__

@@ -26,6 +26,7 @@ from kubeinformers.runtime.api.errors import (
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList, WatchEvent
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.client.auth import apply_auth
 from kubeinformers.runtime.client.chunked import raw_chunked_body
 from kubeinformers.runtime.client.framing import split_frames, split_lines
 from kubeinformers.runtime.codec.compact import (
@@ -329,7 +330,7 @@ class ApiListerWatcher(Generic[T]):
             # compress watches); urllib3 inflates them on read.
             headers.setdefault("Accept-Encoding", "gzip")
         queries = query_params(options, watch=watch)
-        api.update_params_for_auth(headers, queries, ["BearerToken"], self.path, "GET", None)
+        apply_auth(api, headers, queries, self.path)
         url = f"{self.server}{quote(self.path)}"
         if queries:
             url = f"{url}?{urlencode(queries)}"
@@ -513,15 +514,18 @@ class ApiListerWatcher(Generic[T]):
             if first and len(self._logged_bad) < _MAX_LOGGED_BAD_OBJECTS:
                 self._logged_bad.add(marker)
         if first:
-            # Say what became of it: a bad update is skipped (the last valid version stays);
-            # anything else stays cached as sent (a lazy object's own message says so).
+            # Say what became of it: kept at this version, its bad fields raising when read
+            # (K11), or, without an identity to key it by, left out; a lazy object's own
+            # message says so itself.
             if isinstance(err, ObjectDecodeError):
                 logger.error(
                     "%s; %s",
                     err,
-                    "skipping it, the cache keeps the last valid version"
-                    if err.event_type == "MODIFIED"
-                    else "kept in the cache as the server sent it, unreadable beyond its identity",
+                    "cached at this version: a read of a field that does not validate raises "
+                    "InvalidFieldError, the rest reads; regenerate the models from this "
+                    "cluster's API (kubeinformers generate --cluster) to read it"
+                    if err.cached
+                    else "left out: it has no identity to cache it by",
                 )
             else:
                 logger.error("%s", err)

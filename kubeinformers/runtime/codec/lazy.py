@@ -15,30 +15,35 @@ validates the item's JSON (or its metadata's slice) with `model_validate_json`; 
 codec's format transcodes the protobuf item (or its ObjectMeta) to the JSON-shaped dict and
 validates that. Either way the raw slot holds the whole item's bytes.
 
-An object that fails validation stays in the cache as the server sent it; the first access
-raises `InvalidObjectError` naming the object, the model and the field path, the informer's
-`on_invalid` hook is told once (log, counter, watch error handler), and later accesses raise
-the same error again without reporting it twice.
+An object that fails validation is built field by field (runtime.codec.drift): the fields that
+validate read, each one that does not raises `InvalidFieldError` naming the object, the field
+path and the remedy, and the informer's `on_invalid` hook is told once (log, counter, watch
+error handler) with a `PartlyInvalidObjectError` listing them. Only raw bytes that are no
+object at all (a malformed protobuf item, JSON that is not an object) leave the whole object
+unreadable: every access past its identity raises `InvalidObjectError`, reported once.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import msgspec
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from kubeinformers.runtime.api.model import share_fields_sets
 from kubeinformers.runtime.codec.compact import Compactor
+from kubeinformers.runtime.codec.drift import InvalidObjectError, build_lenient
+from kubeinformers.runtime.codec.gc_pause import read_burst
 
 __all__ = [
     "JSON",
-    "InvalidObjectError",
     "LazyModelBuilder",
     "ModelBuild",
     "RawFormat",
@@ -88,26 +93,6 @@ _MATERIALISE_BEFORE = (
 # One lock for all materialisations: validation holds the GIL anyway, and the lock makes
 # "validate, then publish __dict__, then switch the class" atomic for concurrent readers.
 _LOCK = threading.RLock()
-
-
-class InvalidObjectError(ValueError):
-    """An object from the server does not validate against its generated model."""
-
-    def __init__(self, model: type[BaseModel], key: str, error: ValidationError) -> None:
-        paths = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}"
-            for e in error.errors()[:5]
-        )
-        more = error.error_count() - 5
-        super().__init__(
-            f"{model.__name__} {key!r} does not validate against "
-            f"{model.__module__}.{model.__qualname__} ({paths}{f'; and {more} more' if more > 0 else ''}). "
-            "It stays in the cache as the server sent it; regenerate the models from this "
-            "cluster's API (kubeinformers generate --cluster) to read it."
-        )
-        self.model = model
-        self.key = key
-        self.validation_error = error
 
 
 class _Identity(msgspec.Struct, gc=False):
@@ -171,11 +156,13 @@ def _materialise(obj: Any) -> None:
     with _LOCK:
         if type(obj) is not cls:
             return
+        read_burst()  # the collector stays off while first reads keep coming (issue 26)
         state = object.__getattribute__(obj, "__dict__")  # the metadata's fields; {} for an item
         error = state.get(_ERROR)
         if error is not None:
             raise error
         raw = object.__getattribute__(obj, _RAW_SLOT)
+        partly: InvalidObjectError | None = None
         try:
             full = cls.__kubeinformers_build__(base, raw)
         except ValidationError as exc:
@@ -184,12 +171,31 @@ def _materialise(obj: Any) -> None:
                 fields = object.__getattribute__(meta, "__dict__") if meta is not None else {}
             else:
                 fields = state
-            invalid = InvalidObjectError(base, _key_of(fields), exc)
-            state[_ERROR] = invalid
-            report = getattr(cls, _REPORT, None)
-            if report is not None:
-                report(invalid)
-            raise invalid from exc
+            key = _key_of(fields)
+            try:  # field by field: only the fields that do not validate stay unreadable
+                full, partly = build_lenient(base, cls.__kubeinformers_data__(raw), key)
+            except (ValueError, TypeError):  # no object at all: nothing reads past identity
+                invalid = InvalidObjectError(base, key, exc)
+                state[_ERROR] = invalid
+                report = getattr(cls, _REPORT, None)
+                if report is not None:
+                    report(invalid)
+                raise invalid from exc
+        # Fields built on their own before (issue 26) stay the objects handed out (they
+        # validated alone, so a build field by field finds them valid too).
+        built = {k: v for k, v in state.items() if k in base.model_fields}
+        if built:
+            full.__dict__.update(built)
+        share_fields_sets(full)  # a kind's objects share their field sets (~9 KB of a pod)
+        if cls.__kubeinformers_item__:
+            # The metadata handed out stays the item's: a lazy one becomes the built one in
+            # place, one built (or changed by a transform) before is kept as it is.
+            meta = object.__getattribute__(obj, _META_SLOT)
+            built_meta = full.__dict__.get("metadata")
+            if meta is not None and built_meta is not None and type(meta) is not dict:
+                if is_lazy(meta):
+                    _adopt(meta, built_meta)
+                full.__dict__["metadata"] = meta
         # Publish the whole state, then switch the class, so that a concurrent reader never
         # sees the model's class with a state that is not the model's. Until the switch the
         # lazy class answers: its other methods wait for this build (the lock), and its
@@ -199,20 +205,65 @@ def _materialise(obj: Any) -> None:
         _publish(obj, "__pydantic_extra__", full.__pydantic_extra__)
         _publish(obj, "__dict__", full.__dict__)
         _publish(obj, _META_SLOT, full.__pydantic_private__)
-        _publish(obj, "__class__", base)
+        _publish(obj, "__class__", type(full))
+    if partly is not None:
+        report = getattr(cls, _REPORT, None)
+        if report is not None:
+            report(partly)
+
+
+def _adopt(lazy: Any, built: BaseModel) -> None:
+    """Turn the lazy object `lazy` into the model `built` in place (under _LOCK), as
+    _materialise does with its own build."""
+    _publish(lazy, "__pydantic_fields_set__", built.__pydantic_fields_set__)
+    _publish(lazy, "__pydantic_extra__", built.__pydantic_extra__)
+    _publish(lazy, "__dict__", built.__dict__)
+    _publish(lazy, _META_SLOT, built.__pydantic_private__)
+    _publish(lazy, "__class__", type(built))
 
 
 ModelBuild = Callable[[type[BaseModel], bytes], BaseModel]
 """Builds a model of the given class from a lazy object's raw bytes (raising ValidationError)."""
 
 
+class FieldUnavailable(LookupError):
+    """A field of a lazy item cannot be built on its own (absent, or not a message field of
+    the wire format): the whole model is built instead."""
+
+
+FieldBuild = Callable[[type[BaseModel], str, bytes], Any]
+"""Builds the value of one top-level field (by its Python name) of a model from a lazy
+item's raw bytes: raises FieldUnavailable when it cannot alone, ValidationError when the
+value does not validate (the whole model is then built, as any invalid object is)."""
+
+
+@functools.cache
+def field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    """The validator of `model`'s field `name` alone: what validating the model does to it."""
+    info = model.model_fields[name]
+    annotation: Any = info.annotation
+    if info.metadata:
+        annotation = Annotated[annotation, *info.metadata]
+    return TypeAdapter(annotation)
+
+
+ModelData = Callable[[bytes], Any]
+"""The JSON-shaped value of a lazy object's raw bytes (for a build field by field), raising
+ValueError when they hold none."""
+
+
 @dataclass(frozen=True)
 class RawFormat:
     """How lazy objects of one wire format are built: `item` builds the whole object from its
-    raw bytes, `metadata` the object's metadata model from the same bytes."""
+    raw bytes, `metadata` the object's metadata model from the same bytes; `item_data` and
+    `metadata_data` give their JSON-shaped values, built field by field when a build fails
+    (runtime.codec.drift)."""
 
     item: ModelBuild
     metadata: ModelBuild
+    item_data: ModelData
+    metadata_data: ModelData
+    field: FieldBuild | None = None  # one top-level field of an item on its own (issue 26)
 
 
 def _unpacking(build: ModelBuild, unpack: Callable[[bytes], bytes]) -> ModelBuild:
@@ -220,6 +271,25 @@ def _unpacking(build: ModelBuild, unpack: Callable[[bytes], bytes]) -> ModelBuil
 
     def unpack_and_build(model: type[BaseModel], packed: bytes) -> BaseModel:
         return build(model, unpack(packed))
+
+    return unpack_and_build
+
+
+def _unpacking_data(data: ModelData, unpack: Callable[[bytes], bytes]) -> ModelData:
+    def unpack_and_read(packed: bytes) -> Any:
+        return data(unpack(packed))
+
+    return unpack_and_read
+
+
+def _unpacking_field(
+    field: FieldBuild | None, unpack: Callable[[bytes], bytes]
+) -> FieldBuild | None:
+    if field is None:
+        return None
+
+    def unpack_and_build(model: type[BaseModel], name: str, packed: bytes) -> Any:
+        return field(model, name, unpack(packed))
 
     return unpack_and_build
 
@@ -232,13 +302,77 @@ def _validate_json_metadata(model: type[BaseModel], raw: bytes) -> BaseModel:
     return model.model_validate_json(bytes(_decode_head(raw).metadata))
 
 
-JSON = RawFormat(item=_validate_json_item, metadata=_validate_json_metadata)
+def _json_item_data(raw: bytes) -> Any:
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _json_metadata_data(raw: bytes) -> Any:
+    return _json_item_data(bytes(_decode_head(raw).metadata))
+
+
+@functools.cache
+def _json_top_level(model: type[BaseModel]) -> Callable[[bytes], Any]:
+    """A decoder of an item's top-level fields as raw JSON slices (absent ones UNSET)."""
+    fields = [(name, msgspec.Raw | msgspec.UnsetType, msgspec.UNSET) for name in model.model_fields]
+    rename = {name: info.alias or name for name, info in model.model_fields.items()}
+    struct = msgspec.defstruct(f"_{model.__name__}TopLevel", fields, rename=rename, gc=False)
+    return msgspec.json.Decoder(struct).decode
+
+
+def _json_field(model: type[BaseModel], name: str, raw: bytes) -> Any:
+    try:
+        part = getattr(_json_top_level(model)(raw), name)
+    except msgspec.DecodeError:
+        raise FieldUnavailable(name) from None
+    if part is msgspec.UNSET:
+        raise FieldUnavailable(name)
+    return field_adapter(model, name).validate_json(bytes(part))
+
+
+JSON = RawFormat(
+    item=_validate_json_item,
+    metadata=_validate_json_metadata,
+    item_data=_json_item_data,
+    metadata_data=_json_metadata_data,
+    field=_json_field,
+)
 """The raw bytes are the item's JSON."""
 
 
 def _lazy_getattr(self: Any, item: str) -> Any:
     if item == "__dict__":  # never materialise for the instance dict itself
         raise AttributeError(item)
+    _materialise(self)
+    return getattr(self, item)
+
+
+def _lazy_item_getattr(self: Any, item: str) -> Any:
+    """A lazy item's field not built yet: build that field alone, when its class can (the
+    rest stays raw until read: issue 26), else the whole model."""
+    cls = type(self)
+    base = getattr(cls, "__kubeinformers_lazy_base__", None)
+    field = getattr(cls, "__kubeinformers_field__", None)
+    if base is None or field is None or item not in base.model_fields or item == "metadata":
+        return _lazy_getattr(self, item)
+    with _LOCK:
+        if type(self) is not cls:  # built meanwhile
+            return getattr(self, item)
+        state = object.__getattribute__(self, "__dict__")
+        if item in state:
+            return state[item]
+        if _ERROR not in state:
+            read_burst()
+            try:
+                value = field(base, item, object.__getattribute__(self, _RAW_SLOT))
+            except (FieldUnavailable, ValidationError, ValueError):
+                pass  # the whole model: it says precisely what is wrong
+            else:
+                share_fields_sets(value)
+                state[item] = value
+                return value
     _materialise(self)
     return getattr(self, item)
 
@@ -274,18 +408,26 @@ def _lazy_fields_set(self: Any) -> set[str]:
     return typing.cast(set[str], self.model_fields_set)
 
 
-def _new_lazy_class(base: type[BaseModel], build: ModelBuild, item: bool) -> type[BaseModel]:
+def _new_lazy_class(
+    base: type[BaseModel],
+    build: ModelBuild,
+    data: ModelData,
+    item: bool,
+    field: FieldBuild | None = None,
+) -> type[BaseModel]:
     namespace: dict[str, Any] = {
         "__slots__": (),
         "__module__": base.__module__,
         # The model's own names: logs, messages and `type(obj).__name__` read as the model.
         "__qualname__": base.__qualname__,
-        "__getattr__": _lazy_getattr,
+        "__getattr__": _lazy_item_getattr if item and field is not None else _lazy_getattr,
         "__eq__": _lazy_eq,
         "__hash__": None,
         "__kubeinformers_lazy_base__": base,
         "__kubeinformers_build__": staticmethod(build),
+        "__kubeinformers_data__": staticmethod(data),
         "__kubeinformers_item__": item,
+        "__kubeinformers_field__": staticmethod(field) if field is not None else None,
     }
     for name in _MATERIALISE_BEFORE:
         namespace[name] = _materialising(name)
@@ -366,17 +508,29 @@ class LazyModelBuilder(typing.Generic[M]):
             if all(a in by_alias for a in _IDENTITY_FIELDS):
                 self._meta_fields = tuple((a, by_alias[a]) for a in _IDENTITY_FIELDS)
                 self._identity_names = tuple(by_alias[a] for a in IDENTITY_ORDER)
-                self._meta_class = _lazy_class(meta_model, raw_format.metadata, False)
-                self._item_class = _lazy_class(model, raw_format.item, True)
+                self._meta_class = _lazy_class(
+                    meta_model, raw_format.metadata, raw_format.metadata_data, False
+                )
+                self._item_class = _lazy_class(
+                    model, raw_format.item, raw_format.item_data, True, raw_format.field
+                )
                 if on_invalid is not None:
                     self._meta_class = _reporting_class(self._meta_class, on_invalid)
                     self._item_class = _reporting_class(self._item_class, on_invalid)
                 if compactor is not None:
+                    unpack = compactor.unpack
                     self._compact_meta_class = _new_lazy_class(
-                        meta_model, _unpacking(raw_format.metadata, compactor.unpack), False
+                        meta_model,
+                        _unpacking(raw_format.metadata, unpack),
+                        _unpacking_data(raw_format.metadata_data, unpack),
+                        False,
                     )
                     self._compact_item_class = _new_lazy_class(
-                        model, _unpacking(raw_format.item, compactor.unpack), True
+                        model,
+                        _unpacking(raw_format.item, unpack),
+                        _unpacking_data(raw_format.item_data, unpack),
+                        True,
+                        _unpacking_field(raw_format.field, unpack),
                     )
                     if on_invalid is not None:
                         self._compact_meta_class = _reporting_class(

@@ -18,10 +18,10 @@ from pydantic import BaseModel, ValidationError
 from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.codec.compact import Compactor
+from kubeinformers.runtime.codec.drift import InvalidObjectError
 from kubeinformers.runtime.codec.json_list import JsonListStream, decode_list_body
 from kubeinformers.runtime.codec.lazy import (
     _NULL,
-    InvalidObjectError,
     LazyModelBuilder,
     _Identity,
 )

@@ -13,20 +13,18 @@ metadata as the API's mapping; the keys accessors read both shapes.
 from __future__ import annotations
 
 import functools
-import gc
 import json
 import re
-import sysconfig
-import threading
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar, cast
 
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
-from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.api.model import Status, share_fields_sets
+from kubeinformers.runtime.codec.drift import build_lenient
+from kubeinformers.runtime.codec.gc_pause import gc_paused
 from kubeinformers.runtime.codec.json_list import JsonListStream, decode_list_body
 from kubeinformers.runtime.codec.lazy import LazyModelBuilder
 
@@ -46,116 +44,6 @@ LIST_GC_PAUSE_LIMIT = 30.0
 
 _TYPE_RE = re.compile(rb'^\s*\{\s*"type"\s*:\s*"([A-Z]+)"')
 _WIRE = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-_gc_lock = threading.Lock()
-_gc_depth = 0
-_gc_was_enabled = False
-_gc_survivors = 0  # young objects our collections after a pause moved to the old generation
-
-# A pause that leaves at least this many young objects ends by moving them to the old
-# generation. Left to itself, CPython would traverse them three times within moments (the
-# young generation's collection at the next allocation, the middle one ten collections later,
-# then a full one once they outnumber a quarter of the old objects): 126 tracked objects per
-# eagerly decoded pod, so for thousands of pods that is longer than validating them.
-# Lazy objects (about 2 tracked per object) rarely reach it.
-_COLLECT_AFTER_YOUNG = 100_000
-
-# gc.freeze() + gc.unfreeze() moves every tracked object to the oldest generation in O(1)
-# (two list splices in CPython's collector), without traversing any: the survivors of a
-# pause land where a full collection would have put them (which cost ~0.7 s per 10,000 eager
-# pods, more than validating them). The next automatic full collection still frees any
-# garbage among them; as CPython did not count them, it comes after fewer new old objects
-# than after a gc.collect(), and costs what every full collection of the cache costs.
-# Not with the GIL disabled (there freeze and unfreeze visit the whole heap) nor when the
-# application froze objects itself (unfreeze would hand them back): then one gc.collect().
-# (An application thread freezing between our two calls would find its objects unfrozen:
-# only its fork-time copy-on-write saving is lost, nothing is freed or leaked.)
-_FREEZE_PROMOTES = not sysconfig.get_config_var("Py_GIL_DISABLED")
-
-
-def _promote_without_traversal() -> bool:
-    """Move all young objects to the old generation untraversed; False where it cannot."""
-    if not _FREEZE_PROMOTES or gc.get_freeze_count():
-        return False
-    gc.freeze()
-    gc.unfreeze()
-    return True
-
-
-def _end_hold_locked() -> None:
-    global _gc_depth
-    _gc_depth -= 1
-    if _gc_depth == 0 and _gc_was_enabled:
-        gc.enable()
-
-
-class _GcPause:
-    """One hold on the collector; released once, by the owner or by its time limit."""
-
-    __slots__ = ("_held", "_timer")
-
-    def __init__(self, max_seconds: float | None) -> None:
-        global _gc_depth, _gc_was_enabled
-        with _gc_lock:
-            if _gc_depth == 0:
-                _gc_was_enabled = gc.isenabled()
-                gc.disable()
-            _gc_depth += 1
-            self._held = True
-        self._timer: threading.Timer | None = None
-        if max_seconds is not None:
-            self._timer = threading.Timer(max_seconds, self.release)
-            self._timer.daemon = True
-            self._timer.start()
-
-    def release(self) -> None:
-        global _gc_survivors
-        with _gc_lock:
-            if not self._held:
-                return
-            self._held = False
-            young = gc.get_count()[0]
-            big = _gc_depth == 1 and _gc_was_enabled and young >= _COLLECT_AFTER_YOUNG
-            # After a pause that created many objects (see _COLLECT_AFTER_YOUNG) they move to
-            # the old generation at once: untraversed when possible, else by one full
-            # collection, unless they are few beside the survivors of earlier ones (the
-            # quarter rule of CPython's own), so consecutive pauses, such as the pages of a
-            # long list, stay linear.
-            if big and _promote_without_traversal():
-                big = False
-            collect = big and young * 4 >= _gc_survivors
-            if collect:
-                _gc_survivors += young
-            else:
-                _end_hold_locked()
-        if collect:
-            # Still a hold meanwhile (a pause starting now nests), and outside the lock:
-            # finalizers the collection runs may pause the collector themselves.
-            try:
-                gc.collect()
-            finally:
-                with _gc_lock:
-                    _end_hold_locked()
-        if self._timer is not None and threading.current_thread() is not self._timer:
-            self._timer.cancel()
-
-
-@contextmanager
-def gc_paused(max_seconds: float | None = None) -> Iterator[None]:
-    """Hold off the cyclic garbage collector while many long-lived objects are created.
-
-    Decoding a page (or a watch-list's initial events) creates thousands of objects that all
-    survive; each time the heap grows by a quarter Python runs a full collection over
-    everything, which made a 5,000-pod page ~2-5x slower. Nested and concurrent uses are
-    counted; a collector the application disabled itself stays disabled. `max_seconds` bounds
-    the pause (a stalled stream must not keep the collector off).
-    """
-    pause = _GcPause(max_seconds)
-    try:
-        yield
-    finally:
-        pause.release()
 
 
 class _ListMetaWire(BaseModel):
@@ -237,10 +125,12 @@ class ObjectDecodeError(ValueError):
         self.path = path
         self.reason = reason
         self.event_type = event_type
-        # For ADDED/DELETED events: the object kept as a lazy one (identity readable, a full
-        # read raising), so the cache never lacks an object the server has, nor keeps one it
-        # deleted. A bad MODIFIED keeps the last valid version instead (kept is None).
+        # The event with the object kept at this version, built field by field (the fields
+        # that do not validate raise InvalidFieldError when read; runtime.codec.drift), so
+        # the cache never lacks an object the server has, nor keeps one it deleted or an
+        # older version of it. None when the object has no identity to cache it by.
         self.kept: WatchEvent[Any] | None = None
+        self.cached = False  # whether the object is cached (kept), a list item's too
 
 
 def _key(meta: _MetaWire | None) -> tuple[str, str]:
@@ -302,7 +192,7 @@ class JsonDecoder(Generic[T]):
         except msgspec.DecodeError as e:
             raise ValueError(f"cannot decode a list page of {self.what}: {e}") from e
         reject_table(body.kind, self.what)
-        validate = cast("type[BaseModel]", self.model).model_validate_json
+        validate = self._validate
         items: list[BaseModel] = []
         append = items.append
         try:
@@ -350,7 +240,7 @@ class JsonDecoder(Generic[T]):
     def _validate_items(
         self, raws: Iterable[bytes], items: list[Any], bad: list[ObjectDecodeError]
     ) -> None:
-        validate = cast("type[BaseModel]", self.model).model_validate_json
+        validate = self._validate
         append = items.append
         for raw in raws:
             try:
@@ -363,9 +253,10 @@ class JsonDecoder(Generic[T]):
 
     def bad_item(self, raw: bytes, exc: ValidationError) -> tuple[ObjectDecodeError, T | None]:
         """A list item that failed validation (K7): the error naming it (key, resourceVersion,
-        first failing field) and the lazy object that keeps it in the page (its identity
-        readable, a full read raising); None where there is no identity to keep it by (the
-        model has none, or the item's own is malformed: no key, so no place in a cache)."""
+        first failing field) and the object that keeps it in the page (K11: built field by
+        field, its bad fields raising when read); None where there is no identity to keep it
+        by (the model has none, or the item's own is malformed: no key, so no place in a
+        cache)."""
         try:
             meta = _ObjectMetaOnly.model_validate_json(raw).metadata
         except ValidationError:
@@ -373,13 +264,26 @@ class JsonDecoder(Generic[T]):
         key, rv = _key(meta)
         path, reason = _first_error(exc, 0)
         error = ObjectDecodeError(self.what, key, rv, path, reason)
-        keep = self._keeper
-        if meta is None or not keep.supported:
+        if meta is None or not self._keeper.supported:
             return error, None
+        kept = self._keep(raw, key)
+        error.cached = kept is not None
+        return error, kept
+
+    def _keep(self, raw: bytes, key: str) -> T | None:
+        """The object of `raw`, which failed validation, built field by field (K11); else (no
+        JSON object) a lazy one whose full read raises; None if its identity is malformed."""
         try:
-            return error, cast("T", keep.build(raw))
+            data = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            data = None
+        if type(data) is dict:
+            obj, _partly = build_lenient(cast("type[BaseModel]", self.model), data, key)
+            return cast("T", obj)
+        try:
+            return cast("T", self._keeper.build(raw))
         except ValidationError:  # the identity itself is malformed (build validates it)
-            return error, None
+            return None
 
     @functools.cached_property
     def _keeper(self) -> LazyModelBuilder[Any]:
@@ -417,17 +321,24 @@ class JsonDecoder(Generic[T]):
             wire = self._event_wire.model_validate_json(line)
         except ValidationError as e:
             error = self._object_error(line, e, etype)
-            if isinstance(error, ObjectDecodeError) and etype in ("ADDED", "DELETED"):
-                error.kept = self._kept(line, etype)
+            if isinstance(error, ObjectDecodeError) and etype in ("ADDED", "MODIFIED", "DELETED"):
+                error.kept = self._kept(line, etype, error.key)
+                error.cached = error.kept is not None
             raise error from e
+        share_fields_sets(wire.object)
         return WatchEvent(cast(WatchEventType, wire.type), wire.object)
 
-    def _kept(self, line: bytes, etype: str) -> WatchEvent[T] | None:
-        builder = LazyModelBuilder(cast("type[BaseModel]", self.model))
-        if not builder.supported:
+    def _validate(self, raw: bytes) -> BaseModel:
+        """One item validated into the model, its field sets shared (runtime.api.model)."""
+        obj = cast("type[BaseModel]", self.model).model_validate_json(raw)
+        share_fields_sets(obj)
+        return obj
+
+    def _kept(self, line: bytes, etype: str, key: str) -> WatchEvent[T] | None:
+        if not self._keeper.supported:
             return None
-        raw = _decode_raw_event(line).object
-        return WatchEvent(cast(WatchEventType, etype), cast("T", builder.build(bytes(raw))))
+        obj = self._keep(bytes(_decode_raw_event(line).object), key)
+        return None if obj is None else WatchEvent(cast(WatchEventType, etype), obj)
 
     def _object_error(self, line: bytes, err: ValidationError, etype: str | None) -> ValueError:
         """Name the object (parsing just its metadata) and the failing field."""
@@ -455,4 +366,4 @@ def reject_table(kind: Any, what: str) -> None:
         raise ValueError(f"cannot list {what}: the server answered with a Table, not a list")
 
 
-__all__ = ["EventWire", "JsonDecoder", "ListWire", "ObjectDecodeError", "gc_paused"]
+__all__ = ["EventWire", "JsonDecoder", "ListWire", "ObjectDecodeError"]

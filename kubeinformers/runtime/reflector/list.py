@@ -89,9 +89,10 @@ class PagedList(Generic[T]):
             if is_server_unavailable(e):
                 self.outage.failed(f"list of {self.type_description}", e)
             else:
-                # Before the first sync the error handler reports it (once per cause).
+                # The error goes on to the watch error handler, which reports it (the
+                # default once per cause until the watch works again, D22).
                 logger.log(
-                    logging.WARNING if self.outage.served else logging.DEBUG,
+                    logging.DEBUG,
                     "%s: failed to list %s: %s",
                     self.name,
                     self.type_description,

@@ -8,7 +8,8 @@ is retried with backoff and heals by itself, so the reflector reports an outage 
 first failure as one WARNING, the rest at DEBUG, the recovery as one INFO.
 A server that stays away is not silenced: the WARNING is repeated every `repeat_after` seconds
 while it lasts. Failures that are not an outage (401/403, 404, 410, 500, a certificate the
-client does not trust, a bad object) keep their own, louder reporting.
+client does not trust, a bad object) keep their own, louder reporting, each condition once
+until the watch works again (`condition_level`, D22).
 """
 
 from __future__ import annotations
@@ -96,6 +97,17 @@ def is_server_unavailable(err: BaseException) -> bool:
     return isinstance(err, ConnectionError) and not _is_tls_failure(err)
 
 
+class _Condition:
+    """One reported failure condition of an informer: since when, and when last said aloud."""
+
+    __slots__ = ("first", "last_loud", "loud")
+
+    def __init__(self, first: float, *, loud: bool) -> None:
+        self.first = first
+        self.last_loud = first
+        self.loud = loud
+
+
 class OutageLog:
     """Decides how loudly one reflector reports a failure while the server is away.
 
@@ -128,6 +140,8 @@ class OutageLog:
         self._last_warning = 0.0
         self._served = False  # the server has answered once (a list succeeded)
         self._warned_cause: str | None = None
+        # (kind, cause) -> when a failure that is not an outage was first and last said (D22)
+        self._conditions: dict[tuple[str, str], _Condition] = {}
         self._on_failure = on_failure
         self.failures = 0
 
@@ -174,19 +188,47 @@ class OutageLog:
         """The server has answered a list once (the informer synced at least once)."""
         return self._served
 
-    def level_before_first_sync(self, level: int, err: BaseException) -> int:
-        """The level to log a failure that is not an outage (403, a TLS failure, a watch-list
-        fallback) at: `level` once the server has answered, or for a new cause; DEBUG for a
-        repeat of the last reported cause while the informer has never synced (issue 18: a
-        newcomer sees why, once, not the same lines on every retry)."""
-        if self._served:
-            return level
+    def condition_level(self, level: int, err: BaseException, kind: str) -> int:
+        """D22: the level to log a failure that is not an outage (401/403, 404, a TLS failure,
+        a watch-list fallback) at. Each condition (`kind` of message, cause of `err`) is said
+        once at `level`, its repeats at DEBUG, until the watch works again (`watching()`); one
+        lasting at WARNING or above is said again every `repeat_after` seconds, as an outage
+        is. Before the first sync a cause the outage's WARNING already named is not repeated
+        (issue 18: a newcomer sees why, once)."""
+        now = self._clock()
         cause = failure_cause(err)
+        key = (kind, cause)
         with self._lock:
-            if cause == self._warned_cause:
+            known = self._conditions.get(key)
+            if known is None and not self._served and cause == self._warned_cause:
+                # the outage's WARNING already named this cause
+                self._conditions[key] = _Condition(now, loud=False)
                 return logging.DEBUG
-            self._warned_cause = cause
-        return level
+            if known is None:
+                self._conditions[key] = _Condition(now, loud=level > logging.DEBUG)
+                return level
+            if level >= logging.WARNING and now - known.last_loud >= self.repeat_after:
+                known.last_loud = now
+                known.loud = True
+                return level
+            return logging.DEBUG
+
+    def watching(self) -> None:
+        """A watch (or watch-list) is open: the conditions reported since the last one are
+        over (D22); if any was logged above DEBUG, say once that it works again."""
+        if not self._conditions:
+            return
+        with self._lock:
+            conditions, self._conditions = self._conditions, {}
+        loud = sorted({cause for (_, cause), c in conditions.items() if c.loud})
+        if loud:
+            since = min(c.first for c in conditions.values())
+            self.logger.info(
+                "%s: list and watch work again after %.1f s (the failure was: %s)",
+                self.name,
+                self._clock() - since,
+                "; ".join(loud),
+            )
 
     def recovered(self) -> None:
         """A list or watch succeeded: end the outage (one INFO line if there was one)."""

@@ -33,7 +33,7 @@ from kubeinformers.runtime.api.listwatch import (
 )
 from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE
 from kubeinformers.runtime.clock import Now
-from kubeinformers.runtime.codec.lazy import InvalidObjectError
+from kubeinformers.runtime.codec.drift import InvalidObjectError
 from kubeinformers.runtime.codec.wire import ObjectDecodeError
 from kubeinformers.runtime.metrics import ReflectorCounters
 from kubeinformers.runtime.reflector.backoff import (
@@ -84,7 +84,7 @@ def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -
         return
     elif isinstance(err, ApiStatusError) and err.code in (401, 403):
         logger.log(
-            reflector.outage.level_before_first_sync(logging.ERROR, err),
+            reflector.outage.condition_level(logging.ERROR, err, "error"),
             "%s: access to %s denied (HTTP %d %s): %s; retrying with backoff",
             name,
             reflector.type_description,
@@ -94,7 +94,7 @@ def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -
         )
     else:
         logger.log(
-            reflector.outage.level_before_first_sync(logging.ERROR, err),
+            reflector.outage.condition_level(logging.ERROR, err, "error"),
             "%s: Failed to watch %s: %s",
             name,
             reflector.type_description,
@@ -325,9 +325,14 @@ class Reflector(Generic[T]):
                     if is_server_unavailable(e):
                         self.outage.failed(f"watch-list of {self.type_description}", e)
                     else:
-                        # Before the first sync, the LIST that follows reports any failure.
+                        # D22: once per cause until the watch works again; the LIST
+                        # that follows reports its own failure.
                         logger.log(
-                            logging.WARNING if self.outage.served else logging.INFO,
+                            self.outage.condition_level(
+                                logging.WARNING if self.outage.served else logging.INFO,
+                                e,
+                                "watch-list fallback",
+                            ),
                             "%s: the watch-list request for %s ended with an error, falling "
                             "back to LIST/WATCH: %s",
                             self.name,
@@ -418,6 +423,7 @@ class Reflector(Generic[T]):
                     if w is None:
                         return
                     self.outage.recovered()
+                    self.outage.watching()
                 err: BaseException | None = None
                 try:
                     self._stream.handle(
@@ -457,7 +463,8 @@ class Reflector(Generic[T]):
                 elif is_server_unavailable(err):
                     self.outage.failed(f"watch of {self.type_description}", err)
                 else:
-                    logger.warning(
+                    logger.log(
+                        self.outage.condition_level(logging.WARNING, err, "watch ended"),
                         "%s: watch of %s ended with error: %s",
                         self.name,
                         self.type_description,

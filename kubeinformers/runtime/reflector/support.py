@@ -13,8 +13,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from kubeinformers.runtime.api.errors import ApiStatusError
 from kubeinformers.runtime.api.errors import error_from_status as error_from_status
+from kubeinformers.runtime.api.keys import deletion_handling_meta_namespace_key, object_uid
 from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions
-from kubeinformers.runtime.cache.keys import deletion_handling_meta_namespace_key, object_uid
 from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE, list_pages
 
 logger = logging.getLogger("kubeinformers.reflector")
@@ -24,12 +24,19 @@ CONSISTENCY_DETECTOR_ENV = "KUBE_WATCHLIST_INCONSISTENCY_DETECTOR"
 _RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-class ReflectorStore(Protocol):
-    """What the reflector writes to: the DeltaFIFO (or RealFIFO, or any store)."""
+class WatchStore(Protocol):
+    """What a watch stream's events are applied to (`handle_watch`): the informer's queue, or
+    a watch-list's temporary store. A store may also be a `BookmarkStore` or a
+    `ResourceVersionUpdater`; `handle_watch` checks for both."""
 
     def add(self, obj: Any) -> None: ...
     def update(self, obj: Any) -> None: ...
     def delete(self, obj: Any) -> None: ...
+
+
+class ReflectorStore(WatchStore, Protocol):
+    """What the reflector writes to: the DeltaFIFO (or RealFIFO, or any store)."""
+
     def replace(self, objs: list[Any], resource_version: str) -> None: ...
     def resync(self) -> None: ...
 
@@ -185,6 +192,7 @@ __all__ = [
     "TempStore",
     "VeryShortWatchError",
     "WatchListInconsistencyError",
+    "WatchStore",
     "caller_name",
     "check_watch_list_consistency",
     "env_true",

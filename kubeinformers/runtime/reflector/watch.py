@@ -16,6 +16,7 @@ from collections.abc import Callable, Generator, Iterator
 from typing import Any, Generic, TypeVar
 
 from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.keys import object_annotations, object_resource_version
 from kubeinformers.runtime.api.listwatch import (
     INITIAL_EVENTS_END_ANNOTATION,
     ListerWatcher,
@@ -23,7 +24,6 @@ from kubeinformers.runtime.api.listwatch import (
     Status,
     Watch,
 )
-from kubeinformers.runtime.cache.keys import object_annotations, object_resource_version
 from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.metrics import ReflectorCounters
 from kubeinformers.runtime.reflector.state import ReflectorState
@@ -32,6 +32,7 @@ from kubeinformers.runtime.reflector.support import (
     ResourceVersionUpdater,
     StopRequested,
     VeryShortWatchError,
+    WatchStore,
     error_from_status,
 )
 
@@ -47,7 +48,7 @@ WATCH_LIST_WARNING_PERIOD = 10.0  # D20: seconds between "still waiting for the 
 def handle_watch(
     start: float,
     events: Iterator[Any],
-    store: Any,
+    store: WatchStore,
     set_rv: Callable[[str], None],
     stop: threading.Event,
     *,
@@ -234,7 +235,7 @@ class StreamHandler:
         self,
         start: float,
         events: Iterator[Any],
-        store: Any,
+        store: WatchStore,
         set_rv: Callable[[str], None],
         stop: threading.Event,
         *,

@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 from kubeinformers.runtime.api.errors import is_expired, is_too_large_resource_version
 from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions
 from kubeinformers.runtime.clock import Now
-from kubeinformers.runtime.codec.wire import gc_paused
+from kubeinformers.runtime.codec.gc_pause import gc_paused
 from kubeinformers.runtime.metrics import ReflectorCounters
 from kubeinformers.runtime.reflector.backoff import is_watch_error_retriable
 from kubeinformers.runtime.reflector.outage import OutageLog, is_server_unavailable
@@ -81,7 +81,12 @@ class WatchList(Generic[T]):
                 if is_server_unavailable(err):
                     self.outage.failed(f"watch-list of {self.type_description}", err)
                 else:
-                    logger.info("%s: watch-list failed, backing off: %s", self.name, err)
+                    logger.log(
+                        self.outage.condition_level(logging.INFO, err, "watch-list retry"),
+                        "%s: watch-list failed, backing off: %s",
+                        self.name,
+                        err,
+                    )
                 self.backoff_wait(stop, err)
                 return True
             if is_expired(err) or is_too_large_resource_version(err):
@@ -163,6 +168,7 @@ class WatchList(Generic[T]):
         self.counters.lists += 1
         self.state.set_last_sync_rv(resource_version)
         self.outage.recovered()
+        self.outage.watching()
         return w
 
 

@@ -1,8 +1,7 @@
 """Workqueue metrics: client-go's MetricsProvider protocols and the per-queue bookkeeping.
 
 The queues call `_QueueMetrics` under their lock. `kubeinformers.runtime.workqueue.queue`
-keeps the process-wide provider (`set_provider`); `kubeinformers.runtime.workqueue`
-re-exports the public names here.
+keeps the process-wide provider (`set_provider`).
 """
 
 from __future__ import annotations

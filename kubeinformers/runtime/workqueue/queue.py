@@ -5,8 +5,7 @@ item is processed are deferred until ``done``; the delaying queue holds items in
 served by one waiting thread; the rate-limiting queue delays retries per item.
 
 The clocks (`runtime.clock`), the metrics hooks (`workqueue.metrics`) and the rate limiters
-(`workqueue.rate_limiters`) live in their own modules; import them from there (or from
-`kubeinformers.runtime.workqueue`).
+(`workqueue.rate_limiters`) live in their own modules; import them from there.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Rate limiters for the rate-limiting queue: client-go's util/workqueue limiters (I9-I11).
 
-Times are in seconds; `kubeinformers.runtime.workqueue` re-exports every name here.
+Times are in seconds. `kubeinformers` exports the two a controller usually picks
+(`ItemExponentialFailureRateLimiter`, `default_controller_rate_limiter`).
 """
 
 from __future__ import annotations

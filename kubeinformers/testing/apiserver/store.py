@@ -348,6 +348,11 @@ class Store:
             keys = list(self._keys.get(skey, []))
             return [o for o in (self.remove(skey, k) for k in keys) if o is not None]
 
+    def resources(self) -> list[SKey]:
+        """Every resource that has held an object."""
+        with self.lock:
+            return list(self._objects)
+
     def all_items(self, skeys: Iterable[SKey]) -> list[tuple[SKey, ObjDict]]:
         with self.lock:
             return [(s, o) for s in skeys for o in self._objects.get(s, {}).values()]

@@ -277,14 +277,9 @@ def _terminating(obj: ObjDict, custom: bool) -> ObjDict:
 
 
 def _empty_namespace(store: Store, namespace: str) -> None:
-    for skey, obj in store.all_items(store_keys(store)):
+    for skey, obj in store.all_items(store.resources()):
         if obj["metadata"].get("namespace") == namespace:
             store.remove(skey, f"{namespace}/{obj['metadata']['name']}")
-
-
-def store_keys(store: Store) -> list[tuple[str, str]]:
-    with store.lock:
-        return list(store._objects)
 
 
 def delete_collection(

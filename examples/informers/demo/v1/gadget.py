@@ -3,7 +3,7 @@
 from datetime import datetime
 from typing import Annotated, Literal
 
-from kubeinformers.runtime.api.model import KubeModel
+from kubeinformers.runtime.api.model import KubeModel, UnknownEnumValue
 from pydantic import Field
 
 from kubeinformers.generated.meta.v1.models import ObjectMeta
@@ -21,7 +21,7 @@ class GadgetSpecAttachedTo(KubeModel):
 
 class GadgetSpecFirmware(KubeModel):
     version: str | None = None
-    channel: Literal["stable", "beta", "nightly"] | None = None
+    channel: Literal["stable", "beta", "nightly"] | UnknownEnumValue | None = None
 
 
 class GadgetStatus(KubeModel):

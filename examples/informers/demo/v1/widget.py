@@ -3,7 +3,7 @@
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from kubeinformers.runtime.api.model import KubeModel
+from kubeinformers.runtime.api.model import KubeModel, UnknownEnumValue
 from pydantic import Field
 
 from kubeinformers.generated.meta.v1.models import ObjectMeta
@@ -36,7 +36,7 @@ class WidgetSpecParts(KubeModel):
 
 class WidgetStatusConditions(KubeModel):
     type: str
-    status: Literal["True", "False", "Unknown"]
+    status: Literal["True", "False", "Unknown"] | UnknownEnumValue
     reason: str | None = None
     message: str | None = None
     last_transition_time: Annotated[datetime | None, Field(alias="lastTransitionTime")] = None
@@ -57,7 +57,7 @@ class WidgetStatus(KubeModel):
     WidgetStatus is the observed state of a Widget.
     """
 
-    phase: Literal["Pending", "Ready", "Failed"] | None = None
+    phase: Literal["Pending", "Ready", "Failed"] | UnknownEnumValue | None = None
     observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
     ready_replicas: Annotated[int | None, Field(alias="readyReplicas")] = None
     conditions: list[WidgetStatusConditions] | None = None
@@ -69,7 +69,8 @@ class WidgetSpec(KubeModel):
     """
 
     size: Annotated[
-        Literal["small", "medium", "large"], Field(description="How big the widget is.")
+        Literal["small", "medium", "large"] | UnknownEnumValue,
+        Field(description="How big the widget is."),
     ]
     color: Annotated[str | None, Field(description="Any CSS colour name.")] = None
     replicas: Annotated[int | None, Field(description="How many copies of the widget to keep.")] = (

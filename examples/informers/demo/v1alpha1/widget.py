@@ -2,7 +2,7 @@
 
 from typing import Annotated, Literal
 
-from kubeinformers.runtime.api.model import KubeModel
+from kubeinformers.runtime.api.model import KubeModel, UnknownEnumValue
 from pydantic import Field
 
 from kubeinformers.generated.meta.v1.models import ObjectMeta
@@ -22,7 +22,8 @@ class WidgetSpec(KubeModel):
     """
 
     size: Annotated[
-        Literal["small", "medium", "large"], Field(description="How big the widget is.")
+        Literal["small", "medium", "large"] | UnknownEnumValue,
+        Field(description="How big the widget is."),
     ]
     color: Annotated[str | None, Field(description="Any CSS colour name.")] = None
     replicas: Annotated[int | None, Field(description="How many copies of the widget to keep.")] = (
@@ -41,7 +42,7 @@ class WidgetStatus(KubeModel):
     WidgetStatus is the observed state of a Widget.
     """
 
-    phase: Literal["Pending", "Ready", "Failed"] | None = None
+    phase: Literal["Pending", "Ready", "Failed"] | UnknownEnumValue | None = None
     observed_generation: Annotated[int | None, Field(alias="observedGeneration")] = None
 
 

@@ -17,7 +17,8 @@ from pydantic import BaseModel
 from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.codec.compact import Compactor
-from kubeinformers.runtime.codec.lazy import InvalidObjectError, LazyModelBuilder
+from kubeinformers.runtime.codec.drift import InvalidObjectError
+from kubeinformers.runtime.codec.lazy import LazyModelBuilder
 from kubeinformers.runtime.codec.protobuf.envelope import (
     check_kind,
     unwrap,

@@ -13,14 +13,21 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from kubeinformers.runtime.codec.lazy import RawFormat
+from kubeinformers.runtime.codec.lazy import FieldUnavailable, RawFormat, field_adapter
 from kubeinformers.runtime.codec.protobuf.reader import (
     ProtobufDecodeError,
     read_length,
     read_varint,
     skip_field,
 )
-from kubeinformers.runtime.codec.protobuf.schema import MESSAGE, Messages
+from kubeinformers.runtime.codec.protobuf.schema import (
+    INLINE,
+    ITEMS,
+    MAP,
+    MESSAGE,
+    REPEATED,
+    Messages,
+)
 from kubeinformers.runtime.codec.protobuf.transcode import Transcoder
 
 __all__ = ["metadata_message", "protobuf_format"]
@@ -82,7 +89,66 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
             raise _invalid(model, exc) from exc
         return model.model_validate(fields)
 
-    return RawFormat(item=item, metadata=metadata)
+    def item_data(raw: bytes) -> Any:
+        try:
+            fields: dict[str, Any] = to_json_object(message, raw)
+        except ProtobufDecodeError as exc:
+            raise ValueError(str(exc)) from None
+        if type_meta is not None:
+            fields = {"apiVersion": type_meta[0], "kind": type_meta[1], **fields}
+        return fields
+
+    def metadata_data(raw: bytes) -> Any:
+        try:
+            return to_json_object(meta_message, _field_1(raw))
+        except ProtobufDecodeError as exc:
+            raise ValueError(str(exc)) from None
+
+    # The item's message fields by JSON name, for building one top-level field alone (a
+    # reconcile reading `spec` and `status` never transcodes the metadata's managedFields).
+    alone = {
+        json_name: (number, ref)
+        for number, json_name, kind, ref, flags in messages.get(message, ())
+        if kind == MESSAGE and ref is not None and not flags & (REPEATED | MAP | INLINE | ITEMS)
+    }
+
+    def field(model: type[BaseModel], name: str, raw: bytes) -> Any:
+        info = model.model_fields[name]
+        found = alone.get(info.alias or name)
+        if found is None:
+            raise FieldUnavailable(name)
+        data = _field(raw, found[0])
+        if data is None:
+            raise FieldUnavailable(name)
+        try:
+            value = to_json_object(found[1], data)
+        except ProtobufDecodeError:
+            raise FieldUnavailable(name) from None
+        return field_adapter(model, name).validate_python(value)
+
+    return RawFormat(
+        item=item,
+        metadata=metadata,
+        item_data=item_data,
+        metadata_data=metadata_data,
+        field=field,
+    )
+
+
+def _field(data: bytes, number: int) -> bytes | None:
+    """The bytes of a message's length-delimited field `number` (its last occurrence), or
+    None when absent."""
+    want = (number << 3) | 2
+    pos, end = 0, len(data)
+    found = None
+    while pos < end:
+        key, pos = read_varint(data, pos, end)
+        if key == want:
+            start, pos = read_length(data, pos, end)
+            found = data[start:pos]
+        else:
+            pos = skip_field(data, pos, key & 7, end)
+    return found
 
 
 def _field_1(data: bytes) -> bytes:

@@ -24,7 +24,7 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import TypeAlias
 
-from kubeinformers.runtime.leaderelection import (
+from kubeinformers.runtime.leaderelection.elector import (
     JITTER_FACTOR,
     LeaderCallbacks,
     LeaderElectionConfig,

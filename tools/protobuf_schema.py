@@ -1,5 +1,6 @@
 """Reads the Go type declarations of k8s.io/api and k8s.io/apimachinery into the protobuf
-schema of every built-in type (the generator input `data/protobuf-k8s-*.json`).
+schema of every built-in type (the generator input `kubeinformers/generator/data/protobuf-k8s-*.json`).
+A maintainers' tool: it lives in the repository, not in the installed package.
 
 kube-apiserver writes built-in objects as protobuf (`application/vnd.kubernetes.protobuf`);
 to turn them into the JSON Go's encoding/json would have written, the runtime needs, for
@@ -11,7 +12,7 @@ type the kind. Only declarations are read (a small tokenizer, no Go toolchain); 
 module cannot map fails the extraction naming the type and field, so a new Kubernetes
 version never yields a silently wrong table.
 
-    python -m kubeinformers.generator.protobuf_schema --api DIR --apimachinery DIR \\
+    python -m tools.protobuf_schema --api DIR --apimachinery DIR \\
         --tag v0.36.3 --out kubeinformers/generator/data/protobuf-k8s-1.36.json
 
 DIR is a checkout of the module at the tag (`git archive v0.36.3 | tar -x -C DIR`).
@@ -28,9 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kubeinformers.generator.protobuf_table import FLAG_NAMES, FORMAT, KIND_NAMES
 from kubeinformers.runtime.codec.protobuf import schema as pb
-
-FORMAT = 1  # of the JSON file; the generator refuses another
 
 # apimachinery packages whose types the built-in API messages use (the rest is machinery).
 APIMACHINERY_PACKAGES = (
@@ -677,7 +677,7 @@ def document(
         "{",
         f'"format": {FORMAT},',
         f'"source": {json.dumps({"k8s.io/api": tag, "k8s.io/apimachinery": tag})},',
-        '"generated_by": "python -m kubeinformers.generator.protobuf_schema",',
+        '"generated_by": "python -m tools.protobuf_schema",',
         '"field": ["number", "json_name", "kind", "ref", "flags"],',
         f'"legend": {json.dumps(legend)},',
         '"kinds": [',
@@ -695,28 +695,9 @@ def document(
     return "\n".join(lines)
 
 
-KIND_NAMES = (
-    "STRING",
-    "BYTES",
-    "INT",
-    "UINT",
-    "BOOL",
-    "DOUBLE",
-    "FLOAT",
-    "MESSAGE",
-    "TIME",
-    "MICROTIME",
-    "DURATION",
-    "QUANTITY",
-    "INT_OR_STRING",
-    "RAW_JSON",
-)
-FLAG_NAMES = ("REPEATED", "MAP", "POINTER", "OMITEMPTY", "OMITZERO", "INLINE", "ITEMS")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m kubeinformers.generator.protobuf_schema",
+        prog="python -m tools.protobuf_schema",
         description="Extract the protobuf schema of the built-in Kubernetes types from the Go "
         "sources of k8s.io/api and k8s.io/apimachinery (checkouts at the same tag).",
     )

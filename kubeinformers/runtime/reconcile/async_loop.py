@@ -1,0 +1,134 @@
+"""The controller loop for asyncio: `async def reconcile(key)` over an async rate-limited queue;
+the asyncio face over `reconcile.core.ReconcileCore`, as `ReconcileLoop` is the thread one.
+
+The same inputs and policy as `ReconcileLoop`: informers' handlers enqueue keys (I2 collapses
+bursts), one key is never reconciled by two workers at once (I4), success forgets the key's
+failures, an exception retries it with the rate limiter's growing delay (I8, I9) up to
+`max_retries`, `Requeue` retries it with one calm log line, and a number returned is a
+re-check after that many seconds. Workers are tasks on the running loop.
+
+```python
+reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop("widgets", reconcile, workers=2)
+reconciler.watch(widget_informer)
+async with factory:
+    await reconciler.run()       # until cancelled; in-flight reconciles finish first
+```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable, Hashable
+from typing import TypeVar
+
+from kubeinformers.runtime.reconcile.core import ReconcileCore
+from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue
+from kubeinformers.runtime.workqueue.rate_limiters import RateLimiter
+
+__all__ = ["AsyncReconcile", "AsyncReconcileLoop"]
+
+K = TypeVar("K", bound=Hashable)
+
+AsyncReconcile = Callable[[K], Awaitable[float | None]]
+"""Brings the world in line for one key; raise to retry with rate limiting, return None when
+done or a number of seconds to look at the key again later."""
+
+_SYNC_POLL_FIRST = 0.005
+_SYNC_POLL_MAX = 0.1
+
+
+class AsyncReconcileLoop(ReconcileCore[K]):
+    """`workers` tasks calling `await reconcile(key)` for the keys the watched informers
+    enqueue, with client-go's rate-limited retries (see the module docstring)."""
+
+    def __init__(
+        self,
+        name: str,
+        reconcile: AsyncReconcile[K],
+        *,
+        workers: int = 1,
+        rate_limiter: RateLimiter[K] | None = None,
+        max_retries: int | None = None,
+    ) -> None:
+        super().__init__(name, workers=workers, max_retries=max_retries)
+        self.reconcile = reconcile
+        self._rate_limiter = rate_limiter
+        self._queue: AsyncRateLimitingQueue[K] | None = None
+        self._early: list[tuple[K, float]] = []  # keys enqueued before run() made the queue
+        self._early_lock = threading.Lock()  # handler threads enqueue while run() starts
+        self._running = False
+
+    @property
+    def queue(self) -> AsyncRateLimitingQueue[K]:
+        """The work queue (exists once `run` has started)."""
+        if self._queue is None:
+            raise RuntimeError(f"reconcile loop {self.name!r} is not running: no queue yet")
+        return self._queue
+
+    def enqueue(self, key: K) -> None:
+        """Queue `key` now; safe from any thread, before or during `run`."""
+        self.enqueue_after(key, 0.0)
+
+    def enqueue_after(self, key: K, delay: float) -> None:
+        """Queue `key` after `delay` seconds (a waiting key only moves earlier, I7); safe from
+        any thread, before or during `run`."""
+        with self._early_lock:
+            queue = self._queue
+            if queue is None:
+                self._early.append((key, delay))
+                return
+        queue.add_after(key, delay)
+
+    async def wait_for_cache_sync(self) -> None:
+        """Return once every watched cache has synced."""
+        for pause in self._sync_waits(_SYNC_POLL_FIRST, _SYNC_POLL_MAX):
+            await asyncio.sleep(pause)
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Wait for the watched caches, run the workers until `stop` is set or the task is
+        cancelled; then let in-flight reconciles finish (the queue drains) and return (or
+        re-raise the cancellation)."""
+        if self._running:
+            raise RuntimeError(f"reconcile loop {self.name!r} is already running")
+        self._running = True
+        queue: AsyncRateLimitingQueue[K] = AsyncRateLimitingQueue(self._rate_limiter, self.name)
+        with self._early_lock:
+            self._queue = queue
+            early, self._early = self._early, []
+        for key, delay in early:
+            queue.add_after(key, delay)
+        workers: list[asyncio.Task[None]] = []
+        try:
+            await self.wait_for_cache_sync()
+            workers = [
+                asyncio.create_task(self._worker(queue), name=f"reconciler-{self.name}-{i}")
+                for i in range(self.workers)
+            ]
+            self._log.info("caches synced; started %d workers", self.workers)
+            if stop is None:
+                await asyncio.Future()  # until cancelled
+            else:
+                await stop.wait()
+        finally:
+            self._log.info("shutting down: waiting for in-flight reconciles")
+            drain = asyncio.ensure_future(queue.shut_down_with_drain())
+            try:
+                await asyncio.shield(drain)
+                await asyncio.shield(asyncio.gather(*workers))
+            finally:
+                self._running = False
+
+    async def _worker(self, queue: AsyncRateLimitingQueue[K]) -> None:
+        async for key in queue:
+            await self.process(key)
+
+    async def process(self, key: K) -> None:
+        """One reconcile of `key` with the retry policy (a worker's body)."""
+        queue = self.queue
+        try:
+            requeue_after = await self.reconcile(key)
+        except Exception as err:
+            self._failed(queue, key, err)
+            return
+        self._reconciled(queue, key, requeue_after)

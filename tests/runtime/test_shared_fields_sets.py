@@ -1,0 +1,79 @@
+"""K15: decoded models share their field sets, and behave exactly as models with their own."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+
+import pytest
+
+from kubeinformers.runtime.api.model import SharedFieldsSet, share_fields_sets
+from kubeinformers.runtime.cache.transforms import strip_managed_fields
+from kubeinformers.runtime.codec.lazy import LazyModelBuilder, materialize
+from kubeinformers.runtime.codec.wire import JsonDecoder
+from tests.runtime.test_lazy import Pod, list_body, pod_json
+
+
+def _decoded(name: str = "web-1") -> Pod:
+    return JsonDecoder(Pod).decode_list(list_body(pod_json(name))).items[0]
+
+
+def test_k15_decoded_models_share_one_field_set_per_shape() -> None:
+    one, two = _decoded("a"), _decoded("b")
+    assert type(one.model_fields_set) is SharedFieldsSet
+    assert one.model_fields_set is two.model_fields_set
+    assert one.spec is not None and two.spec is not None
+    assert one.spec.containers[0].model_fields_set is two.spec.containers[0].model_fields_set
+    lazy = materialize(LazyModelBuilder(Pod).build(pod_json("c")))
+    assert lazy.model_fields_set is one.model_fields_set  # lazy and eager alike
+
+
+def test_k15_a_shared_set_changes_nothing_a_user_reads() -> None:
+    raw = pod_json()
+    shared, own = _decoded(), Pod.model_validate_json(raw)
+    assert shared == own and shared.model_fields_set == own.model_fields_set
+    assert shared.model_dump(exclude_unset=True) == own.model_dump(exclude_unset=True)
+    assert shared.model_dump_json(exclude_unset=True) == own.model_dump_json(exclude_unset=True)
+    assert json.loads(shared.model_dump_json(exclude_unset=True)) == json.loads(raw)
+    for twin in (copy.copy(shared), copy.deepcopy(shared), pickle.loads(pickle.dumps(shared))):
+        assert twin == own and twin.model_dump(exclude_unset=True) == own.model_dump(
+            exclude_unset=True
+        )
+
+
+def test_k15_changing_one_model_never_changes_another() -> None:
+    one, two = _decoded("a"), _decoded("b")
+    assert one.spec is not None and two.spec is not None
+    one.spec.node_name = "n1"  # an assignment gives `one.spec` its own set first
+    assert "node_name" in one.spec.model_fields_set
+    assert "node_name" not in two.spec.model_fields_set
+    assert two.spec.model_dump(exclude_unset=True) == _decoded("b").spec.model_dump(  # type: ignore[union-attr]
+        exclude_unset=True
+    )
+    copied = two.model_copy(update={"kind": "Changed"})
+    assert "kind" in copied.model_fields_set and copied.kind == "Changed"
+    del two.spec.node_name  # a deletion gives `two.spec` its own set, too
+    assert "node_name" not in two.spec.__dict__
+    assert type(_decoded("c").spec.model_fields_set) is SharedFieldsSet  # type: ignore[union-attr]
+
+
+def test_k15_changing_a_shared_set_in_place_is_refused_naming_the_remedy() -> None:
+    pod = _decoded()
+    with pytest.raises(TypeError, match="shared with other cached objects"):
+        pod.model_fields_set.add("status")
+    assert "status" not in _decoded().model_fields_set
+
+
+def test_k15_strip_managed_fields_works_on_shared_sets() -> None:
+    pod = _decoded()
+    assert pod.metadata is not None
+    strip_managed_fields(pod)
+    assert "managedFields" not in pod.model_dump(exclude_unset=True)["metadata"]
+    assert type(_decoded().metadata.model_fields_set) is SharedFieldsSet  # type: ignore[union-attr]
+
+
+def test_k15_share_fields_sets_walks_lists_and_maps_of_models() -> None:
+    pods = [Pod.model_validate_json(pod_json(f"p{i}")) for i in range(3)]
+    share_fields_sets({"a": pods[0], "b": [pods[1], [pods[2]]]})
+    assert len({id(p.model_fields_set) for p in pods}) == 1
