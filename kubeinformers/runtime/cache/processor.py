@@ -27,7 +27,7 @@ from kubeinformers.runtime.api.keys import (
 from kubeinformers.runtime.cache.delta_fifo import CONSUMER_LINGER
 from kubeinformers.runtime.cache.handlers import ResourceEventHandler
 from kubeinformers.runtime.clock import Now
-from kubeinformers.runtime.codec.lazy import InvalidObjectError
+from kubeinformers.runtime.codec.drift import InvalidObjectError
 from kubeinformers.runtime.metrics import HandlerMetrics, LatencyRecorder
 
 T = TypeVar("T")
