@@ -117,7 +117,7 @@ def drift_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     )
     sys.path.insert(0, str(root))
     try:
-        yield importlib.import_module(PACKAGE)
+        yield importlib.import_module(f"{PACKAGE}.informers")  # where CustomInformers is
     finally:
         sys.path.remove(str(root))
         for name in [m for m in sys.modules if m.split(".")[0] == PACKAGE]:
