@@ -6,6 +6,7 @@ collisions can happen), imported, exercised, and type-checked with mypy --strict
 
 from __future__ import annotations
 
+import ast
 import importlib
 import os
 import subprocess
@@ -622,3 +623,21 @@ def test_mypy_rejects_a_namespace_step_on_a_cluster_scoped_lister(
     assert len([line for line in out.splitlines() if ": error:" in line]) == 5, textwrap.indent(
         out, "  "
     )
+
+
+def test_h12_no_package_init_imports_anything(golden: Golden) -> None:
+    """H12: a type checker reading one kind reads the `__init__` of every package above it;
+    none of them imports anything (not even under TYPE_CHECKING), so it is led to no other
+    kind. The accessors and the factory are in `informers` modules instead."""
+    inits = sorted(golden.pkg_dir.rglob("__init__.py"))
+    assert len(inits) > 20
+    importing = [
+        str(p.relative_to(golden.pkg_dir))
+        for p in inits
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.Import | ast.ImportFrom) and node.module != "__future__"
+    ]
+    assert importing == []
+    assert (golden.pkg_dir / "informers.py").is_file()
+    assert (golden.pkg_dir / "ops_alpha" / "informers.py").is_file()
+    assert "class OpsAlphaV1Informers" in (golden.pkg_dir / "ops_alpha/v1/informers.py").read_text()
