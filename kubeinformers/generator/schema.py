@@ -295,11 +295,12 @@ def natural_names(node: Any, hint: tuple[str, ...]) -> set[str]:
         current, path = todo.pop()
         if not isinstance(current, Mapping):
             continue
+        name = "".join(path)
+        if len(name) > MAX_CLASS_NAME:
+            continue  # and so are the names below it
         props = current.get("properties")
         if isinstance(props, Mapping) and props:
-            name = "".join(path)
-            if len(name) <= MAX_CLASS_NAME:
-                out.add(name)
+            out.add(name)
             todo.extend((sub, (*path, naming.class_name(str(k)))) for k, sub in props.items())
         addl = current.get("additionalProperties")
         if isinstance(addl, Mapping):
