@@ -78,8 +78,11 @@ FACES: dict[str, set[str]] = {
         "CacheSyncTimeoutError",
         "NoInformerFoundError",
         "InvalidObjectError",
+        "InvalidFieldError",  # issue 27: one field of a server newer than the models (K11)
         "DiscoveryError",
         "KindModelError",
+        # what a value a CRD's enum gained after generation reads as (K12)
+        "UnknownEnumValue",
         # the reconcile loop, work queues and the rate limiters a user picks
         "ReconcileLoop",
         "Requeue",

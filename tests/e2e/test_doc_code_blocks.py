@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from kubeinformers.testing.local_api_server import LocalApiServer
 
@@ -32,7 +33,9 @@ REPO = Path(__file__).resolve().parents[2]
 MARKER = re.compile(r"<!--\s*doc-test:\s*(run|typecheck)\s*-->")
 FENCE = re.compile(r"^```(\w*)\s*$")
 
-# What a runnable block finds in its cluster: the README's pod default/nginx among others.
+# What a runnable block finds in its cluster: the README's pod default/nginx among others, and
+# the demo CRDs of crds/ (installed first) with widgets and the gadgets attached to them.
+DEMO = "demo.kubeinformers.io/v1"
 SEED: list[dict[str, Any]] = [
     {
         "apiVersion": "v1",
@@ -53,6 +56,35 @@ SEED: list[dict[str, Any]] = [
         "data": {"greeting": "hello"},
     }
 ]
+SEED_AFTER_CRDS: list[dict[str, Any]] = [
+    {
+        "apiVersion": DEMO,
+        "kind": "Widget",
+        "metadata": {"name": name, "namespace": "default", "labels": {"size": size}},
+        "spec": {"size": size, "color": color},
+    }
+    for name, size, color in (("w-1", "small", "red"), ("w-2", "large", "blue"))
+] + [
+    {
+        "apiVersion": DEMO,
+        "kind": "Gadget",
+        "metadata": {"name": name},
+        "spec": {
+            "model": "g",
+            "attachedTo": [{"namespace": "default", "name": widget} for widget in widgets],
+        },
+    }
+    for name, widgets in (("g-1", ["w-1"]), ("g-2", ["w-1", "w-2"]), ("g-3", ["w-2"]))
+]
+
+
+def demo_crds() -> list[dict[str, Any]]:
+    return [
+        doc
+        for path in sorted((REPO / "crds").glob("*.yaml"))
+        for doc in yaml.safe_load_all(path.read_text())
+        if doc
+    ]
 
 
 @dataclass(frozen=True)
@@ -153,7 +185,7 @@ def test_issue18_every_python_block_in_the_docs_type_checks_with_mypy_strict(
 @pytest.fixture(scope="module")
 def seeded_kubeconfig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with LocalApiServer() as server:
-        for obj in SEED:
+        for obj in [*SEED, *demo_crds(), *SEED_AFTER_CRDS]:
             server.create(obj)
         yield server.write_kubeconfig(tmp_path_factory.mktemp("kube") / "config")
 

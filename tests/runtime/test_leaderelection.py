@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from kubernetes.client import V1Lease
+from kubernetes.client import ApiClient, V1Lease
 from kubernetes.client.exceptions import ApiException
 
 from kubeinformers.runtime.clock import FakeClock
@@ -29,9 +29,15 @@ TIMEOUT = 10.0
 NS, NAME = "kube-system", "test-lock"
 
 
+# What CoordinationV1Api returns, built as the client builds it from a response body. The
+# client's own deserializer: V1Lease.from_dict exists only from kubernetes 37, and the lowest
+# declared client (31) must run these tests too (make test-lowest).
+_CLIENT = ApiClient()
+
+
 def lease(body: dict[str, Any]) -> V1Lease:
-    model = V1Lease.from_dict(body)
-    assert model is not None
+    model = _CLIENT._ApiClient__deserialize(body, "V1Lease")  # type: ignore[attr-defined]
+    assert isinstance(model, V1Lease)
     return model
 
 

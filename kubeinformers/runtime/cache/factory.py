@@ -190,7 +190,8 @@ class SharedInformerFactory:
         self._custom_resync: dict[GroupVersionResource, float] = dict(custom_resync or {})
         # "lazy": typed objects are built on first access from the raw item (fast sync,
         # little memory); "eager": validated up front (a bad object is reported at decode time
-        # and kept unreadable beyond its identity, so the cache still mirrors the server).
+        # once and cached at the version the server sent, built field by field: only its bad
+        # fields raise when read; K7, K11, docs/guide/options.md).
         self._decode: DecodeMode = decode
         # "protobuf": built-in kinds decoded lazily are asked for as protobuf, as client-go's
         # clientsets do (the server writes it twice as fast as JSON; custom resources and

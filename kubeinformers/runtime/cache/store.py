@@ -482,6 +482,7 @@ class Indexer(Generic[T]):
         return self._store.get(self.key_of(obj))
 
     def get_by_key(self, key: str) -> T | None:
+        """The stored object under ``key`` (``"namespace/name"``, or ``"name"``); None if absent."""
         return self._store.get(key)
 
     def __contains__(self, key: object) -> bool:
@@ -491,9 +492,11 @@ class Indexer(Generic[T]):
         return len(self._store)
 
     def list(self) -> builtins.list[T]:
+        """Every stored object, in no particular order (B6)."""
         return self._store.list()
 
     def list_keys(self) -> builtins.list[str]:
+        """Every stored key, in no particular order (B6)."""
         return self._store.list_keys()
 
     def snapshot(self) -> dict[str, T]:
@@ -506,19 +509,32 @@ class Indexer(Generic[T]):
     # -- indices ---------------------------------------------------------------------
 
     def get_indexers(self) -> dict[str, IndexFunc[T]]:
+        """The index functions by index name (a copy)."""
         return self._store.get_indexers()
 
     def add_indexers(self, indexers: Indexers[T]) -> None:
+        """Add indexes and index every stored object for them at once; a name already in
+        use is `IndexerConflictError` and adds none of them (B12). On an informer, call
+        `SharedIndexInformer.add_indexers`, which also refuses once it has stopped (F13)."""
         self._store.add_indexers(indexers)
 
     def index(self, index_name: str, obj: Any) -> builtins.list[T]:
+        """The stored objects sharing any of ``obj``'s values in the index, each once, in no
+        order; an unknown index raises KeyError (B8)."""
         return self._store.index(index_name, obj)
 
     def index_keys(self, index_name: str, value: str) -> builtins.list[str]:
+        """The keys of the stored objects under ``value`` in the index, sorted ascending;
+        ``[]`` when none; an unknown index raises KeyError (B9). What a controller enqueues
+        to fan one event out to many objects (docs/guide/indexers.md)."""
         return self._store.index_keys(index_name, value)
 
     def by_index(self, index_name: str, value: str) -> builtins.list[T]:
+        """The stored objects under ``value`` in the index, in no order; ``[]`` when none;
+        an unknown index raises KeyError (B10). They are the cached instances: read-only."""
         return self._store.by_index(index_name, value)
 
     def list_index_func_values(self, index_name: str) -> builtins.list[str]:
+        """The values of the index that have at least one object; ``[]`` for an unknown
+        index (B11)."""
         return self._store.list_index_func_values(index_name)

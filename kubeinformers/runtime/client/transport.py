@@ -142,8 +142,8 @@ def default_decoder(
     Lazy decoding splits list pages and watch lines into raw items and decodes only each
     object's identity; the full model is validated on first access (kubeinformers.runtime.codec.lazy).
     A bad object is then reported through `on_invalid` on first access. Eager decoding
-    validates every object up front and reports a bad one at once; it stays cached as a lazy
-    object that raises on a full read (a bad update keeps the last valid version instead).
+    validates every object up front and reports a bad one at once; it is cached at the version
+    the server sent, built field by field, its bad fields raising when read (K7, K11).
     """
     if decode not in ("lazy", "eager"):
         raise ValueError(f'decode must be "lazy" or "eager", got {decode!r}')
@@ -199,9 +199,11 @@ class ApiListerWatcher(Generic[T]):
 
     `model=dict` gives plain dicts (dynamic informers). Raises ApiStatusError for failure
     Statuses and ConnectionError (ConnectionRefusedError when refused) when the server cannot
-    be reached. An object that fails validation in a watch stream is logged, counted in
-    `decode_errors`, reported to the decode error handler (the reflector's watch error
-    handler) and skipped; the stream goes on.
+    be reached. An object that fails validation in a watch stream is logged once, counted in
+    `decode_errors` and reported to the decode error handler (the reflector's watch error
+    handler); the stream goes on. The event is passed on with the object at the version the
+    server sent, built field by field (its bad fields raise InvalidFieldError when read); one
+    without a readable identity (no key to cache it by) is skipped (K7, K11).
     """
 
     def __init__(
