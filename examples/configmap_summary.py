@@ -27,26 +27,27 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from kubernetes import client as k8s
-from kubernetes.client.exceptions import ApiException
-
 from kubeinformers import (
+    AlreadyExists,
+    Client,
+    Conflict,
     DeletedFinalStateUnknown,
     LeaderCallbacks,
     LeaderElectionConfig,
     LeaderElector,
     LeaseLock,
+    NotFound,
     NotFoundError,
     ReconcileLoop,
     Requeue,
     object_labels,
     object_name,
     object_namespace,
-    object_resource_version,
     split_meta_namespace_key,
 )
-from kubeinformers.generated.core.v1 import ConfigMap, Pod
+from kubeinformers.generated.core.v1 import ConfigMap, Container, Pod, PodSpec
 from kubeinformers.generated.informers import SharedInformerFactory
+from kubeinformers.generated.meta.v1 import ObjectMeta
 
 SUMMARY_NAME = "pod-summary"
 SUMMARY_LABEL = "kubeinformers.example/pod-summary"
@@ -79,13 +80,14 @@ class PodSummaryController:
     def __init__(
         self,
         factory: SharedInformerFactory,
-        api_client: Any,
         *,
         label_key: str = "app",
         workers: int = 2,
     ) -> None:
         self.label_key = label_key
-        self.core = k8s.CoreV1Api(api_client)
+        # Writes return once the factory's ConfigMap informer has them (read your writes), so
+        # a reconcile never acts on a summary older than its own last write.
+        self.client: Client = factory.client()
         pods = factory.core().v1().pods()
         config_maps = factory.core().v1().config_maps()
         self.pods = pods.lister()
@@ -121,66 +123,51 @@ class PodSummaryController:
         self._write(namespace, existing, desired)
 
     def _write(self, namespace: str, existing: ConfigMap | None, data: Mapping[str, str]) -> None:
-        body: dict[str, Any] = {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {
-                "name": SUMMARY_NAME,
-                "namespace": namespace,
-                "labels": {SUMMARY_LABEL: "true"},
-            },
-            "data": dict(data),
-        }
         if existing is None:
+            summary = ConfigMap(
+                metadata=ObjectMeta(
+                    name=SUMMARY_NAME, namespace=namespace, labels={SUMMARY_LABEL: "true"}
+                ),
+                data=dict(data),
+            )
             try:
-                self.core.create_namespaced_config_map(
-                    namespace, k8s.V1ConfigMap.model_validate(body)
-                )
-            except ApiException as err:
-                if err.status == 409:  # created meanwhile; the cache has not seen it yet
-                    raise Requeue(
-                        f"{namespace}/{SUMMARY_NAME} exists but is not cached yet"
-                    ) from err
-                raise
+                self.client.create(summary)
+            except AlreadyExists as err:  # created meanwhile; the cache has not seen it yet
+                raise Requeue(f"{namespace}/{SUMMARY_NAME} exists but is not cached yet") from err
             log.info("created %s/%s: %s", namespace, SUMMARY_NAME, dict(data))
         else:
-            # Optimistic concurrency: a 409 raises, and the controller retries with backoff
-            # once the cache has caught up.
-            body["metadata"]["resourceVersion"] = object_resource_version(existing)
+            # Optimistic concurrency: the cached resourceVersion goes with the update; a
+            # Conflict means it changed since, and the controller retries with backoff.
+            summary = existing.model_copy(deep=True)  # never change the cache's object
+            summary.data = dict(data)
             try:
-                self.core.replace_namespaced_config_map(
-                    SUMMARY_NAME, namespace, k8s.V1ConfigMap.model_validate(body)
-                )
-            except ApiException as err:
-                if err.status == 409:
-                    raise Requeue(f"{namespace}/{SUMMARY_NAME} changed since cached") from err
-                raise
+                self.client.update(summary)
+            except Conflict as err:
+                raise Requeue(f"{namespace}/{SUMMARY_NAME} changed since cached") from err
             log.info("updated %s/%s: %s", namespace, SUMMARY_NAME, dict(data))
 
     def _delete(self, namespace: str, existing: ConfigMap) -> None:
-        try:
-            self.core.delete_namespaced_config_map(SUMMARY_NAME, namespace)
-        except ApiException as err:
-            if err.status != 404:
-                raise
+        try:  # only the version we saw: not one someone recreated meanwhile
+            uid = existing.metadata.uid if existing.metadata else None
+            self.client.delete(ConfigMap, SUMMARY_NAME, namespace=namespace, uid=uid)
+        except NotFound:
+            pass
+        except Conflict as err:
+            raise Requeue(f"{namespace}/{SUMMARY_NAME} was replaced since cached") from err
         log.info("deleted %s/%s: no pods left", namespace, SUMMARY_NAME)
 
 
 def _seed(api_client: Any) -> None:
     """A few pods for --local."""
-    core = k8s.CoreV1Api(api_client)
+    client = Client(api_client)
     for i, app in enumerate(["web", "web", "db", None, "web"]):
-        labels = {"app": app} if app else {}
-        core.create_namespaced_pod(
-            "default",
-            k8s.V1Pod.model_validate(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "metadata": {"name": f"pod-{i}", "labels": labels},
-                    "spec": {"containers": [{"name": "c", "image": "busybox"}]},
-                }
-            ),
+        client.create(
+            Pod(
+                metadata=ObjectMeta(
+                    name=f"pod-{i}", namespace="default", labels={"app": app} if app else {}
+                ),
+                spec=PodSpec(containers=[Container(name="c", image="busybox")]),
+            )
         )
 
 
@@ -194,7 +181,7 @@ def run(
     """Run the controller until stop; with a leader-election namespace, only while leading
     (losing the lease ends the run, as client-go controllers exit on OnStoppedLeading)."""
     factory = SharedInformerFactory(api_client)
-    summary = PodSummaryController(factory, api_client, label_key=label_key)
+    summary = PodSummaryController(factory, label_key=label_key)
     factory.start()
     try:
         if leader_election_namespace is None:
@@ -246,15 +233,15 @@ def main(argv: list[str] | None = None) -> int:
                 },
             )
             worker.start()
-            core = k8s.CoreV1Api(api_client)
+            client = Client(api_client)
             deadline = time.monotonic() + 30
             try:
                 while time.monotonic() < deadline:
                     try:
-                        cm = core.read_namespaced_config_map(SUMMARY_NAME, "default")
+                        cm = client.get(ConfigMap, SUMMARY_NAME, namespace="default")
                         print(f"default/{SUMMARY_NAME}: {cm.data}")
                         return 0
-                    except ApiException:
+                    except NotFound:
                         stop.wait(0.2)
                 print("no summary after 30 s")
                 return 1

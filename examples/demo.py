@@ -8,8 +8,8 @@
 3. Install the CRDs and a namespace, then start ONE shared factory: pods and deployments from
    the built-in generated package, widgets and gadgets from the CRD package on the same
    factory, plus a metadata-only pod informer. Every event is printed.
-4. Create, change and delete objects through the ordinary REST API and print what the listers
-   answer after each step; with the embedded server, the pod-summary controller of
+4. Create, change and delete objects through the typed client (`factory.client()`: each write
+   returns once the factory's cache has it) and print what the listers answer after each step; with the embedded server, the pod-summary controller of
    examples/configmap_summary runs alongside, and afterwards the asyncio operator of
    examples/async_operator (a ConfigMap per Widget, leader election, /healthz).
 5. Clean up what it created, shut everything down and exit.
@@ -30,11 +30,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from kubernetes import client as k8s
-from kubernetes.client.exceptions import ApiException
 
 from examples import async_operator, configmap_summary
+from examples.informers.demo.v1.gadget import Gadget, GadgetSpec
+from examples.informers.demo.v1.widget import Widget, WidgetSpec
 from kubeinformers import (
+    AlreadyExists,
+    Client,
     DeletedFinalStateUnknown,
     GroupVersionResource,
     MetadataSharedInformerFactory,
@@ -43,10 +45,11 @@ from kubeinformers import (
     meta_namespace_key,
     strip_managed_fields,
 )
-from kubeinformers.generated.apps.v1 import Deployment
-from kubeinformers.generated.core.v1 import Pod
+from kubeinformers.generated.apiextensions.v1 import CustomResourceDefinition
+from kubeinformers.generated.apps.v1 import Deployment, DeploymentSpec
+from kubeinformers.generated.core.v1 import Container, Namespace, Pod, PodSpec, PodTemplateSpec
 from kubeinformers.generated.informers import SharedInformerFactory
-from kubeinformers.generated.meta.v1 import ObjectMeta
+from kubeinformers.generated.meta.v1 import LabelSelector, ObjectMeta
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "kubeinformers-demo"
@@ -102,23 +105,18 @@ def connect() -> Iterator[tuple[Any, bool]]:
 
 def install(api: Any, deadline: float) -> None:
     """The CRDs and the demo namespace (already present is fine); wait until they are served."""
-    ext = k8s.ApiextensionsV1Api(api)
+    client = Client(api)
     for path in sorted((ROOT / "crds").glob("*.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):
             if not doc:
                 continue
             try:
-                ext.create_custom_resource_definition(
-                    k8s.V1CustomResourceDefinition.model_validate(doc)
-                )
+                client.create(CustomResourceDefinition.model_validate(doc))
                 say(f"created CRD {doc['metadata']['name']}")
-            except ApiException as err:
-                if err.status != 409:
-                    raise
-    with contextlib.suppress(ApiException):
-        k8s.CoreV1Api(api).create_namespace(
-            k8s.V1Namespace.model_validate({"metadata": {"name": NAMESPACE}})
-        )
+            except AlreadyExists:
+                pass
+    with contextlib.suppress(AlreadyExists):
+        client.create(Namespace(metadata=ObjectMeta(name=NAMESPACE)))
     for plural in ("widgets", "gadgets"):
         gvr = GroupVersionResource(GROUP, VERSION, plural)
         wait_until(functools.partial(_served, api, gvr), deadline, f"{gvr} to be served")
@@ -178,48 +176,40 @@ def _replicas(obj: Deployment) -> str:
 # --- step 4: the script --------------------------------------------------------------------------
 
 
-def pod_body(name: str, app: str) -> Any:
-    return k8s.V1Pod.model_validate(
-        {
-            "metadata": {"name": name, "labels": {"app": app, "demo": "yes"}},
-            "spec": {"containers": [{"name": "main", "image": "nginx:1.27"}]},
-        }
+def new_pod(name: str, app: str) -> Pod:
+    return Pod(
+        metadata=ObjectMeta(name=name, namespace=NAMESPACE, labels={"app": app, "demo": "yes"}),
+        spec=PodSpec(containers=[Container(name="main", image="nginx:1.27")]),
     )
 
 
-def deployment_body(name: str, replicas: int) -> Any:
+def new_deployment(name: str, replicas: int) -> Deployment:
     labels = {"app": name}
-    return k8s.V1Deployment.model_validate(
-        {
-            "metadata": {"name": name, "labels": labels},
-            "spec": {
-                "replicas": replicas,
-                "selector": {"matchLabels": labels},
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {"containers": [{"name": "main", "image": "nginx:1.27"}]},
-                },
-            },
-        }
+    return Deployment(
+        metadata=ObjectMeta(name=name, namespace=NAMESPACE, labels=labels),
+        spec=DeploymentSpec(
+            replicas=replicas,
+            selector=LabelSelector(match_labels=labels),
+            template=PodTemplateSpec(
+                metadata=ObjectMeta(labels=labels),
+                spec=PodSpec(containers=[Container(name="main", image="nginx:1.27")]),
+            ),
+        ),
     )
 
 
-def widget_body(name: str, size: str, color: str) -> dict[str, Any]:
-    return {
-        "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "Widget",
-        "metadata": {"name": name, "labels": {"color": color}},
-        "spec": {"size": size, "color": color, "replicas": 1},
-    }
+def new_widget(name: str, size: Any, color: str) -> Widget:
+    return Widget(
+        metadata=ObjectMeta(name=name, namespace=NAMESPACE, labels={"color": color}),
+        spec=WidgetSpec(size=size, color=color, replicas=1),
+    )
 
 
-def gadget_body(name: str, model: str) -> dict[str, Any]:
-    return {
-        "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "Gadget",
-        "metadata": {"name": name, "labels": {"demo": "yes"}},
-        "spec": {"model": model, "capabilities": ["wifi"]},
-    }
+def new_gadget(name: str, model: str) -> Gadget:
+    return Gadget(
+        metadata=ObjectMeta(name=name, labels={"demo": "yes"}),
+        spec=GadgetSpec(model=model, capabilities=["wifi"]),
+    )
 
 
 def main() -> int:
@@ -230,8 +220,6 @@ def main() -> int:
 
     with connect() as (api, local):
         install(api, deadline)
-        core, apps = k8s.CoreV1Api(api), k8s.AppsV1Api(api)
-        custom_api = k8s.CustomObjectsApi(api)
 
         factory = SharedInformerFactory(api, namespace=NAMESPACE, transform=strip_managed_fields)
         crds = CustomInformers(factory)
@@ -269,18 +257,16 @@ def main() -> int:
                     target=configmap_summary.run, args=(api, stop_controller), daemon=True
                 )
                 controller.start()
+            # Typed writes; each returns once this factory's informer of the kind has it.
+            client = factory.client()
 
             say("\n== creating pods, a deployment, widgets and a gadget")
             for name, app in (("web-1", "web"), ("web-2", "web"), ("db-1", "db")):
-                core.create_namespaced_pod(NAMESPACE, pod_body(name, app))
-            apps.create_namespaced_deployment(NAMESPACE, deployment_body("frontend", 2))
+                client.create(new_pod(name, app))
+            client.create(new_deployment("frontend", 2))
             for name, size, color in (("w-small", "small", "red"), ("w-large", "large", "blue")):
-                custom_api.create_namespaced_custom_object(
-                    GROUP, VERSION, NAMESPACE, "widgets", widget_body(name, size, color)
-                )
-            custom_api.create_cluster_custom_object(
-                GROUP, VERSION, "gadgets", gadget_body("kubeinformers-demo-gadget", "g-1")
-            )
+                client.create(new_widget(name, size, color))
+            client.create(new_gadget("kubeinformers-demo-gadget", "g-1"))
             wait_until(
                 lambda: (
                     len(pods.lister().pods(NAMESPACE).list("demo=yes")) == 3
@@ -296,14 +282,11 @@ def main() -> int:
                 show_summary(config_maps, {"web": "2", "db": "1"}, deadline)
 
             say("\n== relabel db-1 as web, scale frontend to 3, grow w-small, delete w-large")
-            core.patch_namespaced_pod("db-1", NAMESPACE, {"metadata": {"labels": {"app": "web"}}})
-            apps.patch_namespaced_deployment("frontend", NAMESPACE, {"spec": {"replicas": 3}})
-            custom_api.patch_namespaced_custom_object(
-                GROUP, VERSION, NAMESPACE, "widgets", "w-small", {"spec": {"size": "medium"}}
-            )
-            custom_api.delete_namespaced_custom_object(
-                GROUP, VERSION, NAMESPACE, "widgets", "w-large"
-            )
+            relabel = {"metadata": {"labels": {"app": "web"}}}
+            client.patch(Pod, "db-1", relabel, namespace=NAMESPACE, patch_type="strategic")
+            client.patch(Deployment, "frontend", {"spec": {"replicas": 3}}, namespace=NAMESPACE)
+            client.patch(Widget, "w-small", {"spec": {"size": "medium"}}, namespace=NAMESPACE)
+            client.delete(Widget, "w-large", namespace=NAMESPACE)
             wait_until(
                 lambda: (
                     len(pods.lister().pods(NAMESPACE).list("app=web")) == 3
@@ -319,14 +302,10 @@ def main() -> int:
 
             say("\n== cleaning up")
             for name in ("web-1", "web-2", "db-1"):
-                core.delete_namespaced_pod(name, NAMESPACE)
-            apps.delete_namespaced_deployment("frontend", NAMESPACE)
-            custom_api.delete_namespaced_custom_object(
-                GROUP, VERSION, NAMESPACE, "widgets", "w-small"
-            )
-            custom_api.delete_cluster_custom_object(
-                GROUP, VERSION, "gadgets", "kubeinformers-demo-gadget"
-            )
+                client.delete(Pod, name, namespace=NAMESPACE)
+            client.delete(Deployment, "frontend", namespace=NAMESPACE)
+            client.delete(Widget, "w-small", namespace=NAMESPACE)
+            client.delete(Gadget, "kubeinformers-demo-gadget")
             wait_until(
                 lambda: (
                     not pods.lister().pods(NAMESPACE).list("demo=yes")

@@ -22,6 +22,13 @@ if TYPE_CHECKING:
     # In the order of the defining modules; `labels` is the package of label selectors
     # (apimachinery: pkg/labels): `labels.parse("app=web,tier in (fe,be)")`.
     from kubeinformers.runtime import labels as labels
+    from kubeinformers.runtime.api.errors import AlreadyExists as AlreadyExists
+    from kubeinformers.runtime.api.errors import Conflict as Conflict
+    from kubeinformers.runtime.api.errors import Forbidden as Forbidden
+    from kubeinformers.runtime.api.errors import Invalid as Invalid
+    from kubeinformers.runtime.api.errors import NotFound as NotFound
+    from kubeinformers.runtime.api.errors import TooManyRequests as TooManyRequests
+    from kubeinformers.runtime.api.errors import Unauthorized as Unauthorized
     from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown as DeletedFinalStateUnknown
     from kubeinformers.runtime.api.keys import (
         deletion_handling_meta_namespace_key as deletion_handling_meta_namespace_key,
@@ -36,6 +43,7 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.api.keys import split_meta_namespace_key as split_meta_namespace_key
     from kubeinformers.runtime.api.kinds import KindModelError as KindModelError
     from kubeinformers.runtime.api.listwatch import ListOptions as ListOptions
+    from kubeinformers.runtime.api.model import Status as Status
     from kubeinformers.runtime.api.model import UnknownEnumValue as UnknownEnumValue
     from kubeinformers.runtime.api.resource import GroupVersionResource as GroupVersionResource
     from kubeinformers.runtime.cache.dynamic import DiscoveryError as DiscoveryError
@@ -56,6 +64,7 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.cache.factory import GenericInformer as GenericInformer
     from kubeinformers.runtime.cache.factory import NoInformerFoundError as NoInformerFoundError
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as SharedInformerFactory
+    from kubeinformers.runtime.cache.freshness import ReadYourWritesTimeout as ReadYourWritesTimeout
     from kubeinformers.runtime.cache.handlers import (
         FilteringResourceEventHandler as FilteringResourceEventHandler,
     )
@@ -74,6 +83,12 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.cache.store import Indexer as Indexer
     from kubeinformers.runtime.cache.transforms import chain_transforms as chain_transforms
     from kubeinformers.runtime.cache.transforms import strip_managed_fields as strip_managed_fields
+    from kubeinformers.runtime.client.retry import retry_on_conflict as retry_on_conflict
+    from kubeinformers.runtime.client.retry import (
+        retry_on_conflict_async as retry_on_conflict_async,
+    )
+    from kubeinformers.runtime.client.typed import AsyncClient as AsyncClient
+    from kubeinformers.runtime.client.typed import Client as Client
     from kubeinformers.runtime.codec.drift import InvalidFieldError as InvalidFieldError
     from kubeinformers.runtime.codec.drift import InvalidObjectError as InvalidObjectError
     from kubeinformers.runtime.labels.selector import Selector as Selector

@@ -25,6 +25,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
     ),
     APIResource(
         group="demo.kubeinformers.io",
@@ -36,6 +37,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"scale", "status"}),
     ),
     APIResource(
         group="demo.kubeinformers.io",
@@ -47,6 +49,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
     ),
 )
 

@@ -98,6 +98,7 @@ RESOURCES: tuple[APIResource, ...] = (
         namespaced=False,
         singular="namespace",
         verbs=frozenset({"create", "delete", "get", "list", "patch", "update", "watch"}),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.core.v1.Namespace", "kubeinformers.generated.protobuf_schema"
         ),
@@ -112,6 +113,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind("k8s.io.api.core.v1.Node", "kubeinformers.generated.protobuf_schema"),
     ),
     APIResource(
@@ -124,6 +126,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.core.v1.PersistentVolumeClaim", "kubeinformers.generated.protobuf_schema"
         ),
@@ -138,6 +141,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.core.v1.PersistentVolume", "kubeinformers.generated.protobuf_schema"
         ),
@@ -152,6 +156,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind("k8s.io.api.core.v1.Pod", "kubeinformers.generated.protobuf_schema"),
     ),
     APIResource(
@@ -178,6 +183,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"scale", "status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.core.v1.ReplicationController", "kubeinformers.generated.protobuf_schema"
         ),
@@ -192,6 +198,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.core.v1.ResourceQuota", "kubeinformers.generated.protobuf_schema"
         ),
@@ -234,6 +241,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.core.v1.Service", "kubeinformers.generated.protobuf_schema"
         ),
@@ -263,6 +271,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy",
             "kubeinformers.generated.protobuf_schema",
@@ -368,6 +377,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
     ),
     APIResource(
         group="apiregistration.k8s.io",
@@ -379,6 +389,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
     ),
     APIResource(
         group="apps",
@@ -404,6 +415,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.apps.v1.DaemonSet", "kubeinformers.generated.protobuf_schema"
         ),
@@ -418,6 +430,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"scale", "status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.apps.v1.Deployment", "kubeinformers.generated.protobuf_schema"
         ),
@@ -432,6 +445,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"scale", "status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.apps.v1.ReplicaSet", "kubeinformers.generated.protobuf_schema"
         ),
@@ -446,6 +460,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"scale", "status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.apps.v1.StatefulSet", "kubeinformers.generated.protobuf_schema"
         ),
@@ -514,6 +529,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler",
             "kubeinformers.generated.protobuf_schema",
@@ -529,6 +545,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler",
             "kubeinformers.generated.protobuf_schema",
@@ -544,6 +561,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.batch.v1.CronJob", "kubeinformers.generated.protobuf_schema"
         ),
@@ -558,6 +576,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind("k8s.io.api.batch.v1.Job", "kubeinformers.generated.protobuf_schema"),
     ),
     APIResource(
@@ -570,6 +589,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.certificates.v1.CertificateSigningRequest",
             "kubeinformers.generated.protobuf_schema",
@@ -615,6 +635,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.certificates.v1beta1.PodCertificateRequest",
             "kubeinformers.generated.protobuf_schema",
@@ -702,6 +723,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.flowcontrol.v1.FlowSchema", "kubeinformers.generated.protobuf_schema"
         ),
@@ -716,6 +738,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.flowcontrol.v1.PriorityLevelConfiguration",
             "kubeinformers.generated.protobuf_schema",
@@ -731,6 +754,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.apiserverinternal.v1alpha1.StorageVersion",
             "kubeinformers.generated.protobuf_schema",
@@ -760,6 +784,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.networking.v1.Ingress", "kubeinformers.generated.protobuf_schema"
         ),
@@ -802,6 +827,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.networking.v1.ServiceCIDR", "kubeinformers.generated.protobuf_schema"
         ),
@@ -830,6 +856,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.networking.v1beta1.ServiceCIDR", "kubeinformers.generated.protobuf_schema"
         ),
@@ -858,6 +885,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.policy.v1.PodDisruptionBudget", "kubeinformers.generated.protobuf_schema"
         ),
@@ -940,6 +968,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.resource.v1.ResourceClaim", "kubeinformers.generated.protobuf_schema"
         ),
@@ -983,6 +1012,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.resource.v1alpha3.DeviceTaintRule",
             "kubeinformers.generated.protobuf_schema",
@@ -1012,6 +1042,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.resource.v1beta1.ResourceClaim", "kubeinformers.generated.protobuf_schema"
         ),
@@ -1069,6 +1100,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.resource.v1beta2.ResourceClaim", "kubeinformers.generated.protobuf_schema"
         ),
@@ -1193,6 +1225,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.storage.v1.VolumeAttachment", "kubeinformers.generated.protobuf_schema"
         ),
@@ -1236,6 +1269,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.storagemigration.v1beta1.StorageVersionMigration",
             "kubeinformers.generated.protobuf_schema",

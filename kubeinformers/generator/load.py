@@ -37,6 +37,9 @@ _ACTION_VERBS = {
     "delete": "delete",
     "deletecollection": "deletecollection",
 }
+# The subresources a typed client writes (the rest, such as pods/log, are not objects).
+_WRITABLE_SUBRESOURCES = frozenset({"status", "scale"})
+
 _CRD_VERBS = frozenset(
     {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 )
@@ -85,6 +88,8 @@ class Resource:
     source: Source
     singular: str = ""
     from_crd: bool = False
+    # The subresources the server serves ("status", "scale"): what a client may write.
+    subresources: frozenset[str] = frozenset()
 
     @property
     def lists_and_watches(self) -> bool:
@@ -246,6 +251,7 @@ _PREFIX = re.compile(r"^/(?:api/(?P<cv>[^/]+)|apis/(?P<g>[^/]+)/(?P<v>[^/]+))(?P
 def _resources_from_paths(paths: Mapping[str, Any], source: Source) -> list[Resource]:
     """Resources from the operations' x-kubernetes-action and x-kubernetes-group-version-kind."""
     found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    subresources: dict[tuple[str, str, str], set[str]] = {}
     for path in sorted(paths):
         item = paths[path]
         m = _PREFIX.match(path)
@@ -260,8 +266,11 @@ def _resources_from_paths(paths: Mapping[str, Any], source: Source) -> list[Reso
         if len(segs) >= 3 and segs[0] == "namespaces" and segs[1] == "{namespace}":
             namespaced = True
             segs = segs[2:]
+        if len(segs) == 3 and segs[1] == "{name}" and segs[2] in _WRITABLE_SUBRESOURCES:
+            subresources.setdefault((group, version, segs[0]), set()).add(segs[2])
+            continue
         if not segs or len(segs) > 2 or segs[0].startswith("{"):
-            continue  # a subresource, or not a resource path at all
+            continue  # another subresource, or not a resource path at all
         plural = segs[0]
         for op in item.values():
             if not isinstance(op, Mapping):
@@ -286,6 +295,7 @@ def _resources_from_paths(paths: Mapping[str, Any], source: Source) -> list[Reso
             verbs=frozenset(e["verbs"]),
             source=source,
             singular=e["kind"].lower(),
+            subresources=frozenset(subresources.get((g, v, p), ())),
         )
         for (g, v, p), e in sorted(found.items())
         if e["kind"]
@@ -484,6 +494,7 @@ def crd_from_document(doc: Any, source: Source, skipped: Counter[str] | None = N
             source=source,
             singular=str(names.get("singular") or str(names["kind"]).lower()),
             from_crd=True,
+            subresources=_crd_subresources(v.get("subresources", spec.get("subresources"))),
         )
         model.resources.append(resource)
         model.crds.append(CRDVersion(resource, dict(schema) if schema else None, name, i))
@@ -495,6 +506,13 @@ def crd_from_document(doc: Any, source: Source, skipped: Counter[str] | None = N
         )
     model.definitions.append(CRDDefinition(name, source, spec, list(model.crds)))
     return model
+
+
+def _crd_subresources(value: Any) -> frozenset[str]:
+    """The subresources a CRD version declares (`status: {}`, `scale: {...}`)."""
+    if not isinstance(value, Mapping):
+        return frozenset()
+    return frozenset(k for k in value if k in _WRITABLE_SUBRESOURCES)
 
 
 def _where(source: Source) -> str:

@@ -130,6 +130,9 @@ def resource_expr(
         ("singular", f'"{r.singular}"'),
         ("verbs", layout.Call("frozenset", [("", f"{{{verbs}}}")])),
     ]
+    if r.subresources:
+        names = ", ".join(f'"{v}"' for v in sorted(r.subresources))
+        args.append(("subresources", layout.Call("frozenset", [("", f"{{{names}}}")])))
     if protobuf is not None:
         prefix = "_" if constructor.startswith("_") else ""
         pb = layout.Call(

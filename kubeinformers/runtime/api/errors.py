@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.api.model import Status, StatusCause
 
 
 class ApiStatusError(Exception):
@@ -32,8 +32,127 @@ class ApiStatusError(Exception):
         self.details = details or {}
         self.retry_after = retry_after
 
+    @property
+    def status(self) -> Status:
+        """The server's Status (rebuilt from the error's fields)."""
+        return Status.model_validate(
+            {
+                "status": "Failure",
+                "code": self.code,
+                "reason": self.reason,
+                "message": self.message,
+                "details": self.details or None,
+            }
+        )
+
+    @property
+    def causes(self) -> list[StatusCause]:
+        """The Status's causes: for Invalid, one per rejected field (`field`, `message`)."""
+        raw = self.details.get("causes") or []
+        return [StatusCause.model_validate(c) for c in raw if isinstance(c, dict)]
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(code={self.code}, reason={self.reason!r}, message={self.message!r})"
+
+
+# Typed failures (apimachinery's errors.IsNotFound & co. as classes): each is an ApiStatusError,
+# so code that catches ApiStatusError still sees them all.
+class BadRequest(ApiStatusError):
+    """400: the request itself is malformed (an unsupported patch, a bad field manager...)."""
+
+
+class Unauthorized(ApiStatusError):
+    """401: the credentials were not accepted."""
+
+
+class Forbidden(ApiStatusError):
+    """403: the credentials may not do this (RBAC), or a namespace is terminating."""
+
+
+class NotFound(ApiStatusError):
+    """404: the object (or the resource) does not exist."""
+
+
+class MethodNotSupported(ApiStatusError):
+    """405: the resource does not allow this verb."""
+
+
+class Conflict(ApiStatusError):
+    """409 Conflict: a stale resourceVersion on update, a failed precondition, or a server-side
+    apply conflicting with another field manager (retry on a fresh read, or `force=True`)."""
+
+
+class AlreadyExists(ApiStatusError):
+    """409 AlreadyExists: create of a name that is taken."""
+
+
+class Gone(ApiStatusError):
+    """410: the resourceVersion asked for is compacted."""
+
+
+class UnsupportedMediaType(ApiStatusError):
+    """415: e.g. a strategic merge patch on a custom resource."""
+
+
+class Invalid(ApiStatusError):
+    """422: the object failed validation; `causes` names each rejected field."""
+
+
+class TooManyRequests(ApiStatusError):
+    """429: the server asks to slow down; `retry_after` is its Retry-After in seconds."""
+
+
+class InternalError(ApiStatusError):
+    """500: the server failed."""
+
+
+class ServiceUnavailable(ApiStatusError):
+    """503: the server (or an aggregated API) is not available."""
+
+
+class ServerTimeout(ApiStatusError):
+    """504, or reason Timeout/ServerTimeout: the server gave up; retrying may succeed."""
+
+
+_BY_REASON: dict[str, type[ApiStatusError]] = {
+    "BadRequest": BadRequest,
+    "Unauthorized": Unauthorized,
+    "Forbidden": Forbidden,
+    "NotFound": NotFound,
+    "MethodNotAllowed": MethodNotSupported,
+    "Conflict": Conflict,
+    "AlreadyExists": AlreadyExists,
+    "Gone": Gone,
+    "Expired": Gone,
+    "UnsupportedMediaType": UnsupportedMediaType,
+    "Invalid": Invalid,
+    "TooManyRequests": TooManyRequests,
+    "InternalError": InternalError,
+    "ServiceUnavailable": ServiceUnavailable,
+    "Timeout": ServerTimeout,
+    "ServerTimeout": ServerTimeout,
+}
+_BY_CODE: dict[int, type[ApiStatusError]] = {
+    400: BadRequest,
+    401: Unauthorized,
+    403: Forbidden,
+    404: NotFound,
+    405: MethodNotSupported,
+    409: Conflict,
+    410: Gone,
+    415: UnsupportedMediaType,
+    422: Invalid,
+    429: TooManyRequests,
+    500: InternalError,
+    503: ServiceUnavailable,
+    504: ServerTimeout,
+}
+
+
+def error_class(code: int, reason: str) -> type[ApiStatusError]:
+    """The typed error for a Status: by its reason, else by its HTTP code (as apimachinery's
+    `ReasonForError` then `code` checks), else plain ApiStatusError."""
+    return _BY_REASON.get(reason) or _BY_CODE.get(code) or ApiStatusError
 
 
 def is_expired(err: BaseException) -> bool:
@@ -64,7 +183,8 @@ def error_from_status(status: Status, *, retry_after: float | None = None) -> Ap
     if retry_after is None and status.details is not None:
         seconds = status.details.retry_after_seconds
         retry_after = float(seconds) if seconds else None
-    return ApiStatusError(
+    cls = error_class(status.code or 0, status.reason or "")
+    return cls(
         status.code or 0,
         status.reason or "",
         status.message or "",
@@ -101,7 +221,22 @@ def is_watch_error_retriable(err: BaseException) -> bool:
 
 
 __all__ = [
+    "AlreadyExists",
     "ApiStatusError",
+    "BadRequest",
+    "Conflict",
+    "Forbidden",
+    "Gone",
+    "InternalError",
+    "Invalid",
+    "MethodNotSupported",
+    "NotFound",
+    "ServerTimeout",
+    "ServiceUnavailable",
+    "TooManyRequests",
+    "Unauthorized",
+    "UnsupportedMediaType",
+    "error_class",
     "error_from_status",
     "is_connection_refused",
     "is_expired",

@@ -14,7 +14,8 @@ sees the difference (a TypeError saying so).
 from __future__ import annotations
 
 import typing
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
@@ -127,7 +128,7 @@ class KubeModel(BaseModel):
         own_fields_set(self)
         super().__delattr__(name)
 
-    def model_copy(self, *, update: Any = None, deep: bool = False) -> Any:
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         if update:
             own_fields_set(self)  # the copy's set is a copy of this one, then updated
         return super().model_copy(update=update, deep=deep)
@@ -198,8 +199,30 @@ class Status(KubeModel):
     code: int | None = None
 
 
+class ScaleSpec(KubeModel):
+    replicas: int | None = None
+
+
+class ScaleStatus(KubeModel):
+    replicas: int = 0
+    selector: str | None = None
+
+
+class Scale(KubeModel):
+    """autoscaling/v1 Scale: what the scale subresource of any kind reads and writes."""
+
+    kind: str | None = "Scale"
+    api_version: str | None = Field(default="autoscaling/v1", alias="apiVersion")
+    metadata: dict[str, Any] | None = None
+    spec: ScaleSpec | None = None
+    status: ScaleStatus | None = None
+
+
 __all__ = [
     "KubeModel",
+    "Scale",
+    "ScaleSpec",
+    "ScaleStatus",
     "SharedFieldsSet",
     "Status",
     "StatusCause",

@@ -58,6 +58,9 @@ class APIResource:
     namespaced: bool
     singular: str = ""
     verbs: frozenset[str] = field(default=LIST_WATCH_VERBS)
+    # The writable subresources the server serves: "status", "scale" (from the OpenAPI paths
+    # of built-in kinds, from `subresources` of a CRD version).
+    subresources: frozenset[str] = field(default=frozenset())
     # Set for built-in kinds the server also serves as protobuf (see ProtobufKind).
     protobuf: ProtobufKind | None = field(default=None, compare=False)
 

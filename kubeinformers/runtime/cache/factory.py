@@ -21,20 +21,30 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
 
+from kubeinformers.runtime.api.keys import (
+    object_labels,
+    object_name,
+    object_resource_version,
+    object_uid,
+)
 from kubeinformers.runtime.api.kinds import ListedModel, lister_class, resource_of
 from kubeinformers.runtime.api.listwatch import ListOptions
+from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
+from kubeinformers.runtime.cache.freshness import ReadYourWritesTimeout
 from kubeinformers.runtime.cache.health import FactoryHealth
 from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind, SharedIndexInformer
 from kubeinformers.runtime.cache.listers import GenericLister
 from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, meta_namespace_index_func
 from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.codec.compact import CACHE_COMPRESSIONS, CacheCompression
+from kubeinformers.runtime.labels.parser import to_selector
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
     from kubeinformers.runtime.client.transport import DecodeMode, WireFormat
+    from kubeinformers.runtime.client.typed import AsyncClient, Client
 
 __all__ = [
     "CacheSyncTimeoutError",
@@ -392,6 +402,165 @@ class SharedInformerFactory:
             resource, model = _registry_lookup(gvr)
         model_class = _import_model(model, gvr) if isinstance(model, str) else model
         return GenericInformer(self.typed_informer(resource, model_class), gvr)
+
+    # --- the client, and reading its writes ---------------------------------------------------
+
+    def client(
+        self,
+        *,
+        read_your_writes: bool = True,
+        read_your_writes_timeout: float = 10.0,
+        field_manager: str | None = None,
+    ) -> Client:
+        """A typed client over this factory's ApiClient whose writes this factory's informers
+        see before the write returns (M1): after `client.update(obj)` the lister answers with
+        that version or a newer one. `read_your_writes=False` returns at once (the cache
+        catches up when its watch delivers the event); a cache that has not caught up within
+        `read_your_writes_timeout` seconds raises ReadYourWritesTimeout (the write is done)."""
+        from kubeinformers.runtime.client.typed import Client
+
+        return Client(
+            self._api_client,
+            observer=self,
+            read_your_writes=read_your_writes,
+            read_your_writes_timeout=read_your_writes_timeout,
+            field_manager=field_manager,
+        )
+
+    def async_client(
+        self,
+        *,
+        read_your_writes: bool = True,
+        read_your_writes_timeout: float = 10.0,
+        field_manager: str | None = None,
+    ) -> AsyncClient:
+        """`client()` for coroutines: the waits for the cache never block the event loop."""
+        from kubeinformers.runtime.client.typed import AsyncClient
+
+        return AsyncClient(
+            self._api_client,
+            observer=self,
+            read_your_writes=read_your_writes,
+            read_your_writes_timeout=read_your_writes_timeout,
+            field_manager=field_manager,
+        )
+
+    def _informer_to_wait_for(
+        self, resource: APIResource, namespace: str | None, result: object
+    ) -> SharedIndexInformer[Any] | None:
+        """The running, synced informer that will see this write, or None (M1: none of this
+        factory's informers watches the object, so there is nothing to wait for)."""
+        with self._lock:
+            informer = self._informers.get(resource.gvr)
+            running = resource.gvr in self._threads and not self._shutting_down
+        if informer is None or not running or informer.is_stopped() or not informer.has_synced():
+            return None
+        if resource.namespaced and self._namespace and namespace != self._namespace:
+            return None
+        if self._tweak_list_options is not None:
+            options = self._tweak_list_options(ListOptions()) or ListOptions()
+            if options.field_selector:
+                return None  # the server filters by fields we cannot evaluate here
+            if options.label_selector and not isinstance(result, Status):
+                if not to_selector(options.label_selector).matches(object_labels(result)):
+                    return None
+        return informer
+
+    def _write_check(
+        self,
+        informer: SharedIndexInformer[Any],
+        namespace: str | None,
+        name: str,
+        result: object,
+        deleted: bool,
+    ) -> tuple[str, Callable[[], bool] | None]:
+        """The resourceVersion to wait for, or for a delete answered by a Status, a check
+        that the key no longer holds the deleted object."""
+        if not isinstance(result, Status):
+            return object_resource_version(result), None
+        uid = (result.details.uid if result.details else None) or ""
+        key = f"{namespace}/{name}" if namespace else name
+        indexer = informer.get_indexer()
+
+        def gone() -> bool:
+            cached = indexer.get_by_key(key)
+            return cached is None or (bool(uid) and object_uid(cached) != uid)
+
+        return "", gone
+
+    def _timed_out(
+        self,
+        resource: APIResource,
+        namespace: str | None,
+        name: str,
+        result: object,
+        timeout: float,
+    ) -> ReadYourWritesTimeout:
+        informer = self._informers.get(resource.gvr)
+        seen = informer.last_processed_resource_version() if informer is not None else ""
+        what = resource.gvr.group_resource()
+        key = f'{what} "{name or object_name(result)}"' + (
+            f' in namespace "{namespace}"' if namespace else ""
+        )
+        if isinstance(result, Status):
+            change = f"the delete of {key}"
+        else:
+            change = f"the write of {key} (resourceVersion {object_resource_version(result)})"
+        return ReadYourWritesTimeout(
+            f"{change} succeeded, but the informer of {what} had not seen it after {timeout:g} s "
+            f"(its cache is at resourceVersion {seen or 'none'}): its watch may be down, see "
+            "the informer's health(); the write is done, do not repeat it blindly",
+            result,
+        )
+
+    def wait_for_write(
+        self,
+        resource: APIResource,
+        namespace: str | None,
+        name: str,
+        result: object,
+        timeout: float,
+        *,
+        deleted: bool = False,
+    ) -> None:
+        """M1: return once this factory's informer of `resource` has the write's `result` in
+        its cache (at once if no running informer of this factory watches it)."""
+        informer = self._informer_to_wait_for(resource, namespace, result)
+        if informer is None:
+            return
+        rv, gone = self._write_check(informer, namespace, name, result, deleted)
+        if gone is not None:
+            ok = informer.wait_for_cache(gone, timeout)
+        elif rv:
+            ok = informer.wait_for_resource_version(rv, timeout)
+        else:
+            return
+        if not ok:
+            raise self._timed_out(resource, namespace, name, result, timeout)
+
+    async def wait_for_write_async(
+        self,
+        resource: APIResource,
+        namespace: str | None,
+        name: str,
+        result: object,
+        timeout: float,
+        *,
+        deleted: bool = False,
+    ) -> None:
+        """`wait_for_write` for coroutines; never blocks the event loop."""
+        informer = self._informer_to_wait_for(resource, namespace, result)
+        if informer is None:
+            return
+        rv, gone = self._write_check(informer, namespace, name, result, deleted)
+        if gone is not None:
+            ok = await asyncio.to_thread(informer.wait_for_cache, gone, timeout)
+        elif rv:
+            ok = await informer.wait_for_resource_version_async(rv, timeout)
+        else:
+            return
+        if not ok:
+            raise self._timed_out(resource, namespace, name, result, timeout)
 
     # --- lifecycle ---------------------------------------------------------------------------
 

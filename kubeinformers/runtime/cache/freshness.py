@@ -16,8 +16,22 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 
-__all__ = ["ResourceVersionWatermark", "parse_resource_version"]
+__all__ = ["ReadYourWritesTimeout", "ResourceVersionWatermark", "parse_resource_version"]
+
+
+class ReadYourWritesTimeout(TimeoutError):
+    """A write succeeded on the server, but the informer's cache had not seen it in time.
+
+    `obj` is what the server answered (the written object, or the Status of a delete): the
+    write is done and must not be repeated blindly. The informer is usually disconnected or
+    far behind; its `health()` says why.
+    """
+
+    def __init__(self, message: str, obj: object) -> None:
+        super().__init__(message)
+        self.obj = obj
 
 
 def parse_resource_version(resource_version: str) -> int:
@@ -92,6 +106,21 @@ class ResourceVersionWatermark:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while self._value < target:
+                if deadline is None:
+                    self._cond.wait()
+                    continue
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+        return True
+
+    def wait_until(self, done: Callable[[], bool], timeout: float | None) -> bool:
+        """Block until `done()` is true, checked now and each time the watermark rises (the
+        informer processed more events), or `timeout` passes (False)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while not done():
                 if deadline is None:
                     self._cond.wait()
                     continue

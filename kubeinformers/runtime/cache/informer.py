@@ -479,6 +479,11 @@ class SharedIndexInformer(Generic[T]):
         """
         return self._watermark.wait(resource_version, timeout)
 
+    def wait_for_cache(self, done: Callable[[], bool], timeout: float | None) -> bool:
+        """Block until `done()` (a check of the cache, such as "this key is gone") is true:
+        checked now and after each batch of events the cache processes; False on timeout."""
+        return self._watermark.wait_until(done, timeout)
+
     async def wait_for_resource_version_async(
         self, resource_version: str, timeout: float | None
     ) -> bool:

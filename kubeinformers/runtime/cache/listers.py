@@ -15,7 +15,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any, Generic, Protocol, TypeVar
 
-from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.errors import NotFound
 from kubeinformers.runtime.api.keys import object_labels, object_namespace
 from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
 from kubeinformers.runtime.cache.store import NAMESPACE_INDEX
@@ -50,8 +50,9 @@ class IndexerReader(Protocol[T]):
     def by_index(self, index_name: str, value: str, /) -> builtins.list[T]: ...
 
 
-class NotFoundError(ApiStatusError):
-    """The object is not in the informer's cache: an API NotFound (404) error, as client-go's.
+class NotFoundError(NotFound):
+    """The object is not in the informer's cache: an API NotFound (404) error, as client-go's
+    (an `errors.NotFound`, so one `except NotFound` covers the cache and the client).
 
     The message starts exactly as the API server's (`pod "web" not found`,
     `deployment.apps "web" not found`; H9) and adds the namespace when there is one.

@@ -28,6 +28,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+# Imported with the module, not in LeaseLock(): an elector built inside a coroutine must not
+# import the kubernetes client's API classes (a quarter of a second) on the event loop.
+from kubernetes.client import CoordinationV1Api
 from kubernetes.client.exceptions import ApiException
 
 from kubeinformers.runtime.api.fields import field_of as _field
@@ -125,8 +128,6 @@ class LeaseLock:
         if hasattr(api, "read_namespaced_lease"):
             self._api = api
         else:
-            from kubernetes.client import CoordinationV1Api
-
             self._api = CoordinationV1Api(api)
         self.namespace = namespace
         self.name = name

@@ -247,6 +247,13 @@ class Handler(WatchStreamHandler):
         if info.subresource and not (status_only and served.status_subresource):
             raise api_error(404, "NotFound", "the server could not find the requested resource", {})
         verb = info.verb
+        if query.get("dryRun") and verb in ("create", "update", "patch", "delete"):
+            # Refused rather than written: a dry run that changed the store would mislead.
+            raise api_error(
+                400,
+                "BadRequest",
+                "LocalApiServer does not implement dryRun: test dry runs against RealApiServer",
+            )
         out = rendering.negotiate(self.headers.get("Accept", ""))  # 406 before any work, as kube
         if verb == "watch":
             if info.name:

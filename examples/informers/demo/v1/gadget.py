@@ -78,6 +78,7 @@ class GadgetLister(_ClusterLister[Gadget]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
     )
 
 

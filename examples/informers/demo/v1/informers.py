@@ -42,6 +42,7 @@ class GadgetInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:
@@ -75,6 +76,7 @@ class WidgetInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"scale", "status"}),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:

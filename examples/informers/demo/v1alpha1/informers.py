@@ -38,6 +38,7 @@ class WidgetInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
     )
 
     def __init__(self, factory: _SharedInformerFactory) -> None:

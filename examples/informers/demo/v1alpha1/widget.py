@@ -91,6 +91,7 @@ class WidgetLister(_NamespacedLister[Widget]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
     )
 
     def widgets(self, namespace: str) -> _SingleNamespaceLister[Widget]:

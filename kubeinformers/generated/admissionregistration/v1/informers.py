@@ -82,6 +82,7 @@ class ValidatingAdmissionPolicyInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy",
             "kubeinformers.generated.protobuf_schema",

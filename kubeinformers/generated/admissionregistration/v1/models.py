@@ -962,6 +962,7 @@ class ValidatingAdmissionPolicyLister(_ClusterLister[ValidatingAdmissionPolicy])
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.admissionregistration.v1.ValidatingAdmissionPolicy",
             "kubeinformers.generated.protobuf_schema",

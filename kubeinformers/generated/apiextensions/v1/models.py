@@ -649,6 +649,7 @@ class CustomResourceDefinitionLister(_ClusterLister[CustomResourceDefinition]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
     )
 
 

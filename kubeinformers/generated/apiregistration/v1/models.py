@@ -178,6 +178,7 @@ class APIServiceLister(_ClusterLister[APIService]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
     )
 
 

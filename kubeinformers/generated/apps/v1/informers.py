@@ -83,6 +83,7 @@ class DaemonSetInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.apps.v1.DaemonSet", "kubeinformers.generated.protobuf_schema"
         ),
@@ -119,6 +120,7 @@ class DeploymentInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"scale", "status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.apps.v1.Deployment", "kubeinformers.generated.protobuf_schema"
         ),
@@ -155,6 +157,7 @@ class ReplicaSetInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"scale", "status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.apps.v1.ReplicaSet", "kubeinformers.generated.protobuf_schema"
         ),
@@ -191,6 +194,7 @@ class StatefulSetInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"scale", "status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.apps.v1.StatefulSet", "kubeinformers.generated.protobuf_schema"
         ),

@@ -884,6 +884,7 @@ class DaemonSetLister(_NamespacedLister[DaemonSet]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.apps.v1.DaemonSet", "kubeinformers.generated.protobuf_schema"
         ),
@@ -909,6 +910,7 @@ class DeploymentLister(_NamespacedLister[Deployment]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"scale", "status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.apps.v1.Deployment", "kubeinformers.generated.protobuf_schema"
         ),
@@ -934,6 +936,7 @@ class ReplicaSetLister(_NamespacedLister[ReplicaSet]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"scale", "status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.apps.v1.ReplicaSet", "kubeinformers.generated.protobuf_schema"
         ),
@@ -959,6 +962,7 @@ class StatefulSetLister(_NamespacedLister[StatefulSet]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"scale", "status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.apps.v1.StatefulSet", "kubeinformers.generated.protobuf_schema"
         ),

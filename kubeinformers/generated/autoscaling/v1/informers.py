@@ -39,6 +39,7 @@ class HorizontalPodAutoscalerInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler",
             "kubeinformers.generated.protobuf_schema",

@@ -553,6 +553,7 @@ class HorizontalPodAutoscalerLister(_NamespacedLister[HorizontalPodAutoscaler]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler",
             "kubeinformers.generated.protobuf_schema",

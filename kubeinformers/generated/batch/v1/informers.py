@@ -41,6 +41,7 @@ class CronJobInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.batch.v1.CronJob", "kubeinformers.generated.protobuf_schema"
         ),
@@ -77,6 +78,7 @@ class JobInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.batch.v1.Job", "kubeinformers.generated.protobuf_schema"
         ),

@@ -528,6 +528,7 @@ class CronJobLister(_NamespacedLister[CronJob]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.batch.v1.CronJob", "kubeinformers.generated.protobuf_schema"
         ),
@@ -553,6 +554,7 @@ class JobLister(_NamespacedLister[Job]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.batch.v1.Job", "kubeinformers.generated.protobuf_schema"
         ),

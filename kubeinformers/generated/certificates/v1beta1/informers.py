@@ -78,6 +78,7 @@ class PodCertificateRequestInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.certificates.v1beta1.PodCertificateRequest",
             "kubeinformers.generated.protobuf_schema",

@@ -313,6 +313,7 @@ class PodCertificateRequestLister(_NamespacedLister[PodCertificateRequest]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.certificates.v1beta1.PodCertificateRequest",
             "kubeinformers.generated.protobuf_schema",

@@ -209,6 +209,7 @@ class NamespaceInformer:
         namespaced=False,
         singular="namespace",
         verbs=frozenset({"create", "delete", "get", "list", "patch", "update", "watch"}),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.core.v1.Namespace", "kubeinformers.generated.protobuf_schema"
         ),
@@ -245,6 +246,7 @@ class NodeInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.core.v1.Node", "kubeinformers.generated.protobuf_schema"
         ),
@@ -281,6 +283,7 @@ class PersistentVolumeClaimInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.core.v1.PersistentVolumeClaim", "kubeinformers.generated.protobuf_schema"
         ),
@@ -317,6 +320,7 @@ class PersistentVolumeInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.core.v1.PersistentVolume", "kubeinformers.generated.protobuf_schema"
         ),
@@ -389,6 +393,7 @@ class PodInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind("k8s.io.api.core.v1.Pod", "kubeinformers.generated.protobuf_schema"),
     )
 
@@ -423,6 +428,7 @@ class ReplicationControllerInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"scale", "status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.core.v1.ReplicationController", "kubeinformers.generated.protobuf_schema"
         ),
@@ -459,6 +465,7 @@ class ResourceQuotaInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.core.v1.ResourceQuota", "kubeinformers.generated.protobuf_schema"
         ),
@@ -567,6 +574,7 @@ class ServiceInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.core.v1.Service", "kubeinformers.generated.protobuf_schema"
         ),

@@ -6203,6 +6203,7 @@ class NamespaceLister(_ClusterLister[Namespace]):
         namespaced=False,
         singular="namespace",
         verbs=frozenset({"create", "delete", "get", "list", "patch", "update", "watch"}),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.core.v1.Namespace", "kubeinformers.generated.protobuf_schema"
         ),
@@ -6224,6 +6225,7 @@ class NodeLister(_ClusterLister[Node]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.core.v1.Node", "kubeinformers.generated.protobuf_schema"
         ),
@@ -6245,6 +6247,7 @@ class PersistentVolumeClaimLister(_NamespacedLister[PersistentVolumeClaim]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.core.v1.PersistentVolumeClaim", "kubeinformers.generated.protobuf_schema"
         ),
@@ -6272,6 +6275,7 @@ class PersistentVolumeLister(_ClusterLister[PersistentVolume]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.core.v1.PersistentVolume", "kubeinformers.generated.protobuf_schema"
         ),
@@ -6318,6 +6322,7 @@ class PodLister(_NamespacedLister[Pod]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind("k8s.io.api.core.v1.Pod", "kubeinformers.generated.protobuf_schema"),
     )
 
@@ -6341,6 +6346,7 @@ class ReplicationControllerLister(_NamespacedLister[ReplicationController]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"scale", "status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.core.v1.ReplicationController", "kubeinformers.generated.protobuf_schema"
         ),
@@ -6368,6 +6374,7 @@ class ResourceQuotaLister(_NamespacedLister[ResourceQuota]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.core.v1.ResourceQuota", "kubeinformers.generated.protobuf_schema"
         ),
@@ -6443,6 +6450,7 @@ class ServiceLister(_NamespacedLister[Service]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.core.v1.Service", "kubeinformers.generated.protobuf_schema"
         ),

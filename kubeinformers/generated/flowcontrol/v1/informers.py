@@ -41,6 +41,7 @@ class FlowSchemaInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.flowcontrol.v1.FlowSchema", "kubeinformers.generated.protobuf_schema"
         ),
@@ -77,6 +78,7 @@ class PriorityLevelConfigurationInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.flowcontrol.v1.PriorityLevelConfiguration",
             "kubeinformers.generated.protobuf_schema",

@@ -510,6 +510,7 @@ class FlowSchemaLister(_ClusterLister[FlowSchema]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.flowcontrol.v1.FlowSchema", "kubeinformers.generated.protobuf_schema"
         ),
@@ -531,6 +532,7 @@ class PriorityLevelConfigurationLister(_ClusterLister[PriorityLevelConfiguration
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.flowcontrol.v1.PriorityLevelConfiguration",
             "kubeinformers.generated.protobuf_schema",

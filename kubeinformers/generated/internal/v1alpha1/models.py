@@ -168,6 +168,7 @@ class StorageVersionLister(_ClusterLister[StorageVersion]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.apiserverinternal.v1alpha1.StorageVersion",
             "kubeinformers.generated.protobuf_schema",

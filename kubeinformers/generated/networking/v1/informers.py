@@ -83,6 +83,7 @@ class IngressInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.networking.v1.Ingress", "kubeinformers.generated.protobuf_schema"
         ),
@@ -191,6 +192,7 @@ class ServiceCIDRInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.networking.v1.ServiceCIDR", "kubeinformers.generated.protobuf_schema"
         ),

@@ -721,6 +721,7 @@ class IngressLister(_NamespacedLister[Ingress]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.networking.v1.Ingress", "kubeinformers.generated.protobuf_schema"
         ),
@@ -792,6 +793,7 @@ class ServiceCIDRLister(_ClusterLister[ServiceCIDR]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.networking.v1.ServiceCIDR", "kubeinformers.generated.protobuf_schema"
         ),

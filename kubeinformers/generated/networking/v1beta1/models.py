@@ -211,6 +211,7 @@ class ServiceCIDRLister(_ClusterLister[ServiceCIDR]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.networking.v1beta1.ServiceCIDR", "kubeinformers.generated.protobuf_schema"
         ),

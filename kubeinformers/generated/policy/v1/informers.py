@@ -39,6 +39,7 @@ class PodDisruptionBudgetInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.policy.v1.PodDisruptionBudget", "kubeinformers.generated.protobuf_schema"
         ),

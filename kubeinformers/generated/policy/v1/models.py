@@ -189,6 +189,7 @@ class PodDisruptionBudgetLister(_NamespacedLister[PodDisruptionBudget]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.policy.v1.PodDisruptionBudget", "kubeinformers.generated.protobuf_schema"
         ),

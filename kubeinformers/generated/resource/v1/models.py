@@ -1333,6 +1333,7 @@ class ResourceClaimLister(_NamespacedLister[ResourceClaim]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.resource.v1.ResourceClaim", "kubeinformers.generated.protobuf_schema"
         ),

@@ -39,6 +39,7 @@ class DeviceTaintRuleInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.resource.v1alpha3.DeviceTaintRule",
             "kubeinformers.generated.protobuf_schema",

@@ -172,6 +172,7 @@ class DeviceTaintRuleLister(_ClusterLister[DeviceTaintRule]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.resource.v1alpha3.DeviceTaintRule",
             "kubeinformers.generated.protobuf_schema",

@@ -118,6 +118,7 @@ class ResourceClaimInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.resource.v1beta1.ResourceClaim", "kubeinformers.generated.protobuf_schema"
         ),

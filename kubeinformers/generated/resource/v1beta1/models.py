@@ -1343,6 +1343,7 @@ class ResourceClaimLister(_NamespacedLister[ResourceClaim]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.resource.v1beta1.ResourceClaim", "kubeinformers.generated.protobuf_schema"
         ),

@@ -193,6 +193,7 @@ class VolumeAttachmentInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.storage.v1.VolumeAttachment", "kubeinformers.generated.protobuf_schema"
         ),

@@ -39,6 +39,7 @@ class StorageVersionMigrationInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.storagemigration.v1beta1.StorageVersionMigration",
             "kubeinformers.generated.protobuf_schema",

@@ -112,6 +112,7 @@ class StorageVersionMigrationLister(_ClusterLister[StorageVersionMigration]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
+        subresources=frozenset({"status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.storagemigration.v1beta1.StorageVersionMigration",
             "kubeinformers.generated.protobuf_schema",

@@ -1,0 +1,184 @@
+"""One REST request to the API server, sent over a kubernetes ApiClient: the core under the
+typed clients (`kubeinformers.runtime.client.typed`).
+
+The same connection as the informers' transport (`transport.py`): the ApiClient's urllib3
+pool manager, its TLS settings and the headers its configuration computes (the token-refresh
+hook runs on every request). Failures come back as the typed errors of
+`kubeinformers.runtime.api.errors` (NotFound, Conflict, Invalid...), worded with the object and
+the server. As client-go's rest client, a 429 (or a 5xx with Retry-After) is retried after the
+server's Retry-After, at most `max_retries` times, and then raised as TooManyRequests.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import urllib3
+
+from kubeinformers.runtime.api.errors import (
+    ApiStatusError,
+    error_from_status,
+    is_connection_refused,
+)
+from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.client.transport import (
+    _NO_RETRIES,
+    _REASONS,
+    _parse_retry_after,
+    ensure_connection_pool_size,
+)
+
+logger = logging.getLogger("kubeinformers.client")
+
+JSON = "application/json"
+REQUEST_TIMEOUT = urllib3.Timeout(connect=30.0, read=60.0)
+# client-go: rest.Request's maxRetries for a Retry-After answer, and no wait longer than this.
+DEFAULT_MAX_RETRIES = 10
+MAX_RETRY_AFTER = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One API request: `what` words it for errors (`create pods "web" in namespace "x"`)."""
+
+    method: str
+    path: str
+    what: str
+    query: tuple[tuple[str, str], ...] = ()
+    body: bytes | None = None
+    content_type: str | None = None
+    headers: tuple[tuple[str, str], ...] = field(default=())
+
+
+class RestCore:
+    """Sends Requests over `api_client` and returns the response body (bytes).
+
+    Thread-safe; shared by the sync and asyncio clients (the asyncio one runs `send` in a
+    worker thread, so the event loop never blocks on the network).
+    """
+
+    def __init__(self, api_client: Any, *, max_retries: int = DEFAULT_MAX_RETRIES) -> None:
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        self.api_client = api_client
+        self.max_retries = max_retries
+        ensure_connection_pool_size(api_client)
+
+    @property
+    def server(self) -> str:
+        return str(self.api_client.configuration.host).rstrip("/")
+
+    def send(self, request: Request) -> bytes:
+        """The response body of a 2xx answer; the typed ApiStatusError of any other."""
+        attempt = 0
+        while True:
+            status, body, retry_after = self._send_once(request)
+            if status < 300:
+                return body
+            err = self.error(request, status, body, retry_after)
+            retriable = status == 429 or (status >= 500 and retry_after is not None)
+            if not retriable or attempt >= self.max_retries:
+                raise err
+            attempt += 1
+            wait = min(retry_after if retry_after is not None else 1.0, MAX_RETRY_AFTER)
+            logger.debug(
+                "%s: the server answered %d, retrying in %.1f s (attempt %d of %d)",
+                request.what,
+                status,
+                wait,
+                attempt,
+                self.max_retries,
+            )
+            time.sleep(wait)
+
+    def _send_once(self, request: Request) -> tuple[int, bytes, float | None]:
+        api = self.api_client
+        headers: dict[str, str] = dict(api.default_headers)
+        headers["Accept"] = JSON
+        headers.setdefault("User-Agent", api.user_agent)
+        if request.content_type is not None:
+            headers["Content-Type"] = request.content_type
+        headers.update(request.headers)
+        queries = list(request.query)
+        api.update_params_for_auth(
+            headers, queries, ["BearerToken"], request.path, request.method, None
+        )
+        url = f"{self.server}{quote(request.path)}"
+        if queries:
+            url = f"{url}?{urlencode(queries)}"
+        try:
+            resp = api.rest_client.pool_manager.request(
+                request.method,
+                url,
+                body=request.body,
+                headers=headers,
+                preload_content=True,
+                timeout=REQUEST_TIMEOUT,
+                retries=_NO_RETRIES,
+            )
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            cls = ConnectionRefusedError if is_connection_refused(e) else ConnectionError
+            raise cls(f"cannot {request.what}: {self.server} unreachable: {e}") from e
+        return resp.status, resp.data, _parse_retry_after(resp.headers.get("Retry-After"))
+
+    def error(
+        self, request: Request, code: int, body: bytes, retry_after: float | None
+    ) -> ApiStatusError:
+        """The server's Status as its typed error, worded with the request and what to do."""
+        status: Status | None
+        try:
+            status = Status.model_validate_json(body)
+        except Exception:
+            status = None
+        if status is None or status.kind not in (None, "Status"):
+            text = body[:500].decode("utf-8", "replace").strip()
+            status = Status(
+                code=code, reason=_REASONS.get(code, ""), message=text or f"HTTP {code}"
+            )
+        if not status.code:
+            status.code = code
+        err = error_from_status(status, retry_after=retry_after)
+        err.code = code
+        hint = _HINTS.get(code, "")
+        if code == 409 and err.reason == "Conflict" and "apply" in request.what:
+            hint = (
+                "another field manager owns these fields: leave them out of the apply, or "
+                "take them over with force=True"
+            )
+        elif code == 409 and err.reason == "Conflict":
+            hint = (
+                "the object changed since it was read: read it again and redo the change "
+                "(retry_on_conflict does this)"
+            )
+        err.message = f"cannot {request.what} at {self.server}: {status.message or err.reason}"
+        if hint:
+            err.message = f"{err.message}; {hint}"
+        err.args = (err.message,)
+        return err
+
+
+_HINTS = {
+    401: "check the credentials (token, client certificate or exec plugin) of the kubeconfig",
+    403: "check the RBAC rules of the credentials",
+    422: "the server rejected the fields named in the error's causes",
+    429: "the server is overloaded; retried after its Retry-After without success",
+}
+
+
+def query(**params: str | int | bool | None) -> tuple[tuple[str, str], ...]:
+    """Query parameters, camelCase names as given; None values are left out."""
+    out: list[tuple[str, str]] = []
+    for name, value in params.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        out.append((name, str(value)))
+    return tuple(out)
+
+
+__all__ = ["DEFAULT_MAX_RETRIES", "JSON", "Request", "RestCore", "query"]

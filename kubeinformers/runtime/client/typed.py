@@ -1,0 +1,1102 @@
+"""Typed writes (and reads) keyed by the generated models: `Client` and its asyncio twin
+`AsyncClient`, thin faces over one core (`_Calls` builds each request and decodes its answer,
+`rest.RestCore` sends it).
+
+    client = factory.client()                       # or Client(api_client)
+    pod = client.get(Pod, "web", namespace="default")
+    client.apply(Widget(metadata=ObjectMeta(name="w", namespace="default"),
+                        spec=WidgetSpec(size=3)), field_manager="my-controller")
+
+The model's class knows its resource (`Model.__kube_lister__.RESOURCE`: group, version,
+plural, scope, subresources), so no call names one. mypy --strict checks the scope: a
+namespaced kind's `get`/`patch`/`delete` need `namespace=`, a cluster-scoped kind's take none;
+`update_status`/`apply_status` take only kinds with a `status`. Every call returns the typed
+object the server answered (`delete` the object while finalizers or a grace period keep it,
+else the server's Status).
+
+Read your writes: a client tied to an informer factory (`factory.client()`) returns from a
+write only once that factory's running informer of the kind has the write in its cache
+(`WriteObserver`), so listers and reconcile loops never answer for the key from before it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, Protocol, TypeVar, cast, overload
+
+from pydantic import BaseModel
+
+from kubeinformers.runtime.api.kinds import resource_of
+from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
+from kubeinformers.runtime.api.model import Scale, Status
+from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.client.rest import JSON, Request, RestCore, query
+from kubeinformers.runtime.codec.lazy import materialize
+
+__all__ = [
+    "APPLY_PATCH",
+    "AsyncClient",
+    "Client",
+    "ClusterKind",
+    "Kind",
+    "NamespacedKind",
+    "PatchType",
+    "PropagationPolicy",
+    "StatusKind",
+    "WriteObserver",
+]
+
+PatchType = Literal["merge", "json", "strategic"]
+PropagationPolicy = Literal["Orphan", "Background", "Foreground"]
+APPLY_PATCH = "application/apply-patch+yaml"
+_PATCH_CONTENT_TYPES: dict[str, str] = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+}
+
+
+# --- what mypy matches a model against ---------------------------------------------------------
+# A generated model carries `__kube_lister__: ClassVar[type[XLister]]`, and XLister subclasses
+# NamespacedLister (reads one namespace through `by_namespace`) or ClusterLister (reads one
+# object with `get(name)`) by the kind's scope (H9): the same marker, matched here by shape
+# (the client sits below the cache and does not import it).
+
+
+class _NamespacedListerShape(Protocol):
+    def by_namespace(self, namespace: str, /) -> object: ...
+
+
+class _ClusterListerShape(Protocol):
+    def get(self, name: str, /) -> object: ...
+
+
+class Kind(Protocol):
+    """A generated model of a kind with a resource (namespaced or cluster-scoped)."""
+
+    @property
+    def __kube_lister__(self) -> type[_NamespacedListerShape] | type[_ClusterListerShape]: ...
+
+
+class NamespacedKind(Protocol):
+    """A generated model of a namespaced kind (Pod, ConfigMap, a namespaced CRD)."""
+
+    @property
+    def __kube_lister__(self) -> type[_NamespacedListerShape]: ...
+
+
+class ClusterKind(Protocol):
+    """A generated model of a cluster-scoped kind (Node, Namespace, a cluster CRD)."""
+
+    @property
+    def __kube_lister__(self) -> type[_ClusterListerShape]: ...
+
+
+class StatusKind(Kind, Protocol):
+    """A kind whose model has a `status` (the status subresource is checked at run time)."""
+
+    @property
+    def status(self) -> object: ...
+
+
+K = TypeVar("K", bound=Kind)
+NK = TypeVar("NK", bound=NamespacedKind)
+CK = TypeVar("CK", bound=ClusterKind)
+SK = TypeVar("SK", bound=StatusKind)
+R = TypeVar("R")
+
+Patch = Mapping[str, Any] | Sequence[Mapping[str, Any]]
+
+
+class WriteObserver(Protocol):
+    """Who must see a client's writes before the write returns (an informer factory).
+
+    `result` is the server's answer (the written object, or the Status of a delete),
+    `namespace`/`name` the object's key as requested ("" name for a create: read `result`).
+    Raises ReadYourWritesTimeout when `timeout` passes first.
+    """
+
+    def wait_for_write(
+        self,
+        resource: APIResource,
+        namespace: str | None,
+        name: str,
+        result: object,
+        timeout: float,
+        *,
+        deleted: bool = False,
+    ) -> None: ...
+
+    async def wait_for_write_async(
+        self,
+        resource: APIResource,
+        namespace: str | None,
+        name: str,
+        result: object,
+        timeout: float,
+        *,
+        deleted: bool = False,
+    ) -> None: ...
+
+
+# --- the core ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Call(Generic[R]):
+    """One request, how to read its answer, and what the cache must see afterwards."""
+
+    request: Request
+    decode: Callable[[bytes], R]
+    resource: APIResource | None = None  # a write: wait for the cache to see the result
+    namespace: str | None = None
+    name: str = ""
+    deleted: bool = False
+
+
+def _meta(obj: object) -> Any:
+    return getattr(obj, "metadata", None)
+
+
+def _where(resource: APIResource, name: str | None, namespace: str | None) -> str:
+    what = resource.gvr.group_resource()
+    if name:
+        what = f'{what} "{name}"'
+    if resource.namespaced and namespace:
+        what = f'{what} in namespace "{namespace}"'
+    return what
+
+
+def _body(obj: BaseModel, resource: APIResource, *, only_set: bool) -> dict[str, Any]:
+    """The object as the API spells it: every field (unknown ones too), or, for apply, only
+    those set on it; apiVersion and kind filled in from the resource."""
+    obj = materialize(obj)
+    if only_set:
+        data = obj.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    else:
+        data = obj.model_dump(mode="json", by_alias=True, exclude_none=True)
+    data["apiVersion"] = data.get("apiVersion") or resource.api_version
+    data["kind"] = data.get("kind") or resource.kind
+    return data
+
+
+def _encode(data: object) -> bytes:
+    return json.dumps(data, separators=(",", ":")).encode()
+
+
+class _Calls:
+    """Builds every call of the client: paths, query parameters, bodies, decoding."""
+
+    def _identity(
+        self, obj: object, namespace: str | None = None
+    ) -> tuple[APIResource, str, str | None]:
+        resource = resource_of(type(materialize(cast(BaseModel, obj))))
+        meta = _meta(obj)
+        name = getattr(meta, "name", None) or ""
+        ns = namespace or getattr(meta, "namespace", None) or None
+        if not name:
+            raise ValueError(
+                f"this {resource.kind} has no metadata.name: set it (generateName is only for create)"
+            )
+        return resource, name, self._namespace(resource, ns, name)
+
+    @staticmethod
+    def _namespace(resource: APIResource, namespace: str | None, name: str) -> str | None:
+        if not resource.namespaced:
+            return None
+        if not namespace:
+            raise ValueError(
+                f'{resource.gvr.group_resource()} is namespaced: {resource.kind} "{name}" needs '
+                "a namespace: metadata.namespace of the object, or namespace= of the call"
+            )
+        return namespace
+
+    @staticmethod
+    def _decoder(model: type[R]) -> Callable[[bytes], R]:
+        validate = cast(type[BaseModel], model).model_validate_json
+        return lambda body: cast(R, validate(body))
+
+    @staticmethod
+    def _subresource(resource: APIResource, subresource: str | None) -> str:
+        if subresource is None:
+            return ""
+        if subresource not in resource.subresources:
+            offered = ", ".join(sorted(resource.subresources)) or "none"
+            raise ValueError(
+                f"{resource.gvr.group_resource()} has no {subresource} subresource "
+                f"(its subresources: {offered}); for a custom resource, declare it under "
+                "`subresources` in the CustomResourceDefinition's version and regenerate"
+            )
+        return f"/{subresource}"
+
+    def get(self, model: type[R], name: str, namespace: str | None) -> _Call[R]:
+        resource = resource_of(model)
+        ns = self._namespace(resource, namespace, name)
+        return _Call(
+            Request("GET", resource.object_path(name, ns), f"get {_where(resource, name, ns)}"),
+            self._decoder(model),
+        )
+
+    def write(
+        self,
+        verb: Literal["create", "update"],
+        obj: R,
+        *,
+        subresource: str | None,
+        field_manager: str | None,
+        dry_run: bool,
+    ) -> _Call[R]:
+        model = cast(BaseModel, obj)
+        resource = resource_of(type(materialize(model)))
+        meta = _meta(obj)
+        if verb == "create":
+            name = getattr(meta, "name", None) or ""
+            ns = self._namespace(
+                resource, getattr(meta, "namespace", None), name or "(generateName)"
+            )
+            path = resource.collection_path(ns)
+            method = "POST"
+        else:
+            resource, name, ns = self._identity(obj)
+            path = resource.object_path(name, ns) + self._subresource(resource, subresource)
+            method = "PUT"
+        what = f"{verb} {_where(resource, name, ns)}"
+        if subresource:
+            what = f"{what} ({subresource})"
+        return _Call(
+            Request(
+                method,
+                path,
+                what,
+                query(fieldManager=field_manager, dryRun="All" if dry_run else None),
+                _encode(_body(model, resource, only_set=False)),
+                JSON,
+            ),
+            self._decoder(cast(type[R], type(materialize(model)))),
+            None if dry_run else resource,
+            ns,
+            name if verb == "update" else "",
+        )
+
+    def patch(
+        self,
+        model: type[R],
+        name: str,
+        patch: Patch | BaseModel,
+        namespace: str | None,
+        *,
+        patch_type: PatchType,
+        subresource: str | None,
+        field_manager: str | None,
+        dry_run: bool,
+    ) -> _Call[R]:
+        resource = resource_of(model)
+        ns = self._namespace(resource, namespace, name)
+        if patch_type not in _PATCH_CONTENT_TYPES:
+            raise ValueError(
+                f'patch_type must be "merge", "json" or "strategic", not {patch_type!r}'
+            )
+        body: object = patch
+        if isinstance(patch, BaseModel):
+            if patch_type == "json":
+                raise TypeError("a JSON patch is a list of operations, not a model")
+            body = materialize(patch).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        path = resource.object_path(name, ns) + self._subresource(resource, subresource)
+        what = f"patch {_where(resource, name, ns)}" + (f" ({subresource})" if subresource else "")
+        return _Call(
+            Request(
+                "PATCH",
+                path,
+                what,
+                query(fieldManager=field_manager, dryRun="All" if dry_run else None),
+                _encode(body),
+                _PATCH_CONTENT_TYPES[patch_type],
+            ),
+            self._decoder(model),
+            None if dry_run else resource,
+            ns,
+            name,
+        )
+
+    def apply(
+        self,
+        obj: R,
+        *,
+        field_manager: str,
+        force: bool,
+        subresource: str | None,
+        dry_run: bool,
+    ) -> _Call[R]:
+        if not field_manager:
+            raise ValueError("server-side apply needs a field_manager: who owns the fields sent")
+        model = cast(BaseModel, obj)
+        resource, name, ns = self._identity(obj)
+        path = resource.object_path(name, ns) + self._subresource(resource, subresource)
+        what = f"apply {_where(resource, name, ns)}" + (f" ({subresource})" if subresource else "")
+        return _Call(
+            Request(
+                "PATCH",
+                path,
+                what,
+                query(
+                    fieldManager=field_manager,
+                    force=True if force else None,
+                    dryRun="All" if dry_run else None,
+                ),
+                _encode(_body(model, resource, only_set=True)),
+                APPLY_PATCH,
+            ),
+            self._decoder(cast(type[R], type(materialize(model)))),
+            None if dry_run else resource,
+            ns,
+            name,
+        )
+
+    def scale(
+        self,
+        model: type[Any],
+        name: str,
+        namespace: str | None,
+        replicas: int | None,
+        *,
+        field_manager: str | None,
+        dry_run: bool,
+    ) -> _Call[Scale]:
+        """Read (`replicas=None`) or set the scale subresource; the answer is a Scale."""
+        resource = resource_of(model)
+        ns = self._namespace(resource, namespace, name)
+        path = resource.object_path(name, ns) + self._subresource(resource, "scale")
+        decode = Scale.model_validate_json
+        if replicas is None:
+            return _Call(Request("GET", path, f"get {_where(resource, name, ns)} (scale)"), decode)
+        return _Call(
+            Request(
+                "PATCH",
+                path,
+                f"scale {_where(resource, name, ns)} to {replicas}",
+                query(fieldManager=field_manager, dryRun="All" if dry_run else None),
+                _encode({"spec": {"replicas": replicas}}),
+                _PATCH_CONTENT_TYPES["merge"],
+            ),
+            decode,
+            None if dry_run else resource,  # the Scale carries the object's resourceVersion
+            ns,
+            name,
+        )
+
+    def delete(
+        self,
+        model: type[R],
+        name: str,
+        namespace: str | None,
+        *,
+        uid: str | None,
+        resource_version: str | None,
+        propagation_policy: PropagationPolicy | None,
+        grace_period_seconds: int | None,
+        dry_run: bool,
+    ) -> _Call[R | Status]:
+        resource = resource_of(model)
+        ns = self._namespace(resource, namespace, name)
+        options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        preconditions = {
+            k: v for k, v in (("uid", uid), ("resourceVersion", resource_version)) if v is not None
+        }
+        if preconditions:
+            options["preconditions"] = preconditions
+        if propagation_policy is not None:
+            options["propagationPolicy"] = propagation_policy
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        if dry_run:
+            options["dryRun"] = ["All"]
+        decode_object = self._decoder(model)
+
+        def decode(body: bytes) -> R | Status:
+            head = json.loads(body)
+            if isinstance(head, dict) and head.get("kind") == "Status":
+                return Status.model_validate(head)
+            return decode_object(body)
+
+        return _Call(
+            Request(
+                "DELETE",
+                resource.object_path(name, ns),
+                f"delete {_where(resource, name, ns)}",
+                query(dryRun="All" if dry_run else None),
+                body=_encode(options),
+                content_type=JSON,
+            ),
+            decode,
+            None if dry_run else resource,
+            ns,
+            name,
+            deleted=True,
+        )
+
+
+# --- the faces ---------------------------------------------------------------------------------
+
+
+class _Base:
+    def __init__(
+        self,
+        api_client: Any,
+        *,
+        observer: WriteObserver | None = None,
+        read_your_writes: bool = True,
+        read_your_writes_timeout: float = 10.0,
+        field_manager: str | None = None,
+        core: RestCore | None = None,
+    ) -> None:
+        self._core = core or RestCore(api_client)
+        self._calls = _Calls()
+        self._observer = observer if read_your_writes else None
+        self._timeout = read_your_writes_timeout
+        self.field_manager = field_manager
+        self._listers: dict[tuple[APIResource, str | None], Any] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def api_client(self) -> Any:
+        return self._core.api_client
+
+    @property
+    def read_your_writes(self) -> bool:
+        """Whether writes wait for the factory's informers to see them (see the module doc)."""
+        return self._observer is not None
+
+    def _manager(self, field_manager: str | None) -> str | None:
+        return field_manager or self.field_manager
+
+    def _lister_watcher(self, model: type[Any], namespace: str | None) -> Any:
+        """The informers' transport for this kind: lists come as protobuf where it wins."""
+        from kubeinformers.runtime.client.transport import ApiListerWatcher
+
+        resource = resource_of(model)
+        ns = namespace if resource.namespaced else None
+        key = (resource, ns or None)
+        with self._lock:
+            found = self._listers.get(key)
+            if found is None:
+                found = ApiListerWatcher(self.api_client, resource, model, namespace=ns)
+                self._listers[key] = found
+        return found
+
+
+class Client(_Base):
+    """Typed reads and writes of generated models over a kubernetes ApiClient.
+
+    `observer` (given by `factory.client()`) makes writes wait until the factory's informer of
+    the kind has them (`read_your_writes=False` turns that off; `read_your_writes_timeout`
+    bounds the wait, then ReadYourWritesTimeout). `field_manager` is the default for writes.
+    """
+
+    def _run(self, call: _Call[R]) -> R:
+        result = call.decode(self._core.send(call.request))
+        observer = self._observer
+        if observer is not None and call.resource is not None:
+            observer.wait_for_write(
+                call.resource,
+                call.namespace,
+                call.name,
+                result,
+                self._timeout,
+                deleted=call.deleted,
+            )
+        return result
+
+    @overload
+    def get(self, model: type[NK], name: str, *, namespace: str) -> NK: ...
+    @overload
+    def get(self, model: type[CK], name: str) -> CK: ...
+    def get(self, model: type[K], name: str, *, namespace: str | None = None) -> K:
+        """The object as the server has it now (NotFound if it does not exist)."""
+        return self._run(self._calls.get(model, name, namespace))
+
+    @overload
+    def list(
+        self,
+        model: type[NK],
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> ObjectList[NK]: ...
+    @overload
+    def list(
+        self,
+        model: type[CK],
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> ObjectList[CK]: ...
+    def list(
+        self,
+        model: type[K],
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> ObjectList[K]:
+        """One page of objects (all of them without `limit`; `namespace=None`: every
+        namespace). The page's `continue_` asks for the next page."""
+        options = ListOptions(label_selector, field_selector, None, None, limit, continue_)
+        return cast(ObjectList[K], self._lister_watcher(model, namespace).list(options))
+
+    def create(self, obj: K, *, field_manager: str | None = None, dry_run: bool = False) -> K:
+        """Create `obj` (AlreadyExists if its name is taken); the server's copy is returned."""
+        return self._run(
+            self._calls.write(
+                "create",
+                obj,
+                subresource=None,
+                field_manager=self._manager(field_manager),
+                dry_run=dry_run,
+            )
+        )
+
+    def update(self, obj: K, *, field_manager: str | None = None, dry_run: bool = False) -> K:
+        """Replace the object; Conflict if its metadata.resourceVersion is not the server's
+        (optimistic concurrency: read, change, update; see retry_on_conflict)."""
+        return self._run(
+            self._calls.write(
+                "update",
+                obj,
+                subresource=None,
+                field_manager=self._manager(field_manager),
+                dry_run=dry_run,
+            )
+        )
+
+    def update_status(
+        self, obj: SK, *, field_manager: str | None = None, dry_run: bool = False
+    ) -> SK:
+        """Replace the status through the status subresource (only `status` changes)."""
+        return self._run(
+            self._calls.write(
+                "update",
+                obj,
+                subresource="status",
+                field_manager=self._manager(field_manager),
+                dry_run=dry_run,
+            )
+        )
+
+    @overload
+    def patch(
+        self,
+        model: type[NK],
+        name: str,
+        patch: Patch | BaseModel,
+        *,
+        namespace: str,
+        patch_type: PatchType = "merge",
+        subresource: Literal["status"] | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> NK: ...
+    @overload
+    def patch(
+        self,
+        model: type[CK],
+        name: str,
+        patch: Patch | BaseModel,
+        *,
+        patch_type: PatchType = "merge",
+        subresource: Literal["status"] | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> CK: ...
+    def patch(
+        self,
+        model: type[K],
+        name: str,
+        patch: Patch | BaseModel,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        subresource: Literal["status"] | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> K:
+        """Patch one object: "merge" (RFC 7386; a dict, or a model's set fields), "json"
+        (RFC 6902, a list of operations) or "strategic" (built-in kinds only)."""
+        return self._run(
+            self._calls.patch(
+                model,
+                name,
+                patch,
+                namespace,
+                patch_type=patch_type,
+                subresource=subresource,
+                field_manager=self._manager(field_manager),
+                dry_run=dry_run,
+            )
+        )
+
+    def apply(
+        self,
+        obj: K,
+        *,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> K:
+        """Server-side apply: send only the fields set on `obj` (see docs/guide/writing.md),
+        owned by `field_manager`; Conflict if another manager owns one of them, unless
+        `force=True` takes them over. Creates the object if it does not exist."""
+        return self._run(
+            self._calls.apply(
+                obj,
+                field_manager=self._manager(field_manager) or "",
+                force=force,
+                subresource=None,
+                dry_run=dry_run,
+            )
+        )
+
+    def apply_status(
+        self,
+        obj: SK,
+        *,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> SK:
+        """Server-side apply of the status subresource (only the `status` fields set)."""
+        return self._run(
+            self._calls.apply(
+                obj,
+                field_manager=self._manager(field_manager) or "",
+                force=force,
+                subresource="status",
+                dry_run=dry_run,
+            )
+        )
+
+    @overload
+    def delete(
+        self,
+        model: type[NK],
+        name: str,
+        *,
+        namespace: str,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        propagation_policy: PropagationPolicy | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> NK | Status: ...
+    @overload
+    def delete(
+        self,
+        model: type[CK],
+        name: str,
+        *,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        propagation_policy: PropagationPolicy | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> CK | Status: ...
+    def delete(
+        self,
+        model: type[K],
+        name: str,
+        *,
+        namespace: str | None = None,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        propagation_policy: PropagationPolicy | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> K | Status:
+        """Delete one object. Preconditions `uid`/`resource_version` make it Conflict if the
+        object is another one or changed. Returns the object while finalizers or a grace
+        period keep it (deletionTimestamp set), else the server's Status."""
+        return self._run(
+            self._calls.delete(
+                model,
+                name,
+                namespace,
+                uid=uid,
+                resource_version=resource_version,
+                propagation_policy=propagation_policy,
+                grace_period_seconds=grace_period_seconds,
+                dry_run=dry_run,
+            )
+        )
+
+    @overload
+    def get_scale(self, model: type[NamespacedKind], name: str, *, namespace: str) -> Scale: ...
+    @overload
+    def get_scale(self, model: type[ClusterKind], name: str) -> Scale: ...
+    def get_scale(self, model: type[Kind], name: str, *, namespace: str | None = None) -> Scale:
+        """The scale subresource (autoscaling/v1 Scale: spec.replicas, status.replicas and
+        selector) of a kind that has one (Deployment, a CRD declaring `scale`)."""
+        return self._run(
+            self._calls.scale(model, name, namespace, None, field_manager=None, dry_run=False)
+        )
+
+    @overload
+    def scale(
+        self,
+        model: type[NamespacedKind],
+        name: str,
+        replicas: int,
+        *,
+        namespace: str,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Scale: ...
+    @overload
+    def scale(
+        self,
+        model: type[ClusterKind],
+        name: str,
+        replicas: int,
+        *,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Scale: ...
+    def scale(
+        self,
+        model: type[Kind],
+        name: str,
+        replicas: int,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Scale:
+        """Set the replicas through the scale subresource (`kubectl scale`); the new Scale."""
+        return self._run(
+            self._calls.scale(
+                model,
+                name,
+                namespace,
+                replicas,
+                field_manager=self._manager(field_manager),
+                dry_run=dry_run,
+            )
+        )
+
+
+class AsyncClient(_Base):
+    """`Client` for coroutines: the same calls, awaited; the network runs in a worker thread
+    and read-your-writes waits never block the event loop."""
+
+    async def _run(self, build: Callable[[], _Call[R]]) -> R:
+        # Building the body and decoding the answer (pydantic, a model's first validator
+        # build) run in the worker thread with the request: the loop only awaits.
+        def work() -> tuple[_Call[R], R]:
+            call = build()
+            return call, call.decode(self._core.send(call.request))
+
+        call, result = await asyncio.to_thread(work)
+        observer = self._observer
+        if observer is not None and call.resource is not None:
+            await observer.wait_for_write_async(
+                call.resource,
+                call.namespace,
+                call.name,
+                result,
+                self._timeout,
+                deleted=call.deleted,
+            )
+        return result
+
+    @overload
+    async def get(self, model: type[NK], name: str, *, namespace: str) -> NK: ...
+    @overload
+    async def get(self, model: type[CK], name: str) -> CK: ...
+    async def get(self, model: type[K], name: str, *, namespace: str | None = None) -> K:
+        """`Client.get`."""
+        return await self._run(lambda: self._calls.get(model, name, namespace))
+
+    @overload
+    async def list(
+        self,
+        model: type[NK],
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> ObjectList[NK]: ...
+    @overload
+    async def list(
+        self,
+        model: type[CK],
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> ObjectList[CK]: ...
+    async def list(
+        self,
+        model: type[K],
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> ObjectList[K]:
+        """`Client.list`."""
+        options = ListOptions(label_selector, field_selector, None, None, limit, continue_)
+
+        def work() -> ObjectList[K]:
+            return cast(ObjectList[K], self._lister_watcher(model, namespace).list(options))
+
+        return await asyncio.to_thread(work)
+
+    async def create(self, obj: K, *, field_manager: str | None = None, dry_run: bool = False) -> K:
+        """`Client.create`."""
+        return await self._run(
+            lambda: self._calls.write(
+                "create",
+                obj,
+                subresource=None,
+                field_manager=self._manager(field_manager),
+                dry_run=dry_run,
+            )
+        )
+
+    async def update(self, obj: K, *, field_manager: str | None = None, dry_run: bool = False) -> K:
+        """`Client.update`."""
+        return await self._run(
+            lambda: self._calls.write(
+                "update",
+                obj,
+                subresource=None,
+                field_manager=self._manager(field_manager),
+                dry_run=dry_run,
+            )
+        )
+
+    async def update_status(
+        self, obj: SK, *, field_manager: str | None = None, dry_run: bool = False
+    ) -> SK:
+        """`Client.update_status`."""
+        return await self._run(
+            lambda: self._calls.write(
+                "update",
+                obj,
+                subresource="status",
+                field_manager=self._manager(field_manager),
+                dry_run=dry_run,
+            )
+        )
+
+    @overload
+    async def patch(
+        self,
+        model: type[NK],
+        name: str,
+        patch: Patch | BaseModel,
+        *,
+        namespace: str,
+        patch_type: PatchType = "merge",
+        subresource: Literal["status"] | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> NK: ...
+    @overload
+    async def patch(
+        self,
+        model: type[CK],
+        name: str,
+        patch: Patch | BaseModel,
+        *,
+        patch_type: PatchType = "merge",
+        subresource: Literal["status"] | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> CK: ...
+    async def patch(
+        self,
+        model: type[K],
+        name: str,
+        patch: Patch | BaseModel,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        subresource: Literal["status"] | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> K:
+        """`Client.patch`."""
+        return await self._run(
+            lambda: self._calls.patch(
+                model,
+                name,
+                patch,
+                namespace,
+                patch_type=patch_type,
+                subresource=subresource,
+                field_manager=self._manager(field_manager),
+                dry_run=dry_run,
+            )
+        )
+
+    async def apply(
+        self,
+        obj: K,
+        *,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> K:
+        """`Client.apply`."""
+        return await self._run(
+            lambda: self._calls.apply(
+                obj,
+                field_manager=self._manager(field_manager) or "",
+                force=force,
+                subresource=None,
+                dry_run=dry_run,
+            )
+        )
+
+    async def apply_status(
+        self,
+        obj: SK,
+        *,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> SK:
+        """`Client.apply_status`."""
+        return await self._run(
+            lambda: self._calls.apply(
+                obj,
+                field_manager=self._manager(field_manager) or "",
+                force=force,
+                subresource="status",
+                dry_run=dry_run,
+            )
+        )
+
+    @overload
+    async def delete(
+        self,
+        model: type[NK],
+        name: str,
+        *,
+        namespace: str,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        propagation_policy: PropagationPolicy | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> NK | Status: ...
+    @overload
+    async def delete(
+        self,
+        model: type[CK],
+        name: str,
+        *,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        propagation_policy: PropagationPolicy | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> CK | Status: ...
+    async def delete(
+        self,
+        model: type[K],
+        name: str,
+        *,
+        namespace: str | None = None,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        propagation_policy: PropagationPolicy | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> K | Status:
+        """`Client.delete`."""
+        return await self._run(
+            lambda: self._calls.delete(
+                model,
+                name,
+                namespace,
+                uid=uid,
+                resource_version=resource_version,
+                propagation_policy=propagation_policy,
+                grace_period_seconds=grace_period_seconds,
+                dry_run=dry_run,
+            )
+        )
+
+    @overload
+    async def get_scale(
+        self, model: type[NamespacedKind], name: str, *, namespace: str
+    ) -> Scale: ...
+    @overload
+    async def get_scale(self, model: type[ClusterKind], name: str) -> Scale: ...
+    async def get_scale(
+        self, model: type[Kind], name: str, *, namespace: str | None = None
+    ) -> Scale:
+        """`Client.get_scale`."""
+        return await self._run(
+            lambda: self._calls.scale(
+                model, name, namespace, None, field_manager=None, dry_run=False
+            )
+        )
+
+    @overload
+    async def scale(
+        self,
+        model: type[NamespacedKind],
+        name: str,
+        replicas: int,
+        *,
+        namespace: str,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Scale: ...
+    @overload
+    async def scale(
+        self,
+        model: type[ClusterKind],
+        name: str,
+        replicas: int,
+        *,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Scale: ...
+    async def scale(
+        self,
+        model: type[Kind],
+        name: str,
+        replicas: int,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Scale:
+        """`Client.scale`."""
+        return await self._run(
+            lambda: self._calls.scale(
+                model,
+                name,
+                namespace,
+                replicas,
+                field_manager=self._manager(field_manager),
+                dry_run=dry_run,
+            )
+        )

@@ -1,0 +1,443 @@
+"""The typed client (M-rules, issue 28) against a real kube-apiserver: every verb on a built-in
+kind (ConfigMap, Pod, Node) and on both demo CRDs (namespaced Widget, cluster-scoped Gadget),
+the status subresource, optimistic concurrency, server-side apply's field managers, typed
+errors, read-your-writes through a factory for every queue kind, and an update that keeps the
+fields a newer server has and our models lack."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from examples.informers.demo.v1 import Gadget, Widget
+from examples.informers.demo.v1.gadget import GadgetSpec
+from examples.informers.demo.v1.widget import WidgetSpec, WidgetStatus
+from kubeinformers.generated import SharedInformerFactory
+from kubeinformers.generated.apiextensions.v1 import CustomResourceDefinition
+from kubeinformers.generated.apps.v1 import Deployment, DeploymentSpec
+from kubeinformers.generated.core.v1 import (
+    ConfigMap,
+    Container,
+    Node,
+    Pod,
+    PodSpec,
+    PodTemplateSpec,
+)
+from kubeinformers.generated.meta.v1 import LabelSelector, ObjectMeta
+from kubeinformers.runtime.api.errors import (
+    AlreadyExists,
+    Conflict,
+    Forbidden,
+    Invalid,
+    NotFound,
+    UnsupportedMediaType,
+)
+from kubeinformers.runtime.api.model import ScaleSpec, Status
+from kubeinformers.runtime.cache.freshness import ReadYourWritesTimeout
+from kubeinformers.runtime.client.retry import retry_on_conflict
+from kubeinformers.runtime.client.typed import AsyncClient, Client
+from kubeinformers.testing.real_apiserver import RealApiServer
+from tests.support.cluster import RealCluster
+
+pytestmark = pytest.mark.real_apiserver
+
+REPO = Path(__file__).resolve().parents[2]
+_IDS = itertools.count()
+
+
+def _crd(name: str) -> dict[str, Any]:
+    return yaml.safe_load((REPO / "crds" / name).read_text())  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def cluster(real_apiserver: RealApiServer) -> RealCluster:
+    cluster = RealCluster(real_apiserver)
+    cluster.ensure(_crd("demo.kubeinformers.io_widgets.yaml"))
+    cluster.ensure(_crd("demo.kubeinformers.io_gadgets.yaml"))
+    return cluster
+
+
+@pytest.fixture
+def ns(cluster: RealCluster) -> str:
+    return cluster.namespace(f"client-{next(_IDS)}")
+
+
+@pytest.fixture
+def client(real_apiserver: RealApiServer) -> Client:
+    return Client(real_apiserver.api_client())
+
+
+def _widget(name: str, ns: str, size: str = "small", **spec: Any) -> Widget:
+    return Widget(metadata=ObjectMeta(name=name, namespace=ns), spec=WidgetSpec(size=size, **spec))
+
+
+# --- M2: every verb, typed, on built-in kinds and both CRDs -----------------------------------
+
+
+def test_m2_configmap_create_get_list_update_patch_apply_delete(client: Client, ns: str) -> None:
+    created = client.create(
+        ConfigMap(
+            metadata=ObjectMeta(name="cm", namespace=ns, labels={"app": "a"}), data={"k": "1"}
+        )
+    )
+    assert isinstance(created, ConfigMap) and created.metadata and created.metadata.uid
+    got = client.get(ConfigMap, "cm", namespace=ns)
+    assert got.data == {"k": "1"}
+    client.create(ConfigMap(metadata=ObjectMeta(name="other", namespace=ns)))
+    page = client.list(ConfigMap, namespace=ns, label_selector="app=a")
+    assert [c.metadata.name for c in page.items if c.metadata] == ["cm"]
+    first = client.list(ConfigMap, namespace=ns, limit=1)
+    assert len(first.items) == 1 and first.continue_
+    rest = client.list(ConfigMap, namespace=ns, limit=1, continue_=first.continue_)
+    assert len(rest.items) == 1 and rest.items[0].metadata != first.items[0].metadata
+
+    got.data = {"k": "2"}
+    updated = client.update(got)
+    assert updated.data == {"k": "2"}
+    assert (
+        updated.metadata and updated.metadata.resource_version != created.metadata.resource_version
+    )
+    merged = client.patch(ConfigMap, "cm", {"data": {"m": "3"}}, namespace=ns)
+    assert merged.data == {"k": "2", "m": "3"}
+    jsoned = client.patch(
+        ConfigMap, "cm", [{"op": "remove", "path": "/data/m"}], namespace=ns, patch_type="json"
+    )
+    assert jsoned.data == {"k": "2"}
+    strategic = client.patch(
+        ConfigMap, "cm", {"data": {"s": "4"}}, namespace=ns, patch_type="strategic"
+    )
+    assert strategic.data == {"k": "2", "s": "4"}
+    applied = client.apply(
+        ConfigMap(metadata=ObjectMeta(name="cm", namespace=ns), data={"a": "5"}),
+        field_manager="w2-test",
+    )
+    assert applied.data is not None and applied.data["a"] == "5"
+    gone = client.delete(ConfigMap, "cm", namespace=ns)
+    assert isinstance(gone, (ConfigMap, Status))
+    with pytest.raises(NotFound) as err:
+        client.get(ConfigMap, "cm", namespace=ns)
+    assert err.value.status.reason == "NotFound" and 'configmaps "cm"' in str(err.value)
+
+
+def test_m2_a_dry_run_answers_without_writing(client: Client, ns: str) -> None:
+    would_be = client.create(_widget("dry", ns), dry_run=True)
+    assert would_be.metadata and would_be.metadata.uid  # the server filled it in
+    with pytest.raises(NotFound):
+        client.get(Widget, "dry", namespace=ns)
+    client.create(_widget("dry", ns))
+    client.delete(Widget, "dry", namespace=ns, dry_run=True)
+    assert client.get(Widget, "dry", namespace=ns).metadata is not None
+
+
+def test_m2_cluster_scoped_builtin_node(client: Client) -> None:
+    name = f"node-{next(_IDS)}"
+    node = client.create(Node(metadata=ObjectMeta(name=name, labels={"role": "w2"})))
+    assert isinstance(node, Node)
+    assert client.get(Node, name).metadata == node.metadata
+    assert name in [
+        n.metadata.name for n in client.list(Node, label_selector="role=w2").items if n.metadata
+    ]
+    patched = client.patch(Node, name, {"metadata": {"labels": {"x": "y"}}})
+    assert patched.metadata and patched.metadata.labels == {"role": "w2", "x": "y"}
+    client.delete(Node, name)
+    with pytest.raises(NotFound):
+        client.get(Node, name)
+
+
+def test_m2_widget_and_gadget_every_verb(client: Client, ns: str) -> None:
+    w = client.create(_widget("w", ns, color="red"))
+    assert isinstance(w, Widget) and w.spec and w.spec.color == "red"
+    assert client.get(Widget, "w", namespace=ns).spec == w.spec
+    assert [x.metadata.name for x in client.list(Widget, namespace=ns).items if x.metadata] == ["w"]
+    assert w.spec is not None
+    w.spec.replicas = 2
+    w2 = client.update(w)
+    assert w2.spec and w2.spec.replicas == 2
+    w3 = client.patch(Widget, "w", {"spec": {"color": "blue"}}, namespace=ns)
+    assert w3.spec and w3.spec.color == "blue" and w3.spec.replicas == 2
+    with pytest.raises(UnsupportedMediaType):
+        client.patch(Widget, "w", {"spec": {}}, namespace=ns, patch_type="strategic")
+    w4 = client.apply(_widget("w", ns, size="large"), field_manager="w2-test", force=True)
+    assert w4.spec and w4.spec.size == "large"
+    client.delete(Widget, "w", namespace=ns)
+    with pytest.raises(NotFound):
+        client.get(Widget, "w", namespace=ns)
+
+    name = f"gadget-{next(_IDS)}"
+    g = client.create(Gadget(metadata=ObjectMeta(name=name), spec=GadgetSpec(model="m1")))
+    assert isinstance(g, Gadget) and g.spec and g.spec.model == "m1"
+    g2 = client.patch(Gadget, name, {"spec": {"serial": "s"}})
+    assert g2.spec and g2.spec.serial == "s"
+    assert client.get(Gadget, name).spec == g2.spec
+    g3 = client.apply(
+        Gadget(metadata=ObjectMeta(name=name), spec=GadgetSpec(model="m2")),
+        field_manager="w2-test",
+        force=True,
+    )
+    assert g3.spec and g3.spec.model == "m2" and g3.spec.serial == "s"
+    client.delete(Gadget, name)
+
+
+# --- M3: the status subresource -----------------------------------------------------------------
+
+
+def test_m3_update_status_and_apply_status_change_only_the_status(client: Client, ns: str) -> None:
+    w = client.create(_widget("s", ns))
+    w.status = WidgetStatus(phase="Ready", ready_replicas=1)
+    assert w.spec is not None
+    w.spec.color = "ignored"  # the status subresource ignores spec changes
+    after = client.update_status(w)
+    assert after.status and after.status.phase == "Ready"
+    assert after.spec and after.spec.color is None
+    applied = client.apply_status(
+        Widget(metadata=ObjectMeta(name="s", namespace=ns), status=WidgetStatus(phase="Failed")),
+        field_manager="status-writer",
+        force=True,
+    )
+    assert applied.status and applied.status.phase == "Failed"
+    patched = client.patch(
+        Widget, "s", {"status": {"readyReplicas": 3}}, namespace=ns, subresource="status"
+    )
+    assert patched.status and patched.status.ready_replicas == 3
+
+    pod = client.create(
+        Pod(
+            metadata=ObjectMeta(name="p", namespace=ns),
+            spec=PodSpec(containers=[Container(name="c", image="busybox")]),
+        )
+    )
+    assert pod.status is not None
+    pod.status.message = "from the test"
+    assert client.update_status(pod).status.message == "from the test"  # type: ignore[union-attr]
+
+
+def test_m3_scale_subresource_of_a_crd_and_a_deployment(client: Client, ns: str) -> None:
+    client.create(_widget("scaled", ns, replicas=1))
+    assert client.get_scale(Widget, "scaled", namespace=ns).spec == ScaleSpec(replicas=1)
+    scaled = client.scale(Widget, "scaled", 4, namespace=ns)
+    assert scaled.spec and scaled.spec.replicas == 4
+    widget = client.get(Widget, "scaled", namespace=ns)
+    assert widget.spec and widget.spec.replicas == 4
+    labels = {"app": "scaled"}
+    client.create(
+        Deployment(
+            metadata=ObjectMeta(name="scaled", namespace=ns),
+            spec=DeploymentSpec(
+                selector=LabelSelector(match_labels=labels),
+                template=PodTemplateSpec(
+                    metadata=ObjectMeta(labels=labels),
+                    spec=PodSpec(containers=[Container(name="c", image="busybox")]),
+                ),
+            ),
+        )
+    )
+    assert client.scale(Deployment, "scaled", 3, namespace=ns).spec == ScaleSpec(replicas=3)
+    deployment = client.get(Deployment, "scaled", namespace=ns)
+    assert deployment.spec and deployment.spec.replicas == 3
+    with pytest.raises(ValueError, match="no scale subresource"):
+        client.get_scale(ConfigMap, "x", namespace=ns)
+
+
+def test_m3_status_write_on_a_kind_without_status_subresource_is_refused(
+    client: Client, ns: str
+) -> None:
+    with pytest.raises(ValueError, match="no status subresource"):
+        client.patch(ConfigMap, "x", {}, namespace=ns, subresource="status")
+
+
+# --- M4: optimistic concurrency, apply conflicts, typed errors ----------------------------------
+
+
+def test_m4_a_stale_update_is_a_conflict_and_retry_on_conflict_redoes_it(
+    client: Client, ns: str
+) -> None:
+    stale = client.create(_widget("c", ns))
+    client.patch(Widget, "c", {"spec": {"replicas": 4}}, namespace=ns)
+    assert stale.spec is not None
+    stale.spec.color = "green"
+    with pytest.raises(Conflict) as err:
+        client.update(stale)
+    assert err.value.code == 409 and "read it again" in str(err.value)
+
+    attempts = 0
+
+    def bump() -> Widget:
+        nonlocal attempts
+        attempts += 1
+        current = stale if attempts == 1 else client.get(Widget, "c", namespace=ns)
+        assert current.spec is not None
+        current.spec.color = "green"
+        return client.update(current)
+
+    done = retry_on_conflict(bump)
+    assert attempts == 2 and done.spec and done.spec.color == "green" and done.spec.replicas == 4
+
+
+def test_m4_two_field_managers_conflict_and_force_takes_the_field_over(
+    client: Client, ns: str
+) -> None:
+    client.apply(_widget("fm", ns, color="red"), field_manager="alice")
+    with pytest.raises(Conflict) as err:
+        client.apply(_widget("fm", ns, color="blue"), field_manager="bob")
+    assert "force=True" in str(err.value) and err.value.causes
+    won = client.apply(_widget("fm", ns, color="blue"), field_manager="bob", force=True)
+    assert won.spec and won.spec.color == "blue"
+    managers = {m.manager for m in (won.metadata.managed_fields or [])} if won.metadata else set()
+    assert "bob" in managers
+
+
+def test_m4_typed_errors_carry_the_status(
+    client: Client, ns: str, real_apiserver: RealApiServer
+) -> None:
+    client.create(_widget("e", ns))
+    with pytest.raises(AlreadyExists):
+        client.create(_widget("e", ns))
+    with pytest.raises(Invalid) as invalid:
+        client.create(ConfigMap(metadata=ObjectMeta(name="Not_A_Name", namespace=ns)))
+    assert any(c.field == "metadata.name" for c in invalid.value.causes), invalid.value.causes
+    with pytest.raises(Conflict):  # a precondition that no longer holds
+        client.delete(Widget, "e", namespace=ns, uid="not-the-uid")
+    noperms = Client(real_apiserver.api_client(user="noperms"))
+    with pytest.raises(Forbidden) as forbidden:
+        noperms.get(Widget, "e", namespace=ns)
+    assert "RBAC" in str(forbidden.value)
+
+
+# --- M1: read your writes -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("queue", ["delta", "ordered", "atomic"])
+def test_m1_a_write_through_the_factory_client_is_in_the_lister_when_it_returns(
+    real_apiserver: RealApiServer, ns: str, queue: Any
+) -> None:
+    with SharedInformerFactory(real_apiserver.api_client(), namespace=ns, queue=queue) as factory:
+        lister = factory.lister(Widget)
+        factory.start()
+        assert all(factory.wait_for_cache_sync(timeout=60).values())
+        client = factory.client()
+        for i in range(5):
+            created = client.create(_widget(f"r{i}", ns))
+            cached = lister.widgets(ns).get(f"r{i}")
+            assert cached.metadata and created.metadata
+            assert cached.metadata.resource_version == created.metadata.resource_version
+            patched = client.patch(Widget, f"r{i}", {"spec": {"replicas": i}}, namespace=ns)
+            cached = lister.widgets(ns).get(f"r{i}")
+            assert cached.spec and cached.spec.replicas == i
+            assert cached.metadata and patched.metadata
+            assert cached.metadata.resource_version == patched.metadata.resource_version
+            client.delete(Widget, f"r{i}", namespace=ns)
+            with pytest.raises(NotFound):
+                lister.widgets(ns).get(f"r{i}")
+
+
+def test_m1_async_client_reads_its_writes_without_blocking_the_loop(
+    real_apiserver: RealApiServer, ns: str
+) -> None:
+    async def main() -> None:
+        factory = SharedInformerFactory(real_apiserver.api_client(), namespace=ns)
+        lister = factory.lister(ConfigMap)
+        async with factory:
+            client: AsyncClient = factory.async_client()
+            made = await client.create(ConfigMap(metadata=ObjectMeta(name="a", namespace=ns)))
+            cached = lister.config_maps(ns).get("a")
+            assert cached.metadata and made.metadata
+            assert cached.metadata.resource_version == made.metadata.resource_version
+            await client.delete(ConfigMap, "a", namespace=ns)
+            assert lister.config_maps(ns).list() == []
+
+    asyncio.run(main())
+
+
+def test_m1_a_cache_that_does_not_catch_up_times_out_with_a_typed_error(
+    real_apiserver: RealApiServer, ns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SharedInformerFactory(real_apiserver.api_client(), namespace=ns) as factory:
+        informer = factory.informer(ConfigMap)
+        factory.start()
+        assert all(factory.wait_for_cache_sync(timeout=60).values())
+        # A stalled watch: the informer runs but its cache never reaches the write.
+        stalled = informer.wait_for_resource_version
+        monkeypatch.setattr(
+            informer, "wait_for_resource_version", lambda rv, timeout: stalled(str(10**15), timeout)
+        )
+        client = factory.client(read_your_writes_timeout=0.3)
+        with pytest.raises(ReadYourWritesTimeout) as err:
+            client.create(ConfigMap(metadata=ObjectMeta(name="t", namespace=ns)))
+        assert isinstance(err.value.obj, ConfigMap) and "succeeded" in str(err.value)
+        assert 'configmaps "t"' in str(err.value)
+        opted_out = factory.client(read_your_writes=False)
+        assert not opted_out.read_your_writes
+        assert isinstance(
+            opted_out.create(ConfigMap(metadata=ObjectMeta(name="u", namespace=ns))), ConfigMap
+        )
+
+
+# --- M5: no data lost across versions -----------------------------------------------------------
+
+
+def test_m5_an_update_from_a_cached_object_keeps_fields_the_model_lacks(
+    real_apiserver: RealApiServer, cluster: RealCluster, client: Client, ns: str
+) -> None:
+    """A server newer than the generated code: the Widget CRD's v1 gains `spec.rating`, which
+    the generated Widget model does not have; read-modify-write through the model keeps it."""
+    crd = client.get(CustomResourceDefinition, "widgets.demo.kubeinformers.io")
+    assert crd.spec is not None
+    v1 = next(i for i, v in enumerate(crd.spec.versions or []) if v.name == "v1")
+    path = f"/spec/versions/{v1}/schema/openAPIV3Schema/properties/spec/properties/rating"
+    client.patch(
+        CustomResourceDefinition,
+        "widgets.demo.kubeinformers.io",
+        [{"op": "add", "path": path, "value": {"type": "integer"}}],
+        patch_type="json",
+    )
+    assert "rating" not in WidgetSpec.model_fields
+
+    def rating_served() -> bool:  # the new schema takes effect shortly after the CRD update
+        made = cluster.create(
+            {
+                "apiVersion": "demo.kubeinformers.io/v1",
+                "kind": "Widget",
+                "metadata": {"generateName": "probe-", "namespace": ns},
+                "spec": {"size": "small", "rating": 5},
+            }
+        )
+        return bool(made["spec"].get("rating") == 5)
+
+    _eventually(rating_served)
+    cluster.create(
+        {
+            "apiVersion": "demo.kubeinformers.io/v1",
+            "kind": "Widget",
+            "metadata": {"name": "skew", "namespace": ns},
+            "spec": {"size": "small", "rating": 7},
+        }
+    )
+    with SharedInformerFactory(real_apiserver.api_client(), namespace=ns) as factory:
+        lister = factory.lister(Widget)
+        factory.start()
+        assert all(factory.wait_for_cache_sync(timeout=60).values())
+        cached = lister.widgets(ns).get("skew").model_copy(deep=True)
+        assert cached.spec is not None
+        cached.spec.color = "teal"
+        updated = factory.client().update(cached)
+    assert updated.spec and updated.spec.color == "teal"
+    assert cluster.get("demo.kubeinformers.io/v1", "Widget", "skew", ns)["spec"]["rating"] == 7
+    fresh = client.get(Widget, "skew", namespace=ns)
+    assert fresh.spec is not None and fresh.spec.model_extra == {"rating": 7}
+
+
+def _eventually(cond: Any, timeout: float = 30.0) -> None:
+    import threading
+    import time
+
+    deadline = time.monotonic() + timeout
+    tick = threading.Event()
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true after {timeout} s")
+        tick.wait(0.2)

@@ -1,0 +1,60 @@
+"""Type-checked only (mypy tests/typing): the typed client infers the model of every call
+(M6); the rejected uses are in tests/generated/test_client_typing.py."""
+
+from __future__ import annotations
+
+from typing import assert_type
+
+from examples.informers.demo.v1 import Gadget, Widget
+from examples.informers.demo.v1.widget import WidgetSpec, WidgetStatus
+from kubeinformers.generated import SharedInformerFactory
+from kubeinformers.generated.core.v1 import ConfigMap, Node, Pod
+from kubeinformers.generated.meta.v1 import ObjectMeta
+from kubeinformers.runtime.api.listwatch import ObjectList
+from kubeinformers.runtime.api.model import Scale, Status
+from kubeinformers.runtime.client.retry import retry_on_conflict, retry_on_conflict_async
+from kubeinformers.runtime.client.typed import AsyncClient, Client
+
+
+def sync_calls(factory: SharedInformerFactory) -> None:
+    client = factory.client()
+    assert_type(client, Client)
+    assert_type(client.get(Pod, "web", namespace="default"), Pod)
+    assert_type(client.get(Node, "node-1"), Node)
+    assert_type(client.get(Gadget, "g"), Gadget)
+    assert_type(client.list(Pod), ObjectList[Pod])
+    assert_type(client.list(Widget, namespace="default", label_selector="a=b"), ObjectList[Widget])
+    assert_type(client.list(Node, limit=10), ObjectList[Node])
+    cm = ConfigMap(metadata=ObjectMeta(name="c", namespace="default"), data={"k": "v"})
+    assert_type(client.create(cm), ConfigMap)
+    assert_type(client.update(cm), ConfigMap)
+    assert_type(client.patch(ConfigMap, "c", {"data": {"k": "w"}}, namespace="default"), ConfigMap)
+    assert_type(client.patch(Node, "n", [{"op": "remove", "path": "/x"}], patch_type="json"), Node)
+    widget = Widget(
+        metadata=ObjectMeta(name="w", namespace="default"), spec=WidgetSpec(size="small")
+    )
+    assert_type(client.apply(widget, field_manager="me", force=True), Widget)
+    widget.status = WidgetStatus(phase="Ready")
+    assert_type(client.update_status(widget), Widget)
+    assert_type(client.apply_status(widget, field_manager="me"), Widget)
+    assert_type(client.delete(Pod, "web", namespace="default"), Pod | Status)
+    assert_type(client.delete(Node, "n", propagation_policy="Foreground"), Node | Status)
+    assert_type(retry_on_conflict(lambda: client.update(cm)), ConfigMap)
+    assert_type(client.scale(Widget, "w", 3, namespace="default"), Scale)
+    assert_type(client.get_scale(Widget, "w", namespace="default"), Scale)
+
+
+async def async_calls(factory: SharedInformerFactory) -> None:
+    client = factory.async_client()
+    assert_type(client, AsyncClient)
+    assert_type(await client.get(Pod, "web", namespace="default"), Pod)
+    assert_type(await client.get(Node, "node-1"), Node)
+    assert_type(await client.list(Gadget), ObjectList[Gadget])
+    cm = ConfigMap(metadata=ObjectMeta(name="c", namespace="default"))
+    assert_type(await client.apply(cm, field_manager="me"), ConfigMap)
+    assert_type(await client.delete(ConfigMap, "c", namespace="default"), ConfigMap | Status)
+
+    async def bump() -> ConfigMap:
+        return await client.update(cm)
+
+    assert_type(await retry_on_conflict_async(bump), ConfigMap)
