@@ -88,14 +88,16 @@ class ReflectorCounters:
         "modified",
         "skipped",
         "watch_errors",
+        "watch_list_starts",
         "watch_starts",
     )
 
     def __init__(self) -> None:
         self.list_calls = 0  # LIST attempts (the D8 retry at "" is one more)
-        self.lists = 0  # completed lists or watch-lists that replaced the store
+        self.lists = 0  # completed LISTs, and watch-list streams the server began sending
         self.expired = 0  # 410 Expired/Gone or "too large resourceVersion" answers (list, watch)
         self.watch_starts = 0  # watch requests the server accepted (watch-list's included)
+        self.watch_list_starts = 0  # of which watch-list streams (each one a full initial state)
         self.watch_errors = 0  # watches that failed to open or ended with an error
         self.added = 0  # watch events by type
         self.modified = 0
@@ -177,6 +179,10 @@ class HandlerMetrics:
     errors: int  # callbacks that raised
     invalid_objects: int  # of those, on an object that failed validation (G9)
     latency: HistogramSnapshot  # time spent in its callbacks
+    oldest_buffered_age: float = 0.0  # seconds the oldest buffered notification has waited
+    falling_behind: bool = False  # reported as falling behind and not caught up yet (G10)
+    coalesced: int = 0  # notifications merged into a buffered one of the same object (G11)
+    max_buffer: int | None = None  # its bound (add_event_handler(max_buffer=...)); None: none
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,15 +196,17 @@ class InformerMetrics:
     events: WatchEventCounts
     notifications: NotificationCounts
     list_calls: int
-    relists: int  # lists or watch-lists after the first one
+    relists: int  # full initial states after the first one: LISTs, watch-list streams begun
     expired: int  # 410 answers: each one leads to a relist
     watch_starts: int
-    watch_restarts: int  # watches opened after the first one
+    watch_restarts: int  # watches opened after the first one, watch-list streams not counted
     watch_errors: int
     last_sync_resource_version: str
     invalid_objects: int  # objects the transport could not decode or validate (reported)
     skipped_events: int  # events the reflector dropped (wrong type, no metadata)
     handlers: tuple[HandlerMetrics, ...]
+    index_errors: int = 0  # index function failures, each object version and index once (B18)
+    unindexed_objects: int = 0  # cached objects left out of an index for now (B18)
 
     @property
     def buffered_notifications(self) -> int:
@@ -232,6 +240,8 @@ def build_informer_metrics(
     last_sync_resource_version: str,
     invalid_objects: int,
     handlers: tuple[HandlerMetrics, ...],
+    index_errors: int = 0,
+    unindexed_objects: int = 0,
 ) -> InformerMetrics:
     r = reflector
     return InformerMetrics(
@@ -247,12 +257,18 @@ def build_informer_metrics(
         relists=max(r.lists - 1, 0),
         expired=r.expired,
         watch_starts=r.watch_starts,
-        watch_restarts=max(r.watch_starts - 1, 0),
+        # A watch-list stream is a (re)list that becomes the watch: the first one is the first
+        # watch, a later one a relist, not a watch restart (issue 27).
+        watch_restarts=max(
+            r.watch_starts - r.watch_list_starts - (0 if r.watch_list_starts else 1), 0
+        ),
         watch_errors=r.watch_errors,
         last_sync_resource_version=last_sync_resource_version,
         invalid_objects=invalid_objects,
         skipped_events=r.skipped,
         handlers=handlers,
+        index_errors=index_errors,
+        unindexed_objects=unindexed_objects,
     )
 
 
@@ -354,13 +370,19 @@ class KubeinformersCollector:
         events = counter("events", "Watch events received, by type.", ["type"])
         notes = counter("notifications", "Notifications sent to the handlers, by type.", ["type"])
         list_calls = counter("list_calls", "LIST requests made by the reflector.")
-        relists = counter("relists", "Lists or watch-lists after the first one.")
+        relists = counter(
+            "relists", "Full initial states after the first one (LISTs, watch-list streams)."
+        )
         expired = counter("expired", "410 Expired/Gone answers to a list or watch.")
         watch_starts = counter("watch_starts", "Watches opened.")
         restarts = counter("watch_restarts", "Watches opened after the first one.")
         watch_errors = counter("watch_errors", "Watches that failed to open or ended in error.")
         invalid = counter("invalid_objects", "Objects that failed decoding or validation.")
         skipped = counter("skipped_events", "Watch events dropped (wrong type, no metadata).")
+        index_errors = counter(
+            "index_errors", "Index function failures (each object version and index once)."
+        )
+        unindexed = gauge("unindexed_objects", "Cached objects left out of an index for now.")
         rv = gauge("last_sync_resource_version", "Last synced resourceVersion (if numeric).")
         rv_info = core.InfoMetricFamily(  # exposed as kubeinformers_informer_last_sync_info
             p + "last_sync",
@@ -377,6 +399,16 @@ class KubeinformersCollector:
         handler_invalid = core.CounterMetricFamily(
             p + "handler_invalid_objects",
             "Handler callbacks that raised on an object failing validation.",
+            labels=hl,
+        )
+        oldest = core.GaugeMetricFamily(
+            p + "handler_oldest_buffered_seconds",
+            "Age of the oldest notification waiting in a handler's buffer.",
+            labels=hl,
+        )
+        coalesced = core.CounterMetricFamily(
+            p + "handler_coalesced_notifications",
+            "Notifications merged into a buffered one of the same object (max_buffer).",
             labels=hl,
         )
         duration = core.HistogramMetricFamily(
@@ -406,6 +438,8 @@ class KubeinformersCollector:
             watch_errors.add_metric(lv, m.watch_errors)
             invalid.add_metric(lv, m.invalid_objects)
             skipped.add_metric(lv, m.skipped_events)
+            index_errors.add_metric(lv, m.index_errors)
+            unindexed.add_metric(lv, m.unindexed_objects)
             rv_info.add_metric(lv, {"resource_version": m.last_sync_resource_version})
             if m.last_sync_resource_version.isdigit():
                 rv.add_metric(lv, float(m.last_sync_resource_version))
@@ -414,10 +448,13 @@ class KubeinformersCollector:
                 buffered.add_metric(hv, h.buffered)
                 handler_errors.add_metric(hv, h.errors)
                 handler_invalid.add_metric(hv, h.invalid_objects)
+                oldest.add_metric(hv, h.oldest_buffered_age)
+                coalesced.add_metric(hv, h.coalesced)
                 duration.add_metric(hv, _histogram_buckets(h.latency), h.latency.sum)
         yield from (queued, synced, events, notes, list_calls, relists, expired, watch_starts)
         yield from (restarts, watch_errors, invalid, skipped, rv, rv_info, buffered)
-        yield from (handler_errors, handler_invalid, duration)
+        yield from (handler_errors, handler_invalid, duration, oldest, coalesced)
+        yield from (index_errors, unindexed)
 
     def _queue_families(self) -> Iterator[Any]:
         core = self._core

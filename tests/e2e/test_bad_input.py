@@ -435,6 +435,7 @@ def test_g9_a_handler_reading_an_invalid_object_is_logged_once_per_change_and_co
         assert all(r.exc_info is None for r in said)  # no traceback, ever
         first = loud[0].getMessage()
         assert "skipped the add of Widget 'bad/w-bad-in-list'" in first
+        assert "its field spec.replicas does not validate" in first
         assert "kubeinformers generate --cluster" in first
         assert "skipped the update of Widget 'bad/w-bad-in-list'" in loud[1].getMessage()
         assert len([r for r in said if r.levelno == logging.DEBUG]) == 2

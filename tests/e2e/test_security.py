@@ -260,7 +260,10 @@ def test_401_names_the_resource_retries_with_backoff_and_never_logs_a_token(
     assert f"unauthorized: cannot list pods in {where} at {target.url}" in message
     assert "check the credentials" in message
     logged = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert any(f"cannot list pods in {where}" in m for m in logged), logged
+    # D23: static credentials refused: one ERROR per episode, naming request, resource, server
+    assert len(logged) == 1, logged
+    assert logged[0].startswith("credentials refused (401): cannot ")
+    assert f"pods in {where} at {target.url}" in logged[0]
     for secret in (WRONG_TOKEN, *target.secrets):
         assert secret not in caplog.text
         assert secret not in exception_texts(errors)

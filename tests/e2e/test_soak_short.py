@@ -24,9 +24,9 @@ from tests.soak import SoakConfig, run_soak
 
 SEED = 8
 # A seed whose 30 real-server faults include a SIGTERM and a SIGKILL restart of the apiserver,
-# etcd compactions, reset connections and deletions while disconnected (the fault sequence
-# depends on the seed only, not on timing).
-REAL_SEED = 21
+# etcd compactions, reset connections, deletions while disconnected and token rotations (the
+# fault sequence depends on the seed only, not on timing).
+REAL_SEED = 3
 
 
 @pytest.mark.slow
@@ -53,6 +53,11 @@ def test_short_soak_against_a_real_apiserver(
     assert result.faults == result.survived == 30
     assert (result.lost, result.phantom, result.stale_updates, result.bad_callbacks) == (0, 0, 0, 0)
     assert result.objects_compared > 0 and result.writes > 0
-    for fault in ("apiserver-restart-term", "apiserver-crash-kill", "etcd-compaction"):
+    for fault in (
+        "apiserver-restart-term",
+        "apiserver-crash-kill",
+        "etcd-compaction",
+        "rotate-token",
+    ):
         assert result.fault_counts.get(fault, 0) >= 1, result.fault_counts
     assert result.tombstones > 0

@@ -66,7 +66,7 @@ def _lazy_event(data: dict[str, Any], reported: list[InvalidObjectError]) -> Wid
 def _eager_list(data: dict[str, Any], reported: list[InvalidObjectError]) -> Widget:
     body = json.dumps({"kind": "WidgetList", "metadata": {"resourceVersion": "9"}, "items": [data]})
     page, bad = JsonDecoder(Widget).decode_list_stream((body.encode(),))
-    reported.extend(bad)
+    reported.extend(bad)  # type: ignore[arg-type]
     return page.items[0]
 
 
@@ -107,7 +107,8 @@ def test_k12_an_enum_value_added_later_reads_as_unknown_enum_value(decode: str) 
 
 def test_k12_a_listed_enum_value_stays_a_plain_str() -> None:
     obj = Widget.model_validate(widget())
-    assert obj.spec is not None and type(obj.spec.size) is str and obj.spec.size == "small"
+    assert obj.spec is not None and obj.spec.size == "small"
+    assert not isinstance(obj.spec.size, UnknownEnumValue)
 
 
 @pytest.mark.parametrize("decode", DECODES)
@@ -127,7 +128,7 @@ def test_k11_only_the_fields_of_a_new_type_raise_and_the_rest_reads(decode: str)
     for read, path, value in (
         (lambda: spec.replicas, "spec.replicas", "two"),
         (lambda: spec.tags, "spec.tags", ["a", "b"]),
-        (lambda: spec.parts[0].count, "spec.parts[0].count", "many"),  # type: ignore[index]
+        (lambda: spec.parts[0].count, "spec.parts[0].count", "many"),
     ):
         with pytest.raises(InvalidFieldError) as info:
             read()

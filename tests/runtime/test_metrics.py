@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from kubeinformers.runtime.api.listwatch import ListOptions
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
 from kubeinformers.runtime.clock import FakeClock
 from kubeinformers.runtime.metrics import (
@@ -36,6 +37,7 @@ from kubeinformers.runtime.reflector.backoff import Backoff
 from kubeinformers.runtime.workqueue.queue import RateLimitingQueue, WorkQueue
 from kubeinformers.runtime.workqueue.rate_limiters import ItemExponentialFailureRateLimiter
 from kubeinformers.testing import FakeListerWatcher
+from kubeinformers.testing.fake import FakeWatch
 from tests.runtime._informer_support import WAIT, Pod, Recorder, Runner, pod, wait_for
 
 
@@ -140,6 +142,38 @@ def test_d17_watch_list_initial_events_are_counted_as_watch_events_and_one_list(
         assert m.list_calls == len(fake.list_calls) == 0
         assert (m.relists, m.watch_starts) == (0, 1)
         assert m.last_sync_resource_version == fake.resource_version
+    finally:
+        run.stop()
+
+
+class _CutFirstWatchList(FakeListerWatcher[Pod]):
+    """The first watch-list stream ends after its initial ADDEDs, before the end bookmark."""
+
+    cut = 0
+
+    def watch(self, options: ListOptions) -> FakeWatch[Pod]:
+        w = super().watch(options)
+        if options.send_initial_events and not self.cut:
+            self.cut += 1
+            w._events.pop()  # the initial-events-end bookmark never comes
+            w._finish()
+        return w
+
+
+def test_d19_a_second_full_stream_after_a_cut_watch_list_counts_as_a_relist() -> None:
+    """Issue 27: each watch-list stream re-sends the whole state, so the stream that follows
+    a cut one is a relist (relists=1), not a watch restart (watch_restarts=0)."""
+    fake = _CutFirstWatchList([pod("a"), pod("b")], model=Pod, watch_list=True)
+    run = Running(fake, Recorder(), use_watch_list=True)
+    try:
+        m = run.metrics()
+        assert fake.cut == 1 and m.events.added == 4  # both streams' initial events
+        assert (m.relists, m.watch_starts, m.watch_restarts, m.list_calls) == (1, 2, 0, 0)
+        fake.add(pod("c"))  # an event: the watch is not "very short" (D14)
+        run.wait(lambda m: m.events.added == 5, "c")
+        fake.drop_watches()  # a re-watch of the running watch is a watch restart
+        m = run.wait(lambda m: m.watch_starts == 3, "the re-watch")
+        assert (m.relists, m.watch_restarts) == (1, 1)
     finally:
         run.stop()
 

@@ -6,7 +6,9 @@ refuses new ones for a while (an outage) or slows them; the apiserver is restart
 or SIGKILL as a crash, sometimes staying down a moment) while etcd keeps the data; etcd is
 compacted; a restart plus a compaction loses the watch history (the re-watch gets 410, the
 informers relist); objects are deleted while the informers are cut off and the history is
-lost (the relist reports them as tombstones); handlers raise or block. LocalApiServer's
+lost (the relist reports them as tombstones); handlers raise or block; the service-account
+token the informers read from a file is rotated, its old Secret deleted so the old token dies
+(issue 27: nothing may be lost, no refusal may last). LocalApiServer's
 protocol faults (429/500 answers, corrupt or truncated watch lines, a stalled watch-list
 bookmark, a renumbered restore, an RBAC flap) have no real-server equivalent here.
 
@@ -17,11 +19,54 @@ when it goes down (RealCluster would retry it, but the world's history must stay
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tests.soak.faults import Fault, Injector
 from tests.soak.world import KINDS
+from tests.support.cluster import RealCluster
+from tests.support.sa_tokens import ServiceAccountTokens, write_token
+
+ROTATION_NAMESPACE = "soak-auth"
+
+
+@dataclass
+class TokenRotation:
+    """The informers' token file and the ServiceAccount (cluster-admin) its tokens are for."""
+
+    tokens: ServiceAccountTokens
+    path: Path
+    secrets: list[str]  # the soak's list of credentials that must never be logged
+    current: str = ""  # the Secret the file's token is bound to
+    rotations: int = field(default=0)
+
+    @classmethod
+    def start(cls, cluster: RealCluster, folder: Path, secrets: list[str]) -> TokenRotation:
+        cluster.namespace(ROTATION_NAMESPACE)
+        tokens = ServiceAccountTokens(
+            cluster, ROTATION_NAMESPACE, name="soak-informers", cluster_admin=True
+        )
+        rotation = cls(tokens, folder / "token", secrets)
+        rotation.rotate(revoke_first=False)
+        return rotation
+
+    def rotate(self, *, revoke_first: bool) -> Callable[[], None] | None:
+        """A new token. The kubelet's order (`revoke_first=False`): the file gets it, then the
+        old Secret is deleted. Otherwise the old Secret goes first and the returned function
+        (run a moment later) writes the new token: requests meanwhile may be refused."""
+        token, secret = self.tokens.new_token()
+        self.secrets.append(token)
+        old, self.current = self.current, secret
+        self.rotations += 1
+        if not revoke_first:
+            write_token(self.path, token)
+            if old:
+                self.tokens.revoke(old)
+            return None
+        if old:
+            self.tokens.revoke(old)
+        return lambda: write_token(self.path, token)
 
 
 @dataclass
@@ -30,6 +75,7 @@ class RealInjector(Injector):
     proxy: Any = None  # TcpProxy
     pause_writes: Callable[[], None] = lambda: None
     resume_writes: Callable[[], None] = lambda: None
+    rotation: TokenRotation | None = None
 
     def __post_init__(self) -> None:
         f = Fault
@@ -45,6 +91,8 @@ class RealInjector(Injector):
             f("handler-raises", 7, self._handler_raises),
             f("handler-blocks", 4, self._handler_blocks),
         ]
+        if self.rotation is not None:
+            self.faults.append(f("rotate-token", 4, self._rotate_token))
 
     def clear(self) -> None:
         undo, self._undo = self._undo, []
@@ -57,6 +105,16 @@ class RealInjector(Injector):
 
     def _drop(self) -> None:
         self.proxy.drop_all()
+
+    def _rotate_token(self) -> None:
+        """Issue 27: the informers' token rotates; half the time the old one is revoked before
+        the file has the new one (the server's token cache keeps it ~10 s either way)."""
+        assert self.rotation is not None
+        write_later = self.rotation.rotate(revoke_first=self.rng.random() < 0.5)
+        if write_later is not None:
+            self._later(self.rng.uniform(0.5, 3.0), write_later)
+        if self.rng.random() < 0.5:
+            self.proxy.drop_all()
 
     def _outage(self) -> None:
         self.proxy.refuse(True)

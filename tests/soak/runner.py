@@ -27,11 +27,13 @@ import gc
 import logging
 import os
 import random
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kubeinformers.runtime.api.keys import meta_namespace_key, object_resource_version
@@ -45,7 +47,7 @@ from kubeinformers.runtime.reflector.backoff import Backoff
 from kubeinformers.testing.local_api_server import LocalApiServer
 from kubeinformers.testing.real_apiserver import RealApiServer
 from tests.soak.faults import Injector
-from tests.soak.real_faults import RealInjector
+from tests.soak.real_faults import RealInjector, TokenRotation
 from tests.soak.recorder import Recorder
 from tests.soak.world import (
     CONFIGMAPS,
@@ -57,6 +59,7 @@ from tests.soak.world import (
     Writer,
 )
 from tests.support.cluster import Cluster, RealCluster
+from tests.support.sa_tokens import token_file_kubeconfig
 from tests.support.tcp_proxy import TcpProxy
 
 TOKEN = "soak-bearer-t0ken-never-logged"
@@ -182,9 +185,9 @@ def leaked(
 class _LogScan(logging.Handler):
     """Counts the runtime's log records and finds any that carries the bearer token."""
 
-    def __init__(self, secret: str) -> None:
+    def __init__(self, secrets: list[str]) -> None:
         super().__init__(logging.DEBUG)
-        self.secret = secret
+        self.secrets = secrets  # grows while the soak runs (rotated tokens)
         self.records = 0
         self.leaks: list[str] = []
 
@@ -193,7 +196,7 @@ class _LogScan(logging.Handler):
         text = record.getMessage()
         if record.exc_info and record.exc_info[1] is not None:
             text += " " + str(record.exc_info[1])
-        if self.secret in text and len(self.leaks) < 5:
+        if any(secret in text for secret in self.secrets) and len(self.leaks) < 5:
             self.leaks.append(f"{record.name}: {text[:200]}")
 
 
@@ -202,14 +205,14 @@ SCANNED_LOGGERS = ("kubeinformers", "urllib3")
 
 
 @contextmanager
-def _captured_logs(secret: str, quiet: bool) -> Iterator[_LogScan]:
+def _captured_logs(secrets: list[str], quiet: bool) -> Iterator[_LogScan]:
     """Scan every record of SCANNED_LOGGERS; with `quiet`, keep them from other handlers.
 
     Quiet also matters for leak checking: a handler that keeps records (pytest's log
     capture) keeps urllib3's "Retrying after connection broken by <error>" records, whose
     error's traceback holds the socket of the broken connection open.
     """
-    scan = _LogScan(secret)
+    scan = _LogScan(secrets)
     loggers = [logging.getLogger(name) for name in SCANNED_LOGGERS]
     saved = [(lg.level, lg.propagate) for lg in loggers]
     for lg in loggers:
@@ -336,6 +339,7 @@ class Soak:
         self.result = SoakResult(seed=config.seed)
         self.stop = threading.Event()
         self._started = time.monotonic()
+        self._secrets: list[str] = []  # every credential the run uses: none may be logged
 
     def _say(self, text: str) -> None:
         if self.config.progress is not None:
@@ -422,11 +426,13 @@ class Soak:
             own_real = RealApiServer().start()
         real = cfg.real or own_real
         try:
-            secret = TOKEN if real is None else real.configuration().api_key["authorization"]
+            self._secrets.append(
+                TOKEN if real is None else real.configuration().api_key["authorization"]
+            )
             threads_before = set(threading.enumerate())
             sockets_before = open_sockets()
             self._started = time.monotonic()
-            with fast_backoff(), _captured_logs(secret, quiet=True) as logs:
+            with fast_backoff(), _captured_logs(self._secrets, quiet=True) as logs:
                 self._run(real)
             self.result.duration = time.monotonic() - self._started
             if logs.leaks:
@@ -446,6 +452,8 @@ class Soak:
         cfg = self.config
         local: LocalApiServer | None = None
         proxy: TcpProxy | None = None
+        token_dir: tempfile.TemporaryDirectory[str] | None = None
+        rotation: TokenRotation | None = None
         cluster: Cluster
         if real is None:
             local = LocalApiServer(
@@ -461,11 +469,16 @@ class Soak:
         else:
             cluster = RealCluster(real)
             proxy = TcpProxy(("127.0.0.1", int(real.server.rsplit(":", 1)[1]))).start()
-            configuration = real.configuration()
-            configuration.host = proxy.url  # the informers' connections go through the proxy
-            import kubernetes
+            # The informers read a service-account token from a file (kubeconfig tokenFile:)
+            # that the "rotate-token" fault replaces (issue 27); they connect through the proxy.
+            token_dir = tempfile.TemporaryDirectory(prefix="kubeinformers-soak-token-")
+            rotation = TokenRotation.start(cluster, Path(token_dir.name), self._secrets)
+            from kubernetes import config as kube_config
 
-            api = kubernetes.client.ApiClient(configuration)
+            kubeconfig = token_file_kubeconfig(
+                Path(token_dir.name) / "kubeconfig", proxy.url, real.ca_file, rotation.path
+            )
+            api = kube_config.new_client_from_config(config_file=str(kubeconfig))  # type: ignore[no-untyped-call]
         writer: Writer | None = None
         factories: list[RuntimeFactory] = []
         try:
@@ -500,6 +513,7 @@ class Soak:
                     proxy=proxy,
                     pause_writes=writer.pause,
                     resume_writes=writer.resume,
+                    rotation=rotation,
                 )
             writer.start()
             window = bad_callbacks = 0
@@ -544,6 +558,8 @@ class Soak:
             api.close()
             if proxy is not None:
                 proxy.stop()
+            if token_dir is not None:
+                token_dir.cleanup()
             if isinstance(cluster, RealCluster):
                 cluster.close()
             if local is not None:

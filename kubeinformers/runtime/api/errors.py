@@ -31,6 +31,9 @@ class ApiStatusError(Exception):
         self.message = message
         self.details = details or {}
         self.retry_after = retry_after
+        # Already reported by the layer that raised it (a 401 the credentials logged once per
+        # episode): the reflector's default error handler then logs it at DEBUG only.
+        self.reported = False
 
     @property
     def status(self) -> Status:

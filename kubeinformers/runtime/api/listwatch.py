@@ -8,6 +8,7 @@ Anything that implements `ListerWatcher[T]` can feed an informer: the HTTP trans
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
@@ -105,6 +106,14 @@ class ReportsDecodeErrors(Protocol):
 
 
 @runtime_checkable
+class RefreshesCredentials(Protocol):
+    """A source whose credentials may change (a rotated token file): after a 401 the
+    reflector waits for them to change, at most its backoff delay, before trying again."""
+
+    def wait_for_new_credentials(self, stop: threading.Event, timeout: float) -> bool: ...
+
+
+@runtime_checkable
 class CountsDecodeErrors(Protocol):
     """A source that counts the objects it could not decode (an informer's metrics show it)."""
 
@@ -131,6 +140,7 @@ __all__ = [
     "ListOptions",
     "ListerWatcher",
     "ObjectList",
+    "RefreshesCredentials",
     "ReportsDecodeErrors",
     "ServesResource",
     "Watch",

@@ -23,6 +23,7 @@ from kubeinformers.runtime.api.keys import (
 from kubeinformers.runtime.api.listwatch import ListerWatcher
 from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaFIFO, DeltaType, FIFOClosedError
 from kubeinformers.runtime.cache.handlers import HandlerResult, ResourceEventHandler
+from kubeinformers.runtime.cache.index_errors import IndexFailureLog
 from kubeinformers.runtime.cache.real_fifo import BookmarkInfo, ReplacedAllInfo
 from kubeinformers.runtime.cache.store import (
     Indexer,
@@ -367,7 +368,11 @@ def new_informer(
     is logged with the object's key; the store keeps the object and processing goes on.
     """
     logger = logging.getLogger(f"kubeinformers.informer.{name}") if name else _log
-    store: Indexer[T] = Indexer(deletion_handling_meta_namespace_key, indexers)
+    store: Indexer[T] = Indexer(
+        deletion_handling_meta_namespace_key,
+        indexers,
+        index_errors=IndexFailureLog(name or "informer", logger),  # B18
+    )
     fifo: DeltaFIFO[T] = DeltaFIFO(
         key_func=meta_namespace_key,
         known_objects=store,

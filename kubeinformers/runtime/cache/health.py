@@ -13,13 +13,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["FactoryHealth", "HealthTracker", "InformerHealth"]
 
 # Failures in a row after which an informer counts as unhealthy (the reflector backs off
 # between attempts, so this is tens of seconds of not being able to list or watch).
 UNHEALTHY_AFTER_FAILURES = 3
+# `describe()` lists at most this many problems per informer.
+_MAX_PROBLEM_LINES = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,14 +35,31 @@ class InformerHealth:
     last_error: str | None
     consecutive_failures: int
     stopped: bool = False
+    # B18: cached objects an index function failed on: key -> index name -> the error. The
+    # cache and the notifications are right; only lookups through that index miss them.
+    unindexed_objects: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # G10: handlers reported as falling behind, each described (name, buffer, oldest age).
+    handlers_behind: tuple[str, ...] = ()
 
     @property
     def healthy(self) -> bool:
+        """Synced, running, list/watch not failing. Unindexed objects and handlers behind do
+        not make an informer unhealthy (a restart would not cure them): see `problems()`."""
         return (
             self.synced
             and not self.stopped
             and self.consecutive_failures < UNHEALTHY_AFTER_FAILURES
         )
+
+    def problems(self) -> list[str]:
+        """What needs the user's attention even when `healthy`: objects left out of an index
+        (B18), handlers falling behind (G10)."""
+        out: list[str] = []
+        for key, by_index in sorted(self.unindexed_objects.items()):
+            for index_name, error in sorted(by_index.items()):
+                out.append(f"{key} is not in index {index_name!r}: {error}")
+        out.extend(f"handler {h}" for h in self.handlers_behind)
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +81,17 @@ class FactoryHealth:
         for name, h in sorted(self.informers.items()):
             age = "never" if h.last_event_age is None else f"{h.last_event_age:.1f}s ago"
             state = "ok" if h.healthy else "NOT OK"
+            problems = h.problems()
             lines.append(
                 f"{name}: {state} synced={h.synced} last_event={age} "
                 f"failures={h.consecutive_failures}"
                 + (f" last_error={h.last_error}" if h.last_error else "")
+                + (f" unindexed={len(h.unindexed_objects)}" if h.unindexed_objects else "")
+                + (f" handlers_behind={len(h.handlers_behind)}" if h.handlers_behind else "")
             )
+            lines.extend(f"  {p}" for p in problems[:_MAX_PROBLEM_LINES])
+            if len(problems) > _MAX_PROBLEM_LINES:
+                lines.append(f"  ... and {len(problems) - _MAX_PROBLEM_LINES} more")
         return "\n".join(lines)
 
 
@@ -108,6 +133,9 @@ class HealthTracker:
         stopped: bool,
         watch_errors: int,
         last_error: BaseException | None = None,
+        *,
+        unindexed: Mapping[str, Mapping[str, str]] | None = None,
+        handlers_behind: tuple[str, ...] = (),
     ) -> InformerHealth:
         """`last_error`: the reflector's, which also has the failures it retries by itself
         (they reach no error handler); else the last one the error handler saw."""
@@ -123,4 +151,6 @@ class HealthTracker:
             last_error=error,
             consecutive_failures=failures,
             stopped=stopped,
+            unindexed_objects=unindexed or {},
+            handlers_behind=handlers_behind,
         )

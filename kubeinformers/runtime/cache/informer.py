@@ -44,9 +44,11 @@ from kubeinformers.runtime.cache.handlers import (
     is_coroutine_callback,
 )
 from kubeinformers.runtime.cache.health import HealthTracker, InformerHealth
+from kubeinformers.runtime.cache.index_errors import IndexFailureLog
 from kubeinformers.runtime.cache.processor import (
     ADD,
     DELETE,
+    LAG_WARNING_AFTER,
     UPDATE,
     ProcessorListener,
     SharedProcessor,
@@ -226,6 +228,8 @@ class SharedIndexInformer(Generic[T]):
             indexers,
             # B15: the store tracks its resourceVersion only with the atomic queue.
             track_resource_version=queue == "atomic",
+            # B18: an index function failing on an object never costs its notification.
+            index_errors=IndexFailureLog(self.name, self._log),
         )
         self._processor: SharedProcessor[T] = SharedProcessor(
             name=self.name, clock=clock, logger=self._log
@@ -501,6 +505,12 @@ class SharedIndexInformer(Generic[T]):
             self.is_stopped(),
             self._reflector_counters.watch_errors,
             self.last_error(),
+            unindexed=self._indexer.unindexed(),
+            handlers_behind=tuple(
+                listener.lag_description()
+                for listener in self._processor.listeners()
+                if listener.falling_behind
+            ),
         )
 
     def events(self, buffer: int = 100) -> EventStream[T]:
@@ -520,6 +530,8 @@ class SharedIndexInformer(Generic[T]):
         on_delete: DeleteFunc[T] | None = None,
         resync_period: float | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
+        max_buffer: int | None = None,
+        lag_warning_after: float = LAG_WARNING_AFTER,
     ) -> ResourceEventHandlerRegistration[T]:
         """Register a handler (an object, or the `on_*` functions) and return its handle (F4).
 
@@ -527,6 +539,13 @@ class SharedIndexInformer(Generic[T]):
         Coroutine-function callbacks need `loop`: they run there, one at a time, in order.
         On a running informer the handler first gets an `on_add(obj, True)` for every cached
         object (F8).
+
+        The handler's buffer is unbounded (G1) unless `max_buffer` is given: beyond that many
+        buffered notifications, a notification for an object that already has one buffered is
+        merged into it, so the handler gets the object's newest state without the versions in
+        between (G11). A handler whose oldest buffered notification has waited
+        `lag_warning_after` seconds is reported once as falling behind, in the log, its
+        metrics and `health()`, and once when it has caught up (G10).
         """
         if handler is None:
             if on_add is None and on_update is None and on_delete is None:
@@ -577,6 +596,10 @@ class SharedIndexInformer(Generic[T]):
                 loop=loop,
                 logger=self._log,
                 name=f"{_describe_handler(handler)}#{self._handler_count}",
+                clock=self._processor.clock,
+                max_buffer=max_buffer,
+                lag_warning_after=lag_warning_after,
+                informer=self.name,
             )
             registration = ResourceEventHandlerRegistration(self, listener)
             if not self._started:
@@ -665,6 +688,8 @@ class SharedIndexInformer(Generic[T]):
             last_sync_resource_version=self.last_sync_resource_version(),
             invalid_objects=source.decode_errors if isinstance(source, CountsDecodeErrors) else 0,
             handlers=tuple(listener.metrics() for listener in self._processor.listeners()),
+            index_errors=self._indexer.index_errors,
+            unindexed_objects=self._indexer.unindexed_count(),
         )
 
     def __repr__(self) -> str:

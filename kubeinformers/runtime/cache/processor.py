@@ -1,10 +1,13 @@
 """Fan-out of an informer's notifications to its handlers (client-go: shared_informer.go, G1-G8).
 
-Every registered handler gets a `ProcessorListener`: an unbounded buffer and one delivery
-thread, so a slow handler only grows its own buffer and never holds up the informer or the
-other handlers (G1). Notifications of one listener are delivered one at a time, in the order
-they were distributed (G2). A handler that raises is logged with the object's key and the
-listener goes on with the next notification.
+Every registered handler gets a `ProcessorListener`: a buffer and one delivery thread, so a
+slow handler only grows its own buffer and never holds up the informer or the other handlers
+(G1). Notifications of one listener are delivered one at a time, in the order they were
+distributed (G2). A handler that raises is logged with the object's key and the listener goes
+on with the next notification. A handler whose oldest buffered notification has waited
+`lag_warning_after` seconds is reported once as falling behind, and once when it has caught
+up (G10). The buffer is unbounded unless `max_buffer` is given; beyond it, a notification for
+an object that already has one buffered is merged into it (G11).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from kubeinformers.runtime.api.keys import (
     deletion_handling_meta_namespace_key,
@@ -48,6 +51,18 @@ _bisect_left = bisect.bisect_left
 
 # How long a stopping informer waits for one handler thread before logging that it is stuck.
 _JOIN_WARN_AFTER = 5.0
+
+LAG_WARNING_AFTER = 10.0
+"""G10: a handler whose oldest buffered notification has waited this long (seconds) is
+reported as falling behind; it has caught up when the oldest one is younger than half."""
+
+# G10: how often (seconds, at most) the processor looks for handlers stuck with old notifications.
+WATCHDOG_TICK = 1.0
+
+# A buffered notification: (kind, a, b, buffered at); with max_buffer a list
+# [kind, a, b, buffered at, key] that a later notification of the same object may rewrite.
+_Entry = tuple[int, Any, Any, float] | list[Any]
+_CANCELLED = -1  # a merged-away entry (an add whose object was deleted before delivery)
 
 
 def determine_resync_period(requested: float, check_period: float) -> float:
@@ -104,16 +119,37 @@ class ProcessorListener(Generic[T]):
         loop: asyncio.AbstractEventLoop | None = None,
         logger: logging.Logger | None = None,
         name: str = "",
+        clock: Now = time.monotonic,
+        max_buffer: int | None = None,
+        lag_warning_after: float = LAG_WARNING_AFTER,
+        informer: str = "",
     ) -> None:
+        if max_buffer is not None and max_buffer < 1:
+            raise ValueError(
+                f"max_buffer must be at least 1 (or None: unbounded), not {max_buffer}"
+            )
+        if lag_warning_after <= 0:
+            raise ValueError(f"lag_warning_after must be > 0 seconds, not {lag_warning_after}")
         self.handler = handler
         self.name = name or repr(handler)  # the `handler` label of its metrics
+        self.informer = informer
+        self.clock = clock
+        self.max_buffer = max_buffer
+        self.lag_warning_after = lag_warning_after
         self.requested_resync_period = requested_resync_period
         self.resync_period = resync_period
         self.next_resync = now + resync_period  # G5
         self.loop = loop
         self._upstream_has_synced = upstream_has_synced
         self._log = logger or _log
-        self._buffer: deque[Notification] = deque()
+        self._buffer: deque[_Entry] = deque()
+        # max_buffer (G11): key -> its newest buffered entry, while that entry is buffered.
+        self._newest: dict[str, list[Any]] = {}
+        self._cancelled = 0  # entries merged away but still in the buffer
+        self.coalesced = 0  # notifications merged into a buffered one (written under _cond)
+        # G10: reported as falling behind (transitions under _cond) and since when.
+        self.falling_behind = False
+        self._behind_since = 0.0
         self._cond = threading.Condition(threading.Lock())
         self._idle = False  # the delivery thread waits for a notification (set under _cond)
         self._closed = False
@@ -130,21 +166,155 @@ class ProcessorListener(Generic[T]):
 
     # -- fed by the processor ------------------------------------------------------------------
 
-    def add(self, notification: Notification) -> None:
-        """Queue a notification; never blocks (G1). Dropped once the listener is closed (G8).
+    def add(self, notification: Notification, now: float | None = None) -> None:
+        """Queue a notification (`now`: the clock when it was distributed); never blocks (G1).
+        Dropped once the listener is closed (G8).
 
-        Lock-free unless the delivery thread is idle: the append is published before `_idle`
-        is read, and the delivery thread sets `_idle` before it looks at the buffer under the
-        lock, so either it sees the notification or we see it idle and wake it.
+        Lock-free unless the delivery thread is idle or the buffer is bounded: the append is
+        published before `_idle` is read, and the delivery thread sets `_idle` before it looks
+        at the buffer under the lock, so either it sees the notification or we see it idle
+        and wake it.
         """
         if self._closed:
             return
         if notification[0] == ADD and notification[2]:
             self._initial_queued += 1
-        self._buffer.append(notification)
+        if now is None:
+            now = self.clock()
+        buffer = self._buffer
+        if self.max_buffer is None:
+            buffer.append((*notification, now))
+        else:
+            self._add_bounded(notification[0], notification[1], notification[2], now)
+        if not self.falling_behind:
+            try:
+                if now - buffer[0][3] >= self.lag_warning_after:
+                    self._report_behind(now)
+            except IndexError:  # emptied by the delivery thread meanwhile
+                pass
         if self._idle:
             with self._cond:
                 self._cond.notify()
+
+    def _add_bounded(self, kind: int, a: Any, b: Any, now: float) -> None:
+        """G11: within `max_buffer`, buffer as usual; beyond it, merge into the object's
+        buffered notification if it has one (its newest state wins), else buffer it."""
+        key = _key_of(b if kind == UPDATE else a)
+        with self._cond:
+            if self._closed:
+                return
+            newest = self._newest
+            if len(self._buffer) - self._cancelled >= cast(int, self.max_buffer):
+                entry = newest.get(key)
+                if entry is not None and self._merge(entry, kind, a, b):
+                    self.coalesced += 1
+                    if entry[0] == _CANCELLED:
+                        del newest[key]
+                    return
+            entry = [kind, a, b, now, key]
+            self._buffer.append(entry)
+            newest[key] = entry
+
+    def _merge(self, entry: list[Any], kind: int, a: Any, b: Any) -> bool:
+        """Fold a notification into the object's buffered `entry`; False if it cannot be
+        (after a delete, an add is a new object and is buffered on its own)."""
+        buffered = entry[0]
+        if buffered == ADD:
+            if kind == UPDATE:
+                entry[1] = b  # added, then changed: the handler gets the add of the new state
+                return True
+            if kind == DELETE:
+                # Added and deleted before the handler saw it: neither is delivered.
+                if entry[2]:
+                    self._initial_queued -= 1  # G6: that initial add will never be handed out
+                entry[0] = _CANCELLED
+                entry[1] = entry[2] = None
+                self._cancelled += 1
+                return True
+            return False
+        if buffered == UPDATE:
+            if kind == UPDATE:
+                entry[2] = b  # from the old state the handler knows to the newest
+                return True
+            if kind == DELETE:
+                entry[0], entry[1], entry[2] = DELETE, a, None
+                return True
+        return False
+
+    def _take(self) -> _Entry | None:
+        """The next buffered entry to deliver (None: none, or a merged-away one)."""
+        if self.max_buffer is None:
+            try:
+                return self._buffer.popleft()
+            except IndexError:  # cleared by close() since
+                return None
+        with self._cond:
+            try:
+                entry = cast(list[Any], self._buffer.popleft())
+            except IndexError:
+                return None
+            key = entry[4]
+            if self._newest.get(key) is entry:
+                del self._newest[key]
+            if entry[0] == _CANCELLED:
+                self._cancelled -= 1
+                return None
+            return entry
+
+    # -- falling behind (G10) -------------------------------------------------------------------
+
+    def _oldest_age(self, now: float) -> float:
+        try:
+            return max(0.0, now - self._buffer[0][3])
+        except IndexError:
+            return 0.0
+
+    def lag_description(self) -> str:
+        """`<name>: <n> notifications buffered, the oldest <s> s old` (for health())."""
+        return (
+            f"{self.name} is falling behind: {self.pending()} notifications buffered, the "
+            f"oldest {self._oldest_age(self.clock()):.1f} s old"
+        )
+
+    def _report_behind(self, now: float) -> None:
+        with self._cond:
+            if self.falling_behind or self._closed:
+                return
+            self.falling_behind = True
+            self._behind_since = now
+            depth = len(self._buffer) - self._cancelled
+            age = self._oldest_age(now)
+        self._log.warning(
+            "%sevent handler %s is falling behind: %d notifications buffered, the oldest "
+            "waiting for %.1f s (it is handed notifications faster than it handles them; the "
+            "informer and the other handlers are not held up%s)",
+            f"{self.informer}: " if self.informer else "",
+            self.name,
+            depth,
+            age,
+            ""
+            if self.max_buffer is None
+            else f"; beyond max_buffer={self.max_buffer} notifications of one object are merged",
+        )
+
+    def _check_caught_up(self) -> None:
+        now = self.clock()
+        if self._oldest_age(now) >= self.lag_warning_after / 2:
+            return
+        with self._cond:
+            if not self.falling_behind:
+                return
+            self.falling_behind = False
+            behind_for = now - self._behind_since
+            depth = len(self._buffer) - self._cancelled
+        self._log.info(
+            "%sevent handler %s has caught up (%d notifications buffered); it was behind for "
+            "%.1f s",
+            f"{self.informer}: " if self.informer else "",
+            self.name,
+            depth,
+            behind_for,
+        )
 
     def start(self, thread_name: str) -> None:
         if self._thread is not None:
@@ -157,6 +327,8 @@ class ProcessorListener(Generic[T]):
         with self._cond:
             self._closed = True
             self._buffer.clear()
+            self._newest.clear()
+            self._cancelled = 0
             self._cond.notify_all()
 
     def join(self, timeout: float | None = None) -> bool:
@@ -174,13 +346,23 @@ class ProcessorListener(Generic[T]):
     def pending(self) -> int:
         """Notifications buffered and not yet handed to the handler."""
         with self._cond:
-            return len(self._buffer)
+            return len(self._buffer) - self._cancelled
 
     def metrics(self) -> HandlerMetrics:
-        """Buffered notifications, callbacks delivered and failed, time spent in them."""
+        """Buffered notifications, callbacks delivered and failed, time spent in them, the age
+        of the oldest buffered one, whether it is falling behind, merged notifications."""
         latency = self.latency.snapshot()
         return HandlerMetrics(
-            self.name, self.pending(), latency.count, self.errors, self.invalid_objects, latency
+            self.name,
+            self.pending(),
+            latency.count,
+            self.errors,
+            self.invalid_objects,
+            latency,
+            oldest_buffered_age=self._oldest_age(self.clock()),
+            falling_behind=self.falling_behind,
+            coalesced=self.coalesced,
+            max_buffer=self.max_buffer,
         )
 
     # -- resync (G4, G5) -----------------------------------------------------------------------
@@ -212,6 +394,8 @@ class ProcessorListener(Generic[T]):
         # so a stream of notifications costs one wake-up per linger, not one per notification.
         buffer = self._buffer
         cond = self._cond
+        bounded = self.max_buffer is not None
+        entry: _Entry | None
         while True:
             if not buffer:
                 with cond:
@@ -224,14 +408,21 @@ class ProcessorListener(Generic[T]):
                         self._idle = False
             if self._closed:
                 return
-            try:
-                notification = buffer.popleft()
-            except IndexError:  # cleared by close() since
-                continue
-            self._deliver(notification)
+            if bounded:
+                entry = self._take()
+                if entry is None:
+                    continue
+            else:
+                try:
+                    entry = buffer.popleft()
+                except IndexError:  # cleared by close() since
+                    continue
+            self._deliver(entry)
+            if self.falling_behind:
+                self._check_caught_up()
 
-    def _deliver(self, notification: Notification) -> None:
-        kind, a, b = notification
+    def _deliver(self, entry: _Entry) -> None:
+        kind, a, b = entry[0], entry[1], entry[2]
         handler = self.handler
         started = _perf_counter()
         try:
@@ -279,9 +470,10 @@ class ProcessorListener(Generic[T]):
         first = marker not in self._reported_invalid
         if first and len(self._reported_invalid) < MAX_REPORTED_INVALID:
             self._reported_invalid.add(marker)
+        path = getattr(err, "path", None)  # InvalidFieldError: the one field read (K11)
         self._log.log(
             logging.WARNING if first else logging.DEBUG,
-            "event handler %s skipped the %s of %s %r (resourceVersion %s): it does not validate "
+            "event handler %s skipped the %s of %s %r (resourceVersion %s): %s does not validate "
             "against %s.%s; regenerate the models from this cluster's API (kubeinformers "
             "generate --cluster) to read it. The handler gets the object's next version%s",
             self.name,
@@ -289,6 +481,7 @@ class ProcessorListener(Generic[T]):
             err.model.__name__,
             key,
             rv or "unknown",
+            f"its field {path}" if path else "it",
             err.model.__module__,
             err.model.__qualname__,
             "; this version is reported once." if first else " (reported before).",
@@ -343,6 +536,8 @@ class SharedProcessor(Generic[T]):
         # Every listener whose thread we started, so stop() can join even removed ones.
         self._started_listeners: list[ProcessorListener[T]] = []
         self._counter = 0
+        self._watchdog: threading.Thread | None = None  # G10 for stuck handlers
+        self._watchdog_stop = threading.Event()
         self._started = False
         self._stopped = False
 
@@ -382,10 +577,11 @@ class SharedProcessor(Generic[T]):
         with self._lock:
             if self._stopped:
                 return
+            now = self.clock()
             for listener, syncing in self._listeners.items():
                 if sync and not syncing:
                     continue
-                listener.add(notification)
+                listener.add(notification, now)
 
     def start(self) -> None:
         with self._lock:
@@ -394,6 +590,30 @@ class SharedProcessor(Generic[T]):
             self._started = True
             for listener in self._listeners:
                 self._start_listener(listener)
+            self._watchdog = threading.Thread(
+                target=self._watch_lag,
+                name=f"kubeinformers-lag-{self.name or 'informer'}",
+                daemon=True,
+            )
+            self._watchdog.start()
+
+    def _watch_lag(self) -> None:
+        """G10 for a handler stuck while nothing new arrives (a new notification checks its
+        listener itself): every second (or half the smallest `lag_warning_after`), report
+        the listeners whose oldest buffered notification has waited too long."""
+        while True:
+            with self._lock:
+                listeners = list(self._listeners)
+            tick = min([WATCHDOG_TICK] + [lst.lag_warning_after / 2 for lst in listeners])
+            if self._watchdog_stop.wait(tick):
+                return
+            now = self.clock()
+            for listener in listeners:
+                if (
+                    not listener.falling_behind
+                    and listener._oldest_age(now) >= listener.lag_warning_after
+                ):
+                    listener._report_behind(now)
 
     def _start_listener(self, listener: ProcessorListener[T]) -> None:
         self._counter += 1
@@ -405,6 +625,7 @@ class SharedProcessor(Generic[T]):
 
     def stop(self) -> None:
         """Close every listener (G8) and forget them; join with `join()`."""
+        self._watchdog_stop.set()
         with self._lock:
             self._stopped = True
             listeners = list(self._listeners)
@@ -416,6 +637,9 @@ class SharedProcessor(Generic[T]):
         """Wait for every delivery thread started by this processor (after `stop()`)."""
         with self._lock:
             started = list(self._started_listeners)
+            watchdog = self._watchdog
+        if watchdog is not None and watchdog is not threading.current_thread():
+            watchdog.join()
         for listener in started:
             listener.close()
             while not listener.join(_JOIN_WARN_AFTER):
@@ -449,6 +673,7 @@ class SharedProcessor(Generic[T]):
 
 __all__ = [
     "ADD",
+    "LAG_WARNING_AFTER",
     "DELETE",
     "UPDATE",
     "Notification",

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import builtins
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import StrEnum
-from typing import Any, Generic, NamedTuple, TypeAlias, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeAlias, TypeVar
 
 from kubeinformers.runtime.api.keys import (
     NoMetadataError,
@@ -31,6 +31,7 @@ from kubeinformers.runtime.api.keys import (
 __all__ = [
     "NAMESPACE_INDEX",
     "IndexFunc",
+    "IndexFailureReporter",
     "IndexFuncError",
     "IndexerConflictError",
     "Indexer",
@@ -91,6 +92,16 @@ class IndexFuncError(RuntimeError):
     """
 
 
+class IndexFailureReporter(Protocol):
+    """Told by a store that tolerates failing index functions (B18) when an object leaves an
+    index because its index function failed, and when it indexes again. Called under the
+    store's lock, once per object version and index: keep it quick (log, count)."""
+
+    def index_failed(self, index_name: str, key: str, obj: Any, err: IndexFuncError) -> None: ...
+
+    def index_recovered(self, index_name: str, key: str, obj: Any) -> None: ...
+
+
 class IndexerConflictError(ValueError):
     """``add_indexers`` named an index that already exists (B12); nothing was added."""
 
@@ -135,10 +146,24 @@ class ThreadSafeStore(Generic[T]):
     which only the v0.36 atomic FIFO mode uses; it is off by default to keep writes cheap.
     """
 
-    __slots__ = ("_indexers", "_indices", "_items", "_lock", "_rv", "_track_rv")
+    __slots__ = (
+        "_index_errors",
+        "_indexers",
+        "_indices",
+        "_items",
+        "_lock",
+        "_reporter",
+        "_rv",
+        "_track_rv",
+        "_unindexed",
+    )
 
     def __init__(
-        self, indexers: Indexers[T] | None = None, *, track_resource_version: bool = False
+        self,
+        indexers: Indexers[T] | None = None,
+        *,
+        track_resource_version: bool = False,
+        index_errors: IndexFailureReporter | None = None,
     ) -> None:
         self._lock = threading.RLock()
         self._items: dict[str, T] = {}
@@ -146,6 +171,11 @@ class ThreadSafeStore(Generic[T]):
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
         self._track_rv = track_resource_version
         self._rv = ""
+        # B18: with a reporter, a failing index function leaves the object out of that index
+        # instead of raising (B4). key -> index name -> (resourceVersion, error message).
+        self._reporter = index_errors
+        self._unindexed: dict[str, dict[str, tuple[str, str]]] = {}
+        self._index_errors = 0
 
     # -- writes ----------------------------------------------------------------------
 
@@ -181,6 +211,8 @@ class ThreadSafeStore(Generic[T]):
             old = self._items.pop(key, _ABSENT)
             if old is not _ABSENT and self._indexers:
                 self._update_indices(key, old, _ABSENT)
+            if self._unindexed:
+                self._unindexed.pop(key, None)  # gone: it is in no index and misses none
             if self._track_rv and obj is not _ABSENT:
                 self._note_rv(obj)
 
@@ -192,15 +224,18 @@ class ThreadSafeStore(Generic[T]):
         # Index the new contents without holding the lock: readers keep the old contents
         # until the swap below.
         new_indices: dict[str, dict[str, set[str]]] = {}
+        failures: list[tuple[str, str, Any, IndexFuncError]] = []
         for name, fn in indexers:
-            new_indices[name] = self._build_index(name, fn, new_items)
+            new_indices[name] = self._build_index(name, fn, new_items, failures)
         with self._lock:
             # Indexers may have been added while we built; index those under the lock.
             for name, fn in self._indexers.items():
                 if name not in new_indices:
-                    new_indices[name] = self._build_index(name, fn, new_items)
+                    new_indices[name] = self._build_index(name, fn, new_items, failures)
             self._items = new_items
             self._indices = new_indices
+            if self._reporter is not None and (failures or self._unindexed):
+                self._replace_unindexed(new_items, failures)
             if self._track_rv:
                 self._rv = resource_version
 
@@ -244,6 +279,24 @@ class ThreadSafeStore(Generic[T]):
         """B15: last-writer-wins resourceVersion; ``""`` unless tracking is enabled."""
         return self._rv
 
+    def unindexed(self) -> dict[str, dict[str, str]]:
+        """B18: stored objects left out of an index because its function failed on them:
+        key -> index name -> the error. Empty unless the store tolerates index failures."""
+        with self._lock:
+            return {
+                key: {name: message for name, (_, message) in by_index.items()}
+                for key, by_index in self._unindexed.items()
+            }
+
+    def unindexed_count(self) -> int:
+        """B18: how many stored objects are left out of at least one index (no copy made)."""
+        return len(self._unindexed)
+
+    @property
+    def index_errors(self) -> int:
+        """B18: index failures reported so far, each object version and index once."""
+        return self._index_errors
+
     # -- indices ---------------------------------------------------------------------
 
     def get_indexers(self) -> dict[str, IndexFunc[T]]:
@@ -256,9 +309,12 @@ class ThreadSafeStore(Generic[T]):
             conflicts = sorted(set(indexers) & set(self._indexers))
             if conflicts:
                 raise IndexerConflictError(f"indexer conflict: {conflicts}")
+            failures: list[tuple[str, str, Any, IndexFuncError]] = []
             for name, fn in indexers.items():
                 self._indexers[name] = fn
-                self._indices[name] = self._build_index(name, fn, self._items)
+                self._indices[name] = self._build_index(name, fn, self._items, failures)
+            for name, key, obj, err in failures:
+                self._note_failure(name, key, obj, err)
 
     def index(self, index_name: str, obj: Any) -> builtins.list[T]:
         """Stored objects sharing any index value with ``obj``, de-duplicated (B8)."""
@@ -320,13 +376,27 @@ class ThreadSafeStore(Generic[T]):
                 f'unable to calculate an index entry for key "{key}" on index "{name}": {e}'
             ) from e
 
-    @classmethod
     def _build_index(
-        cls, name: str, fn: IndexFunc[Any], items: Mapping[str, Any]
+        self,
+        name: str,
+        fn: IndexFunc[Any],
+        items: Mapping[str, Any],
+        failures: builtins.list[tuple[str, str, Any, IndexFuncError]],
     ) -> dict[str, set[str]]:
+        """Index `items` for one index. With a reporter (B18) an object whose function fails
+        is left out and appended to `failures`; without one the failure raises (B4)."""
         index: dict[str, set[str]] = {}
+        values = self._values
+        tolerant = self._reporter is not None
         for key, obj in items.items():
-            for value in cls._values(name, fn, key, obj):
+            try:
+                obj_values = values(name, fn, key, obj)
+            except IndexFuncError as err:
+                if not tolerant:
+                    raise
+                failures.append((name, key, obj, err))
+                continue
+            for value in obj_values:
                 keys = index.get(value)
                 if keys is None:
                     index[value] = {key}
@@ -335,11 +405,28 @@ class ThreadSafeStore(Generic[T]):
         return index
 
     def _update_indices(self, key: str, old: Any, new: Any) -> None:
-        """B3: move ``key`` from the old object's index values to the new object's."""
+        """B3: move ``key`` from the old object's index values to the new object's (B18: an
+        object whose index function fails is in none of that index's values)."""
         values = self._values
+        old_values: Sequence[str]
+        new_values: Sequence[str]
         for name, fn in self._indexers.items():
-            old_values = values(name, fn, key, old) if old is not _ABSENT else ()
-            new_values = values(name, fn, key, new) if new is not _ABSENT else ()
+            try:
+                old_values = values(name, fn, key, old) if old is not _ABSENT else ()
+            except IndexFuncError:
+                if self._reporter is None:
+                    raise
+                old_values = self._values_holding(name, key)
+            try:
+                new_values = values(name, fn, key, new) if new is not _ABSENT else ()
+            except IndexFuncError as err:
+                if self._reporter is None:
+                    raise
+                new_values = ()
+                self._note_failure(name, key, new, err)
+            else:
+                if self._unindexed and new is not _ABSENT:
+                    self._note_indexed(name, key, new)
             if len(old_values) == 1 and len(new_values) == 1 and old_values[0] == new_values[0]:
                 continue
             index = self._indices[name]
@@ -355,6 +442,56 @@ class ThreadSafeStore(Generic[T]):
                     index[value] = {key}
                 else:
                     keys.add(key)
+
+    def _values_holding(self, name: str, key: str) -> tuple[str, ...]:
+        """The values of index `name` that hold `key` now: the old object's values when its
+        index function fails today (rare: one scan of that index's values)."""
+        return tuple(value for value, keys in self._indices[name].items() if key in keys)
+
+    def _note_failure(self, name: str, key: str, obj: Any, err: IndexFuncError) -> None:
+        """B18: remember that `key` is out of index `name`; report each object version once."""
+        try:
+            rv = object_resource_version(obj)
+        except NoMetadataError:
+            rv = ""
+        by_index = self._unindexed.setdefault(key, {})
+        previous = by_index.get(name)
+        cause = err.__cause__ if err.__cause__ is not None else err
+        by_index[name] = (rv, f"{type(cause).__name__}: {cause}")
+        if previous is not None and previous[0] == rv:
+            return  # this version was reported already (a relist re-indexes it)
+        self._index_errors += 1
+        reporter = self._reporter
+        if reporter is not None:
+            reporter.index_failed(name, key, obj, err)
+
+    def _note_indexed(self, name: str, key: str, obj: Any) -> None:
+        by_index = self._unindexed.get(key)
+        if by_index is None or by_index.pop(name, None) is None:
+            return
+        if not by_index:
+            del self._unindexed[key]
+        reporter = self._reporter
+        if reporter is not None:
+            reporter.index_recovered(name, key, obj)
+
+    def _replace_unindexed(
+        self,
+        items: Mapping[str, Any],
+        failures: builtins.list[tuple[str, str, Any, IndexFuncError]],
+    ) -> None:
+        """After a replace (B7): the failures of the new contents, reported as `_note_failure`
+        does; keys that index again are reported recovered, vanished keys are forgotten."""
+        failed = {(name, key) for name, key, _, _ in failures}
+        for key, by_index in list(self._unindexed.items()):
+            if key not in items:
+                del self._unindexed[key]
+                continue
+            for name in list(by_index):
+                if (name, key) not in failed and name in self._indexers:
+                    self._note_indexed(name, key, items[key])
+        for name, key, obj, err in failures:
+            self._note_failure(name, key, obj, err)
 
 
 class Indexer(Generic[T]):
@@ -374,11 +511,12 @@ class Indexer(Generic[T]):
         *,
         transformer: Callable[[Any], Any] | None = None,
         track_resource_version: bool = False,
+        index_errors: IndexFailureReporter | None = None,
     ) -> None:
         self._key_func = key_func
         self._transformer = transformer
         self._store: ThreadSafeStore[T] = ThreadSafeStore(
-            indexers, track_resource_version=track_resource_version
+            indexers, track_resource_version=track_resource_version, index_errors=index_errors
         )
 
     @property
@@ -505,6 +643,19 @@ class Indexer(Generic[T]):
 
     def last_store_sync_resource_version(self) -> str:
         return self._store.last_store_sync_resource_version()
+
+    def unindexed(self) -> dict[str, dict[str, str]]:
+        """B18: objects left out of an index because its function failed: key -> index -> error."""
+        return self._store.unindexed()
+
+    def unindexed_count(self) -> int:
+        """B18: how many stored objects are left out of at least one index."""
+        return self._store.unindexed_count()
+
+    @property
+    def index_errors(self) -> int:
+        """B18: index failures reported so far (each object version and index once)."""
+        return self._store.index_errors
 
     # -- indices ---------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.client.auth import apply_auth
 from kubeinformers.runtime.client.chunked import raw_chunked_body
+from kubeinformers.runtime.client.credentials import credentials_for
 from kubeinformers.runtime.client.framing import split_frames, split_lines
 from kubeinformers.runtime.codec.compact import (
     CACHE_COMPRESSIONS,
@@ -282,6 +283,8 @@ class ApiListerWatcher(Generic[T]):
         self._logged_bad: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
         ensure_connection_pool_size(api_client)
+        # Token files re-read when they change and after a 401; the user's host kept.
+        self.credentials = credentials_for(api_client.configuration)
 
     # -------------------------------------------------------------------------- wording
 
@@ -322,6 +325,40 @@ class ApiListerWatcher(Generic[T]):
     def _request(
         self, options: ListOptions, *, watch: bool, timeout: urllib3.Timeout
     ) -> urllib3.BaseHTTPResponse:
+        """One GET. A 401 makes the credentials re-read their token file (or run their exec
+        plugin) at once; if that gave new credentials the request is sent again, once."""
+        verb = "watch" if watch else "list"
+        credentials = self.credentials
+        resp = self._send(options, watch=watch, timeout=timeout)
+        if resp.status == 401:
+            body = self._drain(resp)
+            if credentials.refused(f"{verb} {self.describe()} at {self.server}"):
+                resp = self._send(options, watch=watch, timeout=timeout)
+                if resp.status == 401:
+                    body = self._drain(resp)
+            if resp.status == 401:
+                err = self._status_error(verb, 401, body, resp.headers.get("Retry-After"))
+                err.reported = True  # said once per episode by the credentials
+                raise err
+        if resp.status >= 300:
+            body = self._drain(resp)
+            raise self._status_error(verb, resp.status, body, resp.headers.get("Retry-After"))
+        if credentials.refusing:
+            credentials.accepted(f"{verb} {self.describe()} at {self.server}")
+        return resp
+
+    @staticmethod
+    def _drain(resp: urllib3.BaseHTTPResponse) -> bytes:
+        try:
+            return resp.read()
+        except Exception:
+            return b""
+        finally:
+            resp.release_conn()
+
+    def _send(
+        self, options: ListOptions, *, watch: bool, timeout: urllib3.Timeout
+    ) -> urllib3.BaseHTTPResponse:
         verb = "watch" if watch else "list"
         api = self.api_client
         headers: dict[str, str] = dict(api.default_headers)
@@ -332,12 +369,14 @@ class ApiListerWatcher(Generic[T]):
             # compress watches); urllib3 inflates them on read.
             headers.setdefault("Accept-Encoding", "gzip")
         queries = query_params(options, watch=watch)
+        # Runs the configuration's refresh hook (credentials.py wraps it: a rotated token
+        # file is read here, and the host the user set is kept).
         apply_auth(api, headers, queries, self.path)
         url = f"{self.server}{quote(self.path)}"
         if queries:
             url = f"{url}?{urlencode(queries)}"
         try:
-            resp = api.rest_client.pool_manager.request(
+            return api.rest_client.pool_manager.request(
                 "GET",
                 url,
                 headers=headers,
@@ -348,15 +387,19 @@ class ApiListerWatcher(Generic[T]):
         except (urllib3.exceptions.HTTPError, OSError) as e:
             cls = ConnectionRefusedError if is_connection_refused(e) else ConnectionError
             raise cls(f"cannot {verb} {self.describe()}: {self.server} unreachable: {e}") from e
-        if resp.status >= 300:
-            try:
-                body = resp.read()
-            except Exception:
-                body = b""
-            finally:
-                resp.release_conn()
-            raise self._status_error(verb, resp.status, body, resp.headers.get("Retry-After"))
-        return resp
+        except ValueError:
+            # http.client refuses a header value with a line break and quotes the value in
+            # its message: that value is the credential, which must never be logged.
+            names = ", ".join(sorted(headers))
+            raise ValueError(
+                f"cannot {verb} {self.describe()}: a request header is invalid (one of {names}; "
+                "a token with a line break in it?); check the credentials of the configuration"
+            ) from None
+
+    def wait_for_new_credentials(self, stop: threading.Event, timeout: float) -> bool:
+        """After a 401: wait up to `timeout` seconds, less if the token file changes (or
+        `stop` is set); True if it changed (the reflector then tries again at once)."""
+        return self.credentials.wait_for_change(stop, timeout)
 
     def _status_error(
         self, verb: str, code: int, body: bytes, retry_after_header: str | None

@@ -28,6 +28,7 @@ from kubeinformers.runtime.api.errors import ApiStatusError, is_expired, is_too_
 from kubeinformers.runtime.api.listwatch import (
     ListerWatcher,
     ListOptions,
+    RefreshesCredentials,
     ReportsDecodeErrors,
     watch_list_semantics_unsupported,
 )
@@ -84,7 +85,9 @@ def default_watch_error_handler(reflector: Reflector[Any], err: BaseException) -
         return
     elif isinstance(err, ApiStatusError) and err.code in (401, 403):
         logger.log(
-            reflector.outage.condition_level(logging.ERROR, err, "error"),
+            logging.DEBUG
+            if err.reported  # a refused credential: said once by the transport (D23)
+            else reflector.outage.condition_level(logging.ERROR, err, "error"),
             "%s: access to %s denied (HTTP %d %s): %s; retrying with backoff",
             name,
             reflector.type_description,
@@ -272,6 +275,15 @@ class Reflector(Generic[T]):
         retry_after = err.retry_after if isinstance(err, ApiStatusError) else None
         if retry_after is not None and retry_after > delay:
             delay = float(retry_after)
+        source = self.lister_watcher
+        if (
+            isinstance(err, ApiStatusError)
+            and err.code == 401
+            and isinstance(source, RefreshesCredentials)
+        ):
+            # Credentials refused: try again as soon as the token file changes (issue 27).
+            source.wait_for_new_credentials(stop, delay)
+            return stop.is_set()
         self._wait(stop, delay)
         return stop.is_set()
 

@@ -173,9 +173,11 @@ def wrap_list_error(type_description: str, err: BaseException) -> BaseException:
     """D9's wording, keeping the kind of error (callers test a 401's code or a ConnectionError)."""
     message = f"failed to list {type_description}: {err}"
     if isinstance(err, ApiStatusError):
-        return ApiStatusError(
+        wrapped = ApiStatusError(
             err.code, err.reason, message, details=err.details, retry_after=err.retry_after
         )
+        wrapped.reported = err.reported
+        return wrapped
     if isinstance(err, ConnectionError):
         try:
             return type(err)(message)

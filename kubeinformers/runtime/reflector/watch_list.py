@@ -126,6 +126,10 @@ class WatchList(Generic[T]):
                 raise
             if w is None:
                 return None
+            # Every stream the server begins re-sends the whole state: a cut one followed by
+            # another is a relist (metrics: relists), not a watch restart.
+            self.counters.watch_list_starts += 1
+            self.counters.lists += 1
             try:
                 with gc_paused(max_seconds=GC_PAUSE_LIMIT):  # thousands of survivors: see wire
                     done = self.stream.handle(
@@ -165,7 +169,6 @@ class WatchList(Generic[T]):
         except BaseException:
             self.watches.close(w)
             raise
-        self.counters.lists += 1
         self.state.set_last_sync_rv(resource_version)
         self.outage.recovered()
         self.outage.watching()
