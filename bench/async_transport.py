@@ -123,8 +123,8 @@ def api_client(url: str) -> Any:
 
 
 async def threaded(url: str, rv0: str, n: int, decode: DecodeMode) -> Result:
-    from kubeinformers.generated import SharedInformerFactory
     from kubeinformers.generated.core.v1 import ConfigMap
+    from kubeinformers.generated.informers import SharedInformerFactory
     from kubeinformers.runtime.api.listwatch import ListOptions
     from kubeinformers.runtime.cache.events import Added
 

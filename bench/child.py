@@ -53,7 +53,7 @@ def kubeinformers_informer(
     sets it per contender. With `read`, after the sync every cached pod is read as a
     reconcile reads it, then read whole (`_read_rows`), instead of the lister figures.
     """
-    from kubeinformers.generated import SharedInformerFactory
+    from kubeinformers.generated.informers import SharedInformerFactory
 
     api = _api_client(kubeconfig)
     seen = [0]
@@ -450,7 +450,7 @@ def import_time(kubeconfig: str, n: int, trace: bool, *, namespace: str) -> Resu
     api = _api_client(kubeconfig)
     before = set(sys.modules)
     start = time.perf_counter()
-    from kubeinformers.generated import SharedInformerFactory
+    from kubeinformers.generated.informers import SharedInformerFactory
 
     factory = SharedInformerFactory(api)
     factory.core().v1().pods().informer()

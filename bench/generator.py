@@ -1,5 +1,9 @@
 """`make bench`, generator section: generation time of big CRDs and of the whole corpus, and
-the import time of one kind of the biggest generated group-versions (issue 15's targets).
+the import time of one kind of the biggest generated group-versions (issue 15's targets);
+then, for each infrastructure provider present locally (a Crossplane provider package's
+~2,000 CRDs, issue 30's targets): generation time and peak RSS, the time of a re-run on
+unchanged input (and that it rewrote nothing), mypy --strict of a file that imports three
+kinds of the biggest group, and the import time of one kind.
 
 Every step runs the real CLI or a fresh interpreter, as a user would. Inputs are the largest
 CRD files of ../shared/data/crds (plus any `--crd PATH`, e.g. argo's 2.8 MB Workflow CRD,
@@ -8,7 +12,11 @@ which the issue's 15 s target is about). Import time is that of
 imported pydantic and the runtime (which every program using the models pays anyway), and
 the first `model_validate` of a small object after it (pydantic builds validators then).
 
-    python -m bench.generator [--crd PATH]... [--largest 3] [--no-corpus]
+    python -m bench.generator [--crd PATH]... [--largest 3] [--no-corpus] [--provider DIR]...
+
+Providers are looked up in ../providers/*/package/crds (next to the repository; extract a
+provider's `package/crds` there, e.g. crossplane-contrib/provider-upjet-aws's) unless
+`--provider DIR` names them; the section says so in one line when there is none.
 """
 
 from __future__ import annotations
@@ -16,6 +24,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -33,6 +43,31 @@ IMPORT_ONE_KIND_S = 0.5
 GENERATE_BIG_CRD_S = 15.0  # "generating the argo Workflow CRD <= 15 s"
 CORPUS_LIMIT_S = 300.0  # the corpus test's pytest timeout; "well under" = at most half
 CORPUS_TARGET_S = CORPUS_LIMIT_S / 2
+# issue 30's targets, for a ~2,000-CRD provider on 2 cores
+PROVIDERS = REPO.parent / "providers"
+PROVIDER_GENERATE_S = 60.0
+PROVIDER_RSS_MB = 1024.0
+PROVIDER_RERUN_S = 5.0  # "a no-op in a few seconds"
+PROVIDER_MYPY_S = 15.0
+
+# Runs a command and prints the children's peak RSS (largest process) and CPU seconds.
+_MEASURED = """
+import ctypes, ctypes.util, json, resource, signal, subprocess, sys, time
+
+def die_with_parent():  # the measured command ends when this wrapper ends, however it ends
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+die_with_parent()
+t0 = time.perf_counter()
+code = subprocess.run(sys.argv[1:], preexec_fn=die_with_parent).returncode
+wall = time.perf_counter() - t0
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"code": code, "wall_s": wall, "cpu_s": r.ru_utime + r.ru_stime,
+                  "rss_mb": r.ru_maxrss / 1024}))
+"""
 
 _IMPORT_PROBE = """
 import json, sys, time
@@ -85,10 +120,9 @@ def biggest_kind(out: Path, package: str) -> tuple[str, str, str] | None:
                 continue
             module, _, cls = path.partition(":")
             size = (out / (module.replace(".", "/") + ".py")).stat().st_size
-            version_pkg = module.rsplit(".", 1)[0]
             api_version = f"{resource.group}/{resource.version}"
             if best is None or size > best[0]:
-                best = (size, version_pkg, cls, api_version)
+                best = (size, module, cls, api_version)
         return None if best is None else best[1:]
     finally:
         sys.path.remove(str(out))
@@ -130,23 +164,179 @@ def largest_crds(n: int) -> list[Path]:
     return sorted(files, key=lambda p: -p.stat().st_size)[:n]
 
 
+def measured(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Wall and CPU seconds and peak RSS of `cmd` (its output is discarded)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURED, *cmd],
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO), **(env or {})),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def providers(given: list[Path]) -> list[Path]:
+    if given:
+        return given
+    if not PROVIDERS.is_dir():
+        return []
+    return sorted(p for p in PROVIDERS.glob("*/package/crds") if p.is_dir())
+
+
+def _mtimes(root: Path) -> dict[str, int]:
+    return {
+        str(p): p.stat().st_mtime_ns for p in root.rglob("*.py") if "__pycache__" not in p.parts
+    }
+
+
+def usage_kinds(out: Path, package: str, count: int = 3) -> list[tuple[str, str]]:
+    """(module, class) of `count` kinds of the group-version with the most kinds."""
+    registry = (out / package / "registry.py").read_text()
+    paths = sorted(set(re.findall(rf'"({re.escape(package)}\.[\w.]+):(\w+)"', registry)))
+    by_gv: dict[str, list[tuple[str, str]]] = {}
+    for module, cls in paths:
+        by_gv.setdefault(module.rsplit(".", 1)[0], []).append((module, cls))
+    biggest = max(sorted(by_gv), key=lambda gv: len(by_gv[gv]))
+    return by_gv[biggest][:count]
+
+
+USAGE = """\
+from __future__ import annotations
+
+{imports}
+
+
+def names(objects: list[{first}]) -> list[str]:
+    return [o.metadata.name or "" for o in objects if o.metadata is not None]
+
+
+def parse(data: dict[str, object]) -> {first}:
+    return {first}.model_validate(data)
+"""
+
+
+def mypy_time(out: Path, package: str, work: Path) -> dict[str, Any]:
+    """mypy --strict, cold (a fresh cache), of a file importing three kinds of the biggest
+    group-version: what a user (or an IDE) pays to type-check code using the provider."""
+    kinds = usage_kinds(out, package)
+    aliases = [f"K{i}" for i in range(len(kinds))]
+    imports = "\n".join(
+        f"from {m} import {c} as {a}" for (m, c), a in zip(kinds, aliases, strict=True)
+    )
+    usage = work / "usage_provider.py"
+    usage.write_text(USAGE.format(imports=imports, first=aliases[0]))
+    cache = work / "mypy-cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    cmd = [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(cache), str(usage)]
+    t0 = time.perf_counter()
+    done = subprocess.run(
+        cmd,
+        cwd=work,
+        env=dict(os.environ, MYPYPATH=str(out), PYTHONPATH=f"{out}{os.pathsep}{REPO}"),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - t0
+    return {
+        "seconds": seconds,
+        "ok": done.returncode == 0,
+        "output": done.stdout[-2000:],
+        "kinds": [f"{m}.{c}" for m, c in kinds],
+    }
+
+
+def provider_bench(crds: Path, tmp: Path, index: int) -> dict[str, Any]:
+    package = f"bench_provider_{index}"
+    out = tmp / package
+    cache = tmp / "xdg-cache"
+    cmd = [sys.executable, "-m", "kubeinformers.generator", "generate", "-q", "--crd", str(crds)]
+    cmd += ["--out", str(out), "--package", package]
+    env = {"XDG_CACHE_HOME": str(cache)}
+    first = measured(cmd, env)
+    if first["code"] != 0:
+        raise RuntimeError(f"generating {crds} failed (exit {first['code']})")
+    before = _mtimes(out)
+    rerun = measured(cmd, env)
+    rewritten = sum(1 for p, m in _mtimes(out).items() if before.get(p) != m)
+    typing = mypy_time(tmp, package, tmp)
+    imp = import_time(tmp, package)
+    return {
+        "input": str(crds),
+        "crds": len([p for p in crds.rglob("*") if p.suffix in (".yaml", ".yml")]),
+        "bytes_in": sum(p.stat().st_size for p in crds.rglob("*") if p.is_file()),
+        "generate": first,
+        "rerun": {**rerun, "rewritten": rewritten},
+        "files": len(before),
+        "mypy": typing,
+        "import": imp,
+        "load": os.getloadavg(),
+    }
+
+
+def print_provider(row: dict[str, Any]) -> None:
+    gen, rerun, typing, imp = row["generate"], row["rerun"], row["mypy"], row["import"]
+    name = Path(row["input"]).parents[1].name if len(Path(row["input"]).parents) > 1 else ""
+    print(
+        f"provider {name} ({row['crds']} CRD files, {row['bytes_in'] / 1e6:.0f} MB, "
+        f"{row['files']} files out; load {row['load'][0]:.1f} on {os.cpu_count()} CPUs)"
+    )
+    rows = [
+        (
+            "generate",
+            f"{gen['wall_s']:.1f} s ({gen['cpu_s']:.0f} s CPU)",
+            gen["wall_s"],
+            PROVIDER_GENERATE_S,
+            "s",
+        ),
+        ("peak RSS", f"{gen['rss_mb']:.0f} MB", gen["rss_mb"], PROVIDER_RSS_MB, "MB"),
+        (
+            "re-run, unchanged input",
+            f"{rerun['wall_s']:.1f} s, {rerun['rewritten']} rewritten",
+            rerun["wall_s"] + (1e9 if rerun["rewritten"] else 0),
+            PROVIDER_RERUN_S,
+            "s",
+        ),
+        (
+            "mypy --strict, 3 kinds, cold",
+            f"{typing['seconds']:.1f} s" + ("" if typing["ok"] else " (FAILED)"),
+            typing["seconds"] + (0 if typing["ok"] else 1e9),
+            PROVIDER_MYPY_S,
+            "s",
+        ),
+    ]
+    if imp is not None:
+        rows.append(
+            (
+                "import of one kind",
+                f"{imp['import_s']:.3f} s",
+                imp["import_s"],
+                IMPORT_ONE_KIND_S,
+                "s",
+            )
+        )
+    for label, shown, value, bound, unit in rows:
+        print(f"  {label:<30} {shown:>28}  <= {bound:g} {unit}: {_verdict(value, bound)}")
+
+
 def _verdict(value: float, bound: float) -> str:
     return "yes" if value <= bound else "NO"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.generator")
-    parser.add_argument("--crd", action="append", type=Path, default=[], metavar="PATH")
-    parser.add_argument("--largest", type=int, default=3, help="largest corpus CRDs to time")
-    parser.add_argument("--no-corpus", action="store_true", help="skip the whole-corpus run")
-    args = parser.parse_args(argv)
-
-    inputs = [*args.crd, *largest_crds(args.largest)]
+def _crd_section(
+    inputs: list[Path], no_corpus: bool
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """Issue 15's rows: each big CRD file, then the whole corpus."""
     print("\ngenerator bench (issue 15): one CRD file per run; fresh interpreters")
-    if not inputs:
-        print(f"no inputs: {CORPUS} is absent and no --crd was given")
-        return 0
     rows: list[dict[str, Any]] = []
+    corpus: dict[str, Any] | None = None
+    if not inputs and not CORPUS.is_dir():
+        print(f"no inputs: {CORPUS} is absent and no --crd was given")
+        return rows, corpus
     header = (
         f"{'input':<44} {'size':>7} {'generate':>9} {'<=':>4} {'classes':>7} "
         f"{'import 1 kind':>13} {'<=':>4} {'1st parse':>9}"
@@ -167,8 +357,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{_verdict(imp_s, IMPORT_ONE_KIND_S) if imp else '':>4} "
                 f"{(imp['first_validate_s'] if imp else float('nan')):>8.3f}s"
             )
-        corpus: dict[str, Any] | None = None
-        if not args.no_corpus and CORPUS.is_dir():
+        if not no_corpus and CORPUS.is_dir():
             corpus = generate([CORPUS], Path(tmp), "bench_gen_corpus")
             print(
                 f"{'whole corpus (' + str(CORPUS.relative_to(REPO.parent)) + ')':<44} "
@@ -180,9 +369,49 @@ def main(argv: list[str] | None = None) -> int:
         f"import of one kind <= {IMPORT_ONE_KIND_S} s; corpus <= {CORPUS_TARGET_S:.0f} s "
         f"(half its {CORPUS_LIMIT_S:.0f} s test limit). Timings on a shared machine are noisy."
     )
+    return rows, corpus
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.generator")
+    parser.add_argument("--crd", action="append", type=Path, default=[], metavar="PATH")
+    parser.add_argument("--largest", type=int, default=3, help="largest corpus CRDs to time")
+    parser.add_argument("--no-corpus", action="store_true", help="skip the whole-corpus run")
+    parser.add_argument(
+        "--provider",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help=f"a provider's CRD folder (default: {PROVIDERS}/*/package/crds)",
+    )
+    parser.add_argument("--no-providers", action="store_true", help="skip the providers")
+    args = parser.parse_args(argv)
+
+    inputs = [*args.crd, *largest_crds(args.largest)]
+    rows: list[dict[str, Any]] = []
+    corpus: dict[str, Any] | None = None
+    if inputs or not args.no_corpus:
+        rows, corpus = _crd_section(inputs, args.no_corpus)
+    provider_rows: list[dict[str, Any]] = []
+    found = [] if args.no_providers else providers(args.provider)
+    if args.no_providers:
+        pass
+    elif not found:
+        print(f"providers: none at {PROVIDERS}/*/package/crds (and no --provider): skipped")
+    else:
+        print("\ngenerator at a provider's scale (issue 30): fresh interpreters, cold mypy cache")
+        for i, crds in enumerate(found):
+            with tempfile.TemporaryDirectory() as tmp:
+                row = provider_bench(crds, Path(tmp), i)
+            provider_rows.append(row)
+            print_provider(row)
+        print("Timings on a shared machine are noisy: compare CPU seconds and the load shown.")
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-generator.json"
-    out.write_text(json.dumps({"inputs": rows, "corpus": corpus}, indent=2))
+    out.write_text(
+        json.dumps({"inputs": rows, "corpus": corpus, "providers": provider_rows}, indent=2)
+    )
     print(f"written {out}")
     return 0
 

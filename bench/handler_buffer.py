@@ -17,7 +17,7 @@ import time
 import tracemalloc
 from typing import Any
 
-from kubeinformers.generated import SharedInformerFactory
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.testing.local_api_server import LocalApiServer
 
 OBJECTS, ROUNDS = 20, 100

@@ -34,8 +34,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from examples.informers.demo.v1 import Widget
-from examples.informers.demo.v1.widget import WidgetSpec
+from examples.informers.demo.v1.widget import Widget, WidgetSpec
 from kubeinformers import (
     Added,
     AsyncClient,
@@ -51,8 +50,8 @@ from kubeinformers import (
     Requeue,
     Updated,
 )
-from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.core.v1 import ConfigMap
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.generated.meta.v1 import ObjectMeta
 
 OWNER_LABEL = "kubeinformers.example/widget"  # "<namespace>.<widget name>" of the owner

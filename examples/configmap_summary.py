@@ -45,8 +45,8 @@ from kubeinformers import (
     object_namespace,
     split_meta_namespace_key,
 )
-from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.core.v1 import ConfigMap, Container, Pod, PodSpec
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.generated.meta.v1 import ObjectMeta
 
 SUMMARY_NAME = "pod-summary"

@@ -32,9 +32,8 @@ from typing import Any
 import yaml
 
 from examples import async_operator, configmap_summary
-from examples.informers.demo.v1 import Gadget, Widget
-from examples.informers.demo.v1.gadget import GadgetSpec
-from examples.informers.demo.v1.widget import WidgetSpec
+from examples.informers.demo.v1.gadget import Gadget, GadgetSpec
+from examples.informers.demo.v1.widget import Widget, WidgetSpec
 from kubeinformers import (
     AlreadyExists,
     Client,
@@ -46,10 +45,10 @@ from kubeinformers import (
     meta_namespace_key,
     strip_managed_fields,
 )
-from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.apiextensions.v1 import CustomResourceDefinition
 from kubeinformers.generated.apps.v1 import Deployment, DeploymentSpec
 from kubeinformers.generated.core.v1 import Container, Namespace, Pod, PodSpec, PodTemplateSpec
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.generated.meta.v1 import LabelSelector, ObjectMeta
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -217,7 +216,7 @@ def main() -> int:
     started = time.monotonic()
     deadline = started + DEADLINE_SECONDS
     generate_crd_informers()
-    from examples.informers import CustomInformers  # generated just now
+    from examples.informers.informers import CustomInformers  # generated just now
 
     with connect() as (api, local):
         install(api, deadline)

@@ -2,7 +2,7 @@
 
 The public API is the names imported below (`from kubeinformers import SharedIndexInformer`):
 what a controller author uses. The typed informers, listers and models of the built-in API
-are in `kubeinformers.generated` (`kubeinformers.generated.SharedInformerFactory` is the
+are in `kubeinformers.generated` (`kubeinformers.generated.informers.SharedInformerFactory` is the
 factory with typed accessors, a subclass of the `SharedInformerFactory` here); test doubles
 are in `kubeinformers.testing`. Where each name lives and why: docs/architecture.md.
 

@@ -18,7 +18,16 @@ from pathlib import Path
 # render (jinja2) is imported where it is used: without the generator extra, --help still
 # works and a run fails with one line naming the extra (EXTRA_MODULES).
 from kubeinformers.generator import cluster as cluster_input
-from kubeinformers.generator import load, naming, protobuf_table, schema, shapes, write
+from kubeinformers.generator import (
+    layout,
+    load,
+    naming,
+    protobuf_table,
+    schema,
+    shapes,
+    stamp,
+    write,
+)
 from kubeinformers.generator.load import APIModel, LoadError
 from kubeinformers.generator.models import ModelError, default_jobs, generate_models
 
@@ -77,7 +86,12 @@ else the folder's own name; the package must be importable under that name.
 
 With built-in API input (--openapi or --cluster) the package gets SharedInformerFactory;
 with CRDs only it gets CustomInformers(factory), which shares kubeinformers.generated's
-runtime factory and ObjectMeta.
+runtime factory and ObjectMeta. Either is in <package>.informers; a CRD kind is imported from
+its own module (<package>.<group>.<version>.<kind module>), so that a type checker reading it
+reads no other kind.
+
+A run whose inputs, options and generator are those of the last run into --out, and which
+finds --out's generated files as that run wrote them, writes nothing (--force regenerates).
 """
 
 EPILOG = """\
@@ -242,7 +256,13 @@ def build(
     result.timings["render"] = time.perf_counter() - t
     progress(f"rendered {len(other)} accessor, informer and lister files; formatting")
     t = time.perf_counter()
-    preformatted = frozenset(model_files) | {f"{shapes.MODULE}.py", f"{protobuf_table.MODULE}.py"}
+    # Model modules come formatted by datamodel-code-generator, rendered files laid out as
+    # black would by construction (see `layout`); black formats only what has a long line.
+    preformatted = (
+        frozenset(model_files)
+        | {f"{shapes.MODULE}.py", f"{protobuf_table.MODULE}.py"}
+        | {path for path, code in other.items() if layout.fits(code)}
+    )
     result.files = write.format_all(
         {**model_files, **other},
         preformatted,
@@ -325,6 +345,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="worker processes for generating and formatting big inputs (default: CPUs, at most 4)",
     )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="generate even when the inputs, options and generator are those of the last run "
+        "into --out and its files are as that run wrote them (by default such a run does "
+        "nothing)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
     return p
 
@@ -403,6 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         jobs=args.jobs,
         groups=args.group,
         prefer=args.prefer,
+        force=args.force,
     )
 
 
@@ -419,9 +447,27 @@ def run(
     jobs: int | None = None,
     groups: Sequence[str] = (),
     prefer: Sequence[Path] = (),
+    force: bool = False,
 ) -> int:
     """The whole command; returns the exit code."""
     started = time.perf_counter()
+    digest = None
+    if not cluster:
+        digest = stamp.input_digest(
+            openapi=openapi,
+            crds=crds,
+            package=package,
+            keep_going=keep_going,
+            groups=groups,
+            prefer=prefer,
+        )
+    if digest is not None and not force and stamp.up_to_date(out, digest):
+        progress(
+            f"{out} is up to date: the inputs, options and generator are those of the last "
+            f"run, whose files are unchanged; nothing written ({time.perf_counter() - started:.1f}s"
+            ", --force regenerates)"
+        )
+        return EXIT_OK
     try:
         model = collect(openapi, crds, cluster, groups=groups, prefer=prefer)
     except cluster_input.ClusterConfigError as e:
@@ -479,6 +525,8 @@ def run(
         f"wrote {len(outcome.written)}, kept {len(outcome.unchanged)} unchanged, removed "
         f"{len(outcome.removed)} stale file(s) in {out} ({elapsed:.1f}s)"
     )
+    if digest is not None and not result.errors:
+        stamp.record(out, digest)
     if result.errors:
         progress(f"{len(result.errors)} input(s) failed; the rest was generated")
         return EXIT_INPUT_FAILED

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from kubeinformers.generator import layout
+
 __all__ = ["attach_listers"]
 
 _IMPORTS = """from typing import ClassVar as _ClassVar
@@ -25,7 +27,10 @@ _CLASS = re.compile(r"^class (\w+)\(.*\):$")
 
 
 def _formatted(block: str) -> str:
-    """black, as `write.format_source` (model modules are not formatted as a whole)."""
+    """The rendered block, laid out as black would by construction (see `layout`); black when
+    a line is too long after all (model modules are not formatted as a whole)."""
+    if layout.fits(block):
+        return block
     import black
 
     mode = black.Mode(line_length=100, target_versions={black.mode.TargetVersion.PY311})

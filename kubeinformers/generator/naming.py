@@ -2,10 +2,12 @@
 
 Group accessors follow client-go's rule — the first DNS label of the group, `core` for the
 legacy group — written in snake_case (`cert-manager.io` → `cert_manager`, as DESIGN.md's
-example). Two groups whose first labels agree would share an accessor, so such groups are
-lengthened label by label until they differ (`ops.alpha.example.com` → `ops_alpha`); a
-built-in group (no dot, or under `k8s.io`) keeps its short name. Every resolution is
-reported, so a user is never surprised by a name.
+example). Groups whose first labels agree would share an accessor, so each of them adds the
+labels that set it apart from the others — those between what all of them share after the
+first label and what all of them share at the end — as few as tell them apart
+(`ec2.aws.upbound.io` → `ec2`, `ec2.aws.m.upbound.io` → `ec2_m`; `ops.alpha.example.com` →
+`ops_alpha`, `ops.beta.example.org` → `ops_beta`). A built-in group keeps its short name.
+The resolutions are summarised in one note, so a user is never surprised by a name.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import keyword
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 # Methods of the factories and of CustomInformers that a group accessor must not shadow.
@@ -30,6 +32,7 @@ RESERVED_ACCESSORS = frozenset(
         "namespace",
         "meta",
         "registry",
+        "informers",  # the package's factory module
         "apimachinery",
     }
 )
@@ -261,8 +264,96 @@ def reserved_accessors() -> frozenset[str]:
 def group_names(groups: Iterable[str]) -> GroupNames:
     """Deterministic accessor names for a set of groups (see the module docstring)."""
     unique = sorted(set(groups))
-    depth: dict[str, int] = {g: 1 for g in unique}
     reserved = reserved_accessors()
+
+    def first_label(group: str) -> str:
+        if group == "":
+            return "core"
+        return safe_identifier(_label_name(group.split(".")[:1]), reserved)
+
+    by_first: dict[str, list[str]] = defaultdict(list)
+    for g in unique:
+        by_first[first_label(g)].append(g)
+    names: dict[str, str] = {}
+    lengthened: list[str] = []
+    for first, gs in sorted(by_first.items()):
+        if len(gs) == 1:
+            names[gs[0]] = first
+            continue
+        keep = [g for g in gs if is_builtin_group(g)][:1]
+        for g in keep:
+            names[g] = first
+        apart = _set_apart([g for g in gs if g not in keep], gs, bare_taken=bool(keep))
+        if apart is None:
+            return _lengthened(unique, reserved)
+        for g, labels in apart.items():
+            names[g] = safe_identifier(_label_name(labels), reserved)
+            if len(labels) > 1:
+                lengthened.append(g)
+    if len(set(names.values())) != len(names):
+        # Only with odd input (`ec2-m.io` beside `ec2.m.io`): the label-by-label rule.
+        return _lengthened(unique, reserved)
+    return GroupNames(names, _summary(lengthened, names))
+
+
+def _set_apart(
+    groups: list[str], clashing: list[str], bare_taken: bool
+) -> dict[str, list[str]] | None:
+    """The labels naming each of `groups`, which share their first label with the other
+    `clashing` groups: the first label plus as few as possible of the labels that differ
+    (None when no such names exist)."""
+    split = {g: g.split(".") for g in clashing}
+    shortest = min(len(labels) for labels in split.values())
+    suffix = 0  # labels every clashing group ends with (never the first label)
+    while suffix < shortest - 1 and len({tuple(ls[-suffix - 1 :]) for ls in split.values()}) == 1:
+        suffix += 1
+    prefix = 0  # labels after the first that every clashing group starts with
+    while prefix < shortest - 1 - suffix and len({ls[1 + prefix] for ls in split.values()}) == 1:
+        prefix += 1
+    # What each group may add, in order: the labels that differ, then (only when those do
+    # not tell it apart) the labels all share at the end.
+    extra = {g: split[g][1 + prefix :] for g in groups}
+    differing = {g: len(split[g]) - 1 - prefix - suffix for g in groups}
+    depth = {g: 1 if differing[g] or bare_taken else 0 for g in groups}
+
+    def name(g: str) -> tuple[str, ...]:
+        return (split[g][0], *extra[g][: depth[g]])
+
+    for _ in range(64):
+        by_name: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        for g in groups:
+            by_name[name(g)].append(g)
+        clashes = [gs for gs in by_name.values() if len(gs) > 1]
+        if not clashes:
+            return {g: list(name(g)) for g in groups}
+        for gs in clashes:
+            # A group whose differing labels are used up keeps its name; the others add one.
+            grow = [g for g in gs if depth[g] < differing[g]] or [
+                g for g in gs if depth[g] < len(extra[g])
+            ]
+            if not grow:
+                return None
+            for g in grow:
+                depth[g] += 1
+    return None
+
+
+def _summary(lengthened: list[str], names: Mapping[str, str]) -> list[str]:
+    """One note for all groups named beyond their first label."""
+    if not lengthened:
+        return []
+    shown = ", ".join(f"{g} \u2192 {names[g]}()" for g in sorted(lengthened)[:3])
+    more = ", ..." if len(lengthened) > 3 else ""
+    return [
+        f"{len(lengthened)} group(s) share their first label with another group; each adds "
+        f"the labels that set it apart ({shown}{more}; see docs/guide/crds.md)"
+    ]
+
+
+def _lengthened(unique: list[str], reserved: frozenset[str]) -> GroupNames:
+    """The fallback for odd input: clashing groups lengthened label by label until they
+    differ, numbered when even that fails."""
+    depth: dict[str, int] = {g: 1 for g in unique}
 
     def name_of(group: str) -> str:
         if group == "":
@@ -286,16 +377,10 @@ def group_names(groups: Iterable[str]) -> GroupNames:
                     depth[g] += 1
                     changed = True
             if not changed:
-                # Labels exhausted (only with odd input): number the rest in sorted order.
                 collisions.append(f"groups {gs} share accessor {n!r}: numbered in sorted order")
                 return _numbered(unique, name_of, collisions)
     names = {g: name_of(g) for g in unique}
-    for g in unique:
-        if depth[g] > 1:
-            collisions.append(
-                f"group {g!r}: first label clashes with another group; accessor {names[g]}()"
-            )
-    return GroupNames(names, collisions)
+    return GroupNames(names, collisions + _summary([g for g in unique if depth[g] > 1], names))
 
 
 def _numbered(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import jinja2
 
-from kubeinformers.generator import naming
+from kubeinformers.generator import layout, naming
 from kubeinformers.generator.kind_listers import attach_listers
 from kubeinformers.generator.load import Resource
 from kubeinformers.generator.models import HEADER
@@ -91,6 +91,13 @@ class VersionCtx:
             return self.kinds[0].model
         return self.classes[0][0] if self.classes else "*"
 
+    @property
+    def example_module(self) -> str:
+        """The submodule that defines `example` (`models` for the built-ins)."""
+        if self.kinds:
+            return self.kinds[0].model_module
+        return self.classes[0][1] if self.classes else "models"
+
 
 @dataclass
 class GroupCtx:
@@ -103,24 +110,36 @@ class GroupCtx:
 
 
 def resource_expr(
-    r: Resource, constructor: str = "APIResource", protobuf: tuple[str, str] | None = None
+    r: Resource,
+    constructor: str = "APIResource",
+    protobuf: tuple[str, str] | None = None,
+    first: str = "",
+    tail: str = "",
 ) -> str:
-    """The APIResource literal of `r`; `protobuf` = (message, schema module) for a built-in
-    kind the server also writes as protobuf (`ProtobufKind`, imported under the same prefix)."""
+    """The APIResource literal of `r`, laid out as black would after `first` (the start of
+    its line; returned without it) and before `tail`; `protobuf` = (message, schema module)
+    for a built-in kind the server also writes as protobuf (`ProtobufKind`, imported under
+    the same prefix)."""
     verbs = ", ".join(f'"{v}"' for v in sorted(r.verbs))
-    subresources = ""
+    args: list[tuple[str, str | layout.Call]] = [
+        ("group", f'"{r.group}"'),
+        ("version", f'"{r.version}"'),
+        ("resource", f'"{r.plural}"'),
+        ("kind", f'"{r.kind}"'),
+        ("namespaced", str(r.namespaced)),
+        ("singular", f'"{r.singular}"'),
+        ("verbs", layout.Call("frozenset", [("", f"{{{verbs}}}")])),
+    ]
     if r.subresources:
         names = ", ".join(f'"{v}"' for v in sorted(r.subresources))
-        subresources = f", subresources=frozenset({{{names}}})"
-    wire = ""
+        args.append(("subresources", layout.Call("frozenset", [("", f"{{{names}}}")])))
     if protobuf is not None:
         prefix = "_" if constructor.startswith("_") else ""
-        wire = f', protobuf={prefix}ProtobufKind("{protobuf[0]}", "{protobuf[1]}")'
-    return (
-        f'{constructor}(group="{r.group}", version="{r.version}", resource="{r.plural}", '
-        f'kind="{r.kind}", namespaced={r.namespaced}, singular="{r.singular}", '
-        f"verbs=frozenset({{{verbs}}}){subresources}{wire})"
-    )
+        pb = layout.Call(
+            f"{prefix}ProtobufKind", [("", f'"{protobuf[0]}"'), ("", f'"{protobuf[1]}"')]
+        )
+        args.append(("protobuf", pb))
+    return layout.call(first, layout.Call(constructor, args), tail)[len(first) :]
 
 
 def tool_versions() -> str:
@@ -205,7 +224,7 @@ def render(
             gv.reexports = META_REEXPORTS
             gv.title = "meta/v1 (apimachinery)"
 
-    registry_models: list[tuple[str, str]] = []
+    registry_models: list[str] = []
     group_title: dict[str, str] = {}
     for r in all_resources:
         final = kinds.get((r.group, r.version, r.kind))
@@ -215,8 +234,11 @@ def render(
         mod_path = module.replace(".", "/") + ".py"
         if mod_path not in model_files:
             continue
-        gvr = f'GroupVersionResource("{r.group}", "{r.version}", "{r.plural}")'
-        registry_models.append((gvr, f"{package}.{module}:{cls}"))
+        gvr = layout.Call(
+            "GroupVersionResource",
+            [("", f'"{r.group}"'), ("", f'"{r.version}"'), ("", f'"{r.plural}"')],
+        )
+        registry_models.append(layout.call("    ", gvr, f': "{package}.{module}:{cls}",')[4:])
         if not r.lists_and_watches:
             continue
         pkg = group_pkgs[r.group]
@@ -252,7 +274,9 @@ def render(
                 model_module=model_module,
                 namespaced=r.namespaced,
                 api_version=f"{r.group}/{r.version}" if r.group else r.version,
-                resource_expr=resource_expr(r, "_APIResource", wire(r)),
+                resource_expr=resource_expr(
+                    r, "_APIResource", wire(r), first="    RESOURCE: _ClassVar[_APIResource] = "
+                ),
             )
         )
 
@@ -309,38 +333,48 @@ def render(
                 versions=sorted(with_kinds, key=lambda v: v.version),
             )
             groups[pkg] = group
-            files[f"{pkg}/__init__.py"] = env.get_template("group.py.j2").render(
+            # The accessors in `informers`, not in `__init__`: a type checker reading one
+            # kind reads its package's `__init__` too, and must not be led to every kind.
+            files[f"{pkg}/informers.py"] = env.get_template("group.py.j2").render(
                 header=header, group=group
             )
-        else:
-            files[f"{pkg}/__init__.py"] = env.get_template("package.py.j2").render(
-                header=header, doc=f"Models of {pkg}: " + ", ".join(v.version for v in gvs) + "."
+            doc = (
+                f"The {group.title} group: " + ", ".join(v.version for v in gvs) + ". Its "
+                f"informers: `from {package}.{pkg}.informers import {group.accessor_class}`."
             )
+        else:
+            doc = f"Models of {pkg}: " + ", ".join(v.version for v in gvs) + "."
+        files[f"{pkg}/__init__.py"] = env.get_template("package.py.j2").render(
+            header=header, doc=doc
+        )
 
     group_list = [groups[k] for k in sorted(groups)]
     example = "..."
+    example_module, example_kind = "<group>.<version>.<kind module>", "<Kind>"
     if group_list:
         g0 = group_list[0]
         v0 = g0.versions[0]
         example = f"{g0.accessor}().{v0.version}().{v0.kinds[0].accessor}()"
+        example_module = f"{g0.package}.{v0.version}" + (f".{v0.example_module}" * v0.split)
+        example_kind = v0.example
     root = {
         "builtin": builtin,
         "package": package,
         "groups": group_list,
         "example": example,
+        "example_module": example_module,
+        "example_kind": example_kind,
         "api_title": api_title,
     }
-    factory = env.get_template("factory.py.j2").render(header=header, root=root)
-    if builtin:
-        # The factory in a module of its own, imported on first use (see root.py.j2).
-        files["_factory.py"] = factory
-        files["__init__.py"] = env.get_template("root.py.j2").render(header=header, root=root)
-    else:
-        files["__init__.py"] = factory
+    # The factory in a module of its own (see root.py.j2).
+    files["informers.py"] = env.get_template("factory.py.j2").render(header=header, root=root)
+    files["__init__.py"] = env.get_template("root.py.j2").render(header=header, root=root)
     files["registry.py"] = env.get_template("registry.py.j2").render(
         header=header,
         registry={
-            "resources": [resource_expr(r, protobuf=wire(r)) for r in all_resources],
+            "resources": [
+                resource_expr(r, protobuf=wire(r), first="    ", tail=",") for r in all_resources
+            ],
             "protobuf": any(wire(r) for r in all_resources),
             "models": registry_models,
             "tools": tool_versions(),

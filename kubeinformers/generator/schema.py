@@ -112,6 +112,10 @@ class _Walker:
         self.scope = scope  # class names are unique per version package (its __init__ exports all)
         self.matcher = matcher
         self.same_shape: dict[str, str] = {}  # shape key → class of this kind with that shape
+        # Full-path class names (`IssuerSpec`) that belong to their own path: a shortened
+        # name of a deeper object (`podTemplate.spec` → `IssuerSpec`) must not take one, or
+        # the object at that path would become `IssuerSpec2` (see `natural_names`).
+        self.natural: set[str] = set()
 
     def ref(self, target: str) -> dict[str, Any]:
         return {"$ref": f"#/components/schemas/{target}"}
@@ -248,9 +252,10 @@ class _Walker:
         candidates = ["".join(hint)]
         if len(candidates[0]) > MAX_CLASS_NAME:
             # Readable names: the kind and the shortest unambiguous tail of the field path
-            # (`WorkflowMatchExpressions`), not the whole path (170 characters in argo).
+            # (`WorkflowMatchExpressions`), not the whole path (170 characters in argo); never
+            # the full-path name of another object of the kind.
             tails = [hint[0] + "".join(hint[-n:]) for n in range(1, len(hint))]
-            candidates = [*tails, *candidates]
+            candidates = [*(t for t in tails if t not in self.natural), *candidates]
         name = next((c for c in candidates if f"{self.scope}/{c}" not in self.taken), None)
         if name is None:
             base = candidates[0]
@@ -279,6 +284,30 @@ class _Walker:
 
 _REF = re.compile(r'"\$ref": "#/components/schemas/([^"]+)"')
 MAX_CLASS_NAME = 40  # longer path names are shortened (see `_Walker.hoisted`)
+
+
+def natural_names(node: Any, hint: tuple[str, ...]) -> set[str]:
+    """The full-path class names (at most MAX_CLASS_NAME long) of the objects of a raw CRD
+    schema, following the class-name path `_Walker.clean` builds."""
+    out: set[str] = set()
+    todo: list[tuple[Any, tuple[str, ...]]] = [(node, hint)]
+    while todo:
+        current, path = todo.pop()
+        if not isinstance(current, Mapping):
+            continue
+        name = "".join(path)
+        if len(name) > MAX_CLASS_NAME:
+            continue  # and so are the names below it
+        props = current.get("properties")
+        if isinstance(props, Mapping) and props:
+            out.add(name)
+            todo.extend((sub, (*path, naming.class_name(str(k)))) for k, sub in props.items())
+        addl = current.get("additionalProperties")
+        if isinstance(addl, Mapping):
+            todo.append((addl, (*path, "Value")))
+        if isinstance(current.get("items"), Mapping):
+            todo.append((current["items"], path))
+    return out
 
 
 def _shape_key(schema: Mapping[str, Any]) -> str:
@@ -576,6 +605,7 @@ def _prepare_crd(
     walker = _Walker(
         prep, r.source, {}, "#/", hoist_taken, hoist=module, scope=scope, matcher=matcher
     )
+    walker.natural = natural_names(schema, (naming.class_name(r.kind),))
     before = set(prep.schemas)
     try:
         cleaned = walker.clean(schema, where, naming.class_name(r.kind))

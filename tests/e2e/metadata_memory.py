@@ -37,7 +37,7 @@ def _factory(variant: str, api: Any) -> tuple[Any, Any]:
 
     strip = strip_managed_fields if variant.endswith("stripped") else None
     if variant.startswith("full"):
-        from kubeinformers.generated import SharedInformerFactory
+        from kubeinformers.generated.informers import SharedInformerFactory
 
         full = SharedInformerFactory(api, transform=strip)
         return full, full.core().v1().pods().informer()

@@ -33,9 +33,9 @@ from typing import Any
 import pytest
 import yaml
 
-from examples.informers import CustomInformers
 from examples.informers.demo.v1.informers import WidgetInformer
-from kubeinformers.generated import SharedInformerFactory
+from examples.informers.informers import CustomInformers
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
 from kubeinformers.runtime.client.transport import ApiListerWatcher
 from kubeinformers.runtime.codec.drift import InvalidFieldError, InvalidObjectError

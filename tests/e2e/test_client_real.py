@@ -14,10 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from examples.informers.demo.v1 import Gadget, Widget
-from examples.informers.demo.v1.gadget import GadgetSpec
-from examples.informers.demo.v1.widget import WidgetSpec, WidgetStatus
-from kubeinformers.generated import SharedInformerFactory
+from examples.informers.demo.v1.gadget import Gadget, GadgetSpec
+from examples.informers.demo.v1.widget import Widget, WidgetSpec, WidgetStatus
 from kubeinformers.generated.apiextensions.v1 import CustomResourceDefinition
 from kubeinformers.generated.apps.v1 import Deployment, DeploymentSpec
 from kubeinformers.generated.core.v1 import (
@@ -28,6 +26,7 @@ from kubeinformers.generated.core.v1 import (
     PodSpec,
     PodTemplateSpec,
 )
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.generated.meta.v1 import LabelSelector, ObjectMeta
 from kubeinformers.runtime.api.errors import (
     AlreadyExists,

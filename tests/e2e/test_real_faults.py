@@ -31,8 +31,8 @@ from typing import Any
 import pytest
 import yaml
 
-from examples.informers import CustomInformers
-from kubeinformers.generated import SharedInformerFactory
+from examples.informers.informers import CustomInformers
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.runtime.api.keys import (
     DeletedFinalStateUnknown,
     meta_namespace_key,

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.generated import SharedInformerFactory
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.runtime.api.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.cache.informer import QueueKind, SharedIndexInformer
 from kubeinformers.runtime.client.transport import DecodeMode

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubeinformers.generated import SharedInformerFactory
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.runtime.api.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.api.model import UnknownEnumValue
 from kubeinformers.runtime.codec.drift import InvalidFieldError
@@ -117,7 +117,7 @@ def drift_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     )
     sys.path.insert(0, str(root))
     try:
-        yield importlib.import_module(PACKAGE)
+        yield importlib.import_module(f"{PACKAGE}.informers")  # where CustomInformers is
     finally:
         sys.path.remove(str(root))
         for name in [m for m in sys.modules if m.split(".")[0] == PACKAGE]:

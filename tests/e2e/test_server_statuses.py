@@ -20,8 +20,8 @@ import pytest
 import yaml
 from kubernetes.client.rest import ApiException
 
-from examples.informers import CustomInformers
-from kubeinformers.generated import SharedInformerFactory
+from examples.informers.informers import CustomInformers
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.runtime.api.errors import ApiStatusError
 from kubeinformers.runtime.api.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.api.resource import APIResource

@@ -28,9 +28,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.apps.v1 import Deployment
 from kubeinformers.generated.core.v1 import Node, Pod
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.runtime import labels
 from kubeinformers.runtime.api.keys import (
     meta_namespace_key,
@@ -133,7 +133,7 @@ def crd_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     )
     sys.path.insert(0, str(root))
     try:
-        yield importlib.import_module(CRD_PACKAGE)
+        yield importlib.import_module(f"{CRD_PACKAGE}.informers")  # where CustomInformers is
     finally:
         sys.path.remove(str(root))
         for name in [m for m in sys.modules if m.split(".")[0] == CRD_PACKAGE]:

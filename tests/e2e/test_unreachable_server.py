@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from kubeinformers.generated import SharedInformerFactory
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.runtime.cache.factory import CacheSyncTimeoutError
 from kubeinformers.testing.local_api_server import LocalApiServer
 

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 APP = textwrap.dedent(
     """
-    from kubeinformers.generated import SharedInformerFactory
+    from kubeinformers.generated.informers import SharedInformerFactory
     from kubeinformers.generated.core.v1 import Pod
 
 
@@ -28,7 +28,7 @@ APP = textwrap.dedent(
 
 WRONG = textwrap.dedent(
     """
-    from kubeinformers.generated import SharedInformerFactory
+    from kubeinformers.generated.informers import SharedInformerFactory
 
 
     def wrong(factory: SharedInformerFactory) -> int:

@@ -117,7 +117,7 @@ def walk_generated_factory() -> dict[GVK, Found]:
     """Walk factory → group → version → kind accessors, calling each like a user would."""
     from kubernetes.client import ApiClient
 
-    from kubeinformers.generated import SharedInformerFactory
+    from kubeinformers.generated.informers import SharedInformerFactory
     from kubeinformers.runtime.cache.factory import SharedInformerFactory as RuntimeFactory
 
     runtime_methods = set(_public_methods(RuntimeFactory))
@@ -219,7 +219,7 @@ def _usage_source(walked: dict[GVK, Found]) -> str:
     head = [
         "from __future__ import annotations",
         "",
-        "from kubeinformers.generated import SharedInformerFactory",
+        "from kubeinformers.generated.informers import SharedInformerFactory",
     ]
     head += [f"from {p} import {', '.join(sorted(names))}" for p, names in sorted(imports.items())]
     return "\n".join(head) + "\n\n\n" + "\n\n".join(funcs)

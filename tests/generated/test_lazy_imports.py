@@ -19,10 +19,11 @@ import json, sys
 def loaded():
     return sorted(m for m in sys.modules if m.startswith("kubeinformers.generated"))
 steps = {}
-import kubeinformers.generated as g
+import kubeinformers.generated
 steps["import"] = loaded()
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubernetes.client import ApiClient
-version = g.SharedInformerFactory(ApiClient()).apps().v1()
+version = SharedInformerFactory(ApiClient()).apps().v1()
 steps["accessors"] = loaded()
 deployments = version.deployments()
 steps["accessor"] = loaded()
@@ -44,7 +45,14 @@ def _steps() -> dict[str, list[str]]:
 def test_models_are_imported_only_when_a_kind_is_used() -> None:
     steps = _steps()
     assert steps["import"] == ["kubeinformers.generated"]
-    assert not [m for m in steps["accessors"] if m.endswith((".models", ".informers", ".listers"))]
+    assert not [m for m in steps["accessors"] if m.endswith((".models", ".listers"))]
+    # the factory and the accessors of the one group and version asked for (H12: in
+    # `informers` modules, never in a package `__init__`)
+    assert [m for m in steps["accessors"] if m.endswith(".informers")] == [
+        "kubeinformers.generated.apps.informers",
+        "kubeinformers.generated.apps.v1.informers",
+        "kubeinformers.generated.informers",
+    ]
     # a kind's informer class names its model for the type checker only: no model module yet
     assert not [m for m in steps["accessor"] if m.endswith(".models")]
     kind_models = {m for m in steps["kind"] if m.endswith(".models")}

@@ -134,7 +134,7 @@ def transcript_crd_models(
     root = tmp_path_factory.mktemp("tx-crds")
     generate_ok(root, "h8_tx_crds", "--crd", crd)
     with importable(root, "h8_tx_crds"):
-        v1 = importlib.import_module("h8_tx_crds.example.v1")
+        v1 = importlib.import_module("h8_tx_crds.example.v1.models")
         yield {("example.com/v1", "Widget"): v1.Widget}
 
 
@@ -251,13 +251,13 @@ def real_crd_models(
     with importable(root, "h8_real_crds"):
         yield {
             ("cert-manager.io/v1", "Certificate"): importlib.import_module(
-                "h8_real_crds.cert_manager.v1"
+                "h8_real_crds.cert_manager.v1.models"
             ).Certificate,
             ("monitoring.coreos.com/v1", "ServiceMonitor"): importlib.import_module(
-                "h8_real_crds.monitoring.v1"
+                "h8_real_crds.monitoring.v1.models"
             ).ServiceMonitor,
             ("argoproj.io/v1alpha1", "Application"): importlib.import_module(
-                "h8_real_crds.argoproj.v1alpha1"
+                "h8_real_crds.argoproj.v1alpha1.models"
             ).Application,
         }
 

@@ -73,6 +73,8 @@ def run_generator(
     """
     argv = ("generate", *(str(a) for a in args))
     base = dict(os.environ if base_env is None else base_env)
+    # The stamps of no-op re-runs (kubeinformers.generator.stamp) stay out of the home folder.
+    base.setdefault("XDG_CACHE_HOME", str(REPO / ".pytest_cache" / "xdg-cache"))
     env = dict(base, PYTHONPATH=str(REPO), **(env or {}))
     proc = subprocess.run(
         [sys.executable, "-m", "kubeinformers.generator", *argv],

@@ -105,11 +105,11 @@ def test_keep_going_generates_the_rest_and_exits_with_failure(tmp_path: Path) ->
     # every golden group, and the good first document of malformed.yaml (group bad.example.com)
     assert generated == GOLDEN_GROUP_ACCESSORS | {"bad"}
     with importable(tmp_path, "kg"):
-        bad_v1 = importlib.import_module("kg.bad.v1")
+        bad_v1 = importlib.import_module("kg.bad.v1.models")
         assert bad_v1.Fine.model_validate({"spec": {"ok": True}}).spec.ok is True
         assert {"Ghost", "Reject"}.isdisjoint(dir(bad_v1))
-        assert _public(importlib.import_module("kg.bad").BadInformers) == {"v1"}
-        assert _public(bad_v1.BadV1Informers) == {"fines"}
+        assert _public(importlib.import_module("kg.bad.informers").BadInformers) == {"v1"}
+        assert _public(importlib.import_module("kg.bad.v1.informers").BadV1Informers) == {"fines"}
 
 
 def test_keep_going_with_an_unresolvable_ref_still_generates_the_crds(tmp_path: Path) -> None:

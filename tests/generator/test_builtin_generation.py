@@ -96,16 +96,16 @@ def test_builtins_and_crds_combine_into_one_factory(shared_data: Path, tmp_path:
     run = generate_ok(
         tmp_path, "h8_mixed", "--openapi", shared_data / "openapi" / "v3", "--crd", GOLDEN
     )
-    notes = [line for line in run.stderr.splitlines() if "label clashes" in line]
-    assert any("'policy.example.com'" in n and "policy_example()" in n for n in notes), notes
+    notes = [line for line in run.stderr.splitlines() if "share their first label" in line]
+    assert len(notes) == 1 and "policy.example.com \u2192 policy_example()" in notes[0], notes
     with importable(tmp_path, "h8_mixed"):
         from kubernetes.client import ApiClient
 
-        top = importlib.import_module("h8_mixed")
+        top = importlib.import_module("h8_mixed.informers")
         factory = top.SharedInformerFactory(ApiClient())
         assert factory.policy().v1().pod_disruption_budgets().RESOURCE.group == "policy"
         assert factory.policy_example().v1().policies().RESOURCE.group == "policy.example.com"
         assert factory.core().v1().pods().RESOURCE.kind == "Pod"
-        realm = importlib.import_module("h8_mixed.infra.v1").Realm
+        realm = importlib.import_module("h8_mixed.infra.v1.realm").Realm
         meta = importlib.import_module("h8_mixed.meta.v1").ObjectMeta
         assert typing.get_args(realm.model_fields["metadata"].annotation)[0] is meta

@@ -26,7 +26,7 @@ def test_a_bundle_generates_its_crds_and_notes_the_skipped_objects_once(tmp_path
     assert notes == [f"kubeinformers: note: {BUNDLE / 'install.yaml'}: {SKIPPED}"], run.stderr
     assert "error" not in run.stderr.lower()
     with importable(tmp_path, "bundle_pkg"):
-        v1 = importlib.import_module("bundle_pkg.bundle.v1")
+        v1 = importlib.import_module("bundle_pkg.bundle.v1.models")
         assert v1.Widget.model_validate({"spec": {"size": 3}}).spec.size == 3
         # Gadget came from inside the `kind: List` wrapper
         assert v1.Gadget.model_validate({"spec": {"color": "red"}}).spec.color == "red"

@@ -53,8 +53,28 @@ def test_a_rerun_rewrites_nothing(tmp_path: Path) -> None:
     generate_ok(tmp_path, "again", "--crd", GOLDEN)
     before = {p: p.stat().st_mtime_ns for p in (tmp_path / "again").rglob("*.py")}
     run = generate_ok(tmp_path, "again", "--crd", GOLDEN)
-    assert "wrote 0," in run.stderr
+    assert "is up to date" in run.stderr and "nothing written" in run.stderr
     assert {p: p.stat().st_mtime_ns for p in (tmp_path / "again").rglob("*.py")} == before
+    forced = generate_ok(tmp_path, "again", "--crd", GOLDEN, "--force")
+    assert "wrote 0," in forced.stderr
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "again").rglob("*.py")} == before
+
+
+def test_a_rerun_after_an_edit_or_a_changed_input_generates_again(tmp_path: Path) -> None:
+    """The no-op shortcut holds only while the output is as written and the input the same."""
+    crd = tmp_path / "realms.yaml"
+    crd.write_bytes(REALMS.read_bytes())
+    generate_ok(tmp_path, "again", "--crd", crd)
+    edited = tmp_path / "again" / "infra" / "v1" / "realm.py"
+    original = edited.read_text()
+    edited.write_text(original + "\n# edited by hand\n")
+    run = generate_ok(tmp_path, "again", "--crd", crd)
+    assert "wrote 1," in run.stderr and edited.read_text() == original
+    crd.write_text(crd.read_text().replace("Realm", "Kingdom").replace("realm", "kingdom"))
+    run = generate_ok(tmp_path, "again", "--crd", crd)
+    assert "is up to date" not in run.stderr
+    assert (tmp_path / "again" / "infra" / "v1" / "kingdom.py").is_file()
+    assert not edited.exists()
 
 
 def test_check_mode_reports_differences_and_writes_nothing(tmp_path: Path) -> None:
@@ -84,7 +104,7 @@ def test_stale_generated_files_are_removed_and_hand_written_ones_kept(tmp_path: 
     assert leftovers == ["stale/my_app/v1/expansion.py"]
     assert not hand_written.read_text().startswith(MARKER)
     with importable(tmp_path, "stale"):
-        top = importlib.import_module("stale")
+        top = importlib.import_module("stale.informers")
         assert hasattr(top.CustomInformers, "infra")
         assert not hasattr(top.CustomInformers, "my_app")
 
@@ -148,7 +168,7 @@ def test_without_package_the_cli_says_which_name_it_chose_or_asks_for_one(
         "this name, else give --package)"
     ) in run.stderr
     with importable(tmp_path / "gen", "realms_pkg"):
-        assert hasattr(importlib.import_module("realms_pkg").CustomInformers, "infra")
+        assert hasattr(importlib.import_module("realms_pkg.informers").CustomInformers, "infra")
     bad = run_generator("--crd", REALMS, "--out", tmp_path / "my-out")
     assert bad.returncode == 2
     assert bad.stderr == (

@@ -31,9 +31,9 @@ PKG = "h15_live"
 SYNC_TIMEOUT = 60.0  # seconds; the server is local, the machine may be loaded
 ESTABLISHED_TIMEOUT = 60.0
 USAGE = f"""\
-from {PKG} import SharedInformerFactory
+from {PKG}.informers import SharedInformerFactory
 from {PKG}.coordination.v1 import Lease
-from {PKG}.infra.v1 import Realm
+from {PKG}.infra.v1.realm import Realm
 
 
 def holder(factory: SharedInformerFactory, namespace: str, name: str) -> str | None:
@@ -127,7 +127,7 @@ def test_generate_cluster_writes_a_package_that_syncs_from_the_server_and_type_c
         usage = tmp_path / "usage.py"
         usage.write_text(USAGE)
         with importable(tmp_path, PKG):
-            top = importlib.import_module(PKG)
+            top = importlib.import_module(f"{PKG}.informers")
             use = _import_file(usage)
             factory = top.SharedInformerFactory(api)
             factory.coordination().v1().leases().informer()

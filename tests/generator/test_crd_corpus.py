@@ -102,9 +102,13 @@ def test_each_kinds_model_informer_and_lister_agree(corpus: Corpus) -> None:
     informer and lister use it."""
     wrong = []
     for (group, version, kind), model in sorted(_models(corpus).items()):
-        package = importlib.import_module(model.__module__.rsplit(".", 1)[0])
-        lister = getattr(package, f"{class_name(model.__name__)}Lister")
-        informer = getattr(package, f"{class_name(model.__name__)}Informer")
+        package = model.__module__.rsplit(".", 1)[0]
+        lister = getattr(
+            importlib.import_module(model.__module__), f"{class_name(model.__name__)}Lister"
+        )
+        informer = getattr(
+            importlib.import_module(f"{package}.informers"), f"{class_name(model.__name__)}Informer"
+        )
         if model.__name__ != kind or lister_model(lister) is not model:
             wrong.append(f"{group}/{version} {kind}: model {model!r}, lister {lister}")
         resource = informer.RESOURCE

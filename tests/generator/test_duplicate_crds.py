@@ -97,7 +97,7 @@ def test_prefer_picks_the_definition_to_use(
         f"ignoring {minimal} (document 0)"
     ) in run.stderr
     with importable(tmp_path, "picked"):
-        v1 = importlib.import_module("picked.bundle.v1")
+        v1 = importlib.import_module("picked.bundle.v1.models")
         assert v1.Widget.model_validate({"spec": {"size": 2}}).spec.size == 2
 
 

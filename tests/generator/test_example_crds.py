@@ -183,7 +183,7 @@ WIDGET = {
 
 
 def test_example_crds_generate_typed_models_that_round_trip(demo_pkg: Any) -> None:
-    v1 = importlib.import_module("h8_demo.demo.v1")
+    v1 = importlib.import_module("h8_demo.demo.v1.models")
     widget = v1.Widget.model_validate(WIDGET)
     spec = widget.spec
     assert (spec.port, spec.memory, spec.parts[0].weight) == ("http", "128Mi", 5)
@@ -199,15 +199,17 @@ def test_example_crds_generate_typed_models_that_round_trip(demo_pkg: Any) -> No
 
 def test_example_crds_accessors_versions_and_scopes(demo_pkg: Any) -> None:
     """demo() has v1alpha1 (widgets only) and v1 (widgets, gadgets); Gadget is cluster-wide."""
-    assert callable(demo_pkg.CustomInformers.demo)
-    group = importlib.import_module("h8_demo.demo").DemoInformers
+    assert callable(importlib.import_module("h8_demo.informers").CustomInformers.demo)
+    group = importlib.import_module("h8_demo.demo.informers").DemoInformers
     assert {n for n in vars(group) if not n.startswith("_")} == {"v1alpha1", "v1"}
-    v1 = importlib.import_module("h8_demo.demo.v1")
-    v1alpha1 = importlib.import_module("h8_demo.demo.v1alpha1")
+    v1 = importlib.import_module("h8_demo.demo.v1.informers")
+    v1alpha1 = importlib.import_module("h8_demo.demo.v1alpha1.informers")
     assert {"widgets", "gadgets"} <= set(vars(v1.DemoV1Informers))
     assert "widgets" in vars(v1alpha1.DemoV1alpha1Informers)
     assert "gadgets" not in vars(v1alpha1.DemoV1alpha1Informers)
-    assert "widgets" in vars(v1.WidgetLister)
-    assert "gadgets" not in vars(v1.GadgetLister)
-    assert v1.GadgetLister.RESOURCE.namespaced is False
+    listers = importlib.import_module("h8_demo.demo.v1.listers")
+    assert "widgets" in vars(listers.WidgetLister)
+    assert "gadgets" not in vars(listers.GadgetLister)
+    assert listers.GadgetLister.RESOURCE.namespaced is False
+    v1alpha1 = importlib.import_module("h8_demo.demo.v1alpha1.models")
     assert "parts" not in v1alpha1.WidgetSpec.model_fields

@@ -3,9 +3,12 @@ aliases that let a class keep its kind's name (issue 15, bug 4)."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
-from kubeinformers.generator import imports, naming
+from kubeinformers.generator import cli, imports, naming
 
 
 @pytest.mark.parametrize(
@@ -79,3 +82,122 @@ def test_restore_aliases_the_imports_a_class_name_would_shadow() -> None:
 def test_restore_leaves_modules_without_placeholders_alone() -> None:
     code = "from pydantic import Field\n\nx = Field()\n"
     assert imports.restore(code, {imports.placeholder(3): "Field"}) == code
+
+
+# H11: group accessors when first labels agree.
+@pytest.mark.parametrize(
+    ("groups", "expected"),
+    [
+        # a Crossplane provider: each service in two scopes, and the provider's own groups
+        (
+            ["ec2.aws.upbound.io", "ec2.aws.m.upbound.io", "aws.upbound.io", "aws.m.upbound.io"],
+            {
+                "ec2.aws.upbound.io": "ec2",
+                "ec2.aws.m.upbound.io": "ec2_m",
+                "aws.upbound.io": "aws",
+                "aws.m.upbound.io": "aws_m",
+            },
+        ),
+        (
+            ["ops.alpha.example.com", "ops.beta.example.org"],
+            {"ops.alpha.example.com": "ops_alpha", "ops.beta.example.org": "ops_beta"},
+        ),
+        # a built-in group keeps its short name
+        (["apps", "apps.example.com"], {"apps": "apps", "apps.example.com": "apps_example"}),
+        # three providers' ec2: the differing labels, and the scope after them
+        (
+            ["ec2.aws.upbound.io", "ec2.aws.m.upbound.io", "ec2.gcp.upbound.io"],
+            {
+                "ec2.aws.upbound.io": "ec2_aws",
+                "ec2.aws.m.upbound.io": "ec2_aws_m",
+                "ec2.gcp.upbound.io": "ec2_gcp",
+            },
+        ),
+        # labels reordered: the first that differs tells them apart
+        (["a.x.y.io", "a.y.x.io"], {"a.x.y.io": "a_x", "a.y.x.io": "a_y"}),
+    ],
+)
+def test_groups_sharing_a_first_label_add_the_labels_that_set_them_apart(
+    groups: list[str], expected: dict[str, str]
+) -> None:
+    names = naming.group_names(groups)
+    assert names.names == expected
+    assert naming.group_names(list(reversed(groups))).names == expected
+
+
+def test_group_name_resolutions_are_one_note_however_many_groups() -> None:
+    """H11: a provider's 300 services in two scopes make one note, not 300."""
+    groups = [f"svc{i}.aws{scope}.upbound.io" for i in range(300) for scope in ("", ".m")]
+    names = naming.group_names(groups)
+    assert names.names["svc7.aws.upbound.io"] == "svc7"
+    assert names.names["svc7.aws.m.upbound.io"] == "svc7_m"
+    assert len(set(names.names.values())) == 600
+    assert len(names.collisions) == 1
+    assert names.collisions[0].startswith("300 group(s) share their first label")
+
+
+def test_names_that_would_still_clash_fall_back_to_lengthening_label_by_label() -> None:
+    """`ec2-m.io` reads `ec2_m` too: the set-apart names would clash, so every clashing group
+    is lengthened label by label instead (still unique, still order-independent)."""
+    groups = ["ec2.aws.upbound.io", "ec2.aws.m.upbound.io", "ec2-m.io"]
+    names = naming.group_names(groups).names
+    assert len(set(names.values())) == 3
+    assert names == naming.group_names(list(reversed(groups))).names
+
+
+ISSUER = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: issuers.certs.example.com
+spec:
+  group: certs.example.com
+  names: {kind: Issuer, plural: issuers, singular: issuer, listKind: IssuerList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              acme:
+                type: object
+                properties:
+                  solvers:
+                    type: array
+                    items:
+                      type: object
+                      properties:
+                        http01:
+                          type: object
+                          properties:
+                            ingress:
+                              type: object
+                              properties:
+                                podTemplate:
+                                  type: object
+                                  properties:
+                                    spec:
+                                      type: object
+                                      properties:
+                                        priorityClassName: {type: string}
+                                        serviceAccountName: {type: string}
+"""
+
+
+def test_a_shortened_class_name_never_takes_another_objects_own_name(tmp_path: Path) -> None:
+    """H11: the deep `...podTemplate.spec` (a 50-character path) is shortened, but not to
+    `IssuerSpec`, the name of the kind's own `spec`, which would become `IssuerSpec2`."""
+    (tmp_path / "issuers.yaml").write_text(ISSUER)
+    result = cli.build(cli.collect(crds=[tmp_path]), "pkg", jobs=1)
+    assert not result.errors
+    code = result.files["certs/v1/issuer.py"]
+    classes = re.findall(r"^class (\w+)\(", code, re.M)
+    assert "IssuerSpec" in classes and not [c for c in classes if c.endswith("2")]
+    assert "IssuerPodTemplateSpec" in classes
+    assert re.search(r"^    spec: IssuerSpec \| None", code, re.M)

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from kubeinformers.generated import SharedInformerFactory
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.runtime.cache.events import Added, Deleted, Updated
 from kubeinformers.runtime.cache.factory import CacheSyncTimeoutError
 from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind

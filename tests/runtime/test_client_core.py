@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from examples.informers.demo.v1 import Widget
-from examples.informers.demo.v1.widget import WidgetSpec
+from examples.informers.demo.v1.widget import Widget, WidgetSpec
 from kubeinformers.generated.core.v1 import ConfigMap
 from kubeinformers.generated.meta.v1 import ObjectMeta
 from kubeinformers.runtime.api.errors import (

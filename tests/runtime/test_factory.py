@@ -488,7 +488,7 @@ def test_factory_queue_option_reaches_every_informer_it_creates(
 ) -> None:
     """`queue=` picks the informers' FIFO; with "atomic" (C-3) the typed path works end to end
     and the store tracks the server's resourceVersion (B15)."""
-    from kubeinformers.generated import SharedInformerFactory as Generated
+    from kubeinformers.generated.informers import SharedInformerFactory as Generated
     from kubeinformers.runtime.cache.dynamic import (
         DynamicSharedInformerFactory,
         MetadataSharedInformerFactory,

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from kubernetes.client import ApiClient
 
-from examples.informers import CustomInformers
-from examples.informers.demo.v1 import Widget, WidgetLister
-from kubeinformers.generated import SharedInformerFactory
+from examples.informers.demo.v1.widget import Widget, WidgetLister
+from examples.informers.informers import CustomInformers
 from kubeinformers.generated.core.v1 import Pod, PodLister, PodSpec
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.generator.kind_listers import attach_listers
 from kubeinformers.runtime.api.kinds import KindModelError, resource_of
 

@@ -482,8 +482,8 @@ def test_invalid_objects_reported_by_the_transport_are_counted(decode: str) -> N
     """Against the local API server, a Widget that does not fit its model (as in
     tests/e2e/test_bad_input.py): eager decoding reports it when it arrives, lazy decoding on
     its first read; either way `invalid_objects` counts the transport's reports."""
-    from examples.informers import CustomInformers
-    from kubeinformers.generated import SharedInformerFactory
+    from examples.informers.informers import CustomInformers
+    from kubeinformers.generated.informers import SharedInformerFactory
     from kubeinformers.runtime.client.transport import ApiListerWatcher
     from kubeinformers.runtime.codec.drift import InvalidObjectError
     from kubeinformers.testing.local_api_server import LocalApiServer

@@ -255,10 +255,10 @@ def _label_selected(options: ListOptions) -> ListOptions:
 
 
 def _start_informers(api: Any, stop: threading.Event) -> tuple[list[RuntimeFactory], list[Watched]]:
-    from examples.informers import CustomInformers
     from examples.informers.demo.v1.informers import WidgetInformer
     from examples.informers.demo.v1.models import Widget
-    from kubeinformers.generated import SharedInformerFactory
+    from examples.informers.informers import CustomInformers
+    from kubeinformers.generated.informers import SharedInformerFactory
 
     everything = SharedInformerFactory(api)
     in_namespace = SharedInformerFactory(api, namespace="soak-a")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import assert_type
 
-from examples.informers.demo.v1 import Widget, WidgetLister
-from kubeinformers.generated import SharedInformerFactory
+from examples.informers.demo.v1.widget import Widget, WidgetLister
 from kubeinformers.generated.core.v1 import Pod, PodLister
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown
 from kubeinformers.runtime.cache.events import Added, Deleted, Updated
 from kubeinformers.runtime.cache.informer import SharedIndexInformer

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import assert_type
 
-from examples.informers.demo.v1 import Gadget, Widget
-from examples.informers.demo.v1.widget import WidgetSpec, WidgetStatus
-from kubeinformers.generated import SharedInformerFactory
+from examples.informers.demo.v1.gadget import Gadget
+from examples.informers.demo.v1.widget import Widget, WidgetSpec, WidgetStatus
 from kubeinformers.generated.core.v1 import ConfigMap, Node, Pod
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.generated.meta.v1 import ObjectMeta
 from kubeinformers.runtime.api.listwatch import ObjectList
 from kubeinformers.runtime.api.model import Scale, Status

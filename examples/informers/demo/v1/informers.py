@@ -93,3 +93,20 @@ class WidgetInformer:
         from .widget import WidgetLister
 
         return WidgetLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class DemoV1Informers:
+    """The kinds of demo.kubeinformers.io/v1 that offer list and watch: `gadgets()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def gadgets(self) -> GadgetInformer:
+        """The shared informer and lister of gadgets (Gadget, cluster-scoped)."""
+        return GadgetInformer(self._factory)
+
+    def widgets(self) -> WidgetInformer:
+        """The shared informer and lister of widgets (Widget, namespaced)."""
+        return WidgetInformer(self._factory)

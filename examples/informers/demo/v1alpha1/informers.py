@@ -55,3 +55,16 @@ class WidgetInformer:
         from .widget import WidgetLister
 
         return WidgetLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class DemoV1alpha1Informers:
+    """The kinds of demo.kubeinformers.io/v1alpha1 that offer list and watch: `widgets()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def widgets(self) -> WidgetInformer:
+        """The shared informer and lister of widgets (Widget, namespaced)."""
+        return WidgetInformer(self._factory)

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         MutatingWebhookConfigurationInformer as MutatingWebhookConfigurationInformer,
         ValidatingAdmissionPolicyInformer as ValidatingAdmissionPolicyInformer,
@@ -54,39 +52,6 @@ if TYPE_CHECKING:
         Variable as Variable,
         WebhookClientConfig as WebhookClientConfig,
     )
-
-
-class AdmissionregistrationV1Informers:
-    """The kinds of admissionregistration.k8s.io/v1 that offer list and watch: `mutating_webhook_configurations()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def mutating_webhook_configurations(self) -> MutatingWebhookConfigurationInformer:
-        """The shared informer and lister of mutatingwebhookconfigurations (MutatingWebhookConfiguration, cluster-scoped)."""
-        from .informers import MutatingWebhookConfigurationInformer
-
-        return MutatingWebhookConfigurationInformer(self._factory)
-
-    def validating_admission_policies(self) -> ValidatingAdmissionPolicyInformer:
-        """The shared informer and lister of validatingadmissionpolicies (ValidatingAdmissionPolicy, cluster-scoped)."""
-        from .informers import ValidatingAdmissionPolicyInformer
-
-        return ValidatingAdmissionPolicyInformer(self._factory)
-
-    def validating_admission_policy_bindings(self) -> ValidatingAdmissionPolicyBindingInformer:
-        """The shared informer and lister of validatingadmissionpolicybindings (ValidatingAdmissionPolicyBinding, cluster-scoped)."""
-        from .informers import ValidatingAdmissionPolicyBindingInformer
-
-        return ValidatingAdmissionPolicyBindingInformer(self._factory)
-
-    def validating_webhook_configurations(self) -> ValidatingWebhookConfigurationInformer:
-        """The shared informer and lister of validatingwebhookconfigurations (ValidatingWebhookConfiguration, cluster-scoped)."""
-        from .informers import ValidatingWebhookConfigurationInformer
-
-        return ValidatingWebhookConfigurationInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

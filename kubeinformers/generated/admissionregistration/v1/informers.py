@@ -177,3 +177,28 @@ class ValidatingWebhookConfigurationInformer:
         from .models import ValidatingWebhookConfigurationLister
 
         return ValidatingWebhookConfigurationLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class AdmissionregistrationV1Informers:
+    """The kinds of admissionregistration.k8s.io/v1 that offer list and watch: `mutating_webhook_configurations()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def mutating_webhook_configurations(self) -> MutatingWebhookConfigurationInformer:
+        """The shared informer and lister of mutatingwebhookconfigurations (MutatingWebhookConfiguration, cluster-scoped)."""
+        return MutatingWebhookConfigurationInformer(self._factory)
+
+    def validating_admission_policies(self) -> ValidatingAdmissionPolicyInformer:
+        """The shared informer and lister of validatingadmissionpolicies (ValidatingAdmissionPolicy, cluster-scoped)."""
+        return ValidatingAdmissionPolicyInformer(self._factory)
+
+    def validating_admission_policy_bindings(self) -> ValidatingAdmissionPolicyBindingInformer:
+        """The shared informer and lister of validatingadmissionpolicybindings (ValidatingAdmissionPolicyBinding, cluster-scoped)."""
+        return ValidatingAdmissionPolicyBindingInformer(self._factory)
+
+    def validating_webhook_configurations(self) -> ValidatingWebhookConfigurationInformer:
+        """The shared informer and lister of validatingwebhookconfigurations (ValidatingWebhookConfiguration, cluster-scoped)."""
+        return ValidatingWebhookConfigurationInformer(self._factory)

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         MutatingAdmissionPolicyInformer as MutatingAdmissionPolicyInformer,
         MutatingAdmissionPolicyBindingInformer as MutatingAdmissionPolicyBindingInformer,
@@ -39,27 +37,6 @@ if TYPE_CHECKING:
         ParamRef as ParamRef,
         Variable as Variable,
     )
-
-
-class AdmissionregistrationV1alpha1Informers:
-    """The kinds of admissionregistration.k8s.io/v1alpha1 that offer list and watch: `mutating_admission_policies()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def mutating_admission_policies(self) -> MutatingAdmissionPolicyInformer:
-        """The shared informer and lister of mutatingadmissionpolicies (MutatingAdmissionPolicy, cluster-scoped)."""
-        from .informers import MutatingAdmissionPolicyInformer
-
-        return MutatingAdmissionPolicyInformer(self._factory)
-
-    def mutating_admission_policy_bindings(self) -> MutatingAdmissionPolicyBindingInformer:
-        """The shared informer and lister of mutatingadmissionpolicybindings (MutatingAdmissionPolicyBinding, cluster-scoped)."""
-        from .informers import MutatingAdmissionPolicyBindingInformer
-
-        return MutatingAdmissionPolicyBindingInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

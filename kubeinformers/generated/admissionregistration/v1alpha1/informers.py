@@ -98,3 +98,20 @@ class MutatingAdmissionPolicyBindingInformer:
         from .models import MutatingAdmissionPolicyBindingLister
 
         return MutatingAdmissionPolicyBindingLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class AdmissionregistrationV1alpha1Informers:
+    """The kinds of admissionregistration.k8s.io/v1alpha1 that offer list and watch: `mutating_admission_policies()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def mutating_admission_policies(self) -> MutatingAdmissionPolicyInformer:
+        """The shared informer and lister of mutatingadmissionpolicies (MutatingAdmissionPolicy, cluster-scoped)."""
+        return MutatingAdmissionPolicyInformer(self._factory)
+
+    def mutating_admission_policy_bindings(self) -> MutatingAdmissionPolicyBindingInformer:
+        """The shared informer and lister of mutatingadmissionpolicybindings (MutatingAdmissionPolicyBinding, cluster-scoped)."""
+        return MutatingAdmissionPolicyBindingInformer(self._factory)

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         CustomResourceDefinitionInformer as CustomResourceDefinitionInformer,
     )
@@ -42,21 +40,6 @@ if TYPE_CHECKING:
         WebhookClientConfig as WebhookClientConfig,
         WebhookConversion as WebhookConversion,
     )
-
-
-class ApiextensionsV1Informers:
-    """The kinds of apiextensions.k8s.io/v1 that offer list and watch: `custom_resource_definitions()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def custom_resource_definitions(self) -> CustomResourceDefinitionInformer:
-        """The shared informer and lister of customresourcedefinitions (CustomResourceDefinition, cluster-scoped)."""
-        from .informers import CustomResourceDefinitionInformer
-
-        return CustomResourceDefinitionInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

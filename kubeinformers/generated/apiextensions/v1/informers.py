@@ -55,3 +55,16 @@ class CustomResourceDefinitionInformer:
         from .models import CustomResourceDefinitionLister
 
         return CustomResourceDefinitionLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class ApiextensionsV1Informers:
+    """The kinds of apiextensions.k8s.io/v1 that offer list and watch: `custom_resource_definitions()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def custom_resource_definitions(self) -> CustomResourceDefinitionInformer:
+        """The shared informer and lister of customresourcedefinitions (CustomResourceDefinition, cluster-scoped)."""
+        return CustomResourceDefinitionInformer(self._factory)

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         APIServiceInformer as APIServiceInformer,
     )
@@ -28,21 +26,6 @@ if TYPE_CHECKING:
         APIServiceStatus as APIServiceStatus,
         ServiceReference as ServiceReference,
     )
-
-
-class ApiregistrationV1Informers:
-    """The kinds of apiregistration.k8s.io/v1 that offer list and watch: `api_services()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def api_services(self) -> APIServiceInformer:
-        """The shared informer and lister of apiservices (APIService, cluster-scoped)."""
-        from .informers import APIServiceInformer
-
-        return APIServiceInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

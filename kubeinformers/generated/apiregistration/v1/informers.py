@@ -55,3 +55,16 @@ class APIServiceInformer:
         from .models import APIServiceLister
 
         return APIServiceLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class ApiregistrationV1Informers:
+    """The kinds of apiregistration.k8s.io/v1 that offer list and watch: `api_services()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def api_services(self) -> APIServiceInformer:
+        """The shared informer and lister of apiservices (APIService, cluster-scoped)."""
+        return APIServiceInformer(self._factory)

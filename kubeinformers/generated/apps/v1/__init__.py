@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         ControllerRevisionInformer as ControllerRevisionInformer,
         DaemonSetInformer as DaemonSetInformer,
@@ -60,45 +58,6 @@ if TYPE_CHECKING:
         StatefulSetStatus as StatefulSetStatus,
         StatefulSetUpdateStrategy as StatefulSetUpdateStrategy,
     )
-
-
-class AppsV1Informers:
-    """The kinds of apps/v1 that offer list and watch: `controller_revisions()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def controller_revisions(self) -> ControllerRevisionInformer:
-        """The shared informer and lister of controllerrevisions (ControllerRevision, namespaced)."""
-        from .informers import ControllerRevisionInformer
-
-        return ControllerRevisionInformer(self._factory)
-
-    def daemon_sets(self) -> DaemonSetInformer:
-        """The shared informer and lister of daemonsets (DaemonSet, namespaced)."""
-        from .informers import DaemonSetInformer
-
-        return DaemonSetInformer(self._factory)
-
-    def deployments(self) -> DeploymentInformer:
-        """The shared informer and lister of deployments (Deployment, namespaced)."""
-        from .informers import DeploymentInformer
-
-        return DeploymentInformer(self._factory)
-
-    def replica_sets(self) -> ReplicaSetInformer:
-        """The shared informer and lister of replicasets (ReplicaSet, namespaced)."""
-        from .informers import ReplicaSetInformer
-
-        return ReplicaSetInformer(self._factory)
-
-    def stateful_sets(self) -> StatefulSetInformer:
-        """The shared informer and lister of statefulsets (StatefulSet, namespaced)."""
-        from .informers import StatefulSetInformer
-
-        return StatefulSetInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

@@ -214,3 +214,32 @@ class StatefulSetInformer:
         from .models import StatefulSetLister
 
         return StatefulSetLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class AppsV1Informers:
+    """The kinds of apps/v1 that offer list and watch: `controller_revisions()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def controller_revisions(self) -> ControllerRevisionInformer:
+        """The shared informer and lister of controllerrevisions (ControllerRevision, namespaced)."""
+        return ControllerRevisionInformer(self._factory)
+
+    def daemon_sets(self) -> DaemonSetInformer:
+        """The shared informer and lister of daemonsets (DaemonSet, namespaced)."""
+        return DaemonSetInformer(self._factory)
+
+    def deployments(self) -> DeploymentInformer:
+        """The shared informer and lister of deployments (Deployment, namespaced)."""
+        return DeploymentInformer(self._factory)
+
+    def replica_sets(self) -> ReplicaSetInformer:
+        """The shared informer and lister of replicasets (ReplicaSet, namespaced)."""
+        return ReplicaSetInformer(self._factory)
+
+    def stateful_sets(self) -> StatefulSetInformer:
+        """The shared informer and lister of statefulsets (StatefulSet, namespaced)."""
+        return StatefulSetInformer(self._factory)

@@ -60,3 +60,16 @@ class HorizontalPodAutoscalerInformer:
         from .models import HorizontalPodAutoscalerLister
 
         return HorizontalPodAutoscalerLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class AutoscalingV1Informers:
+    """The kinds of autoscaling/v1 that offer list and watch: `horizontal_pod_autoscalers()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def horizontal_pod_autoscalers(self) -> HorizontalPodAutoscalerInformer:
+        """The shared informer and lister of horizontalpodautoscalers (HorizontalPodAutoscaler, namespaced)."""
+        return HorizontalPodAutoscalerInformer(self._factory)

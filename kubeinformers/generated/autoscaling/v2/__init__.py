@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         HorizontalPodAutoscalerInformer as HorizontalPodAutoscalerInformer,
     )
@@ -46,21 +44,6 @@ if TYPE_CHECKING:
         ResourceMetricSource as ResourceMetricSource,
         ResourceMetricStatus as ResourceMetricStatus,
     )
-
-
-class AutoscalingV2Informers:
-    """The kinds of autoscaling/v2 that offer list and watch: `horizontal_pod_autoscalers()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def horizontal_pod_autoscalers(self) -> HorizontalPodAutoscalerInformer:
-        """The shared informer and lister of horizontalpodautoscalers (HorizontalPodAutoscaler, namespaced)."""
-        from .informers import HorizontalPodAutoscalerInformer
-
-        return HorizontalPodAutoscalerInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         CronJobInformer as CronJobInformer,
         JobInformer as JobInformer,
@@ -41,27 +39,6 @@ if TYPE_CHECKING:
         SuccessPolicyRule as SuccessPolicyRule,
         UncountedTerminatedPods as UncountedTerminatedPods,
     )
-
-
-class BatchV1Informers:
-    """The kinds of batch/v1 that offer list and watch: `cron_jobs()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def cron_jobs(self) -> CronJobInformer:
-        """The shared informer and lister of cronjobs (CronJob, namespaced)."""
-        from .informers import CronJobInformer
-
-        return CronJobInformer(self._factory)
-
-    def jobs(self) -> JobInformer:
-        """The shared informer and lister of jobs (Job, namespaced)."""
-        from .informers import JobInformer
-
-        return JobInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

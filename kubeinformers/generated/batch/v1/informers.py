@@ -98,3 +98,20 @@ class JobInformer:
         from .models import JobLister
 
         return JobLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class BatchV1Informers:
+    """The kinds of batch/v1 that offer list and watch: `cron_jobs()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def cron_jobs(self) -> CronJobInformer:
+        """The shared informer and lister of cronjobs (CronJob, namespaced)."""
+        return CronJobInformer(self._factory)
+
+    def jobs(self) -> JobInformer:
+        """The shared informer and lister of jobs (Job, namespaced)."""
+        return JobInformer(self._factory)

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         CertificateSigningRequestInformer as CertificateSigningRequestInformer,
     )
@@ -27,21 +25,6 @@ if TYPE_CHECKING:
         CertificateSigningRequestSpec as CertificateSigningRequestSpec,
         CertificateSigningRequestStatus as CertificateSigningRequestStatus,
     )
-
-
-class CertificatesV1Informers:
-    """The kinds of certificates.k8s.io/v1 that offer list and watch: `certificate_signing_requests()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def certificate_signing_requests(self) -> CertificateSigningRequestInformer:
-        """The shared informer and lister of certificatesigningrequests (CertificateSigningRequest, cluster-scoped)."""
-        from .informers import CertificateSigningRequestInformer
-
-        return CertificateSigningRequestInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

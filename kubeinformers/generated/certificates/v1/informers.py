@@ -60,3 +60,16 @@ class CertificateSigningRequestInformer:
         from .models import CertificateSigningRequestLister
 
         return CertificateSigningRequestLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class CertificatesV1Informers:
+    """The kinds of certificates.k8s.io/v1 that offer list and watch: `certificate_signing_requests()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def certificate_signing_requests(self) -> CertificateSigningRequestInformer:
+        """The shared informer and lister of certificatesigningrequests (CertificateSigningRequest, cluster-scoped)."""
+        return CertificateSigningRequestInformer(self._factory)

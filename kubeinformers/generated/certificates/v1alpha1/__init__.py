@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         ClusterTrustBundleInformer as ClusterTrustBundleInformer,
     )
@@ -25,21 +23,6 @@ if TYPE_CHECKING:
         ClusterTrustBundleList as ClusterTrustBundleList,
         ClusterTrustBundleSpec as ClusterTrustBundleSpec,
     )
-
-
-class CertificatesV1alpha1Informers:
-    """The kinds of certificates.k8s.io/v1alpha1 that offer list and watch: `cluster_trust_bundles()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def cluster_trust_bundles(self) -> ClusterTrustBundleInformer:
-        """The shared informer and lister of clustertrustbundles (ClusterTrustBundle, cluster-scoped)."""
-        from .informers import ClusterTrustBundleInformer
-
-        return ClusterTrustBundleInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

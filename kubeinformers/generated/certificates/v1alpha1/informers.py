@@ -59,3 +59,16 @@ class ClusterTrustBundleInformer:
         from .models import ClusterTrustBundleLister
 
         return ClusterTrustBundleLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class CertificatesV1alpha1Informers:
+    """The kinds of certificates.k8s.io/v1alpha1 that offer list and watch: `cluster_trust_bundles()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def cluster_trust_bundles(self) -> ClusterTrustBundleInformer:
+        """The shared informer and lister of clustertrustbundles (ClusterTrustBundle, cluster-scoped)."""
+        return ClusterTrustBundleInformer(self._factory)

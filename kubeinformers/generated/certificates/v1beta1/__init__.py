@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         ClusterTrustBundleInformer as ClusterTrustBundleInformer,
         PodCertificateRequestInformer as PodCertificateRequestInformer,
@@ -31,27 +29,6 @@ if TYPE_CHECKING:
         PodCertificateRequestSpec as PodCertificateRequestSpec,
         PodCertificateRequestStatus as PodCertificateRequestStatus,
     )
-
-
-class CertificatesV1beta1Informers:
-    """The kinds of certificates.k8s.io/v1beta1 that offer list and watch: `cluster_trust_bundles()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def cluster_trust_bundles(self) -> ClusterTrustBundleInformer:
-        """The shared informer and lister of clustertrustbundles (ClusterTrustBundle, cluster-scoped)."""
-        from .informers import ClusterTrustBundleInformer
-
-        return ClusterTrustBundleInformer(self._factory)
-
-    def pod_certificate_requests(self) -> PodCertificateRequestInformer:
-        """The shared informer and lister of podcertificaterequests (PodCertificateRequest, namespaced)."""
-        from .informers import PodCertificateRequestInformer
-
-        return PodCertificateRequestInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

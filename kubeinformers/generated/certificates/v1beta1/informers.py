@@ -99,3 +99,20 @@ class PodCertificateRequestInformer:
         from .models import PodCertificateRequestLister
 
         return PodCertificateRequestLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class CertificatesV1beta1Informers:
+    """The kinds of certificates.k8s.io/v1beta1 that offer list and watch: `cluster_trust_bundles()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def cluster_trust_bundles(self) -> ClusterTrustBundleInformer:
+        """The shared informer and lister of clustertrustbundles (ClusterTrustBundle, cluster-scoped)."""
+        return ClusterTrustBundleInformer(self._factory)
+
+    def pod_certificate_requests(self) -> PodCertificateRequestInformer:
+        """The shared informer and lister of podcertificaterequests (PodCertificateRequest, namespaced)."""
+        return PodCertificateRequestInformer(self._factory)

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         LeaseInformer as LeaseInformer,
     )
@@ -25,21 +23,6 @@ if TYPE_CHECKING:
         LeaseList as LeaseList,
         LeaseSpec as LeaseSpec,
     )
-
-
-class CoordinationV1Informers:
-    """The kinds of coordination.k8s.io/v1 that offer list and watch: `leases()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def leases(self) -> LeaseInformer:
-        """The shared informer and lister of leases (Lease, namespaced)."""
-        from .informers import LeaseInformer
-
-        return LeaseInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

@@ -58,3 +58,16 @@ class LeaseInformer:
         from .models import LeaseLister
 
         return LeaseLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class CoordinationV1Informers:
+    """The kinds of coordination.k8s.io/v1 that offer list and watch: `leases()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def leases(self) -> LeaseInformer:
+        """The shared informer and lister of leases (Lease, namespaced)."""
+        return LeaseInformer(self._factory)

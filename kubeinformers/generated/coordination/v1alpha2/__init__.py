@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         LeaseCandidateInformer as LeaseCandidateInformer,
     )
@@ -25,21 +23,6 @@ if TYPE_CHECKING:
         LeaseCandidateList as LeaseCandidateList,
         LeaseCandidateSpec as LeaseCandidateSpec,
     )
-
-
-class CoordinationV1alpha2Informers:
-    """The kinds of coordination.k8s.io/v1alpha2 that offer list and watch: `lease_candidates()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def lease_candidates(self) -> LeaseCandidateInformer:
-        """The shared informer and lister of leasecandidates (LeaseCandidate, namespaced)."""
-        from .informers import LeaseCandidateInformer
-
-        return LeaseCandidateInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

@@ -59,3 +59,16 @@ class LeaseCandidateInformer:
         from .models import LeaseCandidateLister
 
         return LeaseCandidateLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class CoordinationV1beta1Informers:
+    """The kinds of coordination.k8s.io/v1beta1 that offer list and watch: `lease_candidates()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def lease_candidates(self) -> LeaseCandidateInformer:
+        """The shared informer and lister of leasecandidates (LeaseCandidate, namespaced)."""
+        return LeaseCandidateInformer(self._factory)

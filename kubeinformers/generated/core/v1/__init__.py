@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         ConfigMapInformer as ConfigMapInformer,
         EndpointsInformer as EndpointsInformer,
@@ -269,105 +267,6 @@ if TYPE_CHECKING:
         WindowsSecurityContextOptions as WindowsSecurityContextOptions,
         WorkloadReference as WorkloadReference,
     )
-
-
-class CoreV1Informers:
-    """The kinds of core/v1 that offer list and watch: `config_maps()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def config_maps(self) -> ConfigMapInformer:
-        """The shared informer and lister of configmaps (ConfigMap, namespaced)."""
-        from .informers import ConfigMapInformer
-
-        return ConfigMapInformer(self._factory)
-
-    def endpoints(self) -> EndpointsInformer:
-        """The shared informer and lister of endpoints (Endpoints, namespaced)."""
-        from .informers import EndpointsInformer
-
-        return EndpointsInformer(self._factory)
-
-    def events(self) -> EventInformer:
-        """The shared informer and lister of events (Event, namespaced)."""
-        from .informers import EventInformer
-
-        return EventInformer(self._factory)
-
-    def limit_ranges(self) -> LimitRangeInformer:
-        """The shared informer and lister of limitranges (LimitRange, namespaced)."""
-        from .informers import LimitRangeInformer
-
-        return LimitRangeInformer(self._factory)
-
-    def namespaces(self) -> NamespaceInformer:
-        """The shared informer and lister of namespaces (Namespace, cluster-scoped)."""
-        from .informers import NamespaceInformer
-
-        return NamespaceInformer(self._factory)
-
-    def nodes(self) -> NodeInformer:
-        """The shared informer and lister of nodes (Node, cluster-scoped)."""
-        from .informers import NodeInformer
-
-        return NodeInformer(self._factory)
-
-    def persistent_volume_claims(self) -> PersistentVolumeClaimInformer:
-        """The shared informer and lister of persistentvolumeclaims (PersistentVolumeClaim, namespaced)."""
-        from .informers import PersistentVolumeClaimInformer
-
-        return PersistentVolumeClaimInformer(self._factory)
-
-    def persistent_volumes(self) -> PersistentVolumeInformer:
-        """The shared informer and lister of persistentvolumes (PersistentVolume, cluster-scoped)."""
-        from .informers import PersistentVolumeInformer
-
-        return PersistentVolumeInformer(self._factory)
-
-    def pod_templates(self) -> PodTemplateInformer:
-        """The shared informer and lister of podtemplates (PodTemplate, namespaced)."""
-        from .informers import PodTemplateInformer
-
-        return PodTemplateInformer(self._factory)
-
-    def pods(self) -> PodInformer:
-        """The shared informer and lister of pods (Pod, namespaced)."""
-        from .informers import PodInformer
-
-        return PodInformer(self._factory)
-
-    def replication_controllers(self) -> ReplicationControllerInformer:
-        """The shared informer and lister of replicationcontrollers (ReplicationController, namespaced)."""
-        from .informers import ReplicationControllerInformer
-
-        return ReplicationControllerInformer(self._factory)
-
-    def resource_quotas(self) -> ResourceQuotaInformer:
-        """The shared informer and lister of resourcequotas (ResourceQuota, namespaced)."""
-        from .informers import ResourceQuotaInformer
-
-        return ResourceQuotaInformer(self._factory)
-
-    def secrets(self) -> SecretInformer:
-        """The shared informer and lister of secrets (Secret, namespaced)."""
-        from .informers import SecretInformer
-
-        return SecretInformer(self._factory)
-
-    def service_accounts(self) -> ServiceAccountInformer:
-        """The shared informer and lister of serviceaccounts (ServiceAccount, namespaced)."""
-        from .informers import ServiceAccountInformer
-
-        return ServiceAccountInformer(self._factory)
-
-    def services(self) -> ServiceInformer:
-        """The shared informer and lister of services (Service, namespaced)."""
-        from .informers import ServiceInformer
-
-        return ServiceInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

@@ -594,3 +594,72 @@ class ServiceInformer:
         from .models import ServiceLister
 
         return ServiceLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class CoreV1Informers:
+    """The kinds of core/v1 that offer list and watch: `config_maps()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def config_maps(self) -> ConfigMapInformer:
+        """The shared informer and lister of configmaps (ConfigMap, namespaced)."""
+        return ConfigMapInformer(self._factory)
+
+    def endpoints(self) -> EndpointsInformer:
+        """The shared informer and lister of endpoints (Endpoints, namespaced)."""
+        return EndpointsInformer(self._factory)
+
+    def events(self) -> EventInformer:
+        """The shared informer and lister of events (Event, namespaced)."""
+        return EventInformer(self._factory)
+
+    def limit_ranges(self) -> LimitRangeInformer:
+        """The shared informer and lister of limitranges (LimitRange, namespaced)."""
+        return LimitRangeInformer(self._factory)
+
+    def namespaces(self) -> NamespaceInformer:
+        """The shared informer and lister of namespaces (Namespace, cluster-scoped)."""
+        return NamespaceInformer(self._factory)
+
+    def nodes(self) -> NodeInformer:
+        """The shared informer and lister of nodes (Node, cluster-scoped)."""
+        return NodeInformer(self._factory)
+
+    def persistent_volume_claims(self) -> PersistentVolumeClaimInformer:
+        """The shared informer and lister of persistentvolumeclaims (PersistentVolumeClaim, namespaced)."""
+        return PersistentVolumeClaimInformer(self._factory)
+
+    def persistent_volumes(self) -> PersistentVolumeInformer:
+        """The shared informer and lister of persistentvolumes (PersistentVolume, cluster-scoped)."""
+        return PersistentVolumeInformer(self._factory)
+
+    def pod_templates(self) -> PodTemplateInformer:
+        """The shared informer and lister of podtemplates (PodTemplate, namespaced)."""
+        return PodTemplateInformer(self._factory)
+
+    def pods(self) -> PodInformer:
+        """The shared informer and lister of pods (Pod, namespaced)."""
+        return PodInformer(self._factory)
+
+    def replication_controllers(self) -> ReplicationControllerInformer:
+        """The shared informer and lister of replicationcontrollers (ReplicationController, namespaced)."""
+        return ReplicationControllerInformer(self._factory)
+
+    def resource_quotas(self) -> ResourceQuotaInformer:
+        """The shared informer and lister of resourcequotas (ResourceQuota, namespaced)."""
+        return ResourceQuotaInformer(self._factory)
+
+    def secrets(self) -> SecretInformer:
+        """The shared informer and lister of secrets (Secret, namespaced)."""
+        return SecretInformer(self._factory)
+
+    def service_accounts(self) -> ServiceAccountInformer:
+        """The shared informer and lister of serviceaccounts (ServiceAccount, namespaced)."""
+        return ServiceAccountInformer(self._factory)
+
+    def services(self) -> ServiceInformer:
+        """The shared informer and lister of services (Service, namespaced)."""
+        return ServiceInformer(self._factory)

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         EndpointSliceInformer as EndpointSliceInformer,
     )
@@ -30,21 +28,6 @@ if TYPE_CHECKING:
         ForNode as ForNode,
         ForZone as ForZone,
     )
-
-
-class DiscoveryV1Informers:
-    """The kinds of discovery.k8s.io/v1 that offer list and watch: `endpoint_slices()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def endpoint_slices(self) -> EndpointSliceInformer:
-        """The shared informer and lister of endpointslices (EndpointSlice, namespaced)."""
-        from .informers import EndpointSliceInformer
-
-        return EndpointSliceInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

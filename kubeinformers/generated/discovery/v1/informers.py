@@ -58,3 +58,16 @@ class EndpointSliceInformer:
         from .models import EndpointSliceLister
 
         return EndpointSliceLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class DiscoveryV1Informers:
+    """The kinds of discovery.k8s.io/v1 that offer list and watch: `endpoint_slices()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def endpoint_slices(self) -> EndpointSliceInformer:
+        """The shared informer and lister of endpointslices (EndpointSlice, namespaced)."""
+        return EndpointSliceInformer(self._factory)

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         EventInformer as EventInformer,
     )
@@ -25,21 +23,6 @@ if TYPE_CHECKING:
         EventList as EventList,
         EventSeries as EventSeries,
     )
-
-
-class EventsV1Informers:
-    """The kinds of events.k8s.io/v1 that offer list and watch: `events()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def events(self) -> EventInformer:
-        """The shared informer and lister of events (Event, namespaced)."""
-        from .informers import EventInformer
-
-        return EventInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

@@ -58,3 +58,16 @@ class EventInformer:
         from .models import EventLister
 
         return EventLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class EventsV1Informers:
+    """The kinds of events.k8s.io/v1 that offer list and watch: `events()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def events(self) -> EventInformer:
+        """The shared informer and lister of events (Event, namespaced)."""
+        return EventInformer(self._factory)

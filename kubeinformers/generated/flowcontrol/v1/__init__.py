@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         FlowSchemaInformer as FlowSchemaInformer,
         PriorityLevelConfigurationInformer as PriorityLevelConfigurationInformer,
@@ -47,27 +45,6 @@ if TYPE_CHECKING:
         Subject as Subject,
         UserSubject as UserSubject,
     )
-
-
-class FlowcontrolV1Informers:
-    """The kinds of flowcontrol.apiserver.k8s.io/v1 that offer list and watch: `flow_schemas()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def flow_schemas(self) -> FlowSchemaInformer:
-        """The shared informer and lister of flowschemas (FlowSchema, cluster-scoped)."""
-        from .informers import FlowSchemaInformer
-
-        return FlowSchemaInformer(self._factory)
-
-    def priority_level_configurations(self) -> PriorityLevelConfigurationInformer:
-        """The shared informer and lister of prioritylevelconfigurations (PriorityLevelConfiguration, cluster-scoped)."""
-        from .informers import PriorityLevelConfigurationInformer
-
-        return PriorityLevelConfigurationInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

@@ -99,3 +99,20 @@ class PriorityLevelConfigurationInformer:
         from .models import PriorityLevelConfigurationLister
 
         return PriorityLevelConfigurationLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class FlowcontrolV1Informers:
+    """The kinds of flowcontrol.apiserver.k8s.io/v1 that offer list and watch: `flow_schemas()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def flow_schemas(self) -> FlowSchemaInformer:
+        """The shared informer and lister of flowschemas (FlowSchema, cluster-scoped)."""
+        return FlowSchemaInformer(self._factory)
+
+    def priority_level_configurations(self) -> PriorityLevelConfigurationInformer:
+        """The shared informer and lister of prioritylevelconfigurations (PriorityLevelConfiguration, cluster-scoped)."""
+        return PriorityLevelConfigurationInformer(self._factory)

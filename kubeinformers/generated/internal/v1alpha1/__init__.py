@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         StorageVersionInformer as StorageVersionInformer,
     )
@@ -28,21 +26,6 @@ if TYPE_CHECKING:
         StorageVersionSpec as StorageVersionSpec,
         StorageVersionStatus as StorageVersionStatus,
     )
-
-
-class InternalV1alpha1Informers:
-    """The kinds of internal.apiserver.k8s.io/v1alpha1 that offer list and watch: `storage_versions()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def storage_versions(self) -> StorageVersionInformer:
-        """The shared informer and lister of storageversions (StorageVersion, cluster-scoped)."""
-        from .informers import StorageVersionInformer
-
-        return StorageVersionInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

@@ -60,3 +60,16 @@ class StorageVersionInformer:
         from .models import StorageVersionLister
 
         return StorageVersionLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class InternalV1alpha1Informers:
+    """The kinds of internal.apiserver.k8s.io/v1alpha1 that offer list and watch: `storage_versions()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def storage_versions(self) -> StorageVersionInformer:
+        """The shared informer and lister of storageversions (StorageVersion, cluster-scoped)."""
+        return StorageVersionInformer(self._factory)

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         IngressClassInformer as IngressClassInformer,
         IngressInformer as IngressInformer,
@@ -64,45 +62,6 @@ if TYPE_CHECKING:
         ServiceCIDRSpec as ServiceCIDRSpec,
         ServiceCIDRStatus as ServiceCIDRStatus,
     )
-
-
-class NetworkingV1Informers:
-    """The kinds of networking.k8s.io/v1 that offer list and watch: `ingress_classes()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def ingress_classes(self) -> IngressClassInformer:
-        """The shared informer and lister of ingressclasses (IngressClass, cluster-scoped)."""
-        from .informers import IngressClassInformer
-
-        return IngressClassInformer(self._factory)
-
-    def ingresses(self) -> IngressInformer:
-        """The shared informer and lister of ingresses (Ingress, namespaced)."""
-        from .informers import IngressInformer
-
-        return IngressInformer(self._factory)
-
-    def ip_addresses(self) -> IPAddressInformer:
-        """The shared informer and lister of ipaddresses (IPAddress, cluster-scoped)."""
-        from .informers import IPAddressInformer
-
-        return IPAddressInformer(self._factory)
-
-    def network_policies(self) -> NetworkPolicyInformer:
-        """The shared informer and lister of networkpolicies (NetworkPolicy, namespaced)."""
-        from .informers import NetworkPolicyInformer
-
-        return NetworkPolicyInformer(self._factory)
-
-    def service_cidrs(self) -> ServiceCIDRInformer:
-        """The shared informer and lister of servicecidrs (ServiceCIDR, cluster-scoped)."""
-        from .informers import ServiceCIDRInformer
-
-        return ServiceCIDRInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

@@ -212,3 +212,32 @@ class ServiceCIDRInformer:
         from .models import ServiceCIDRLister
 
         return ServiceCIDRLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class NetworkingV1Informers:
+    """The kinds of networking.k8s.io/v1 that offer list and watch: `ingress_classes()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def ingress_classes(self) -> IngressClassInformer:
+        """The shared informer and lister of ingressclasses (IngressClass, cluster-scoped)."""
+        return IngressClassInformer(self._factory)
+
+    def ingresses(self) -> IngressInformer:
+        """The shared informer and lister of ingresses (Ingress, namespaced)."""
+        return IngressInformer(self._factory)
+
+    def ip_addresses(self) -> IPAddressInformer:
+        """The shared informer and lister of ipaddresses (IPAddress, cluster-scoped)."""
+        return IPAddressInformer(self._factory)
+
+    def network_policies(self) -> NetworkPolicyInformer:
+        """The shared informer and lister of networkpolicies (NetworkPolicy, namespaced)."""
+        return NetworkPolicyInformer(self._factory)
+
+    def service_cidrs(self) -> ServiceCIDRInformer:
+        """The shared informer and lister of servicecidrs (ServiceCIDR, cluster-scoped)."""
+        return ServiceCIDRInformer(self._factory)

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         IPAddressInformer as IPAddressInformer,
         ServiceCIDRInformer as ServiceCIDRInformer,
@@ -32,27 +30,6 @@ if TYPE_CHECKING:
         ServiceCIDRSpec as ServiceCIDRSpec,
         ServiceCIDRStatus as ServiceCIDRStatus,
     )
-
-
-class NetworkingV1beta1Informers:
-    """The kinds of networking.k8s.io/v1beta1 that offer list and watch: `ip_addresses()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def ip_addresses(self) -> IPAddressInformer:
-        """The shared informer and lister of ipaddresses (IPAddress, cluster-scoped)."""
-        from .informers import IPAddressInformer
-
-        return IPAddressInformer(self._factory)
-
-    def service_cidrs(self) -> ServiceCIDRInformer:
-        """The shared informer and lister of servicecidrs (ServiceCIDR, cluster-scoped)."""
-        from .informers import ServiceCIDRInformer
-
-        return ServiceCIDRInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

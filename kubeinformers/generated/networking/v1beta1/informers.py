@@ -97,3 +97,20 @@ class ServiceCIDRInformer:
         from .models import ServiceCIDRLister
 
         return ServiceCIDRLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class NetworkingV1beta1Informers:
+    """The kinds of networking.k8s.io/v1beta1 that offer list and watch: `ip_addresses()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def ip_addresses(self) -> IPAddressInformer:
+        """The shared informer and lister of ipaddresses (IPAddress, cluster-scoped)."""
+        return IPAddressInformer(self._factory)
+
+    def service_cidrs(self) -> ServiceCIDRInformer:
+        """The shared informer and lister of servicecidrs (ServiceCIDR, cluster-scoped)."""
+        return ServiceCIDRInformer(self._factory)

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         RuntimeClassInformer as RuntimeClassInformer,
     )
@@ -26,21 +24,6 @@ if TYPE_CHECKING:
         RuntimeClassList as RuntimeClassList,
         Scheduling as Scheduling,
     )
-
-
-class NodeV1Informers:
-    """The kinds of node.k8s.io/v1 that offer list and watch: `runtime_classes()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def runtime_classes(self) -> RuntimeClassInformer:
-        """The shared informer and lister of runtimeclasses (RuntimeClass, cluster-scoped)."""
-        from .informers import RuntimeClassInformer
-
-        return RuntimeClassInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

@@ -58,3 +58,16 @@ class RuntimeClassInformer:
         from .models import RuntimeClassLister
 
         return RuntimeClassLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class NodeV1Informers:
+    """The kinds of node.k8s.io/v1 that offer list and watch: `runtime_classes()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def runtime_classes(self) -> RuntimeClassInformer:
+        """The shared informer and lister of runtimeclasses (RuntimeClass, cluster-scoped)."""
+        return RuntimeClassInformer(self._factory)

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         PodDisruptionBudgetInformer as PodDisruptionBudgetInformer,
     )
@@ -27,21 +25,6 @@ if TYPE_CHECKING:
         PodDisruptionBudgetSpec as PodDisruptionBudgetSpec,
         PodDisruptionBudgetStatus as PodDisruptionBudgetStatus,
     )
-
-
-class PolicyV1Informers:
-    """The kinds of policy/v1 that offer list and watch: `pod_disruption_budgets()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def pod_disruption_budgets(self) -> PodDisruptionBudgetInformer:
-        """The shared informer and lister of poddisruptionbudgets (PodDisruptionBudget, namespaced)."""
-        from .informers import PodDisruptionBudgetInformer
-
-        return PodDisruptionBudgetInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

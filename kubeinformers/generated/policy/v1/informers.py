@@ -59,3 +59,16 @@ class PodDisruptionBudgetInformer:
         from .models import PodDisruptionBudgetLister
 
         return PodDisruptionBudgetLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class PolicyV1Informers:
+    """The kinds of policy/v1 that offer list and watch: `pod_disruption_budgets()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def pod_disruption_budgets(self) -> PodDisruptionBudgetInformer:
+        """The shared informer and lister of poddisruptionbudgets (PodDisruptionBudget, namespaced)."""
+        return PodDisruptionBudgetInformer(self._factory)

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         ClusterRoleBindingInformer as ClusterRoleBindingInformer,
         ClusterRoleInformer as ClusterRoleInformer,
@@ -40,39 +38,6 @@ if TYPE_CHECKING:
         RoleRef as RoleRef,
         Subject as Subject,
     )
-
-
-class RbacV1Informers:
-    """The kinds of rbac.authorization.k8s.io/v1 that offer list and watch: `cluster_role_bindings()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def cluster_role_bindings(self) -> ClusterRoleBindingInformer:
-        """The shared informer and lister of clusterrolebindings (ClusterRoleBinding, cluster-scoped)."""
-        from .informers import ClusterRoleBindingInformer
-
-        return ClusterRoleBindingInformer(self._factory)
-
-    def cluster_roles(self) -> ClusterRoleInformer:
-        """The shared informer and lister of clusterroles (ClusterRole, cluster-scoped)."""
-        from .informers import ClusterRoleInformer
-
-        return ClusterRoleInformer(self._factory)
-
-    def role_bindings(self) -> RoleBindingInformer:
-        """The shared informer and lister of rolebindings (RoleBinding, namespaced)."""
-        from .informers import RoleBindingInformer
-
-        return RoleBindingInformer(self._factory)
-
-    def roles(self) -> RoleInformer:
-        """The shared informer and lister of roles (Role, namespaced)."""
-        from .informers import RoleInformer
-
-        return RoleInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

@@ -172,3 +172,28 @@ class RoleInformer:
         from .models import RoleLister
 
         return RoleLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class RbacV1Informers:
+    """The kinds of rbac.authorization.k8s.io/v1 that offer list and watch: `cluster_role_bindings()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def cluster_role_bindings(self) -> ClusterRoleBindingInformer:
+        """The shared informer and lister of clusterrolebindings (ClusterRoleBinding, cluster-scoped)."""
+        return ClusterRoleBindingInformer(self._factory)
+
+    def cluster_roles(self) -> ClusterRoleInformer:
+        """The shared informer and lister of clusterroles (ClusterRole, cluster-scoped)."""
+        return ClusterRoleInformer(self._factory)
+
+    def role_bindings(self) -> RoleBindingInformer:
+        """The shared informer and lister of rolebindings (RoleBinding, namespaced)."""
+        return RoleBindingInformer(self._factory)
+
+    def roles(self) -> RoleInformer:
+        """The shared informer and lister of roles (Role, namespaced)."""
+        return RoleInformer(self._factory)

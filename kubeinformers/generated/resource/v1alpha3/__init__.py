@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         DeviceTaintRuleInformer as DeviceTaintRuleInformer,
     )
@@ -28,21 +26,6 @@ if TYPE_CHECKING:
         DeviceTaintRuleStatus as DeviceTaintRuleStatus,
         DeviceTaintSelector as DeviceTaintSelector,
     )
-
-
-class ResourceV1alpha3Informers:
-    """The kinds of resource.k8s.io/v1alpha3 that offer list and watch: `device_taint_rules()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def device_taint_rules(self) -> DeviceTaintRuleInformer:
-        """The shared informer and lister of devicetaintrules (DeviceTaintRule, cluster-scoped)."""
-        from .informers import DeviceTaintRuleInformer
-
-        return DeviceTaintRuleInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

@@ -60,3 +60,16 @@ class DeviceTaintRuleInformer:
         from .models import DeviceTaintRuleLister
 
         return DeviceTaintRuleLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class ResourceV1alpha3Informers:
+    """The kinds of resource.k8s.io/v1alpha3 that offer list and watch: `device_taint_rules()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def device_taint_rules(self) -> DeviceTaintRuleInformer:
+        """The shared informer and lister of devicetaintrules (DeviceTaintRule, cluster-scoped)."""
+        return DeviceTaintRuleInformer(self._factory)

@@ -174,3 +174,28 @@ class ResourceSliceInformer:
         from .models import ResourceSliceLister
 
         return ResourceSliceLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class ResourceV1beta1Informers:
+    """The kinds of resource.k8s.io/v1beta1 that offer list and watch: `device_classes()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def device_classes(self) -> DeviceClassInformer:
+        """The shared informer and lister of deviceclasses (DeviceClass, cluster-scoped)."""
+        return DeviceClassInformer(self._factory)
+
+    def resource_claim_templates(self) -> ResourceClaimTemplateInformer:
+        """The shared informer and lister of resourceclaimtemplates (ResourceClaimTemplate, namespaced)."""
+        return ResourceClaimTemplateInformer(self._factory)
+
+    def resource_claims(self) -> ResourceClaimInformer:
+        """The shared informer and lister of resourceclaims (ResourceClaim, namespaced)."""
+        return ResourceClaimInformer(self._factory)
+
+    def resource_slices(self) -> ResourceSliceInformer:
+        """The shared informer and lister of resourceslices (ResourceSlice, cluster-scoped)."""
+        return ResourceSliceInformer(self._factory)

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         DeviceClassInformer as DeviceClassInformer,
         ResourceClaimTemplateInformer as ResourceClaimTemplateInformer,
@@ -70,39 +68,6 @@ if TYPE_CHECKING:
         ResourceSliceList as ResourceSliceList,
         ResourceSliceSpec as ResourceSliceSpec,
     )
-
-
-class ResourceV1beta2Informers:
-    """The kinds of resource.k8s.io/v1beta2 that offer list and watch: `device_classes()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def device_classes(self) -> DeviceClassInformer:
-        """The shared informer and lister of deviceclasses (DeviceClass, cluster-scoped)."""
-        from .informers import DeviceClassInformer
-
-        return DeviceClassInformer(self._factory)
-
-    def resource_claim_templates(self) -> ResourceClaimTemplateInformer:
-        """The shared informer and lister of resourceclaimtemplates (ResourceClaimTemplate, namespaced)."""
-        from .informers import ResourceClaimTemplateInformer
-
-        return ResourceClaimTemplateInformer(self._factory)
-
-    def resource_claims(self) -> ResourceClaimInformer:
-        """The shared informer and lister of resourceclaims (ResourceClaim, namespaced)."""
-        from .informers import ResourceClaimInformer
-
-        return ResourceClaimInformer(self._factory)
-
-    def resource_slices(self) -> ResourceSliceInformer:
-        """The shared informer and lister of resourceslices (ResourceSlice, cluster-scoped)."""
-        from .informers import ResourceSliceInformer
-
-        return ResourceSliceInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         PriorityClassInformer as PriorityClassInformer,
     )
@@ -24,21 +22,6 @@ if TYPE_CHECKING:
         PriorityClass as PriorityClass,
         PriorityClassList as PriorityClassList,
     )
-
-
-class SchedulingV1Informers:
-    """The kinds of scheduling.k8s.io/v1 that offer list and watch: `priority_classes()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def priority_classes(self) -> PriorityClassInformer:
-        """The shared informer and lister of priorityclasses (PriorityClass, cluster-scoped)."""
-        from .informers import PriorityClassInformer
-
-        return PriorityClassInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

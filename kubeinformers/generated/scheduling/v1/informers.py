@@ -58,3 +58,16 @@ class PriorityClassInformer:
         from .models import PriorityClassLister
 
         return PriorityClassLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class SchedulingV1Informers:
+    """The kinds of scheduling.k8s.io/v1 that offer list and watch: `priority_classes()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def priority_classes(self) -> PriorityClassInformer:
+        """The shared informer and lister of priorityclasses (PriorityClass, cluster-scoped)."""
+        return PriorityClassInformer(self._factory)

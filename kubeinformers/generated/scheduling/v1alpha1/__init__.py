@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         WorkloadInformer as WorkloadInformer,
     )
@@ -30,21 +28,6 @@ if TYPE_CHECKING:
         WorkloadList as WorkloadList,
         WorkloadSpec as WorkloadSpec,
     )
-
-
-class SchedulingV1alpha1Informers:
-    """The kinds of scheduling.k8s.io/v1alpha1 that offer list and watch: `workloads()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def workloads(self) -> WorkloadInformer:
-        """The shared informer and lister of workloads (Workload, namespaced)."""
-        from .informers import WorkloadInformer
-
-        return WorkloadInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

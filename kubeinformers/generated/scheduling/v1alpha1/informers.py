@@ -54,3 +54,16 @@ class WorkloadInformer:
         from .models import WorkloadLister
 
         return WorkloadLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class SchedulingV1alpha1Informers:
+    """The kinds of scheduling.k8s.io/v1alpha1 that offer list and watch: `workloads()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def workloads(self) -> WorkloadInformer:
+        """The shared informer and lister of workloads (Workload, namespaced)."""
+        return WorkloadInformer(self._factory)

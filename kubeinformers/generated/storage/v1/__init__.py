@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         CSIDriverInformer as CSIDriverInformer,
         CSINodeInformer as CSINodeInformer,
@@ -53,51 +51,6 @@ if TYPE_CHECKING:
         VolumeError as VolumeError,
         VolumeNodeResources as VolumeNodeResources,
     )
-
-
-class StorageV1Informers:
-    """The kinds of storage.k8s.io/v1 that offer list and watch: `csi_drivers()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def csi_drivers(self) -> CSIDriverInformer:
-        """The shared informer and lister of csidrivers (CSIDriver, cluster-scoped)."""
-        from .informers import CSIDriverInformer
-
-        return CSIDriverInformer(self._factory)
-
-    def csi_nodes(self) -> CSINodeInformer:
-        """The shared informer and lister of csinodes (CSINode, cluster-scoped)."""
-        from .informers import CSINodeInformer
-
-        return CSINodeInformer(self._factory)
-
-    def csi_storage_capacities(self) -> CSIStorageCapacityInformer:
-        """The shared informer and lister of csistoragecapacities (CSIStorageCapacity, namespaced)."""
-        from .informers import CSIStorageCapacityInformer
-
-        return CSIStorageCapacityInformer(self._factory)
-
-    def storage_classes(self) -> StorageClassInformer:
-        """The shared informer and lister of storageclasses (StorageClass, cluster-scoped)."""
-        from .informers import StorageClassInformer
-
-        return StorageClassInformer(self._factory)
-
-    def volume_attachments(self) -> VolumeAttachmentInformer:
-        """The shared informer and lister of volumeattachments (VolumeAttachment, cluster-scoped)."""
-        from .informers import VolumeAttachmentInformer
-
-        return VolumeAttachmentInformer(self._factory)
-
-    def volume_attributes_classes(self) -> VolumeAttributesClassInformer:
-        """The shared informer and lister of volumeattributesclasses (VolumeAttributesClass, cluster-scoped)."""
-        from .informers import VolumeAttributesClassInformer
-
-        return VolumeAttributesClassInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

@@ -249,3 +249,36 @@ class VolumeAttributesClassInformer:
         from .models import VolumeAttributesClassLister
 
         return VolumeAttributesClassLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class StorageV1Informers:
+    """The kinds of storage.k8s.io/v1 that offer list and watch: `csi_drivers()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def csi_drivers(self) -> CSIDriverInformer:
+        """The shared informer and lister of csidrivers (CSIDriver, cluster-scoped)."""
+        return CSIDriverInformer(self._factory)
+
+    def csi_nodes(self) -> CSINodeInformer:
+        """The shared informer and lister of csinodes (CSINode, cluster-scoped)."""
+        return CSINodeInformer(self._factory)
+
+    def csi_storage_capacities(self) -> CSIStorageCapacityInformer:
+        """The shared informer and lister of csistoragecapacities (CSIStorageCapacity, namespaced)."""
+        return CSIStorageCapacityInformer(self._factory)
+
+    def storage_classes(self) -> StorageClassInformer:
+        """The shared informer and lister of storageclasses (StorageClass, cluster-scoped)."""
+        return StorageClassInformer(self._factory)
+
+    def volume_attachments(self) -> VolumeAttachmentInformer:
+        """The shared informer and lister of volumeattachments (VolumeAttachment, cluster-scoped)."""
+        return VolumeAttachmentInformer(self._factory)
+
+    def volume_attributes_classes(self) -> VolumeAttributesClassInformer:
+        """The shared informer and lister of volumeattributesclasses (VolumeAttributesClass, cluster-scoped)."""
+        return VolumeAttributesClassInformer(self._factory)

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         VolumeAttributesClassInformer as VolumeAttributesClassInformer,
     )
@@ -24,21 +22,6 @@ if TYPE_CHECKING:
         VolumeAttributesClass as VolumeAttributesClass,
         VolumeAttributesClassList as VolumeAttributesClassList,
     )
-
-
-class StorageV1beta1Informers:
-    """The kinds of storage.k8s.io/v1beta1 that offer list and watch: `volume_attributes_classes()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def volume_attributes_classes(self) -> VolumeAttributesClassInformer:
-        """The shared informer and lister of volumeattributesclasses (VolumeAttributesClass, cluster-scoped)."""
-        from .informers import VolumeAttributesClassInformer
-
-        return VolumeAttributesClassInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

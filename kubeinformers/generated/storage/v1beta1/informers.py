@@ -59,3 +59,16 @@ class VolumeAttributesClassInformer:
         from .models import VolumeAttributesClassLister
 
         return VolumeAttributesClassLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class StorageV1beta1Informers:
+    """The kinds of storage.k8s.io/v1beta1 that offer list and watch: `volume_attributes_classes()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def volume_attributes_classes(self) -> VolumeAttributesClassInformer:
+        """The shared informer and lister of volumeattributesclasses (VolumeAttributesClass, cluster-scoped)."""
+        return VolumeAttributesClassInformer(self._factory)

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.cache.factory import SharedInformerFactory as _SharedInformerFactory
-
     from .informers import (
         StorageVersionMigrationInformer as StorageVersionMigrationInformer,
     )
@@ -26,21 +24,6 @@ if TYPE_CHECKING:
         StorageVersionMigrationSpec as StorageVersionMigrationSpec,
         StorageVersionMigrationStatus as StorageVersionMigrationStatus,
     )
-
-
-class StoragemigrationV1beta1Informers:
-    """The kinds of storagemigration.k8s.io/v1beta1 that offer list and watch: `storage_version_migrations()`..."""
-
-    __slots__ = ("_factory",)
-
-    def __init__(self, factory: _SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def storage_version_migrations(self) -> StorageVersionMigrationInformer:
-        """The shared informer and lister of storageversionmigrations (StorageVersionMigration, cluster-scoped)."""
-        from .informers import StorageVersionMigrationInformer
-
-        return StorageVersionMigrationInformer(self._factory)
 
 
 _LAZY: dict[str, str] = {

@@ -60,3 +60,16 @@ class StorageVersionMigrationInformer:
         from .models import StorageVersionMigrationLister
 
         return StorageVersionMigrationLister(self.informer().get_indexer(), self.RESOURCE)
+
+
+class StoragemigrationV1beta1Informers:
+    """The kinds of storagemigration.k8s.io/v1beta1 that offer list and watch: `storage_version_migrations()`..."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: _SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def storage_version_migrations(self) -> StorageVersionMigrationInformer:
+        """The shared informer and lister of storageversionmigrations (StorageVersionMigration, cluster-scoped)."""
+        return StorageVersionMigrationInformer(self._factory)
