@@ -32,7 +32,7 @@ def replica(kubeconfig: str, index: int, total: int, namespace: str) -> dict[str
     from kubernetes import config
 
     from kubeinformers import Shard
-    from kubeinformers.generated import SharedInformerFactory
+    from kubeinformers.generated.informers import SharedInformerFactory
 
     api = config.new_client_from_config(config_file=kubeconfig)
     factory = SharedInformerFactory(api, namespace=namespace, shard=Shard.static(index, total))

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.generated import SharedInformerFactory
 from kubeinformers.generated.core.v1.models import ConfigMap
+from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.generated.registry import RESOURCES
 from kubeinformers.runtime.api.keys import object_namespace, object_uid
 from kubeinformers.runtime.api.listwatch import ListOptions

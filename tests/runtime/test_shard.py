@@ -491,8 +491,8 @@ def test_n7_local_api_server_serves_shards_as_kube_apiserver_does(
 ) -> None:
     """LocalApiServer(sharded_list_and_watch=True) applies and echoes the selector as the real
     server with the gate does (tests/e2e/test_shard_real.py); without it, it ignores it."""
-    from kubeinformers.generated import SharedInformerFactory
     from kubeinformers.generated.core.v1 import ConfigMap
+    from kubeinformers.generated.informers import SharedInformerFactory
 
     server = local_api_server_factory(sharded_list_and_watch=gate)
     created = _configmaps(server, 60)
