@@ -1,9 +1,11 @@
-"""Memory a stuck handler's buffer holds (issue 27 §3): `python -m bench.handler_buffer MODE`.
+"""Memory a stuck handler's buffer holds (issue 27 §3): `python -m bench.handler_buffer MODE [READ]`.
 
 LocalApiServer (in this process) serves 20 configmaps of ~2.5 KB; the informer decodes lazily;
-a fast handler reads every update in full (so each version is built into its model), a second
-handler is stuck until the end. After 20 x 100 updates, tracemalloc says what the process
-holds above the synced state. MODE: `off` (no stuck handler: the baseline, mostly the
+a fast handler reads every update (READ `field`, the default: its `data`, built alone, K13;
+`whole`: the whole model, as a dump or a copy builds it), a second handler is stuck until the
+end (it buffers lazy twins of what the fast one reads, G12). After 20 x 100 updates,
+tracemalloc says what the process holds above the synced state, and what draining the buffer
+gives back per buffered notification. MODE: `off` (no stuck handler: the baseline, mostly the
 server's own watch history), `none` (stuck, unbounded buffer), or N (stuck, `max_buffer=N`).
 Compare a mode with `off` from the same machine; the figures move with load.
 """
@@ -23,7 +25,9 @@ from kubeinformers.testing.local_api_server import LocalApiServer
 OBJECTS, ROUNDS = 20, 100
 
 
-def main(mode: str) -> None:
+def main(mode: str, read: str = "field") -> None:
+    if read not in ("field", "whole"):
+        raise SystemExit(f"READ is field or whole, not {read!r}")
     bound = None if mode in ("none", "off") else int(mode)
     with LocalApiServer() as server:
         for i in range(OBJECTS):
@@ -41,7 +45,10 @@ def main(mode: str) -> None:
         seen = [0]
 
         def fast(old: Any, new: Any) -> None:
-            _ = new.data  # a full read: the version is built into its model
+            if read == "whole":
+                new.model_dump()  # the whole version is built into its model
+            else:
+                _ = new.data  # its data is built (K13)
             seen[0] += 1
 
         def stuck(*_: Any) -> None:
@@ -66,13 +73,20 @@ def main(mode: str) -> None:
         gc.collect()
         held = tracemalloc.get_traced_memory()[0] - base
         m = registration.metrics()
-        print(
-            f"mode={mode}: {OBJECTS * ROUNDS} updates, buffered={m.buffered}, "
-            f"coalesced={m.coalesced}, held {held / 1e6:.1f} MB above the synced state"
-        )
         release.set()
+        # What the buffer held: the memory its draining gives back.
+        while registration.metrics().buffered and time.monotonic() < deadline + 60:
+            time.sleep(0.05)
+        gc.collect()
+        drained = tracemalloc.get_traced_memory()[0] - base
+        per = f", {(held - drained) / m.buffered / 1e3:.1f} KB per buffered notification"
+        print(
+            f"mode={mode} read={read}: {OBJECTS * ROUNDS} updates, buffered={m.buffered}, "
+            f"coalesced={m.coalesced}, held {held / 1e6:.1f} MB above the synced state"
+            + (per if m.buffered else "")
+        )
         factory.shutdown()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "none")
+    main(*sys.argv[1:3]) if len(sys.argv) > 1 else main("none")

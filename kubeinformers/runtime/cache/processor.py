@@ -7,7 +7,9 @@ distributed (G2). A handler that raises is logged with the object's key and the 
 on with the next notification. A handler whose oldest buffered notification has waited
 `lag_warning_after` seconds is reported once as falling behind, and once when it has caught
 up (G10). The buffer is unbounded unless `max_buffer` is given; beyond it, a notification for
-an object that already has one buffered is merged into it (G11).
+an object that already has one buffered is merged into it (G11). A listener that lags
+buffers lazy twins of not-yet-built objects, so that another handler's read does not inflate
+what its buffer holds (G12).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from kubeinformers.runtime.cache.delta_fifo import CONSUMER_LINGER
 from kubeinformers.runtime.cache.handlers import ResourceEventHandler
 from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.codec.drift import InvalidObjectError
+from kubeinformers.runtime.codec.lazy import lazy_twin
 from kubeinformers.runtime.metrics import HandlerMetrics, LatencyRecorder
 
 T = TypeVar("T")
@@ -56,6 +59,10 @@ LAG_WARNING_AFTER = 10.0
 """G10: a handler whose oldest buffered notification has waited this long (seconds) is
 reported as falling behind; it has caught up when the oldest one is younger than half."""
 
+TWIN_AFTER = 16
+"""G12: a listener with this many notifications buffered is lagging: the objects it buffers
+from then on are lazy twins of the informer's (the same raw bytes, built on their own)."""
+
 # G10: how often (seconds, at most) the processor looks for handlers stuck with old notifications.
 WATCHDOG_TICK = 1.0
 
@@ -80,6 +87,14 @@ def _key_of(obj: object) -> str:
         return deletion_handling_meta_namespace_key(obj)
     except Exception:  # an object without metadata still deserves a log line
         return f"<no key: {type(obj).__name__}>"
+
+
+def _twin_of(known: tuple[str, Any] | None, obj: Any) -> Any:
+    """G12: `known` (resourceVersion, twin)'s twin if it is of `obj`'s version, else a new
+    lazy twin of `obj` (`obj` itself if it is not lazy)."""
+    if known is not None and known[0] != "" and known[0] == object_resource_version(obj):
+        return known[1]
+    return lazy_twin(obj)
 
 
 # G9: a listener remembers this many (key, resourceVersion) pairs it reported as invalid;
@@ -146,6 +161,9 @@ class ProcessorListener(Generic[T]):
         # max_buffer (G11): key -> its newest buffered entry, while that entry is buffered.
         self._newest: dict[str, list[Any]] = {}
         self._cancelled = 0  # entries merged away but still in the buffer
+        # G12, while lagging: key -> (resourceVersion, the twin) of the object's newest twin
+        # buffered, so that its next update's old object is that twin (written by `add` only).
+        self._twins: dict[str, tuple[str, Any]] = {}
         self.coalesced = 0  # notifications merged into a buffered one (written under _cond)
         # G10: reported as falling behind (transitions under _cond) and since when.
         self.falling_behind = False
@@ -182,6 +200,10 @@ class ProcessorListener(Generic[T]):
         if now is None:
             now = self.clock()
         buffer = self._buffer
+        if len(buffer) >= TWIN_AFTER:
+            notification = self._twinned(notification)
+        elif self._twins:
+            self._twins.clear()  # caught up: the twins it remembers are delivered
         if self.max_buffer is None:
             buffer.append((*notification, now))
         else:
@@ -195,6 +217,24 @@ class ProcessorListener(Generic[T]):
         if self._idle:
             with self._cond:
                 self._cond.notify()
+
+    def _twinned(self, notification: Notification) -> Notification:
+        """G12: the notification with a lazy twin in place of each lazy object it carries, so
+        that no other handler's read inflates what this buffer holds. An object whose version
+        has a twin buffered already (an update's old object, a resync) gets that twin."""
+        kind, a, b = notification
+        obj = b if kind == UPDATE else a
+        key = _key_of(obj)
+        twins = self._twins
+        known = twins.pop(key, None)
+        twin = _twin_of(known, obj)
+        if kind != DELETE and twin is not obj:
+            twins[key] = (object_resource_version(obj), twin)
+        if kind != UPDATE:
+            return (kind, twin, b)
+        if a is b:  # a resync: the same object twice
+            return (kind, twin, twin)
+        return (kind, _twin_of(known, a), twin)
 
     def _add_bounded(self, kind: int, a: Any, b: Any, now: float) -> None:
         """G11: within `max_buffer`, buffer as usual; beyond it, merge into the object's
@@ -328,6 +368,7 @@ class ProcessorListener(Generic[T]):
             self._closed = True
             self._buffer.clear()
             self._newest.clear()
+            self._twins = {}
             self._cancelled = 0
             self._cond.notify_all()
 
@@ -679,5 +720,6 @@ __all__ = [
     "Notification",
     "ProcessorListener",
     "SharedProcessor",
+    "TWIN_AFTER",
     "determine_resync_period",
 ]

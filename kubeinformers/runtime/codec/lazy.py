@@ -48,6 +48,7 @@ __all__ = [
     "ModelBuild",
     "RawFormat",
     "is_lazy",
+    "lazy_twin",
     "materialize",
 ]
 
@@ -140,6 +141,36 @@ def materialize(obj: M) -> M:
     if is_lazy(obj):
         _materialise(obj)
     return obj
+
+
+def lazy_twin(obj: M) -> M:
+    """A fresh lazy object over the same raw bytes as `obj` if `obj` is lazy, else `obj`.
+
+    The twin shares `obj`'s raw bytes (not a copy), its identity values and the fields built
+    alone so far (K13), and its metadata once built (or set by a transform); a lazy metadata
+    gets its own lazy twin. It is of the same class, reads and compares equal to `obj`, and
+    builds on its own first read: a read of `obj` no longer inflates it, nor it `obj`. What a
+    lagging handler's buffer holds (G12). Taken under the build lock (K10): a twin is taken
+    of a lazy object, never of one half built.
+    """
+    cls = type(obj)
+    if getattr(cls, "__kubeinformers_lazy_base__", None) is None:
+        return obj
+    with _LOCK:
+        if type(obj) is not cls:  # built meanwhile: nothing raw is left to share
+            return obj
+        twin: object = object.__new__(cls)
+        set_slot = object.__setattr__
+        # Attribute by attribute: a lazy metadata's dict then shares its keys (see assemble).
+        for name, value in object.__getattribute__(obj, "__dict__").items():
+            set_slot(twin, name, value)
+        set_slot(twin, _RAW_SLOT, object.__getattribute__(obj, _RAW_SLOT))
+        if getattr(cls, "__kubeinformers_item__", False):
+            meta = _read_meta_slot(obj)
+            if meta is not None and type(meta) is not dict:
+                meta = lazy_twin(meta)  # the RLock is re-entered
+            set_slot(twin, _META_SLOT, meta)
+    return typing.cast(M, twin)
 
 
 def _key_of(identity: dict[str, Any]) -> str:
