@@ -79,7 +79,7 @@ def main(mode: str, read: str = "field") -> None:
             time.sleep(0.05)
         gc.collect()
         drained = tracemalloc.get_traced_memory()[0] - base
-        per = f", {(held - drained) / m.buffered / 1e3:.1f} KB per buffered notification"
+        per = f", {(held - drained) / max(m.buffered, 1) / 1e3:.1f} KB per buffered notification"
         print(
             f"mode={mode} read={read}: {OBJECTS * ROUNDS} updates, buffered={m.buffered}, "
             f"coalesced={m.coalesced}, held {held / 1e6:.1f} MB above the synced state"
