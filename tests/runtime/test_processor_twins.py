@@ -153,6 +153,18 @@ def test_g12_a_lagging_listener_buffers_twins_that_another_handlers_read_leaves_
     ]
 
 
+def test_g12_initial_list_adds_are_the_cached_instances_even_when_lagging() -> None:
+    listener = _stuck_listener()
+    builder = LazyModelBuilder(Pod)
+    objs = [builder.build(pod_json(f"p{i}")) for i in range(TWIN_AFTER + 10)]
+    for obj in objs:
+        listener.add((ADD, obj, True))
+    assert all(b[1] is o for b, o in zip(_buffered(listener), objs, strict=True))
+    later = builder.build(pod_json("p-late"))
+    listener.add((ADD, later, False))  # a watch event: twinned
+    assert _buffered(listener)[-1][1] is not later and is_lazy(_buffered(listener)[-1][1])
+
+
 def test_g12_a_bounded_lagging_listener_merges_twins() -> None:
     listener = _stuck_listener(max_buffer=TWIN_AFTER + 2)
     builder = LazyModelBuilder(Pod)

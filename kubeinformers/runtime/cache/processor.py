@@ -61,7 +61,8 @@ reported as falling behind; it has caught up when the oldest one is younger than
 
 TWIN_AFTER = 16
 """G12: a listener with this many notifications buffered is lagging: the objects it buffers
-from then on are lazy twins of the informer's (the same raw bytes, built on their own)."""
+from then on (but those of initial-list adds) are lazy twins of the informer's (the same raw
+bytes, built on their own)."""
 
 # G10: how often (seconds, at most) the processor looks for handlers stuck with old notifications.
 WATCHDOG_TICK = 1.0
@@ -201,7 +202,9 @@ class ProcessorListener(Generic[T]):
             now = self.clock()
         buffer = self._buffer
         if len(buffer) >= TWIN_AFTER:
-            notification = self._twinned(notification)
+            # Not an initial-list add: the cache keeps that object, a twin would cost twice.
+            if notification[0] != ADD or not notification[2]:
+                notification = self._twinned(notification)
         elif self._twins:
             self._twins.clear()  # caught up: the twins it remembers are delivered
         if self.max_buffer is None:
