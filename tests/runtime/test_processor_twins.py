@@ -17,6 +17,7 @@ from kubeinformers.runtime.cache.processor import (
     UPDATE,
     ProcessorListener,
 )
+from kubeinformers.runtime.codec.drift import InvalidObjectError, PartlyInvalidObjectError
 from kubeinformers.runtime.codec.lazy import LazyModelBuilder, is_lazy, lazy_twin, materialize
 from tests.runtime._informer_support import Recorder
 from tests.runtime.test_lazy import Pod, pod_json
@@ -76,6 +77,26 @@ def test_g12_a_twin_keeps_fields_built_alone_and_a_metadata_built_before() -> No
     twin = lazy_twin(obj)
     assert is_lazy(twin) and twin.spec is spec and twin.metadata is meta
     assert twin == Pod.model_validate_json(pod_json())
+
+
+def test_g12_k11_an_invalid_object_and_its_twins_are_reported_once() -> None:
+    reported: list[InvalidObjectError] = []
+    builder = LazyModelBuilder(Pod, on_invalid=reported.append)
+    bad = pod_json(spec={"containers": [{"name": "app", "ports": ["eighty"]}]})
+    obj = builder.build(bad)
+    twin = lazy_twin(obj)
+    materialize(obj)
+    twin_of_twin = lazy_twin(twin)
+    materialize(twin)
+    materialize(twin_of_twin)
+    assert len(reported) == 1 and isinstance(reported[0], PartlyInvalidObjectError)
+    # Raw bytes that hold no object at all: nothing past the identity reads (K5).
+    unreadable = builder.assemble_values(b"[1, 2]", ("x", "default", "u", "1", None))
+    unreadable_twin = lazy_twin(unreadable)
+    for o in (unreadable_twin, unreadable, lazy_twin(unreadable)):
+        with pytest.raises(InvalidObjectError):
+            _ = o.spec
+    assert len(reported) == 2
 
 
 def test_g12_what_is_not_lazy_is_its_own_twin() -> None:

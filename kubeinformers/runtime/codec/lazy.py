@@ -56,6 +56,8 @@ M = TypeVar("M", bound=BaseModel)
 
 _ERROR = "__kubeinformers_error__"  # set once validation has failed (in the __dict__)
 _REPORT = "__kubeinformers_report__"  # the builder's on_invalid hook, on its own lazy classes
+# [reported?], in the __dict__ of a lazy object and its twins (lazy_twin): one report for all.
+_REPORTED = "__kubeinformers_reported__"
 
 # Until a lazy object is built, pydantic's instance slots are free; they hold its state:
 _RAW_SLOT = "__pydantic_fields_set__"  # the bytes it is built from (the whole item), both kinds
@@ -151,7 +153,8 @@ def lazy_twin(obj: M) -> M:
     gets its own lazy twin. It is of the same class, reads and compares equal to `obj`, and
     builds on its own first read: a read of `obj` no longer inflates it, nor it `obj`. What a
     lagging handler's buffer holds (G12). Taken under the build lock (K10): a twin is taken
-    of a lazy object, never of one half built.
+    of a lazy object, never of one half built. An invalid object is reported once, by whichever
+    of `obj` and its twins is built first (K11).
     """
     cls = type(obj)
     if getattr(cls, "__kubeinformers_lazy_base__", None) is None:
@@ -161,8 +164,11 @@ def lazy_twin(obj: M) -> M:
             return obj
         twin: object = object.__new__(cls)
         set_slot = object.__setattr__
+        state = object.__getattribute__(obj, "__dict__")
+        if _REPORTED not in state and getattr(cls, _REPORT, None) is not None:
+            state[_REPORTED] = [False]  # an invalid object is reported once, by either (K11)
         # Attribute by attribute: a lazy metadata's dict then shares its keys (see assemble).
-        for name, value in object.__getattribute__(obj, "__dict__").items():
+        for name, value in state.items():
             set_slot(twin, name, value)
         set_slot(twin, _RAW_SLOT, object.__getattribute__(obj, _RAW_SLOT))
         if getattr(cls, "__kubeinformers_item__", False):
@@ -209,7 +215,7 @@ def _materialise(obj: Any) -> None:
                 invalid = InvalidObjectError(base, key, exc)
                 state[_ERROR] = invalid
                 report = getattr(cls, _REPORT, None)
-                if report is not None:
+                if report is not None and _claim_report(state):
                     report(invalid)
                 raise invalid from exc
         # Fields built on their own before (issue 26) stay the objects handed out (they
@@ -237,10 +243,23 @@ def _materialise(obj: Any) -> None:
         _publish(obj, "__dict__", full.__dict__)
         _publish(obj, _META_SLOT, full.__pydantic_private__)
         _publish(obj, "__class__", type(full))
-    if partly is not None:
+        tell = partly is not None and _claim_report(state)
+    if tell:
         report = getattr(cls, _REPORT, None)
         if report is not None:
-            report(partly)
+            report(typing.cast(InvalidObjectError, partly))
+
+
+def _claim_report(state: dict[str, Any]) -> bool:
+    """Whether a lazy object whose state is `state` reports its invalidity: yes, unless a twin
+    of it (lazy_twin, sharing its report cell) did already. Under _LOCK."""
+    cell = state.get(_REPORTED)
+    if cell is None:
+        return True
+    if cell[0]:
+        return False
+    cell[0] = True
+    return True
 
 
 def _adopt(lazy: Any, built: BaseModel) -> None:
