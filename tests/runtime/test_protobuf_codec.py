@@ -22,6 +22,7 @@ from kubeinformers.runtime.codec.drift import (
 from kubeinformers.runtime.codec.lazy import (
     LazyModelBuilder,
     is_lazy,
+    lazy_twin,
     materialize,
 )
 from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
@@ -549,6 +550,18 @@ def test_k5_a_malformed_object_body_fails_like_an_invalid_one() -> None:
     with pytest.raises(InvalidObjectError, match=r"Widget 'ns/x'.*malformed"):
         materialize(obj)
     assert len(reported) == 1
+
+
+def test_g12_a_twin_of_a_protobuf_object_shares_its_bytes_and_builds_on_its_own() -> None:
+    item = _widget("a", "3", app="web")
+    obj = _decoder().decode_list(list_body("v1", "WidgetList", [item])).items[0]
+    twin = lazy_twin(obj)
+    assert twin is not obj and type(twin) is type(obj) and isinstance(twin, Widget)
+    raw = "__pydantic_fields_set__"
+    assert object.__getattribute__(twin, raw) is object.__getattribute__(obj, raw)
+    materialize(obj)  # another handler's read
+    assert is_lazy(twin) and object.__getattribute__(twin, "__dict__") == {}
+    assert twin == obj == Widget.model_validate(to_json_object(MESSAGES, WIDGET, item))
 
 
 def test_k5_concurrent_first_reads_build_once_and_agree() -> None:
