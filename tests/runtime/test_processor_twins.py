@@ -6,6 +6,7 @@ import gc
 import itertools
 import threading
 import tracemalloc
+import weakref
 from typing import Any
 
 import pytest
@@ -184,6 +185,22 @@ def test_g12_initial_list_adds_are_the_cached_instances_even_when_lagging() -> N
     later = builder.build(pod_json("p-late"))
     listener.add((ADD, later, False))  # a watch event: twinned
     assert _buffered(listener)[-1][1] is not later and is_lazy(_buffered(listener)[-1][1])
+
+
+def test_g12_a_twin_delivered_and_dropped_is_not_kept_alive_by_the_listener() -> None:
+    listener = _stuck_listener()
+    builder = LazyModelBuilder(Pod)
+    for i in range(TWIN_AFTER):
+        listener.add((ADD, builder.build(pod_json(f"p{i}")), False))
+    listener.add((ADD, builder.build(pod_json("web")), False))
+    twin = weakref.ref(listener._buffer.pop()[1])  # as if delivered and dropped by the handler
+    gc.collect()
+    assert twin() is None
+    # Its next update's old object is then a fresh twin: equal, lazy.
+    old, new = builder.build(pod_json("web")), builder.build(pod_json("web"))
+    listener.add((UPDATE, old, new))
+    _, a, b = _buffered(listener)[-1]
+    assert is_lazy(a) and a is not old and is_lazy(b) and b is not new
 
 
 def test_g12_a_bounded_lagging_listener_merges_twins() -> None:

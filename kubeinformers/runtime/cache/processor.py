@@ -20,6 +20,7 @@ import inspect
 import logging
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
@@ -90,11 +91,13 @@ def _key_of(obj: object) -> str:
         return f"<no key: {type(obj).__name__}>"
 
 
-def _twin_of(known: tuple[str, Any] | None, obj: Any) -> Any:
-    """G12: `known` (resourceVersion, twin)'s twin if it is of `obj`'s version, else a new
-    lazy twin of `obj` (`obj` itself if it is not lazy)."""
+def _twin_of(known: tuple[str, weakref.ref[Any]] | None, obj: Any) -> Any:
+    """G12: `known` (resourceVersion, twin)'s twin if it is of `obj`'s version and still
+    alive, else a new lazy twin of `obj` (`obj` itself if it is not lazy)."""
     if known is not None and known[0] != "" and known[0] == object_resource_version(obj):
-        return known[1]
+        twin = known[1]()
+        if twin is not None:
+            return twin
     return lazy_twin(obj)
 
 
@@ -162,9 +165,10 @@ class ProcessorListener(Generic[T]):
         # max_buffer (G11): key -> its newest buffered entry, while that entry is buffered.
         self._newest: dict[str, list[Any]] = {}
         self._cancelled = 0  # entries merged away but still in the buffer
-        # G12, while lagging: key -> (resourceVersion, the twin) of the object's newest twin
-        # buffered, so that its next update's old object is that twin (written by `add` only).
-        self._twins: dict[str, tuple[str, Any]] = {}
+        # G12, while lagging: key -> (resourceVersion, a weak reference to the twin) of the
+        # object's newest twin buffered, so that its next update's old object is that twin
+        # (written by `add` only). Weak: a twin delivered and dropped is not kept alive.
+        self._twins: dict[str, tuple[str, weakref.ref[Any]]] = {}
         self.coalesced = 0  # notifications merged into a buffered one (written under _cond)
         # G10: reported as falling behind (transitions under _cond) and since when.
         self.falling_behind = False
@@ -232,7 +236,10 @@ class ProcessorListener(Generic[T]):
         known = twins.pop(key, None)
         twin = _twin_of(known, obj)
         if kind != DELETE and twin is not obj:
-            twins[key] = (object_resource_version(obj), twin)
+            try:
+                twins[key] = (object_resource_version(obj), weakref.ref(twin))
+            except TypeError:  # a model without weak references: its old objects are twins
+                pass
         if kind != UPDATE:
             return (kind, twin, b)
         if a is b:  # a resync: the same object twice
