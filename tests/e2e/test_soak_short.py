@@ -11,6 +11,9 @@ Every checkpoint: caches and every handler's replayed view equal the server's st
 selection (keys and resourceVersions) after relists (D8, D14), watch-list stalls and fallbacks
 (D17-D20) and backoffs (D3, D4, D11); every callback is checked against what the handler saw
 before; afterwards no thread or socket of ours is left and no log record holds the token.
+Mid-run on the real server the Widget CRD is upgraded incompatibly ("upgrade-crd", issue 27):
+every checkpoint after it reads the drifted Widgets (K11, K12) and the log holds one ERROR
+per bad object version, no traceback.
 """
 
 from __future__ import annotations
@@ -61,3 +64,8 @@ def test_short_soak_against_a_real_apiserver(
     ):
         assert result.fault_counts.get(fault, 0) >= 1, result.fault_counts
     assert result.tombstones > 0
+    # Issue 27: the Widget CRD was upgraded incompatibly mid-run (fault 15) and Widgets written
+    # in the new shape were cached at the server's version, their changed fields raising
+    # InvalidFieldError, the rest read, a new enum value read (K11, K12), each reported once.
+    assert result.fault_counts["upgrade-crd"] == 1
+    assert result.drifted_checked > 0

@@ -12,7 +12,8 @@ from tests.generator.genutil import mypy_errors, mypy_rejects_each
 HEADER = """\
 from __future__ import annotations
 
-from kubeinformers.generated.core.v1 import CoreV1Informers, Node, Pod
+from kubeinformers.generated.core.v1 import Node, Pod
+from kubeinformers.generated.core.v1.informers import CoreV1Informers
 from kubeinformers.runtime.cache.store import (
     IndexFunc,
     Indexers,

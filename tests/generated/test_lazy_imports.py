@@ -64,3 +64,20 @@ def test_models_are_imported_only_when_a_kind_is_used() -> None:
     new_for_pod = set(steps["model"]) - set(steps["kind"])
     assert not [m for m in new_for_pod if m.endswith(".models")]  # core/v1 was loaded already
     assert not [m for m in steps["model"] if ".batch." in m or ".storage." in m]
+
+
+def test_h12_a_name_a_group_version_does_not_export_is_a_mypy_error(tmp_path: Path) -> None:
+    """H12: a group-version package imports its names on first use through a module
+    `__getattr__` that only the interpreter sees, so mypy checks every import from it: the
+    models and the explicit re-exports type-check, a name that is not there (the accessor
+    class lives in `.informers`) is an error rather than a silent `Any`."""
+    from tests.generator.genutil import mypy_errors
+
+    usage = tmp_path / "gv_imports.py"
+    usage.write_text(
+        "from kubeinformers.generated.core.v1 import Pod, PodInformer, PodLister\n"
+        "from kubeinformers.generated.core.v1 import CoreV1Informers\n"
+        "from kubeinformers.generated.core.v1.informers import CoreV1Informers as Accessors\n"
+    )
+    errors = mypy_errors(usage)
+    assert len(errors) == 1 and "CoreV1Informers" in errors[0] and ":2:" in errors[0], errors

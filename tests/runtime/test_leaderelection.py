@@ -539,7 +539,7 @@ def test_lease_times_go_out_as_micro_time_even_on_a_whole_second() -> None:
     """acquireTime/renewTime are written in MicroTime's one layout (six fraction digits, Z):
     a datetime on a whole second would otherwise go out as `...05+00:00` (isoformat drops a
     zero fraction) and the API server would refuse the Lease."""
-    lock = LeaseLock(object(), "default", "lock-micro", "one")
+    lock = LeaseLock(FakeLeaseApi(LeaseStore()), "default", "lock-micro", "one")
     when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
     spec = lock._body(LeaderElectionRecord("one", 15, when, when, 0))["spec"]
     assert spec["acquireTime"] == spec["renewTime"] == "2026-01-02T03:04:05.000000Z"

@@ -8,7 +8,11 @@ compacted; a restart plus a compaction loses the watch history (the re-watch get
 informers relist); objects are deleted while the informers are cut off and the history is
 lost (the relist reports them as tombstones); handlers raise or block; the service-account
 token the informers read from a file is rotated, its old Secret deleted so the old token dies
-(issue 27: nothing may be lost, no refusal may last). LocalApiServer's
+(issue 27: nothing may be lost, no refusal may last); once, mid-run, the Widget CRD the
+informers watch is upgraded incompatibly ("upgrade-crd", issue 27: a new `size` enum value,
+`replicas` an integer that becomes a string, `parts` a list that becomes a map) and the
+writer writes Widgets in the new shape from then on (the runner checks K11/K12 on every
+checkpoint after it). LocalApiServer's
 protocol faults (429/500 answers, corrupt or truncated watch lines, a stalled watch-list
 bookmark, a renumbered restore, an RBAC flap) have no real-server equivalent here.
 
@@ -18,17 +22,20 @@ when it goes down (RealCluster would retry it, but the world's history must stay
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tests.soak.faults import Fault, Injector
-from tests.soak.world import KINDS
-from tests.support.cluster import RealCluster
+from tests.soak.world import KINDS, WIDGETS, upgraded_widget_crd
+from tests.support.cluster import RealCluster, StatusError
 from tests.support.sa_tokens import ServiceAccountTokens, write_token
 
 ROTATION_NAMESPACE = "soak-auth"
+WIDGET_CRD_NAME = "widgets.demo.kubeinformers.io"
 
 
 @dataclass
@@ -76,6 +83,19 @@ class RealInjector(Injector):
     pause_writes: Callable[[], None] = lambda: None
     resume_writes: Callable[[], None] = lambda: None
     rotation: TokenRotation | None = None
+    # The "upgrade-crd" fault replaces the random pick of this fault number (1-based; 0:
+    # never): one CRD upgrade per run, taking nothing from the RNG, so a seed's other faults
+    # stay what they were, one place later.
+    upgrade_crd_at: int = 0
+    _fired: int = 0
+
+    def fire(self) -> str:
+        self._fired += 1
+        if self._fired == self.upgrade_crd_at:
+            self._upgrade_crd()
+            self.counts["upgrade-crd"] += 1
+            return "upgrade-crd"
+        return super().fire()
 
     def __post_init__(self) -> None:
         f = Fault
@@ -115,6 +135,34 @@ class RealInjector(Injector):
             self._later(self.rng.uniform(0.5, 3.0), write_later)
         if self.rng.random() < 0.5:
             self.proxy.drop_all()
+
+    def _upgrade_crd(self) -> None:
+        """Issue 27 (K11, K12): the Widget CRD is upgraded on the server before the models
+        are regenerated. With the writer paused, the CRD is replaced; one Widget is rewritten
+        in the new shape as soon as the server accepts it (it validates with the old schema a
+        moment longer: 422), and the writer goes on in the new shape."""
+        self.pause_writes()
+        try:
+            cluster = self.world.server
+            crd = cluster.get(
+                "apiextensions.k8s.io/v1", "CustomResourceDefinition", WIDGET_CRD_NAME
+            )
+            upgraded = cluster.replace(upgraded_widget_crd(crd))
+            self.world.upgraded_at = int(upgraded["metadata"]["resourceVersion"])
+            self.world.widgets_upgraded = True  # the writer is paused: nothing else writes
+            write = self.world.update if self.world.live[WIDGETS.kind] else self.world.create
+            deadline = time.monotonic() + 30
+            tick = threading.Event()
+            while True:
+                try:
+                    write(WIDGETS)
+                    break
+                except StatusError as err:
+                    if err.status != 422 or time.monotonic() > deadline:
+                        raise
+                    tick.wait(0.1)
+        finally:
+            self.resume_writes()
 
     def _outage(self) -> None:
         self.proxy.refuse(True)

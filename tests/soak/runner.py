@@ -2,8 +2,9 @@
 
 The server is LocalApiServer with its protocol-level fault hooks (faults.py), or a real
 kube-apiserver + etcd (`server="real"`, RealApiServer) with the faults a real cluster has:
-restarts, crashes, compactions, and dropped or refused connections through a TCP proxy
-(real_faults.py).
+restarts, crashes, compactions, dropped or refused connections through a TCP proxy, a
+rotated token, and once, mid-run, an incompatible upgrade of the Widget CRD ("upgrade-crd",
+issue 27) after which Widgets are written in the new shape (real_faults.py).
 
 Six informers over HTTPS with a bearer token: pods (all namespaces, generated factory),
 configmaps restricted to one namespace, the demo CRD's widgets selected by label (generated
@@ -16,8 +17,13 @@ Between faults the caches are sampled for phantoms (a key/resourceVersion the se
 had); every `checkpoint_every` faults the writer pauses, timed faults are undone, and every
 cache and every handler's replayed view must converge to the server's state for its
 selection (keys and resourceVersions). Handlers check their own callbacks continuously
-(recorder.py). At the end: everything shut down, no thread and no socket of ours left, and
-no bearer token in any log record.
+(recorder.py). After "upgrade-crd", every checkpoint also reads every cached Widget of both
+Widget informers (lazy and eager): the server's labels; `spec.size` reads, a value the CRD
+added as UnknownEnumValue (K12); a field the server sent in a new type (`replicas` a string,
+`parts` a map or items pruned) raises InvalidFieldError naming the object and the field while
+the rest reads (K11); the informers healthy. At the end: everything shut down, no thread and
+no socket of ours left, no bearer token in any log record, and each drifted Widget version
+reported by one ERROR at most, without a traceback (K7, K11).
 """
 
 from __future__ import annotations
@@ -27,9 +33,11 @@ import gc
 import logging
 import os
 import random
+import re
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,10 +46,12 @@ from typing import Any
 
 from kubeinformers.runtime.api.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.api.listwatch import ListOptions
+from kubeinformers.runtime.api.model import UnknownEnumValue
 from kubeinformers.runtime.cache.dynamic import MetadataSharedInformerFactory
 from kubeinformers.runtime.cache.factory import SharedInformerFactory as RuntimeFactory
 from kubeinformers.runtime.cache.informer import SharedIndexInformer
 from kubeinformers.runtime.client.transport import ApiListerWatcher
+from kubeinformers.runtime.codec.drift import InvalidFieldError
 from kubeinformers.runtime.reflector import reflector as reflector_module
 from kubeinformers.runtime.reflector.backoff import Backoff
 from kubeinformers.testing.local_api_server import LocalApiServer
@@ -51,12 +61,14 @@ from tests.soak.real_faults import RealInjector, TokenRotation
 from tests.soak.recorder import Recorder
 from tests.soak.world import (
     CONFIGMAPS,
+    NEW_SIZE,
     PODS,
     WIDGET_SELECTOR,
     WIDGETS,
     Selection,
     World,
     Writer,
+    key_of,
 )
 from tests.support.cluster import Cluster, RealCluster
 from tests.support.sa_tokens import token_file_kubeconfig
@@ -76,6 +88,9 @@ class SoakConfig:
     progress: Callable[[str], None] | None = None
     server: str = "local"  # "local" (LocalApiServer) or "real" (RealApiServer)
     real: RealApiServer | None = None  # a started real server to use (else one is started)
+    # The real server's "upgrade-crd" fault replaces this fault number's (None: the middle of
+    # the run, 0: never); LocalApiServer does not validate CRD schemas, so it has none.
+    upgrade_crd_at: int | None = None
 
 
 @dataclass
@@ -102,6 +117,9 @@ class SoakResult:
     tombstones: int = 0
     writes: int = 0
     handler_errors: int = 0
+    # After "upgrade-crd": cached Widgets checked whose server version is in the new shape
+    # (their drifted fields raised InvalidFieldError, the rest read: K11, K12).
+    drifted_checked: int = 0
     duration: float = 0.0
     fault_counts: dict[str, int] = field(default_factory=dict)
     violations: list[str] = field(default_factory=list)
@@ -118,6 +136,7 @@ class SoakResult:
             f"stale_updates={self.stale_updates} bad_callbacks={self.bad_callbacks} "
             f"tombstones={self.tombstones} writes={self.writes} "
             f"handler_errors_injected={self.handler_errors} "
+            f"drifted_checked={self.drifted_checked} "
             f"duration={self.duration:.1f}s"
         )
 
@@ -190,6 +209,9 @@ class _LogScan(logging.Handler):
         self.secrets = secrets  # grows while the soak runs (rotated tokens)
         self.records = 0
         self.leaks: list[str] = []
+        # (logger, message, has a traceback) of every ERROR about a Widget that does not
+        # decode or validate ("upgrade-crd")
+        self.widget_errors: list[tuple[str, str, bool]] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         self.records += 1
@@ -198,6 +220,9 @@ class _LogScan(logging.Handler):
             text += " " + str(record.exc_info[1])
         if any(secret in text for secret in self.secrets) and len(self.leaks) < 5:
             self.leaks.append(f"{record.name}: {text[:200]}")
+        decode_report = "cannot decode" in text or "validate" in text
+        if record.levelno >= logging.ERROR and "Widget" in text and decode_report:
+            self.widget_errors.append((record.name, text, record.exc_info is not None))
 
 
 # The runtime's loggers and the HTTP library's (its records name the URLs it retried).
@@ -332,6 +357,29 @@ def _diff(expected: dict[str, str], actual: dict[str, str]) -> tuple[list[str], 
     return lost, phantom
 
 
+# What the transport's one ERROR per bad object says: eager (K7) names the object and its
+# resourceVersion, lazy (K11, on the first read) names the object.
+_EAGER_REPORT = re.compile(r"cannot decode .*? object (\S+) \(resourceVersion (\S+)\)")
+_LAZY_REPORT = re.compile(r"Widget '([^']+)' has fields that do not validate")
+_DRIFTED_FIELDS = (("replicas", "spec.replicas"), ("parts", "spec.parts"))
+
+
+def _old_shape(attr: str, value: Any) -> bool:
+    """Whether the server's value of a Widget's spec field fits the models' (first) CRD. After
+    "upgrade-crd" the server serves an object stored before it with `parts` items pruned to
+    `{}` (the new schema's map has no `name`), so those drifted too without a write."""
+    if attr == "replicas":
+        return value is None or isinstance(value, int)
+    return value is None or (
+        isinstance(value, list) and all(isinstance(p, dict) and "name" in p for p in value)
+    )
+
+
+def _old_value(attr: str, value: Any) -> Any:
+    """What the models read for a field of the old shape (`parts` by its items' names)."""
+    return [p["name"] for p in value] if attr == "parts" and value is not None else value
+
+
 class Soak:
     def __init__(self, config: SoakConfig) -> None:
         self.config = config
@@ -340,6 +388,7 @@ class Soak:
         self.stop = threading.Event()
         self._started = time.monotonic()
         self._secrets: list[str] = []  # every credential the run uses: none may be logged
+        self._world: World | None = None
 
     def _say(self, text: str) -> None:
         if self.config.progress is not None:
@@ -399,6 +448,94 @@ class Soak:
                         )
         return ok
 
+    def _check_drift(self, world: World, watched: list[Watched]) -> bool:
+        """After "upgrade-crd" (issue 27), on a converged checkpoint: every cached Widget is the
+        server's version (checked by the convergence: nothing stale) with the server's labels;
+        a field whose type changed raises InvalidFieldError naming the object and the field
+        (K11) while the rest reads, a new enum value reads (K12); the informers stay healthy."""
+        ok = True
+
+        def bad(text: str) -> None:
+            nonlocal ok
+            ok = False
+            self._violation(text)
+
+        with world.lock:
+            server = {key_of(o): o for o in world.server.list(WIDGETS.api_version, WIDGETS.kind)}
+            for w in watched:
+                if w.selection.kind is not WIDGETS:
+                    continue
+                if not w.informer.health().healthy:
+                    bad(f"{w.name} unhealthy after the CRD upgrade: {w.informer.health()}")
+                indexer = w.informer.get_indexer()
+                for key in world.expected(w.selection):
+                    sent, cached = server[key], indexer.get_by_key(key)
+                    if cached is None:
+                        continue  # counted as lost by the convergence check
+                    if cached.metadata.labels != sent["metadata"]["labels"]:
+                        bad(
+                            f"{w.name} {key}: labels {cached.metadata.labels}, server has "
+                            f"{sent['metadata']['labels']}"
+                        )
+                    spec, want = cached.spec, sent["spec"]
+                    size = spec.size  # K12: a value the CRD added reads
+                    if size != want["size"] or (
+                        size == NEW_SIZE and not isinstance(size, UnknownEnumValue)
+                    ):
+                        bad(
+                            f"{w.name} {key}: spec.size reads {size!r}, server has {want['size']!r}"
+                        )
+                    drifted = False
+                    # Stored before the upgrade: cached as served then or (relisted) as served
+                    # now, its `parts` pruned; the same resourceVersion, both the server's.
+                    before = int(sent["metadata"]["resourceVersion"]) < world.upgraded_at
+                    for attr, path in _DRIFTED_FIELDS:  # K11: only a field of a new type raises
+                        expect_error = not _old_shape(attr, want.get(attr))
+                        drifted = drifted or expect_error
+                        try:
+                            value = getattr(spec, attr)
+                            if attr == "parts" and value is not None:
+                                value = [part.name for part in value]
+                        except InvalidFieldError as err:
+                            if before and attr == "parts" and err.path.startswith(path):
+                                continue
+                            if not expect_error or not err.path.startswith(path) or err.key != key:
+                                bad(
+                                    f"{w.name} {key}: reading {path} raised for {err.key} "
+                                    f"{err.path} (the server has {want.get(attr)!r})"
+                                )
+                        else:
+                            if before and attr == "parts" and value and set(value) == {"bolt"}:
+                                continue  # as written before the upgrade (world.widget_spec)
+                            if expect_error or value != _old_value(attr, want.get(attr)):
+                                bad(
+                                    f"{w.name} {key}: {path} read as {value!r}, the server "
+                                    f"has {want.get(attr)!r}"
+                                )
+                    self.result.drifted_checked += drifted
+        return ok
+
+    def _check_drift_reports(self, logs: _LogScan) -> None:
+        """K11/K7: each drifted object version is reported once, at ERROR, naming the field,
+        without a traceback: no flood however often it is relisted or read."""
+        world = self._world
+        eager: Counter[tuple[str, str]] = Counter()
+        lazy: Counter[str] = Counter()
+        for logger_name, text, traceback in logs.widget_errors:
+            if traceback:
+                self._violation(f"{logger_name}: a traceback with {text[:200]}")
+            if not any(path in text for _, path in _DRIFTED_FIELDS):
+                self._violation(f"{logger_name}: an ERROR naming no drifted field: {text[:200]}")
+            if m := _EAGER_REPORT.search(text):
+                eager[(m[1], m[2])] += 1
+            elif m := _LAZY_REPORT.search(text):
+                lazy[m[1]] += 1
+        repeated = [f"{k}@{rv} x{n}" for (k, rv), n in eager.items() if n > 1]
+        versions = world.history[WIDGETS.kind] if world is not None else {}
+        repeated += [f"{k} x{n}" for k, n in lazy.items() if n > len(versions.get(k, ()))]
+        if repeated:
+            self._violation(f"drifted Widgets reported more than once: {repeated[:5]}")
+
     def _check_callbacks(self, world: World, watched: list[Watched]) -> None:
         for w in watched:
             for r in w.recorders:
@@ -437,6 +574,7 @@ class Soak:
             self.result.duration = time.monotonic() - self._started
             if logs.leaks:
                 self._violation(f"bearer token in log records: {logs.leaks}")
+            self._check_drift_reports(logs)
             for problem in leaked(threads_before, sockets_before):
                 self._violation(problem)
         finally:
@@ -482,7 +620,7 @@ class Soak:
         writer: Writer | None = None
         factories: list[RuntimeFactory] = []
         try:
-            world = World(cluster, random.Random(self.rng.random()))
+            world = self._world = World(cluster, random.Random(self.rng.random()))
             world.setup()
             factories, watched = _start_informers(api, self.stop)
             for factory in factories:
@@ -514,6 +652,9 @@ class Soak:
                     pause_writes=writer.pause,
                     resume_writes=writer.resume,
                     rotation=rotation,
+                    upgrade_crd_at=max(1, cfg.faults // 2)
+                    if cfg.upgrade_crd_at is None
+                    else cfg.upgrade_crd_at,
                 )
             writer.start()
             window = bad_callbacks = 0
@@ -529,6 +670,8 @@ class Soak:
                     writer.pause()
                     before = len(self.result.violations)
                     ok = self._checkpoint(world, watched, injector)
+                    if ok and world.widgets_upgraded:
+                        ok = self._check_drift(world, watched)
                     bad = sum(r.violation_count() for r in recorders)
                     if bad > bad_callbacks:
                         ok = False

@@ -7,6 +7,7 @@ cache holds but the history lacks was never served (a phantom).
 
 from __future__ import annotations
 
+import copy
 import random
 import threading
 from collections.abc import Callable
@@ -24,6 +25,9 @@ WIDGET_CRD = REPO / "crds" / "demo.kubeinformers.io_widgets.yaml"
 NAMESPACES = ("soak-a", "soak-b")
 WIDGET_SELECTOR = "tier in (gold,silver)"
 TIERS = ("gold", "silver", "bronze")
+# The "upgrade-crd" fault (issue 27, K11/K12): the value the upgraded Widget CRD adds to the
+# `size` enum; after it `replicas` is a string and `parts` a map (name -> count).
+NEW_SIZE = "huge"
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,9 @@ def key_of(obj: dict[str, Any]) -> str:
     return f"{ns}/{meta['name']}" if ns else str(meta["name"])
 
 
-def _manifest(kind: Kind, name: str, ns: str, rng: random.Random, gen: int) -> dict[str, Any]:
+def _manifest(
+    kind: Kind, name: str, ns: str, rng: random.Random, gen: int, upgraded: bool = False
+) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "name": name,
         "namespace": ns,
@@ -78,8 +84,42 @@ def _manifest(kind: Kind, name: str, ns: str, rng: random.Random, gen: int) -> d
     elif kind is CONFIGMAPS:
         obj["data"] = {"gen": str(gen), "blob": "x" * rng.randint(0, 200)}
     else:
-        obj["spec"] = {"size": rng.choice(["small", "medium", "large"]), "replicas": gen % 7}
+        obj["spec"] = widget_spec(rng, gen, upgraded)
     return obj
+
+
+def widget_spec(rng: random.Random, gen: int, upgraded: bool) -> dict[str, Any]:
+    """A Widget's spec in the CRD's first shape (the generated models') or, after the
+    "upgrade-crd" fault, in the upgraded one: a new enum value sometimes (K12), `replicas` a
+    string and `parts` a map (K11)."""
+    if not upgraded:
+        size = rng.choice(["small", "medium", "large"])
+        return {
+            "size": size,
+            "replicas": gen % 7,
+            "parts": [{"name": "bolt", "count": gen % 7 + 1}],
+        }
+    size = rng.choice(["small", "large", NEW_SIZE])
+    return {"size": size, "replicas": f"{gen % 7}x", "parts": {"bolt": gen % 7 + 1}}
+
+
+def upgraded_widget_crd(crd: dict[str, Any]) -> dict[str, Any]:
+    """The Widget CRD as the server has it (`crd`, with its resourceVersion), upgraded
+    incompatibly in its stored version v1: `size` gains NEW_SIZE, `replicas` becomes a string,
+    `parts` a map (the scale subresource, which needs an integer replicas, goes)."""
+    crd = copy.deepcopy(crd)
+    for version in crd["spec"]["versions"]:
+        if version["name"] != "v1":
+            continue
+        spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        spec["size"]["enum"] = [*spec["size"]["enum"], NEW_SIZE]
+        spec["replicas"] = {"type": "string"}
+        spec["parts"] = {"type": "object", "additionalProperties": {"type": "integer"}}
+        version["subresources"] = {"status": {}}
+        version["additionalPrinterColumns"] = [
+            c for c in version.get("additionalPrinterColumns", []) if c["name"] != "Replicas"
+        ]
+    return crd
 
 
 @dataclass
@@ -106,6 +146,12 @@ class World:
     deleted: dict[str, set[str]] = field(default_factory=dict)
     live: dict[str, list[str]] = field(default_factory=dict)  # kind -> names (ns/name)
     stats: WriteStats = field(default_factory=WriteStats)
+    # Set by the "upgrade-crd" fault once the server validates Widgets with the upgraded CRD:
+    # from then on every Widget written is in the new shape.
+    widgets_upgraded: bool = False
+    # The CRD's resourceVersion then: a Widget stored before it is served pruned by the new
+    # schema (`parts` items lose their fields) at the same resourceVersion it was cached at.
+    upgraded_at: int = 0
     _serial: int = 0
 
     def setup(self) -> None:
@@ -141,7 +187,7 @@ class World:
             self._serial += 1
             ns = self.rng.choice(NAMESPACES)
             name = f"{kind.prefix}-{self._serial:06d}"
-            obj = self.server.create(_manifest(kind, name, ns, self.rng, 0))
+            obj = self.server.create(_manifest(kind, name, ns, self.rng, 0, self.widgets_upgraded))
             self._record(kind, obj)
             self.live[kind.kind].append(f"{ns}/{name}")
             self.stats.creates += 1
@@ -160,7 +206,7 @@ class World:
             if kind is CONFIGMAPS:
                 obj["data"] = {"gen": str(gen)}
             elif kind is WIDGETS:
-                obj["spec"]["replicas"] = gen % 7
+                obj["spec"] = widget_spec(self.rng, gen, self.widgets_upgraded)
             self._record(kind, self.server.replace(obj))
             self.stats.updates += 1
 

@@ -26,11 +26,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 # Imported with the module, not in LeaseLock(): an elector built inside a coroutine must not
 # import the kubernetes client's API classes (a quarter of a second) on the event loop.
-from kubernetes.client import CoordinationV1Api
+from kubernetes.client import ApiClient, CoordinationV1Api
 from kubernetes.client.exceptions import ApiException
 
 from kubeinformers.runtime.api.fields import field_of as _field
@@ -108,14 +108,14 @@ def _parse_time(value: Any) -> datetime | None:
 class LeaseLock:
     """A ResourceLock on a coordination.k8s.io/v1 Lease, through the kubernetes client.
 
-    ``api`` is a ``kubernetes.client.ApiClient`` (wrapped in ``CoordinationV1Api``) or an
-    object with that API's read/create/replace_namespaced_lease methods. Updates send the
-    resourceVersion last seen, so a concurrent writer makes them fail with 409 Conflict.
+    ``api`` is a ``kubernetes.client.ApiClient`` (wrapped in ``CoordinationV1Api``) or a
+    `LeaseApi`. Updates send the resourceVersion last seen, so a concurrent writer makes them
+    fail with 409 Conflict.
     """
 
     def __init__(
         self,
-        api: Any,
+        api: ApiClient | LeaseApi,
         namespace: str,
         name: str,
         identity: str,
@@ -124,11 +124,10 @@ class LeaseLock:
     ) -> None:
         if not identity:
             raise ValueError("LeaseLock: identity must not be empty (use e.g. the host name)")
-        self._api: Any
-        if hasattr(api, "read_namespaced_lease"):
-            self._api = api
-        else:
-            self._api = CoordinationV1Api(api)
+        # CoordinationV1Api takes the dict bodies `_body` builds (its hints say V1Lease only).
+        self._api: LeaseApi = (
+            cast(LeaseApi, CoordinationV1Api(api)) if isinstance(api, ApiClient) else api
+        )
         self.namespace = namespace
         self.name = name
         self._identity = identity

@@ -50,14 +50,17 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> _Any:
-    submodule = _LAZY.get(name)
-    if submodule is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(f"{__name__}.{submodule}"), name)
-    globals()[name] = value
-    return value
+# Type checkers read the explicit re-exports above and flag any other name; only the
+# interpreter gets the catch-all that imports a name on first use.
+if not TYPE_CHECKING:
 
+    def __getattr__(name: str) -> _Any:
+        submodule = _LAZY.get(name)
+        if submodule is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(_importlib.import_module(f"{__name__}.{submodule}"), name)
+        globals()[name] = value
+        return value
 
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    def __dir__() -> list[str]:
+        return sorted([*globals(), *_LAZY])
