@@ -4,7 +4,7 @@ A CRD with a required enum `phase` (Alpha, Beta), `count: integer` and `tags: []
 models generated from it at test time; informers running. Then the server's CRD gains the enum
 value Gamma, `count` becomes a string and `tags` a map, and objects are written in the new
 shapes (updates, a create, a label-only update of a drifted object, a delete). In lazy and
-eager modes, the end state: every lister answer equals the server (keys, resourceVersions,
+eager modes and with every queue kind, the end state: every lister answer equals the server (keys, resourceVersions,
 labels: nothing stale), every handler saw every change, the new enum value reads (K12), a
 field of a new type raises InvalidFieldError naming the object and the field while the rest
 reads (K11), and the drifted objects are counted as invalid.
@@ -41,8 +41,18 @@ REPO = Path(__file__).resolve().parents[2]
 GROUP = "drift.kubeinformers.io"
 API_VERSION = f"{GROUP}/v1"
 PACKAGE = "i27_drift_informers"
-KINDS = {"lazy": "LazyProbe", "eager": "EagerProbe"}  # one CRD per mode: each is upgraded
-ACCESSORS = {"lazy": "lazy_probes", "eager": "eager_probes"}
+# (decode, queue) -> the kind it watches: one CRD per case, since each case upgrades its own.
+# Both decode modes and every queue kind are covered.
+KINDS = {
+    ("lazy", "delta"): "LazyProbe",
+    ("eager", "ordered"): "EagerProbe",
+    ("lazy", "atomic"): "AtomicProbe",
+}
+ACCESSORS = {
+    "LazyProbe": "lazy_probes",
+    "EagerProbe": "eager_probes",
+    "AtomicProbe": "atomic_probes",
+}
 
 
 def crd(kind: str, upgraded: bool) -> dict[str, Any]:
@@ -189,23 +199,24 @@ def retrying(write: Callable[[], Any], timeout: float = 30.0) -> Any:
             tick.wait(0.1)
 
 
-@pytest.mark.parametrize("decode", ["lazy", "eager"])
+@pytest.mark.parametrize(("decode", "queue"), list(KINDS))
 def test_k11_k12_a_crd_upgraded_before_the_models_keeps_the_cache_the_server(
     real_apiserver: RealApiServer,
     drift_package: Any,
     decode: str,
+    queue: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.WARNING, logger="kubeinformers")
-    kind = KINDS[decode]
+    kind = KINDS[decode, queue]
     cluster = RealCluster(real_apiserver)
     ns = cluster.namespace(f"drift-{decode}-{next(_NAMESPACES)}-{time.monotonic_ns() % 10**6}")
     cluster.ensure(crd(kind, upgraded=False))
     for i in range(3):
         cluster.create(probe(kind, f"p{i}", ns, phase="Alpha", count=i, tags=["x"]))
     api = cluster.api_client()
-    factory = SharedInformerFactory(api, namespace=ns, decode=decode)  # type: ignore[arg-type]
-    accessor = getattr(drift_package.CustomInformers(factory).drift().v1(), ACCESSORS[decode])()
+    factory = SharedInformerFactory(api, namespace=ns, decode=decode, queue=queue)  # type: ignore[arg-type]
+    accessor = getattr(drift_package.CustomInformers(factory).drift().v1(), ACCESSORS[kind])()
     informer, lister = accessor.informer(), accessor.lister()
     view, reconciler = View(), Reconciler()
     informer.add_event_handler(
