@@ -204,3 +204,37 @@ def test_d23_an_exec_plugin_is_run_again_after_a_401(
     assert credentials.refused("list pods")
     assert header(api.configuration) == "Bearer exec-two"
     assert "running the kubeconfig's exec plugin" in caplog.records[0].getMessage()
+
+
+def test_d23_the_typed_client_shares_the_informers_credentials(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """D23 for writes: a Client on a kubeconfig with a tokenFile reads it through the same
+    credentials as the informers (on every kubernetes client version: apply_auth). A refused
+    write raises Unauthorized and is said once; once the file holds a token the server
+    accepts, the next write goes through and 'credentials accepted again' is said."""
+    from kubeinformers import Client, Unauthorized
+    from kubeinformers.generated.core.v1 import ConfigMap
+    from kubeinformers.generated.meta.v1 import ObjectMeta
+    from kubeinformers.testing import LocalApiServer
+
+    caplog.set_level(logging.DEBUG, logger=LOG)
+    token = tmp_path / "token"
+    write(token, "old-token\n")
+    with LocalApiServer(token="new-token") as server:
+        kubeconfig = server.kubeconfig()
+        kubeconfig["users"][0]["user"] = {"tokenFile": str(token)}
+        path = tmp_path / "kubeconfig"
+        path.write_text(yaml.safe_dump(kubeconfig))
+        api = config.new_client_from_config(config_file=str(path))  # type: ignore[no-untyped-call]
+        typed = Client(api)
+        wanted = ConfigMap(metadata=ObjectMeta(name="c", namespace="default"), data={"k": "v"})
+        with pytest.raises(Unauthorized):
+            typed.create(wanted)
+        write(token, "new-token\n")
+        created = typed.create(wanted)
+        assert created.data == {"k": "v"}
+    said = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == LOG]
+    assert [level for level, _ in said if level >= logging.INFO] == [logging.WARNING, logging.INFO]
+    assert said[0][1].startswith("credentials refused (401): cannot create")
+    assert not any("old-token" in m or "new-token" in m for _, m in said)

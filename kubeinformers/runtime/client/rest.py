@@ -25,6 +25,8 @@ from kubeinformers.runtime.api.errors import (
     is_connection_refused,
 )
 from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.client.auth import apply_auth
+from kubeinformers.runtime.client.credentials import credentials_for
 from kubeinformers.runtime.client.transport import (
     _NO_RETRIES,
     _REASONS,
@@ -66,6 +68,9 @@ class RestCore:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         self.api_client = api_client
         self.max_retries = max_retries
+        # The informers' credentials for this configuration (D23): a token file re-read when
+        # it changes and at once after a 401, an exec plugin run again.
+        self.credentials = credentials_for(api_client.configuration)
         ensure_connection_pool_size(api_client)
 
     @property
@@ -75,9 +80,14 @@ class RestCore:
     def send(self, request: Request) -> bytes:
         """The response body of a 2xx answer; the typed ApiStatusError of any other."""
         attempt = 0
+        credentials = self.credentials
         while True:
             status, body, retry_after = self._send_once(request)
+            if status == 401 and credentials.refused(f"{request.what} at {self.server}"):
+                status, body, retry_after = self._send_once(request)  # new credentials: once
             if status < 300:
+                if credentials.refusing:
+                    credentials.accepted(f"{request.what} at {self.server}")
                 return body
             err = self.error(request, status, body, retry_after)
             retriable = status == 429 or (status >= 500 and retry_after is not None)
@@ -104,9 +114,7 @@ class RestCore:
             headers["Content-Type"] = request.content_type
         headers.update(request.headers)
         queries = list(request.query)
-        api.update_params_for_auth(
-            headers, queries, ["BearerToken"], request.path, request.method, None
-        )
+        apply_auth(api, headers, queries, request.path, request.method)
         url = f"{self.server}{quote(request.path)}"
         if queries:
             url = f"{url}?{urlencode(queries)}"
