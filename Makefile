@@ -58,7 +58,8 @@ test: lint typecheck verify pytest test-lowest
 # Declared lower bounds are promises: install exactly them (tools/lowest_deps.py reads
 # pyproject.toml) beside the generator extra and pytest, check pip kept them, and run there the
 # typed path (LocalApiServer and one real-server variant) and the tests that once found a bound
-# too low: async stop (urllib3), camelCase dumps (pydantic), Lease objects (kubernetes).
+# too low: async stop (urllib3), camelCase dumps (pydantic), Lease objects and the auth call
+# of the typed client (kubernetes).
 $(LOWEST_STAMP): pyproject.toml tools/lowest_deps.py
 	@test -x $(LOWEST)/bin/python || $(PYTHON) -m venv $(LOWEST)
 	$(LOWEST)/bin/python -m pip install --quiet --upgrade pip
@@ -69,7 +70,8 @@ test-lowest: $(LOWEST_STAMP)
 	$(LOWEST)/bin/python tools/lowest_deps.py --check
 	$(LOWEST)/bin/python -m pytest -q -p no:cacheprovider tests/e2e/test_typed_path.py -k "local or real-delta"
 	$(LOWEST)/bin/python -m pytest -q -p no:cacheprovider tests/runtime/test_async_api.py \
-		tests/runtime/test_transforms.py tests/runtime/test_leaderelection.py tests/runtime/test_transport.py
+		tests/runtime/test_transforms.py tests/runtime/test_leaderelection.py tests/runtime/test_transport.py \
+		tests/runtime/test_client_core.py tests/runtime/test_credentials.py
 
 # The project's own run (no CRDS= or OUT= given) also regenerates the built-ins when the
 # OpenAPI spec is at hand; a run for your CRDs generates only them.
