@@ -12,7 +12,7 @@ import pytest
 import urllib3
 
 from kubeinformers.runtime.api.errors import ApiStatusError
-from kubeinformers.runtime.client.transport import _NO_RETRIES
+from kubeinformers.runtime.client.transport import NO_RETRIES
 from kubeinformers.runtime.reflector.outage import OutageLog, is_server_unavailable
 from kubeinformers.runtime.reflector.support import VeryShortWatchError
 
@@ -108,7 +108,7 @@ def test_urllib3_resend_warnings_for_our_requests_go_to_debug(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     pool_log = logging.getLogger("urllib3.connectionpool")
-    ours = _NO_RETRIES.increment(
+    ours = NO_RETRIES.increment(
         "GET", "/api/v1/pods", error=urllib3.exceptions.ProtocolError("reset")
     )
     theirs = urllib3.Retry(total=3).increment(

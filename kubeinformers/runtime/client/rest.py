@@ -28,10 +28,10 @@ from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.client.auth import apply_auth
 from kubeinformers.runtime.client.credentials import credentials_for
 from kubeinformers.runtime.client.transport import (
-    _NO_RETRIES,
-    _REASONS,
-    _parse_retry_after,
+    NO_RETRIES,
+    STATUS_REASONS,
     ensure_connection_pool_size,
+    parse_retry_after,
 )
 
 logger = logging.getLogger("kubeinformers.client")
@@ -126,12 +126,12 @@ class RestCore:
                 headers=headers,
                 preload_content=True,
                 timeout=REQUEST_TIMEOUT,
-                retries=_NO_RETRIES,
+                retries=NO_RETRIES,
             )
         except (urllib3.exceptions.HTTPError, OSError) as e:
             cls = ConnectionRefusedError if is_connection_refused(e) else ConnectionError
             raise cls(f"cannot {request.what}: {self.server} unreachable: {e}") from e
-        return resp.status, resp.data, _parse_retry_after(resp.headers.get("Retry-After"))
+        return resp.status, resp.data, parse_retry_after(resp.headers.get("Retry-After"))
 
     def error(
         self, request: Request, code: int, body: bytes, retry_after: float | None
@@ -145,7 +145,7 @@ class RestCore:
         if status is None or status.kind not in (None, "Status"):
             text = body[:500].decode("utf-8", "replace").strip()
             status = Status(
-                code=code, reason=_REASONS.get(code, ""), message=text or f"HTTP {code}"
+                code=code, reason=STATUS_REASONS.get(code, ""), message=text or f"HTTP {code}"
             )
         if not status.code:
             status.code = code

@@ -80,7 +80,7 @@ class _QuietResend(logging.Filter):
 
 logging.getLogger("urllib3.connectionpool").addFilter(_QuietResend())
 
-_NO_RETRIES = _ResendOnce(
+NO_RETRIES = _ResendOnce(
     total=None,
     connect=0,
     read=1,
@@ -384,7 +384,7 @@ class ApiListerWatcher(Generic[T]):
                 headers=headers,
                 preload_content=False,
                 timeout=timeout,
-                retries=_NO_RETRIES,
+                retries=NO_RETRIES,
             )
         except (urllib3.exceptions.HTTPError, OSError) as e:
             cls = ConnectionRefusedError if is_connection_refused(e) else ConnectionError
@@ -418,9 +418,9 @@ class ApiListerWatcher(Generic[T]):
         if status is None or status.kind not in (None, "Status"):
             text = body[:500].decode("utf-8", "replace").strip()
             status = Status(
-                code=code, reason=_REASONS.get(code, ""), message=text or f"HTTP {code}"
+                code=code, reason=STATUS_REASONS.get(code, ""), message=text or f"HTTP {code}"
             )
-        retry_after = _parse_retry_after(retry_after_header)
+        retry_after = parse_retry_after(retry_after_header)
         err = error_from_status(status, retry_after=retry_after)
         err.code = code  # the HTTP status is authoritative
         if code == 401:
@@ -703,7 +703,8 @@ class HttpWatch(Generic[T]):
         resp.release_conn()
 
 
-_REASONS = {
+# The reason of a Status the server did not send (an answer that is not a Status), by code.
+STATUS_REASONS = {
     400: "BadRequest",
     401: "Unauthorized",
     403: "Forbidden",
@@ -719,7 +720,8 @@ _REASONS = {
 }
 
 
-def _parse_retry_after(value: str | None) -> float | None:
+def parse_retry_after(value: str | None) -> float | None:
+    """A Retry-After header in seconds; None when absent, negative or an HTTP date."""
     if not value:
         return None
     try:
@@ -731,9 +733,12 @@ def _parse_retry_after(value: str | None) -> float | None:
 
 __all__ = [
     "MIN_CONNECTION_POOL_SIZE",
+    "NO_RETRIES",
+    "STATUS_REASONS",
     "ApiListerWatcher",
     "Decoder",
     "HttpWatch",
     "ensure_connection_pool_size",
+    "parse_retry_after",
     "query_params",
 ]
