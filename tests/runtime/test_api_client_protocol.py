@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.generator.genutil import REPO, mypy_rejects_each
 
 PYPROJECT = REPO / "pyproject.toml"
@@ -93,3 +95,24 @@ def test_h14_a_kubernetes_api_client_is_accepted_structurally_and_other_objects_
         },
         "",
     )
+
+
+def test_h14_lease_lock_wraps_an_api_client_and_names_anything_else() -> None:
+    """H14: LeaseLock wraps a kubernetes ApiClient in CoordinationV1Api (a LeaseApi is used as
+    it is: the tests' FakeLeaseApi), and refuses anything else at once, naming the lock and
+    what it expected, instead of talking to the default configuration's server."""
+    from kubernetes.client import ApiClient, Configuration, CoordinationV1Api
+
+    from kubeinformers.runtime.leaderelection.elector import LeaseLock
+
+    configuration = Configuration()
+    configuration.host = "https://127.0.0.1:1"
+    api_client = ApiClient(configuration)
+    try:
+        wrapped: object = LeaseLock(api_client, "default", "lock", "me")._api
+        assert isinstance(wrapped, CoordinationV1Api)
+        assert wrapped.api_client is api_client
+    finally:
+        api_client.close()  # type: ignore[no-untyped-call]
+    with pytest.raises(TypeError, match=r"LeaseLock default/lock: api must be .* not object"):
+        LeaseLock(object(), "default", "lock", "me")  # type: ignore[arg-type]

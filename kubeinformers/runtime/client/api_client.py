@@ -12,7 +12,7 @@ program that imports `kubernetes` itself still has it analysed, once, as any imp
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import urllib3
@@ -29,6 +29,7 @@ class RestClient(Protocol):
         ...
 
 
+@runtime_checkable
 class ApiClient(Protocol):
     """A `kubernetes.client.ApiClient` (kubernetes 31 and later), as the runtime uses it:
     requests go through its urllib3 pool manager (`rest_client.pool_manager`) to

@@ -30,11 +30,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kubeinformers.runtime.api.fields import field_of as _field
 from kubeinformers.runtime.api.timestamps import format_micro_time
+from kubeinformers.runtime.client.api_client import ApiClient
 from kubeinformers.runtime.clock import Now
 
 if TYPE_CHECKING:
-    from kubeinformers.runtime.client.api_client import ApiClient
-
     # Type checkers read the two kubernetes names the lock uses as declared here, so checking
     # a program that uses kubeinformers does not analyse the kubernetes package (~900
     # modules, issue 30; see kubeinformers.runtime.client.api_client).
@@ -126,7 +125,7 @@ class LeaseLock:
     """A ResourceLock on a coordination.k8s.io/v1 Lease, through the kubernetes client.
 
     ``api`` is a ``kubernetes.client.ApiClient`` (wrapped in ``CoordinationV1Api``) or a
-    `LeaseApi`. Updates send the resourceVersion last seen, so a concurrent writer makes them
+    `LeaseApi`; anything else is a TypeError. Updates send the resourceVersion last seen, so a concurrent writer makes them
     fail with 409 Conflict.
     """
 
@@ -142,6 +141,11 @@ class LeaseLock:
         if not identity:
             raise ValueError("LeaseLock: identity must not be empty (use e.g. the host name)")
         # CoordinationV1Api takes the dict bodies `_body` builds (its hints say V1Lease only).
+        if not isinstance(api, LeaseApi | ApiClient):
+            raise TypeError(
+                f"LeaseLock {namespace}/{name}: api must be a kubernetes.client.ApiClient or a "
+                f"LeaseApi (read_, create_ and replace_namespaced_lease), not {type(api).__name__}"
+            )
         self._api: LeaseApi = api if isinstance(api, LeaseApi) else CoordinationV1Api(api)
         self.namespace = namespace
         self.name = name
