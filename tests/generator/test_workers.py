@@ -30,11 +30,14 @@ EXIT_TIMEOUT = 60.0  # seconds for orphaned workers to notice (the watchdog chec
 
 
 def _crd(group: str) -> dict[str, object]:
-    nested = {
+    nested: dict[str, object] = {
         # each part its own shape: the generator shares one class among equal shapes
         f"part{i}": {"type": "object", "properties": {f"value{i}": {"type": "string"}}}
         for i in range(NESTED)
     }
+    # A field named `list` (a type the module uses): the CRD model writer leaves the module to
+    # datamodel-code-generator, whose runs over these big modules go to the worker pool.
+    nested["list"] = {"type": "array", "items": {"type": "string"}}
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
