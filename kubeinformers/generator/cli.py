@@ -346,7 +346,8 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="N",
-        help="worker processes for generating and formatting big inputs (default: CPUs, at most 4)",
+        help="worker processes for reading, generating and formatting big inputs (default: CPUs, "
+        "at most 4)",
     )
     p.add_argument(
         "--force",
