@@ -17,6 +17,7 @@ import pytest
 
 from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown, LeftShard
 from kubeinformers.runtime.api.shard import Shard, fnv1a_64
+from kubeinformers.runtime.metrics import register_prometheus, unregister_prometheus
 from kubeinformers.runtime.reconcile.async_loop import AsyncReconcileLoop
 from kubeinformers.runtime.reconcile.loop import ReconcileLoop
 from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue
@@ -183,6 +184,8 @@ def test_n10_release_waits_for_running_reconciles_and_nothing_matching_runs_afte
         assert status.released == ("keys matching starts_with_a",)  # released once
         held = loop.queue.held()
         assert {f"default/a{i}" for i in range(20)} | {"default/a-later"} <= held
+        assert loop.queue.metrics().held == len(held) == status.held_keys
+        assert _prometheus_held("release") == len(held)
 
         loop.acquire(starts_with_a)
         assert loop.shard_status().released == ()
@@ -191,6 +194,19 @@ def test_n10_release_waits_for_running_reconciles_and_nothing_matching_runs_afte
     finally:
         gate.go.set()
         running.shutdown()
+
+
+def _prometheus_held(queue: str) -> float | None:
+    prometheus_client = pytest.importorskip("prometheus_client")
+    registry = prometheus_client.CollectorRegistry()
+    register_prometheus(registry)
+    try:
+        value: float | None = registry.get_sample_value(
+            "kubeinformers_workqueue_held_items", {"name": queue}
+        )
+        return value
+    finally:
+        unregister_prometheus(registry)
 
 
 def _pod(name: str, uid: str, namespace: str = "default") -> Obj:

@@ -340,6 +340,7 @@ class WorkQueue(Generic[K]):
                 work_duration=m.work_seconds.snapshot(),
                 unfinished_work_seconds=unfinished,
                 longest_running_processor_seconds=longest,
+                held=len(self._held),
             )
 
     def _waiting_count(self) -> int:
