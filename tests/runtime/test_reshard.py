@@ -57,14 +57,20 @@ class Recorder:
         self.view: dict[str, str] = {}  # key -> uid, as the notifications say
         self.left: list[LeftShard[Any]] = []
         self.deleted: list[object] = []
+        self.initial: dict[str, bool] = {}  # uid -> is_in_initial_list of its last add
 
     def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
         with self.lock:
-            self.view[f"{obj.metadata.namespace}/{obj.metadata.name}"] = obj.metadata.uid
-            self.changed.notify_all()
+            self.initial[obj.metadata.uid] = is_in_initial_list
+            self._saw(obj)
 
     def on_update(self, old: Any, new: Any) -> None:
-        self.on_add(new, False)
+        with self.lock:
+            self._saw(new)
+
+    def _saw(self, obj: Any) -> None:
+        self.view[f"{obj.metadata.namespace}/{obj.metadata.name}"] = obj.metadata.uid
+        self.changed.notify_all()
 
     def on_delete(self, obj: Any) -> None:
         with self.lock:
@@ -134,6 +140,8 @@ def test_n8_n9_set_shard_relists_drops_what_left_and_adds_what_entered(
         with recorder.lock:
             assert {t.obj.metadata.uid for t in recorder.left if t.obj} == left
             assert recorder.deleted == []  # nothing was deleted on the server
+            # What entered is the new shard's initial list.
+            assert all(recorder.initial[uid] for uid in expected - _uids(created, LOWER))
         health = informer.health()
         assert health.shard == MIDDLE.describe() and not health.resharding
         assert health.shard_filter == ("server" if gate else "client")
