@@ -109,7 +109,7 @@ class AsyncReconcileLoop(ReconcileCore[K]):
         synced = self.has_synced()
         queue.set_hold(hold, readmit=synced)
         if not synced:  # held keys come back once the caches hold their objects
-            queue._loop.call_soon_threadsafe(self._start_readmit, queue)
+            queue.loop.call_soon_threadsafe(self._start_readmit, queue)
 
     def _start_readmit(self, queue: AsyncRateLimitingQueue[K]) -> None:
         task = self._readmit_task

@@ -57,6 +57,11 @@ class AsyncRateLimitingQueue(Generic[K]):
         self._hold: Callable[[K], bool] | None = None
         self._held: set[K] = set()
 
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop the queue is bound to."""
+        return self._loop
+
     # -- adding (any thread) -------------------------------------------------------------
 
     def add(self, item: K) -> None:
