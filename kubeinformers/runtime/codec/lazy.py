@@ -37,7 +37,6 @@ from typing import Annotated, Any, TypeVar
 import msgspec
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from kubeinformers.runtime.api.model import share_fields_sets
 from kubeinformers.runtime.codec.compact import Compactor
 from kubeinformers.runtime.codec.drift import InvalidObjectError, build_lenient
 from kubeinformers.runtime.codec.gc_pause import read_burst
@@ -223,7 +222,6 @@ def _materialise(obj: Any) -> None:
         built = {k: v for k, v in state.items() if k in base.model_fields}
         if built:
             full.__dict__.update(built)
-        share_fields_sets(full)  # a kind's objects share their field sets (~9 KB of a pod)
         if cls.__kubeinformers_item__:
             # The metadata handed out stays the item's: a lazy one becomes the built one in
             # place, one built (or changed by a transform) before is kept as it is.
@@ -420,7 +418,6 @@ def _lazy_item_getattr(self: Any, item: str) -> Any:
             except (FieldUnavailable, ValidationError, ValueError):
                 pass  # the whole model: it says precisely what is wrong
             else:
-                share_fields_sets(value)
                 state[item] = value
                 return value
     _materialise(self)
