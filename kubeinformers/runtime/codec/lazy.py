@@ -370,11 +370,21 @@ def _json_top_level(model: type[BaseModel]) -> Callable[[bytes], Any]:
     return msgspec.json.Decoder(struct).decode
 
 
+# The last item split into its top-level fields: a reconcile reads `spec`, then `status`, of
+# the same object, which one split serves (builds run under _LOCK; a tuple is replaced whole).
+_last_split: tuple[Any, type[BaseModel], Any] = (None, BaseModel, None)
+
+
 def _json_field(model: type[BaseModel], name: str, raw: bytes) -> Any:
-    try:
-        part = getattr(_json_top_level(model)(raw), name)
-    except msgspec.DecodeError:
-        raise FieldUnavailable(name) from None
+    global _last_split
+    last_raw, last_model, top = _last_split
+    if last_raw is not raw or last_model is not model:
+        try:
+            top = _json_top_level(model)(raw)
+        except msgspec.DecodeError:
+            raise FieldUnavailable(name) from None
+        _last_split = (raw, model, top)
+    part = getattr(top, name)
     if part is msgspec.UNSET:
         raise FieldUnavailable(name)
     return field_adapter(model, name).validate_json(bytes(part))
