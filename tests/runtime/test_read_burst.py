@@ -68,6 +68,32 @@ def test_k16_a_big_burst_freezes_its_survivors_untraversed(
         gc.unfreeze()
 
 
+def test_k16_frozen_cached_objects_read_compare_and_are_freed_by_reference_counting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import copy
+    import pickle
+    import weakref
+
+    if not gc_pause._FREEZE_PROMOTES:
+        pytest.skip("free-threaded build: a big pause ends with one full collection instead")
+    monkeypatch.setattr(gc_pause, "_COLLECT_AFTER_YOUNG", 100)
+    builder = LazyModelBuilder(Pod)
+    pods = [builder.build(pod_json(f"p{i}")) for i in range(100)]
+    try:
+        specs = [p.spec for p in pods]
+        end_read_burst()
+        assert gc.get_freeze_count() > 0
+        eager = Pod.model_validate_json(pod_json("p7"))
+        assert pods[7] == eager and copy.deepcopy(pods[7]) == eager
+        assert pickle.loads(pickle.dumps(pods[7])) == eager
+        gone = weakref.ref(specs[3])
+        del pods[3], specs[3]
+        assert gone() is None  # no collection needed: no cycle holds it
+    finally:
+        gc.unfreeze()
+
+
 class _Clock:
     def __init__(self) -> None:
         self.now = 1000.0
