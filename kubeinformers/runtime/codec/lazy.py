@@ -49,6 +49,7 @@ __all__ = [
     "is_lazy",
     "lazy_twin",
     "materialize",
+    "strip_raw_managed_fields",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -176,6 +177,33 @@ def lazy_twin(obj: M) -> M:
                 meta = lazy_twin(meta)  # the RLock is re-entered
             set_slot(twin, _META_SLOT, meta)
     return typing.cast(M, twin)
+
+
+def strip_raw_managed_fields(obj: object) -> bool:
+    """Drop `metadata.managedFields` from a lazy item's raw bytes, before anything of its
+    metadata is built (so nothing is built for it: issue 26); False, changing nothing, when
+    `obj` is no such object (built, its metadata built, compact, or bytes that are no item),
+    for the caller to strip the built model instead."""
+    cls = type(obj)
+    strip = getattr(cls, "__kubeinformers_strip__", None)
+    if strip is None:
+        return False
+    with _LOCK:
+        if type(obj) is not cls:
+            return False
+        meta = _read_meta_slot(obj)
+        if meta is not None and (type(meta) is dict or not is_lazy(meta)):
+            return False  # a built metadata: the model is stripped
+        raw = object.__getattribute__(obj, _RAW_SLOT)
+        try:
+            stripped = strip(raw)
+        except ValueError:
+            return False
+        if stripped is not raw:
+            object.__setattr__(obj, _RAW_SLOT, stripped)
+            if meta is not None:
+                object.__setattr__(meta, _RAW_SLOT, stripped)
+    return True
 
 
 def _key_of(identity: dict[str, Any]) -> str:
@@ -312,6 +340,8 @@ class RawFormat:
     item_data: ModelData
     metadata_data: ModelData
     field: FieldBuild | None = None  # one top-level field of an item on its own (issue 26)
+    # The item's raw bytes without metadata.managedFields (ValueError when they are no item).
+    strip_managed_fields: Callable[[bytes], bytes] | None = None
 
 
 def _unpacking(build: ModelBuild, unpack: Callable[[bytes], bytes]) -> ModelBuild:
@@ -390,12 +420,41 @@ def _json_field(model: type[BaseModel], name: str, raw: bytes) -> Any:
     return field_adapter(model, name).validate_json(bytes(part))
 
 
+_decode_members = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
+_encode_key = msgspec.json.encode
+
+
+def _json_object(members: dict[str, msgspec.Raw]) -> bytes:
+    """A JSON object of `members`, each value its bytes as they were."""
+    return b"{" + b",".join(_encode_key(k) + b":" + bytes(v) for k, v in members.items()) + b"}"
+
+
+def _json_strip_managed_fields(raw: bytes) -> bytes:
+    """`raw` (an item's JSON) without metadata.managedFields; `raw` itself if it has none.
+    Every other member keeps its bytes and its place."""
+    if b'"managedFields"' not in raw:
+        return raw
+    try:
+        item = _decode_members(raw)
+        meta_raw = item.get("metadata")
+        if meta_raw is None or bytes(meta_raw)[:1] != b"{":
+            return raw
+        meta = _decode_members(meta_raw)
+    except msgspec.DecodeError as exc:
+        raise ValueError(str(exc)) from None
+    if meta.pop("managedFields", None) is None:
+        return raw
+    item["metadata"] = msgspec.Raw(_json_object(meta))
+    return _json_object(item)
+
+
 JSON = RawFormat(
     item=_validate_json_item,
     metadata=_validate_json_metadata,
     item_data=_json_item_data,
     metadata_data=_json_metadata_data,
     field=_json_field,
+    strip_managed_fields=_json_strip_managed_fields,
 )
 """The raw bytes are the item's JSON."""
 
@@ -471,6 +530,7 @@ def _new_lazy_class(
     data: ModelData,
     item: bool,
     field: FieldBuild | None = None,
+    strip: Callable[[bytes], bytes] | None = None,
 ) -> type[BaseModel]:
     namespace: dict[str, Any] = {
         "__slots__": (),
@@ -485,6 +545,7 @@ def _new_lazy_class(
         "__kubeinformers_data__": staticmethod(data),
         "__kubeinformers_item__": item,
         "__kubeinformers_field__": staticmethod(field) if field is not None else None,
+        "__kubeinformers_strip__": staticmethod(strip) if strip is not None else None,
     }
     for name in _MATERIALISE_BEFORE:
         namespace[name] = _materialising(name)
@@ -569,7 +630,12 @@ class LazyModelBuilder(typing.Generic[M]):
                     meta_model, raw_format.metadata, raw_format.metadata_data, False
                 )
                 self._item_class = _lazy_class(
-                    model, raw_format.item, raw_format.item_data, True, raw_format.field
+                    model,
+                    raw_format.item,
+                    raw_format.item_data,
+                    True,
+                    raw_format.field,
+                    raw_format.strip_managed_fields,
                 )
                 if on_invalid is not None:
                     self._meta_class = _reporting_class(self._meta_class, on_invalid)
