@@ -63,6 +63,8 @@ _REPORTED = "__kubeinformers_reported__"
 _RAW_SLOT = "__pydantic_fields_set__"  # the bytes it is built from (the whole item), both kinds
 _META_SLOT = "__pydantic_private__"  # a lazy item's metadata, read through `metadata`
 _read_meta_slot = BaseModel.__dict__[_META_SLOT].__get__  # reads that slot at C speed
+# Sets the raw slot at C speed (KubeModel's setter of it shares field sets: runtime.api.model).
+_set_raw_slot = BaseModel.__dict__[_RAW_SLOT].__set__
 # Each step of publishing a built object's state (module-level: tests watch every step).
 _publish = object.__setattr__
 
@@ -692,9 +694,9 @@ class LazyModelBuilder(typing.Generic[M]):
             # its keys with every other lazy metadata of the class (~130 bytes less each).
             for alias, name in self._meta_fields:
                 set_slot(meta, name, getattr(identity, alias))
-            set_slot(meta, _RAW_SLOT, raw)
+            _set_raw_slot(meta, raw)
         obj = object.__new__(item_class)
-        set_slot(obj, _RAW_SLOT, raw)
+        _set_raw_slot(obj, raw)
         set_slot(obj, _META_SLOT, meta)
         return typing.cast(M, obj)
 
@@ -709,9 +711,9 @@ class LazyModelBuilder(typing.Generic[M]):
             meta = object.__new__(meta_class)
             for name, value in zip(self._identity_names, identity, strict=True):
                 set_slot(meta, name, value)  # a key-sharing instance dict, as in `assemble`
-            set_slot(meta, _RAW_SLOT, raw)
+            _set_raw_slot(meta, raw)
         obj = object.__new__(item_class)
-        set_slot(obj, _RAW_SLOT, raw)
+        _set_raw_slot(obj, raw)
         set_slot(obj, _META_SLOT, meta)
         return typing.cast(M, obj)
 
