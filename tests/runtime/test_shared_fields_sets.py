@@ -101,3 +101,35 @@ def test_k15_model_copy_with_update_is_pydantics_own() -> None:
     assert pod.model_extra is not None and "extraThing" not in pod.model_extra
     deep = pod.model_copy(update={"kind": "Deep"}, deep=True)
     assert deep.kind == "Deep" and deep.spec == pod.spec and deep.spec is not pod.spec
+
+
+def test_k15_models_built_in_many_threads_at_once_share_exactly_their_own_sets() -> None:
+    """Threads validating at once (K10: lazy builds in several reader threads) each get the
+    shared set equal to the fields they were given: one object per shape, none lost."""
+    import threading
+
+    shapes = [{"kind": "Pod"}, {"kind": "Pod", "apiVersion": "v1"}, {"apiVersion": "v1"}]
+    start = threading.Barrier(6, timeout=10)
+    built: list[list[Pod]] = [[] for _ in range(6)]
+
+    def build(out: list[Pod]) -> None:
+        start.wait()
+        for i in range(300):
+            out.append(Pod.model_validate(shapes[i % 3]))
+
+    threads = [threading.Thread(target=build, args=(out,)) for out in built]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert not any(thread.is_alive() for thread in threads)
+    by_shape: dict[frozenset[str], set[int]] = {}
+    for out in built:
+        assert len(out) == 300
+        for i, pod in enumerate(out):
+            given = {"kind": "kind", "apiVersion": "api_version"}
+            assert pod.model_fields_set == {given[k] for k in shapes[i % 3]}
+            by_shape.setdefault(frozenset(pod.model_fields_set), set()).add(
+                id(pod.model_fields_set)
+            )
+    assert len(by_shape) == 3 and all(len(ids) == 1 for ids in by_shape.values())
