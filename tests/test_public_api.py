@@ -52,6 +52,7 @@ FACES: dict[str, set[str]] = {
         # sharding (section N)
         "Shard",
         "ShardRange",
+        "LeftShard",
         # listers
         "Lister",
         "ClusterLister",
