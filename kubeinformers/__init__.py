@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.api.errors import TooManyRequests as TooManyRequests
     from kubeinformers.runtime.api.errors import Unauthorized as Unauthorized
     from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown as DeletedFinalStateUnknown
+    from kubeinformers.runtime.api.keys import LeftShard as LeftShard
     from kubeinformers.runtime.api.keys import (
         deletion_handling_meta_namespace_key as deletion_handling_meta_namespace_key,
     )
@@ -93,6 +94,9 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.client.typed import Client as Client
     from kubeinformers.runtime.codec.drift import InvalidFieldError as InvalidFieldError
     from kubeinformers.runtime.codec.drift import InvalidObjectError as InvalidObjectError
+    from kubeinformers.runtime.codec.gc_pause import (
+        freeze_burst_survivors as freeze_burst_survivors,
+    )
     from kubeinformers.runtime.labels.selector import Selector as Selector
     from kubeinformers.runtime.leaderelection.async_elector import (
         AsyncLeaderElector as AsyncLeaderElector,

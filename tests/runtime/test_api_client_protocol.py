@@ -1,4 +1,4 @@
-"""H14: the runtime names the kubernetes ApiClient through a Protocol, so type-checking a
+"""H15: the runtime names the kubernetes ApiClient through a Protocol, so type-checking a
 program that uses kubeinformers does not analyse the kubernetes package, and a real
 `kubernetes.client.ApiClient` is still what the factories and the lease lock accept."""
 
@@ -41,7 +41,7 @@ __all__ = ["LeaderElector", "lock", "pods"]
 def test_h14_type_checking_code_using_kubeinformers_does_not_analyse_kubernetes(
     tmp_path: Path,
 ) -> None:
-    """H14: a cold mypy --strict run over a file that builds a factory, an informer and a
+    """H15: a cold mypy --strict run over a file that builds a factory, an informer and a
     lease lock parses no module of the kubernetes package."""
     usage = tmp_path / "uses_kubeinformers.py"
     usage.write_text(USER_FILE)
@@ -83,7 +83,7 @@ def accepted(api: ApiClient) -> None:
 def test_h14_a_kubernetes_api_client_is_accepted_structurally_and_other_objects_are_not(
     tmp_path: Path,
 ) -> None:
-    """H14: `kubernetes.client.ApiClient` satisfies the runtime's ApiClient Protocol; an API
+    """H15: `kubernetes.client.ApiClient` satisfies the runtime's ApiClient Protocol; an API
     group's class or a Configuration passed in its place is a type error."""
     expected = 'expected "ApiClient"'
     mypy_rejects_each(
@@ -98,7 +98,7 @@ def test_h14_a_kubernetes_api_client_is_accepted_structurally_and_other_objects_
 
 
 def test_h14_lease_lock_wraps_an_api_client_and_names_anything_else() -> None:
-    """H14: LeaseLock wraps a kubernetes ApiClient in CoordinationV1Api (a LeaseApi is used as
+    """H15: LeaseLock wraps a kubernetes ApiClient in CoordinationV1Api (a LeaseApi is used as
     it is: the tests' FakeLeaseApi), and refuses anything else at once, naming the lock and
     what it expected, instead of talking to the default configuration's server."""
     from kubernetes.client import ApiClient, Configuration, CoordinationV1Api
