@@ -229,7 +229,7 @@ class _Writer:
         # Keys that are no identifiers (`$ref`, `x-kubernetes-...`, `not`): the functional
         # form, with the types as strings (names imported for type checking only).
         lines = [f"{name} = TypedDict(", f'    "{name}",', "    {"]
-        lines.extend(f'        "{_escape(k)}": "{annotation}",' for k, annotation in fields)
+        lines.extend(f"        {_string(k)}: {_string(a)}," for k, a in fields)
         lines.extend(["    },", "    total=False,", ")"])
         return "\n".join(lines)
 
@@ -353,8 +353,11 @@ def _literal(python: str) -> str:
     return f"Literal[{', '.join(json.dumps(v) for v in values)}]"
 
 
-def _escape(key: str) -> str:
-    return key.replace("\\", "\\\\").replace('"', '\\"')
+def _string(text: str) -> str:
+    """A string literal of `text` as black writes it (double quotes unless that escapes more)."""
+    if '"' in text and "'" not in text and "\\" not in text:
+        return f"'{text}'"
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _without(props: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
