@@ -110,6 +110,9 @@ class _Writer:
         self.kind_classes = kind_classes  # final names whose TypedDict is `<Class>ObjectApply`
         self.wanted = wanted  # the classes that get a TypedDict
         self.required = self._list_map_keys()
+        self.by_module: dict[str, list[str]] = {}
+        for name in schemas:
+            self.by_module.setdefault(name.rsplit(".", 1)[0], []).append(name)
 
     def _list_map_keys(self) -> dict[str, set[str]]:
         """Final class name → the list-map keys it must carry (see the module docstring)."""
@@ -279,10 +282,7 @@ class _Writer:
         """The apply module mirroring the models module `dotted`; None when it has nothing."""
         mod = _Module(dotted)
         blocks: list[str] = []
-        classes = sorted(
-            (name for name in self.schemas if name.rsplit(".", 1)[0] == dotted),
-            key=lambda n: n.rsplit(".", 1)[1],
-        )
+        classes = sorted(self.by_module.get(dotted, ()), key=lambda n: n.rsplit(".", 1)[1])
         for final in classes:
             body = self.schemas[final]
             if not body.get("properties") or final not in self.wanted:
@@ -413,7 +413,7 @@ def generate_apply(
     if OBJECT_META not in schemas:
         kind_classes |= _external_kinds()
     writer = _Writer(schemas, package, kind_classes, _reachable(schemas, roots))
-    modules = sorted({name.rsplit(".", 1)[0] for name in schemas})
+    modules = sorted(writer.by_module)
     files: dict[str, str] = {}
     for dotted in modules:
         if dotted.replace(".", "/") + ".py" not in model_files:

@@ -25,8 +25,6 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, ClassVar, Generic, TypeVar
 
-from kubeinformers.runtime.api.timestamps import format_micro_time
-
 __all__ = ["ApplyConfiguration", "apply_document"]
 
 M_co = TypeVar("M_co", covariant=True)
@@ -71,6 +69,9 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     if isinstance(value, datetime):
+        # Imported here: the timestamps module needs pydantic, a configuration does not.
+        from kubeinformers.runtime.api.timestamps import format_micro_time
+
         return format_micro_time(value)
     return value
 
