@@ -64,7 +64,7 @@ class _Module:
     """One apply module being written: its classes and what it imports for type checking."""
 
     dotted: str  # the models module it mirrors, `apps.v1.models` / `demo.v1.widget`
-    imports: dict[str, set[str]] = field(default_factory=dict)  # module → names
+    imports: dict[str, str] = field(default_factory=dict)  # apply module → its alias
     typing: set[str] = field(default_factory=set)
     datetime: bool = False
 
@@ -158,10 +158,11 @@ class _Writer:
 
     def annotation(self, node: Mapping[str, Any], mod: _Module) -> str:
         """The Python type of a cleaned schema node, as an apply configuration accepts it."""
+        given = node.get("x-annotation")
+        if isinstance(given, str):
+            return given
         if "$ref" in node:
             target = _target(node["$ref"])
-            if target in ROOT_META:
-                return target
             if self.has_fields(target):
                 return self.reference(target, mod)
             return self.annotation(self.schemas[target], mod)
@@ -202,12 +203,14 @@ class _Writer:
         return "Any"
 
     def reference(self, target: str, mod: _Module) -> str:
+        """The TypedDict of `target`; another module's through that module's alias (a CRD's
+        own class may have the name of a built-in one it also refers to)."""
         name = self.typed_dict_name(target)
         module = target.rsplit(".", 1)[0]
-        if module != mod.dotted:
-            base = self.package if target in self.schemas else SHARED_BUILTINS
-            mod.imports.setdefault(f"{base}.{_apply_module(module)}", set()).add(name)
-        return name
+        if module == mod.dotted:
+            return name
+        base = self.package if target in self.schemas else SHARED_BUILTINS
+        return f"{_imported(mod, base, module)}.{name}"
 
     # --- output -----------------------------------------------------------------------------
 
@@ -243,10 +246,10 @@ class _Writer:
         meta = "NamespacedObjectMetaApply" if kind.namespaced else "ClusterObjectMetaApply"
         meta_base = self.package if OBJECT_META in self.schemas else SHARED_BUILTINS
         if mod.dotted != META_MODULE:
-            mod.imports.setdefault(f"{meta_base}.{_apply_module(META_MODULE)}", set()).add(meta)
+            meta = f"{_imported(mod, meta_base, META_MODULE)}.{meta}"
         fields = {
             "properties": {
-                k: {"$ref": f"#/components/schemas/{meta}"} if k == "metadata" else v
+                k: {"x-annotation": meta} if k == "metadata" else v
                 for k, v in props.items()
                 if k not in ("apiVersion", "kind")
             }
@@ -323,8 +326,9 @@ class _Writer:
         if kinds:
             parent, _, last = dotted.rpartition(".")
             checking.append(f"from {self.package}.{parent} import {last} as _models")
-        for module, names in sorted(mod.imports.items()):
-            checking.append(_import_line(module, sorted(names)))
+        for module, alias in sorted(mod.imports.items()):
+            parent, _, last = module.rpartition(".")
+            checking.append(f"from {parent} import {last} as {alias}")
         if checking:
             head.append("if TYPE_CHECKING:")
             head.extend(_indent(line) for line in checking)
@@ -336,11 +340,12 @@ def _indent(text: str) -> str:
     return "\n".join(f"    {line}" for line in text.split("\n"))
 
 
-def _import_line(module: str, names: list[str]) -> str:
-    one = f"from {module} import {', '.join(names)}"
-    if len(one) + 4 <= LINE_LENGTH:
-        return one
-    return "\n".join([f"from {module} import (", *(f"    {n}," for n in names), ")"])
+def _imported(mod: _Module, base: str, models_module: str) -> str:
+    """The alias under which `mod` imports the apply module of `models_module` (`_core_v1`)."""
+    relative = _apply_module(models_module)
+    alias = "_" + "_".join(p for p in relative.split(".") if p != MODULE)
+    mod.imports[f"{base}.{relative}"] = alias
+    return alias
 
 
 def _literal(python: str) -> str:

@@ -96,7 +96,7 @@ def test_m8_a_kind_class_ties_the_configuration_to_its_model_and_identity() -> N
     assert '__kube_model__ = ("..thing", "Thing")' in code
     # Cluster-scoped: a name, no namespace.
     assert "class _ThingApplyFields(TypedDict, total=False):\n" in code
-    assert "    metadata: Required[ClusterObjectMetaApply]\n" in code
+    assert "    metadata: Required[_meta_v1.ClusterObjectMetaApply]\n" in code
     assert "def __init__(self, **fields: Unpack[_ThingApplyFields]) -> None:" in code
 
 
@@ -120,7 +120,7 @@ def test_m8_a_kind_held_inside_another_is_its_object_typeddict() -> None:
     from kubeinformers.generated.meta.v1 import apply as meta_apply
 
     spec = _fields(apps_apply.StatefulSetSpecApply)
-    assert spec["volumeClaimTemplates"] == "list[PersistentVolumeClaimObjectApply]"
+    assert spec["volumeClaimTemplates"] == "list[_core_v1.PersistentVolumeClaimObjectApply]"
     assert "PersistentVolumeClaimObjectApply" in vars(core_apply)
     assert "PersistentVolumeClaimApply" in vars(core_apply)  # the kind's configuration
     ports = _fields(core_apply.ContainerPortApply)

@@ -14,11 +14,7 @@ from kubeinformers.runtime.api.apply import ApplyConfiguration
 if TYPE_CHECKING:
     from typing import Required, Unpack
     from kubeinformers.generated.admissionregistration.v1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import (
-        ClusterObjectMetaApply,
-        ConditionApply,
-        LabelSelectorApply,
-    )
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class AuditAnnotationApply(TypedDict, total=False):
@@ -39,8 +35,8 @@ class MatchConditionApply(TypedDict, total=False):
 class MatchResourcesApply(TypedDict, total=False):
     excludeResourceRules: list[NamedRuleWithOperationsApply]
     matchPolicy: str
-    namespaceSelector: LabelSelectorApply
-    objectSelector: LabelSelectorApply
+    namespaceSelector: _meta_v1.LabelSelectorApply
+    objectSelector: _meta_v1.LabelSelectorApply
     resourceRules: list[NamedRuleWithOperationsApply]
 
 
@@ -51,8 +47,8 @@ class MutatingWebhookApply(TypedDict, total=False):
     matchConditions: list[MatchConditionApply]
     matchPolicy: str
     name: Required[str]
-    namespaceSelector: LabelSelectorApply
-    objectSelector: LabelSelectorApply
+    namespaceSelector: _meta_v1.LabelSelectorApply
+    objectSelector: _meta_v1.LabelSelectorApply
     reinvocationPolicy: str
     rules: list[RuleWithOperationsApply]
     sideEffects: str
@@ -77,7 +73,7 @@ class ParamRefApply(TypedDict, total=False):
     name: str
     namespace: str
     parameterNotFoundAction: str
-    selector: LabelSelectorApply
+    selector: _meta_v1.LabelSelectorApply
 
 
 class RuleWithOperationsApply(TypedDict, total=False):
@@ -117,7 +113,7 @@ class ValidatingAdmissionPolicySpecApply(TypedDict, total=False):
 
 
 class ValidatingAdmissionPolicyStatusApply(TypedDict, total=False):
-    conditions: list[ConditionApply]
+    conditions: list[_meta_v1.ConditionApply]
     observedGeneration: int
     typeChecking: TypeCheckingApply
 
@@ -129,8 +125,8 @@ class ValidatingWebhookApply(TypedDict, total=False):
     matchConditions: list[MatchConditionApply]
     matchPolicy: str
     name: Required[str]
-    namespaceSelector: LabelSelectorApply
-    objectSelector: LabelSelectorApply
+    namespaceSelector: _meta_v1.LabelSelectorApply
+    objectSelector: _meta_v1.LabelSelectorApply
     rules: list[RuleWithOperationsApply]
     sideEffects: str
     timeoutSeconds: int
@@ -155,7 +151,7 @@ class WebhookClientConfigApply(TypedDict, total=False):
 
 
 class _MutatingWebhookConfigurationApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     webhooks: list[MutatingWebhookApply]
 
 
@@ -172,7 +168,7 @@ class MutatingWebhookConfigurationApply(ApplyConfiguration["_models.MutatingWebh
 
 
 class _ValidatingAdmissionPolicyApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: ValidatingAdmissionPolicySpecApply
     status: ValidatingAdmissionPolicyStatusApply
 
@@ -190,7 +186,7 @@ class ValidatingAdmissionPolicyApply(ApplyConfiguration["_models.ValidatingAdmis
 
 
 class _ValidatingAdmissionPolicyBindingApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: ValidatingAdmissionPolicyBindingSpecApply
 
 
@@ -209,7 +205,7 @@ class ValidatingAdmissionPolicyBindingApply(
 
 
 class _ValidatingWebhookConfigurationApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     webhooks: list[ValidatingWebhookApply]
 
 

@@ -14,7 +14,7 @@ from kubeinformers.runtime.api.apply import ApplyConfiguration
 if TYPE_CHECKING:
     from typing import Required, Unpack
     from kubeinformers.generated.admissionregistration.v1beta1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import ClusterObjectMetaApply, LabelSelectorApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class ApplyConfigurationApply(TypedDict, total=False):
@@ -33,8 +33,8 @@ class MatchConditionApply(TypedDict, total=False):
 class MatchResourcesApply(TypedDict, total=False):
     excludeResourceRules: list[NamedRuleWithOperationsApply]
     matchPolicy: str
-    namespaceSelector: LabelSelectorApply
-    objectSelector: LabelSelectorApply
+    namespaceSelector: _meta_v1.LabelSelectorApply
+    objectSelector: _meta_v1.LabelSelectorApply
     resourceRules: list[NamedRuleWithOperationsApply]
 
 
@@ -78,7 +78,7 @@ class ParamRefApply(TypedDict, total=False):
     name: str
     namespace: str
     parameterNotFoundAction: str
-    selector: LabelSelectorApply
+    selector: _meta_v1.LabelSelectorApply
 
 
 class VariableApply(TypedDict, total=False):
@@ -87,7 +87,7 @@ class VariableApply(TypedDict, total=False):
 
 
 class _MutatingAdmissionPolicyApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: MutatingAdmissionPolicySpecApply
 
 
@@ -104,7 +104,7 @@ class MutatingAdmissionPolicyApply(ApplyConfiguration["_models.MutatingAdmission
 
 
 class _MutatingAdmissionPolicyBindingApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: MutatingAdmissionPolicyBindingSpecApply
 
 

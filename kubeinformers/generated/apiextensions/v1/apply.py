@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any, Required, Unpack
     from kubeinformers.generated.apiextensions.v1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import ClusterObjectMetaApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class CustomResourceColumnDefinitionApply(TypedDict, total=False):
@@ -182,7 +182,7 @@ class WebhookConversionApply(TypedDict, total=False):
 
 
 class _CustomResourceDefinitionApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: CustomResourceDefinitionSpecApply
     status: CustomResourceDefinitionStatusApply
 

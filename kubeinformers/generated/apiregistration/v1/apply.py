@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Required, Unpack
     from kubeinformers.generated.apiregistration.v1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import ClusterObjectMetaApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class APIServiceConditionApply(TypedDict, total=False):
@@ -47,7 +47,7 @@ class ServiceReferenceApply(TypedDict, total=False):
 
 
 class _APIServiceApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: APIServiceSpecApply
     status: APIServiceStatusApply
 

@@ -15,11 +15,8 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any, Required, Unpack
     from kubeinformers.generated.apps.v1 import models as _models
-    from kubeinformers.generated.core.v1.apply import (
-        PersistentVolumeClaimObjectApply,
-        PodTemplateSpecApply,
-    )
-    from kubeinformers.generated.meta.v1.apply import LabelSelectorApply, NamespacedObjectMetaApply
+    from kubeinformers.generated.core.v1 import apply as _core_v1
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class DaemonSetConditionApply(TypedDict, total=False):
@@ -33,8 +30,8 @@ class DaemonSetConditionApply(TypedDict, total=False):
 class DaemonSetSpecApply(TypedDict, total=False):
     minReadySeconds: int
     revisionHistoryLimit: int
-    selector: LabelSelectorApply
-    template: PodTemplateSpecApply
+    selector: _meta_v1.LabelSelectorApply
+    template: _core_v1.PodTemplateSpecApply
     updateStrategy: DaemonSetUpdateStrategyApply
 
 
@@ -71,9 +68,9 @@ class DeploymentSpecApply(TypedDict, total=False):
     progressDeadlineSeconds: int
     replicas: int
     revisionHistoryLimit: int
-    selector: LabelSelectorApply
+    selector: _meta_v1.LabelSelectorApply
     strategy: DeploymentStrategyApply
-    template: PodTemplateSpecApply
+    template: _core_v1.PodTemplateSpecApply
 
 
 class DeploymentStatusApply(TypedDict, total=False):
@@ -104,8 +101,8 @@ class ReplicaSetConditionApply(TypedDict, total=False):
 class ReplicaSetSpecApply(TypedDict, total=False):
     minReadySeconds: int
     replicas: int
-    selector: LabelSelectorApply
-    template: PodTemplateSpecApply
+    selector: _meta_v1.LabelSelectorApply
+    template: _core_v1.PodTemplateSpecApply
 
 
 class ReplicaSetStatusApply(TypedDict, total=False):
@@ -157,11 +154,11 @@ class StatefulSetSpecApply(TypedDict, total=False):
     podManagementPolicy: str
     replicas: int
     revisionHistoryLimit: int
-    selector: LabelSelectorApply
+    selector: _meta_v1.LabelSelectorApply
     serviceName: str
-    template: PodTemplateSpecApply
+    template: _core_v1.PodTemplateSpecApply
     updateStrategy: StatefulSetUpdateStrategyApply
-    volumeClaimTemplates: list[PersistentVolumeClaimObjectApply]
+    volumeClaimTemplates: list[_core_v1.PersistentVolumeClaimObjectApply]
 
 
 class StatefulSetStatusApply(TypedDict, total=False):
@@ -184,7 +181,7 @@ class StatefulSetUpdateStrategyApply(TypedDict, total=False):
 
 class _ControllerRevisionApplyFields(TypedDict, total=False):
     data: dict[str, Any]
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     revision: int
 
 
@@ -201,7 +198,7 @@ class ControllerRevisionApply(ApplyConfiguration["_models.ControllerRevision"]):
 
 
 class _DaemonSetApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: DaemonSetSpecApply
     status: DaemonSetStatusApply
 
@@ -219,7 +216,7 @@ class DaemonSetApply(ApplyConfiguration["_models.DaemonSet"]):
 
 
 class _DeploymentApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: DeploymentSpecApply
     status: DeploymentStatusApply
 
@@ -237,7 +234,7 @@ class DeploymentApply(ApplyConfiguration["_models.Deployment"]):
 
 
 class _ReplicaSetApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: ReplicaSetSpecApply
     status: ReplicaSetStatusApply
 
@@ -255,7 +252,7 @@ class ReplicaSetApply(ApplyConfiguration["_models.ReplicaSet"]):
 
 
 class _StatefulSetApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: StatefulSetSpecApply
     status: StatefulSetStatusApply
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Required, Unpack
     from kubeinformers.generated.autoscaling.v2 import models as _models
-    from kubeinformers.generated.meta.v1.apply import LabelSelectorApply, NamespacedObjectMetaApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class ContainerResourceMetricSourceApply(TypedDict, total=False):
@@ -91,7 +91,7 @@ class HorizontalPodAutoscalerStatusApply(TypedDict, total=False):
 
 class MetricIdentifierApply(TypedDict, total=False):
     name: str
-    selector: LabelSelectorApply
+    selector: _meta_v1.LabelSelectorApply
 
 
 class MetricSpecApply(TypedDict, total=False):
@@ -158,7 +158,7 @@ class ResourceMetricStatusApply(TypedDict, total=False):
 
 
 class _HorizontalPodAutoscalerApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: HorizontalPodAutoscalerSpecApply
     status: HorizontalPodAutoscalerStatusApply
 

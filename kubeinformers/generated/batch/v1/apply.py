@@ -15,12 +15,8 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Required, Unpack
     from kubeinformers.generated.batch.v1 import models as _models
-    from kubeinformers.generated.core.v1.apply import ObjectReferenceApply, PodTemplateSpecApply
-    from kubeinformers.generated.meta.v1.apply import (
-        LabelSelectorApply,
-        NamespacedObjectMetaApply,
-        ObjectMetaApply,
-    )
+    from kubeinformers.generated.core.v1 import apply as _core_v1
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class CronJobSpecApply(TypedDict, total=False):
@@ -35,7 +31,7 @@ class CronJobSpecApply(TypedDict, total=False):
 
 
 class CronJobStatusApply(TypedDict, total=False):
-    active: list[ObjectReferenceApply]
+    active: list[_core_v1.ObjectReferenceApply]
     lastScheduleTime: datetime | str
     lastSuccessfulTime: datetime | str
 
@@ -61,10 +57,10 @@ class JobSpecApply(TypedDict, total=False):
     parallelism: int
     podFailurePolicy: PodFailurePolicyApply
     podReplacementPolicy: str
-    selector: LabelSelectorApply
+    selector: _meta_v1.LabelSelectorApply
     successPolicy: SuccessPolicyApply
     suspend: bool
-    template: PodTemplateSpecApply
+    template: _core_v1.PodTemplateSpecApply
     ttlSecondsAfterFinished: int
 
 
@@ -83,7 +79,7 @@ class JobStatusApply(TypedDict, total=False):
 
 
 class JobTemplateSpecApply(TypedDict, total=False):
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     spec: JobSpecApply
 
 
@@ -123,7 +119,7 @@ class UncountedTerminatedPodsApply(TypedDict, total=False):
 
 
 class _CronJobApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: CronJobSpecApply
     status: CronJobStatusApply
 
@@ -141,7 +137,7 @@ class CronJobApply(ApplyConfiguration["_models.CronJob"]):
 
 
 class _JobApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: JobSpecApply
     status: JobStatusApply
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Required, Unpack
     from kubeinformers.generated.certificates.v1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import ClusterObjectMetaApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class CertificateSigningRequestConditionApply(TypedDict, total=False):
@@ -44,7 +44,7 @@ class CertificateSigningRequestStatusApply(TypedDict, total=False):
 
 
 class _CertificateSigningRequestApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: CertificateSigningRequestSpecApply
     status: CertificateSigningRequestStatusApply
 

@@ -14,7 +14,7 @@ from kubeinformers.runtime.api.apply import ApplyConfiguration
 if TYPE_CHECKING:
     from typing import Required, Unpack
     from kubeinformers.generated.certificates.v1alpha1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import ClusterObjectMetaApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class ClusterTrustBundleSpecApply(TypedDict, total=False):
@@ -23,7 +23,7 @@ class ClusterTrustBundleSpecApply(TypedDict, total=False):
 
 
 class _ClusterTrustBundleApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: ClusterTrustBundleSpecApply
 
 

@@ -15,11 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Required, Unpack
     from kubeinformers.generated.certificates.v1beta1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import (
-        ClusterObjectMetaApply,
-        ConditionApply,
-        NamespacedObjectMetaApply,
-    )
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class ClusterTrustBundleSpecApply(TypedDict, total=False):
@@ -44,13 +40,13 @@ class PodCertificateRequestSpecApply(TypedDict, total=False):
 class PodCertificateRequestStatusApply(TypedDict, total=False):
     beginRefreshAt: datetime | str
     certificateChain: str
-    conditions: list[ConditionApply]
+    conditions: list[_meta_v1.ConditionApply]
     notAfter: datetime | str
     notBefore: datetime | str
 
 
 class _ClusterTrustBundleApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: ClusterTrustBundleSpecApply
 
 
@@ -67,7 +63,7 @@ class ClusterTrustBundleApply(ApplyConfiguration["_models.ClusterTrustBundle"]):
 
 
 class _PodCertificateRequestApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: PodCertificateRequestSpecApply
     status: PodCertificateRequestStatusApply
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Required, Unpack
     from kubeinformers.generated.coordination.v1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import NamespacedObjectMetaApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class LeaseSpecApply(TypedDict, total=False):
@@ -29,7 +29,7 @@ class LeaseSpecApply(TypedDict, total=False):
 
 
 class _LeaseApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: LeaseSpecApply
 
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Required, Unpack
     from kubeinformers.generated.coordination.v1beta1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import NamespacedObjectMetaApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class LeaseCandidateSpecApply(TypedDict, total=False):
@@ -28,7 +28,7 @@ class LeaseCandidateSpecApply(TypedDict, total=False):
 
 
 class _LeaseCandidateApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: LeaseCandidateSpecApply
 
 

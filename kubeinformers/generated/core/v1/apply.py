@@ -15,14 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Required, Unpack
     from kubeinformers.generated.core.v1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import (
-        ClusterObjectMetaApply,
-        ConditionApply,
-        LabelSelectorApply,
-        ListMetaApply,
-        NamespacedObjectMetaApply,
-        ObjectMetaApply,
-    )
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class AWSElasticBlockStoreVolumeSourceApply(TypedDict, total=False):
@@ -73,7 +66,7 @@ class AzureFileVolumeSourceApply(TypedDict, total=False):
 class BindingObjectApply(TypedDict, total=False):
     apiVersion: str
     kind: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     target: ObjectReferenceApply
 
 
@@ -140,7 +133,7 @@ class ClientIPConfigApply(TypedDict, total=False):
 
 
 class ClusterTrustBundleProjectionApply(TypedDict, total=False):
-    labelSelector: LabelSelectorApply
+    labelSelector: _meta_v1.LabelSelectorApply
     name: str
     optional: bool
     path: str
@@ -158,14 +151,14 @@ class ComponentStatusObjectApply(TypedDict, total=False):
     apiVersion: str
     conditions: list[ComponentConditionApply]
     kind: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
 
 
 class ComponentStatusListApply(TypedDict, total=False):
     apiVersion: str
     items: list[ComponentStatusObjectApply]
     kind: str
-    metadata: ListMetaApply
+    metadata: _meta_v1.ListMetaApply
 
 
 class ConfigMapObjectApply(TypedDict, total=False):
@@ -174,7 +167,7 @@ class ConfigMapObjectApply(TypedDict, total=False):
     data: dict[str, str]
     immutable: bool
     kind: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
 
 
 class ConfigMapEnvSourceApply(TypedDict, total=False):
@@ -192,7 +185,7 @@ class ConfigMapListApply(TypedDict, total=False):
     apiVersion: str
     items: list[ConfigMapObjectApply]
     kind: str
-    metadata: ListMetaApply
+    metadata: _meta_v1.ListMetaApply
 
 
 class ConfigMapNodeConfigSourceApply(TypedDict, total=False):
@@ -373,7 +366,7 @@ class EndpointSubsetApply(TypedDict, total=False):
 class EndpointsObjectApply(TypedDict, total=False):
     apiVersion: str
     kind: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     subsets: list[EndpointSubsetApply]
 
 
@@ -381,7 +374,7 @@ class EndpointsListApply(TypedDict, total=False):
     apiVersion: str
     items: list[EndpointsObjectApply]
     kind: str
-    metadata: ListMetaApply
+    metadata: _meta_v1.ListMetaApply
 
 
 class EnvFromSourceApply(TypedDict, total=False):
@@ -447,7 +440,7 @@ class EventObjectApply(TypedDict, total=False):
     kind: str
     lastTimestamp: datetime | str
     message: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     reason: str
     related: ObjectReferenceApply
     reportingComponent: str
@@ -461,7 +454,7 @@ class EventListApply(TypedDict, total=False):
     apiVersion: str
     items: list[EventObjectApply]
     kind: str
-    metadata: ListMetaApply
+    metadata: _meta_v1.ListMetaApply
 
 
 class EventSeriesApply(TypedDict, total=False):
@@ -627,7 +620,7 @@ class LifecycleHandlerApply(TypedDict, total=False):
 class LimitRangeObjectApply(TypedDict, total=False):
     apiVersion: str
     kind: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     spec: LimitRangeSpecApply
 
 
@@ -644,7 +637,7 @@ class LimitRangeListApply(TypedDict, total=False):
     apiVersion: str
     items: list[LimitRangeObjectApply]
     kind: str
-    metadata: ListMetaApply
+    metadata: _meta_v1.ListMetaApply
 
 
 class LimitRangeSpecApply(TypedDict, total=False):
@@ -691,7 +684,7 @@ class NFSVolumeSourceApply(TypedDict, total=False):
 class NamespaceObjectApply(TypedDict, total=False):
     apiVersion: str
     kind: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     spec: NamespaceSpecApply
     status: NamespaceStatusApply
 
@@ -708,7 +701,7 @@ class NamespaceListApply(TypedDict, total=False):
     apiVersion: str
     items: list[NamespaceObjectApply]
     kind: str
-    metadata: ListMetaApply
+    metadata: _meta_v1.ListMetaApply
 
 
 class NamespaceSpecApply(TypedDict, total=False):
@@ -723,7 +716,7 @@ class NamespaceStatusApply(TypedDict, total=False):
 class NodeObjectApply(TypedDict, total=False):
     apiVersion: str
     kind: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     spec: NodeSpecApply
     status: NodeStatusApply
 
@@ -770,7 +763,7 @@ class NodeListApply(TypedDict, total=False):
     apiVersion: str
     items: list[NodeObjectApply]
     kind: str
-    metadata: ListMetaApply
+    metadata: _meta_v1.ListMetaApply
 
 
 class NodeRuntimeHandlerApply(TypedDict, total=False):
@@ -861,7 +854,7 @@ class ObjectReferenceApply(TypedDict, total=False):
 class PersistentVolumeObjectApply(TypedDict, total=False):
     apiVersion: str
     kind: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     spec: PersistentVolumeSpecApply
     status: PersistentVolumeStatusApply
 
@@ -869,7 +862,7 @@ class PersistentVolumeObjectApply(TypedDict, total=False):
 class PersistentVolumeClaimObjectApply(TypedDict, total=False):
     apiVersion: str
     kind: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     spec: PersistentVolumeClaimSpecApply
     status: PersistentVolumeClaimStatusApply
 
@@ -887,7 +880,7 @@ class PersistentVolumeClaimListApply(TypedDict, total=False):
     apiVersion: str
     items: list[PersistentVolumeClaimObjectApply]
     kind: str
-    metadata: ListMetaApply
+    metadata: _meta_v1.ListMetaApply
 
 
 class PersistentVolumeClaimSpecApply(TypedDict, total=False):
@@ -895,7 +888,7 @@ class PersistentVolumeClaimSpecApply(TypedDict, total=False):
     dataSource: TypedLocalObjectReferenceApply
     dataSourceRef: TypedObjectReferenceApply
     resources: VolumeResourceRequirementsApply
-    selector: LabelSelectorApply
+    selector: _meta_v1.LabelSelectorApply
     storageClassName: str
     volumeAttributesClassName: str
     volumeMode: str
@@ -914,7 +907,7 @@ class PersistentVolumeClaimStatusApply(TypedDict, total=False):
 
 
 class PersistentVolumeClaimTemplateApply(TypedDict, total=False):
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     spec: PersistentVolumeClaimSpecApply
 
 
@@ -927,7 +920,7 @@ class PersistentVolumeListApply(TypedDict, total=False):
     apiVersion: str
     items: list[PersistentVolumeObjectApply]
     kind: str
-    metadata: ListMetaApply
+    metadata: _meta_v1.ListMetaApply
 
 
 class PersistentVolumeSpecApply(TypedDict, total=False):
@@ -979,7 +972,7 @@ class PhotonPersistentDiskVolumeSourceApply(TypedDict, total=False):
 class PodObjectApply(TypedDict, total=False):
     apiVersion: str
     kind: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     spec: PodSpecApply
     status: PodStatusApply
 
@@ -990,10 +983,10 @@ class PodAffinityApply(TypedDict, total=False):
 
 
 class PodAffinityTermApply(TypedDict, total=False):
-    labelSelector: LabelSelectorApply
+    labelSelector: _meta_v1.LabelSelectorApply
     matchLabelKeys: list[str]
     mismatchLabelKeys: list[str]
-    namespaceSelector: LabelSelectorApply
+    namespaceSelector: _meta_v1.LabelSelectorApply
     namespaces: list[str]
     topologyKey: str
 
@@ -1047,7 +1040,7 @@ class PodListApply(TypedDict, total=False):
     apiVersion: str
     items: list[PodObjectApply]
     kind: str
-    metadata: ListMetaApply
+    metadata: _meta_v1.ListMetaApply
 
 
 class PodOSApply(TypedDict, total=False):
@@ -1160,7 +1153,7 @@ class PodStatusApply(TypedDict, total=False):
 class PodTemplateObjectApply(TypedDict, total=False):
     apiVersion: str
     kind: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     template: PodTemplateSpecApply
 
 
@@ -1168,11 +1161,11 @@ class PodTemplateListApply(TypedDict, total=False):
     apiVersion: str
     items: list[PodTemplateObjectApply]
     kind: str
-    metadata: ListMetaApply
+    metadata: _meta_v1.ListMetaApply
 
 
 class PodTemplateSpecApply(TypedDict, total=False):
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     spec: PodSpecApply
 
 
@@ -1245,7 +1238,7 @@ class RBDVolumeSourceApply(TypedDict, total=False):
 class ReplicationControllerObjectApply(TypedDict, total=False):
     apiVersion: str
     kind: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     spec: ReplicationControllerSpecApply
     status: ReplicationControllerStatusApply
 
@@ -1262,7 +1255,7 @@ class ReplicationControllerListApply(TypedDict, total=False):
     apiVersion: str
     items: list[ReplicationControllerObjectApply]
     kind: str
-    metadata: ListMetaApply
+    metadata: _meta_v1.ListMetaApply
 
 
 class ReplicationControllerSpecApply(TypedDict, total=False):
@@ -1300,7 +1293,7 @@ class ResourceHealthApply(TypedDict, total=False):
 class ResourceQuotaObjectApply(TypedDict, total=False):
     apiVersion: str
     kind: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     spec: ResourceQuotaSpecApply
     status: ResourceQuotaStatusApply
 
@@ -1309,7 +1302,7 @@ class ResourceQuotaListApply(TypedDict, total=False):
     apiVersion: str
     items: list[ResourceQuotaObjectApply]
     kind: str
-    metadata: ListMetaApply
+    metadata: _meta_v1.ListMetaApply
 
 
 class ResourceQuotaSpecApply(TypedDict, total=False):
@@ -1387,7 +1380,7 @@ class SecretObjectApply(TypedDict, total=False):
     data: dict[str, str]
     immutable: bool
     kind: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     stringData: dict[str, str]
     type: str
 
@@ -1407,7 +1400,7 @@ class SecretListApply(TypedDict, total=False):
     apiVersion: str
     items: list[SecretObjectApply]
     kind: str
-    metadata: ListMetaApply
+    metadata: _meta_v1.ListMetaApply
 
 
 class SecretProjectionApply(TypedDict, total=False):
@@ -1446,7 +1439,7 @@ class SecurityContextApply(TypedDict, total=False):
 class ServiceObjectApply(TypedDict, total=False):
     apiVersion: str
     kind: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     spec: ServiceSpecApply
     status: ServiceStatusApply
 
@@ -1456,7 +1449,7 @@ class ServiceAccountObjectApply(TypedDict, total=False):
     automountServiceAccountToken: bool
     imagePullSecrets: list[LocalObjectReferenceApply]
     kind: str
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     secrets: list[ObjectReferenceApply]
 
 
@@ -1464,7 +1457,7 @@ class ServiceAccountListApply(TypedDict, total=False):
     apiVersion: str
     items: list[ServiceAccountObjectApply]
     kind: str
-    metadata: ListMetaApply
+    metadata: _meta_v1.ListMetaApply
 
 
 class ServiceAccountTokenProjectionApply(TypedDict, total=False):
@@ -1477,7 +1470,7 @@ class ServiceListApply(TypedDict, total=False):
     apiVersion: str
     items: list[ServiceObjectApply]
     kind: str
-    metadata: ListMetaApply
+    metadata: _meta_v1.ListMetaApply
 
 
 class ServicePortApply(TypedDict, total=False):
@@ -1513,7 +1506,7 @@ class ServiceSpecApply(TypedDict, total=False):
 
 
 class ServiceStatusApply(TypedDict, total=False):
-    conditions: list[ConditionApply]
+    conditions: list[_meta_v1.ConditionApply]
     loadBalancer: LoadBalancerStatusApply
 
 
@@ -1576,7 +1569,7 @@ class TopologySelectorTermApply(TypedDict, total=False):
 
 
 class TopologySpreadConstraintApply(TypedDict, total=False):
-    labelSelector: LabelSelectorApply
+    labelSelector: _meta_v1.LabelSelectorApply
     matchLabelKeys: list[str]
     maxSkew: int
     minDomains: int
@@ -1702,7 +1695,7 @@ class _ConfigMapApplyFields(TypedDict, total=False):
     binaryData: dict[str, str]
     data: dict[str, str]
     immutable: bool
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
 
 
 class ConfigMapApply(ApplyConfiguration["_models.ConfigMap"]):
@@ -1718,7 +1711,7 @@ class ConfigMapApply(ApplyConfiguration["_models.ConfigMap"]):
 
 
 class _EndpointsApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     subsets: list[EndpointSubsetApply]
 
 
@@ -1742,7 +1735,7 @@ class _EventApplyFields(TypedDict, total=False):
     involvedObject: ObjectReferenceApply
     lastTimestamp: datetime | str
     message: str
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     reason: str
     related: ObjectReferenceApply
     reportingComponent: str
@@ -1765,7 +1758,7 @@ class EventApply(ApplyConfiguration["_models.Event"]):
 
 
 class _LimitRangeApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: LimitRangeSpecApply
 
 
@@ -1782,7 +1775,7 @@ class LimitRangeApply(ApplyConfiguration["_models.LimitRange"]):
 
 
 class _NamespaceApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: NamespaceSpecApply
     status: NamespaceStatusApply
 
@@ -1800,7 +1793,7 @@ class NamespaceApply(ApplyConfiguration["_models.Namespace"]):
 
 
 class _NodeApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: NodeSpecApply
     status: NodeStatusApply
 
@@ -1818,7 +1811,7 @@ class NodeApply(ApplyConfiguration["_models.Node"]):
 
 
 class _PersistentVolumeApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: PersistentVolumeSpecApply
     status: PersistentVolumeStatusApply
 
@@ -1836,7 +1829,7 @@ class PersistentVolumeApply(ApplyConfiguration["_models.PersistentVolume"]):
 
 
 class _PersistentVolumeClaimApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: PersistentVolumeClaimSpecApply
     status: PersistentVolumeClaimStatusApply
 
@@ -1854,7 +1847,7 @@ class PersistentVolumeClaimApply(ApplyConfiguration["_models.PersistentVolumeCla
 
 
 class _PodApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: PodSpecApply
     status: PodStatusApply
 
@@ -1872,7 +1865,7 @@ class PodApply(ApplyConfiguration["_models.Pod"]):
 
 
 class _PodTemplateApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     template: PodTemplateSpecApply
 
 
@@ -1889,7 +1882,7 @@ class PodTemplateApply(ApplyConfiguration["_models.PodTemplate"]):
 
 
 class _ReplicationControllerApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: ReplicationControllerSpecApply
     status: ReplicationControllerStatusApply
 
@@ -1907,7 +1900,7 @@ class ReplicationControllerApply(ApplyConfiguration["_models.ReplicationControll
 
 
 class _ResourceQuotaApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: ResourceQuotaSpecApply
     status: ResourceQuotaStatusApply
 
@@ -1927,7 +1920,7 @@ class ResourceQuotaApply(ApplyConfiguration["_models.ResourceQuota"]):
 class _SecretApplyFields(TypedDict, total=False):
     data: dict[str, str]
     immutable: bool
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     stringData: dict[str, str]
     type: str
 
@@ -1945,7 +1938,7 @@ class SecretApply(ApplyConfiguration["_models.Secret"]):
 
 
 class _ServiceApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: ServiceSpecApply
     status: ServiceStatusApply
 
@@ -1965,7 +1958,7 @@ class ServiceApply(ApplyConfiguration["_models.Service"]):
 class _ServiceAccountApplyFields(TypedDict, total=False):
     automountServiceAccountToken: bool
     imagePullSecrets: list[LocalObjectReferenceApply]
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     secrets: list[ObjectReferenceApply]
 
 

@@ -14,8 +14,8 @@ from kubeinformers.runtime.api.apply import ApplyConfiguration
 if TYPE_CHECKING:
     from typing import Required, Unpack
     from kubeinformers.generated.discovery.v1 import models as _models
-    from kubeinformers.generated.core.v1.apply import ObjectReferenceApply
-    from kubeinformers.generated.meta.v1.apply import NamespacedObjectMetaApply
+    from kubeinformers.generated.core.v1 import apply as _core_v1
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class EndpointApply(TypedDict, total=False):
@@ -25,7 +25,7 @@ class EndpointApply(TypedDict, total=False):
     hints: EndpointHintsApply
     hostname: str
     nodeName: str
-    targetRef: ObjectReferenceApply
+    targetRef: _core_v1.ObjectReferenceApply
     zone: str
 
 
@@ -58,7 +58,7 @@ class ForZoneApply(TypedDict, total=False):
 class _EndpointSliceApplyFields(TypedDict, total=False):
     addressType: str
     endpoints: list[EndpointApply]
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     ports: list[EndpointPortApply]
 
 

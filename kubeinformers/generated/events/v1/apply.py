@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Required, Unpack
     from kubeinformers.generated.events.v1 import models as _models
-    from kubeinformers.generated.core.v1.apply import EventSourceApply, ObjectReferenceApply
-    from kubeinformers.generated.meta.v1.apply import NamespacedObjectMetaApply
+    from kubeinformers.generated.core.v1 import apply as _core_v1
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class EventSeriesApply(TypedDict, total=False):
@@ -29,13 +29,13 @@ class _EventApplyFields(TypedDict, total=False):
     deprecatedCount: int
     deprecatedFirstTimestamp: datetime | str
     deprecatedLastTimestamp: datetime | str
-    deprecatedSource: EventSourceApply
+    deprecatedSource: _core_v1.EventSourceApply
     eventTime: datetime | str
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     note: str
     reason: str
-    regarding: ObjectReferenceApply
-    related: ObjectReferenceApply
+    regarding: _core_v1.ObjectReferenceApply
+    related: _core_v1.ObjectReferenceApply
     reportingController: str
     reportingInstance: str
     series: EventSeriesApply

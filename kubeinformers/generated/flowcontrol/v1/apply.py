@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Required, Unpack
     from kubeinformers.generated.flowcontrol.v1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import ClusterObjectMetaApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class ExemptPriorityLevelConfigurationApply(TypedDict, total=False):
@@ -126,7 +126,7 @@ class UserSubjectApply(TypedDict, total=False):
 
 
 class _FlowSchemaApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: FlowSchemaSpecApply
     status: FlowSchemaStatusApply
 
@@ -144,7 +144,7 @@ class FlowSchemaApply(ApplyConfiguration["_models.FlowSchema"]):
 
 
 class _PriorityLevelConfigurationApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: PriorityLevelConfigurationSpecApply
     status: PriorityLevelConfigurationStatusApply
 

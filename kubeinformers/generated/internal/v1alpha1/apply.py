@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any, Required, Unpack
     from kubeinformers.generated.internal.v1alpha1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import ClusterObjectMetaApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class ServerStorageVersionApply(TypedDict, total=False):
@@ -41,7 +41,7 @@ class StorageVersionStatusApply(TypedDict, total=False):
 
 
 class _StorageVersionApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: dict[str, Any]
     status: StorageVersionStatusApply
 

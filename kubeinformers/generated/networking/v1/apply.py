@@ -14,13 +14,8 @@ from kubeinformers.runtime.api.apply import ApplyConfiguration
 if TYPE_CHECKING:
     from typing import Required, Unpack
     from kubeinformers.generated.networking.v1 import models as _models
-    from kubeinformers.generated.core.v1.apply import TypedLocalObjectReferenceApply
-    from kubeinformers.generated.meta.v1.apply import (
-        ClusterObjectMetaApply,
-        ConditionApply,
-        LabelSelectorApply,
-        NamespacedObjectMetaApply,
-    )
+    from kubeinformers.generated.core.v1 import apply as _core_v1
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class HTTPIngressPathApply(TypedDict, total=False):
@@ -48,7 +43,7 @@ IPBlockApply = TypedDict(
 
 
 class IngressBackendApply(TypedDict, total=False):
-    resource: TypedLocalObjectReferenceApply
+    resource: _core_v1.TypedLocalObjectReferenceApply
     service: IngressServiceBackendApply
 
 
@@ -124,8 +119,8 @@ NetworkPolicyIngressRuleApply = TypedDict(
 
 class NetworkPolicyPeerApply(TypedDict, total=False):
     ipBlock: IPBlockApply
-    namespaceSelector: LabelSelectorApply
-    podSelector: LabelSelectorApply
+    namespaceSelector: _meta_v1.LabelSelectorApply
+    podSelector: _meta_v1.LabelSelectorApply
 
 
 class NetworkPolicyPortApply(TypedDict, total=False):
@@ -137,7 +132,7 @@ class NetworkPolicyPortApply(TypedDict, total=False):
 class NetworkPolicySpecApply(TypedDict, total=False):
     egress: list[NetworkPolicyEgressRuleApply]
     ingress: list[NetworkPolicyIngressRuleApply]
-    podSelector: LabelSelectorApply
+    podSelector: _meta_v1.LabelSelectorApply
     policyTypes: list[str]
 
 
@@ -158,11 +153,11 @@ class ServiceCIDRSpecApply(TypedDict, total=False):
 
 
 class ServiceCIDRStatusApply(TypedDict, total=False):
-    conditions: list[ConditionApply]
+    conditions: list[_meta_v1.ConditionApply]
 
 
 class _IPAddressApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: IPAddressSpecApply
 
 
@@ -179,7 +174,7 @@ class IPAddressApply(ApplyConfiguration["_models.IPAddress"]):
 
 
 class _IngressApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: IngressSpecApply
     status: IngressStatusApply
 
@@ -197,7 +192,7 @@ class IngressApply(ApplyConfiguration["_models.Ingress"]):
 
 
 class _IngressClassApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: IngressClassSpecApply
 
 
@@ -214,7 +209,7 @@ class IngressClassApply(ApplyConfiguration["_models.IngressClass"]):
 
 
 class _NetworkPolicyApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: NetworkPolicySpecApply
 
 
@@ -231,7 +226,7 @@ class NetworkPolicyApply(ApplyConfiguration["_models.NetworkPolicy"]):
 
 
 class _ServiceCIDRApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: ServiceCIDRSpecApply
     status: ServiceCIDRStatusApply
 

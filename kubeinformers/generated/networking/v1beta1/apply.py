@@ -14,7 +14,7 @@ from kubeinformers.runtime.api.apply import ApplyConfiguration
 if TYPE_CHECKING:
     from typing import Required, Unpack
     from kubeinformers.generated.networking.v1beta1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import ClusterObjectMetaApply, ConditionApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class IPAddressSpecApply(TypedDict, total=False):
@@ -33,11 +33,11 @@ class ServiceCIDRSpecApply(TypedDict, total=False):
 
 
 class ServiceCIDRStatusApply(TypedDict, total=False):
-    conditions: list[ConditionApply]
+    conditions: list[_meta_v1.ConditionApply]
 
 
 class _IPAddressApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: IPAddressSpecApply
 
 
@@ -54,7 +54,7 @@ class IPAddressApply(ApplyConfiguration["_models.IPAddress"]):
 
 
 class _ServiceCIDRApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: ServiceCIDRSpecApply
     status: ServiceCIDRStatusApply
 

@@ -14,8 +14,8 @@ from kubeinformers.runtime.api.apply import ApplyConfiguration
 if TYPE_CHECKING:
     from typing import Required, Unpack
     from kubeinformers.generated.node.v1 import models as _models
-    from kubeinformers.generated.core.v1.apply import TolerationApply
-    from kubeinformers.generated.meta.v1.apply import ClusterObjectMetaApply
+    from kubeinformers.generated.core.v1 import apply as _core_v1
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class OverheadApply(TypedDict, total=False):
@@ -24,12 +24,12 @@ class OverheadApply(TypedDict, total=False):
 
 class SchedulingApply(TypedDict, total=False):
     nodeSelector: dict[str, str]
-    tolerations: list[TolerationApply]
+    tolerations: list[_core_v1.TolerationApply]
 
 
 class _RuntimeClassApplyFields(TypedDict, total=False):
     handler: str
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     overhead: OverheadApply
     scheduling: SchedulingApply
 

@@ -15,22 +15,18 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Required, Unpack
     from kubeinformers.generated.policy.v1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import (
-        ConditionApply,
-        LabelSelectorApply,
-        NamespacedObjectMetaApply,
-    )
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class PodDisruptionBudgetSpecApply(TypedDict, total=False):
     maxUnavailable: int | str
     minAvailable: int | str
-    selector: LabelSelectorApply
+    selector: _meta_v1.LabelSelectorApply
     unhealthyPodEvictionPolicy: str
 
 
 class PodDisruptionBudgetStatusApply(TypedDict, total=False):
-    conditions: list[ConditionApply]
+    conditions: list[_meta_v1.ConditionApply]
     currentHealthy: int
     desiredHealthy: int
     disruptedPods: dict[str, datetime | str]
@@ -40,7 +36,7 @@ class PodDisruptionBudgetStatusApply(TypedDict, total=False):
 
 
 class _PodDisruptionBudgetApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: PodDisruptionBudgetSpecApply
     status: PodDisruptionBudgetStatusApply
 

@@ -14,15 +14,11 @@ from kubeinformers.runtime.api.apply import ApplyConfiguration
 if TYPE_CHECKING:
     from typing import Required, Unpack
     from kubeinformers.generated.rbac.v1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import (
-        ClusterObjectMetaApply,
-        LabelSelectorApply,
-        NamespacedObjectMetaApply,
-    )
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class AggregationRuleApply(TypedDict, total=False):
-    clusterRoleSelectors: list[LabelSelectorApply]
+    clusterRoleSelectors: list[_meta_v1.LabelSelectorApply]
 
 
 class PolicyRuleApply(TypedDict, total=False):
@@ -48,7 +44,7 @@ class SubjectApply(TypedDict, total=False):
 
 class _ClusterRoleApplyFields(TypedDict, total=False):
     aggregationRule: AggregationRuleApply
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     rules: list[PolicyRuleApply]
 
 
@@ -65,7 +61,7 @@ class ClusterRoleApply(ApplyConfiguration["_models.ClusterRole"]):
 
 
 class _ClusterRoleBindingApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     roleRef: RoleRefApply
     subjects: list[SubjectApply]
 
@@ -83,7 +79,7 @@ class ClusterRoleBindingApply(ApplyConfiguration["_models.ClusterRoleBinding"]):
 
 
 class _RoleApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     rules: list[PolicyRuleApply]
 
 
@@ -100,7 +96,7 @@ class RoleApply(ApplyConfiguration["_models.Role"]):
 
 
 class _RoleBindingApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     roleRef: RoleRefApply
     subjects: list[SubjectApply]
 

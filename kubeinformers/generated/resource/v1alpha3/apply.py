@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Required, Unpack
     from kubeinformers.generated.resource.v1alpha3 import models as _models
-    from kubeinformers.generated.meta.v1.apply import ClusterObjectMetaApply, ConditionApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class DeviceTaintApply(TypedDict, total=False):
@@ -31,7 +31,7 @@ class DeviceTaintRuleSpecApply(TypedDict, total=False):
 
 
 class DeviceTaintRuleStatusApply(TypedDict, total=False):
-    conditions: list[ConditionApply]
+    conditions: list[_meta_v1.ConditionApply]
 
 
 class DeviceTaintSelectorApply(TypedDict, total=False):
@@ -41,7 +41,7 @@ class DeviceTaintSelectorApply(TypedDict, total=False):
 
 
 class _DeviceTaintRuleApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: DeviceTaintRuleSpecApply
     status: DeviceTaintRuleStatusApply
 

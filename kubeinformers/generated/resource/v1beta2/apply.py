@@ -15,17 +15,12 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any, Required, Unpack
     from kubeinformers.generated.resource.v1beta2 import models as _models
-    from kubeinformers.generated.core.v1.apply import NodeSelectorApply
-    from kubeinformers.generated.meta.v1.apply import (
-        ClusterObjectMetaApply,
-        ConditionApply,
-        NamespacedObjectMetaApply,
-        ObjectMetaApply,
-    )
+    from kubeinformers.generated.core.v1 import apply as _core_v1
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class AllocatedDeviceStatusApply(TypedDict, total=False):
-    conditions: list[ConditionApply]
+    conditions: list[_meta_v1.ConditionApply]
     data: dict[str, Any]
     device: Required[str]
     driver: Required[str]
@@ -37,7 +32,7 @@ class AllocatedDeviceStatusApply(TypedDict, total=False):
 class AllocationResultApply(TypedDict, total=False):
     allocationTimestamp: datetime | str
     devices: DeviceAllocationResultApply
-    nodeSelector: NodeSelectorApply
+    nodeSelector: _core_v1.NodeSelectorApply
 
 
 class CELDeviceSelectorApply(TypedDict, total=False):
@@ -80,7 +75,7 @@ class DeviceApply(TypedDict, total=False):
     consumesCounters: list[DeviceCounterConsumptionApply]
     name: str
     nodeName: str
-    nodeSelector: NodeSelectorApply
+    nodeSelector: _core_v1.NodeSelectorApply
     taints: list[DeviceTaintApply]
 
 
@@ -226,7 +221,7 @@ class ResourceClaimStatusApply(TypedDict, total=False):
 
 
 class ResourceClaimTemplateSpecApply(TypedDict, total=False):
-    metadata: ObjectMetaApply
+    metadata: _meta_v1.ObjectMetaApply
     spec: ResourceClaimSpecApply
 
 
@@ -241,14 +236,14 @@ class ResourceSliceSpecApply(TypedDict, total=False):
     devices: list[DeviceApply]
     driver: str
     nodeName: str
-    nodeSelector: NodeSelectorApply
+    nodeSelector: _core_v1.NodeSelectorApply
     perDeviceNodeSelection: bool
     pool: ResourcePoolApply
     sharedCounters: list[CounterSetApply]
 
 
 class _DeviceClassApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: DeviceClassSpecApply
 
 
@@ -265,7 +260,7 @@ class DeviceClassApply(ApplyConfiguration["_models.DeviceClass"]):
 
 
 class _ResourceClaimApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: ResourceClaimSpecApply
     status: ResourceClaimStatusApply
 
@@ -283,7 +278,7 @@ class ResourceClaimApply(ApplyConfiguration["_models.ResourceClaim"]):
 
 
 class _ResourceClaimTemplateApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: ResourceClaimTemplateSpecApply
 
 
@@ -300,7 +295,7 @@ class ResourceClaimTemplateApply(ApplyConfiguration["_models.ResourceClaimTempla
 
 
 class _ResourceSliceApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: ResourceSliceSpecApply
 
 

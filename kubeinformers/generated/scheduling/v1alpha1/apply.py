@@ -14,7 +14,7 @@ from kubeinformers.runtime.api.apply import ApplyConfiguration
 if TYPE_CHECKING:
     from typing import Any, Required, Unpack
     from kubeinformers.generated.scheduling.v1alpha1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import NamespacedObjectMetaApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class GangSchedulingPolicyApply(TypedDict, total=False):
@@ -43,7 +43,7 @@ class WorkloadSpecApply(TypedDict, total=False):
 
 
 class _WorkloadApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: WorkloadSpecApply
 
 

@@ -15,15 +15,8 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Required, Unpack
     from kubeinformers.generated.storage.v1 import models as _models
-    from kubeinformers.generated.core.v1.apply import (
-        PersistentVolumeSpecApply,
-        TopologySelectorTermApply,
-    )
-    from kubeinformers.generated.meta.v1.apply import (
-        ClusterObjectMetaApply,
-        LabelSelectorApply,
-        NamespacedObjectMetaApply,
-    )
+    from kubeinformers.generated.core.v1 import apply as _core_v1
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class CSIDriverSpecApply(TypedDict, total=False):
@@ -56,7 +49,7 @@ class TokenRequestApply(TypedDict, total=False):
 
 
 class VolumeAttachmentSourceApply(TypedDict, total=False):
-    inlineVolumeSpec: PersistentVolumeSpecApply
+    inlineVolumeSpec: _core_v1.PersistentVolumeSpecApply
     persistentVolumeName: str
 
 
@@ -84,7 +77,7 @@ class VolumeNodeResourcesApply(TypedDict, total=False):
 
 
 class _CSIDriverApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: CSIDriverSpecApply
 
 
@@ -101,7 +94,7 @@ class CSIDriverApply(ApplyConfiguration["_models.CSIDriver"]):
 
 
 class _CSINodeApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: CSINodeSpecApply
 
 
@@ -120,8 +113,8 @@ class CSINodeApply(ApplyConfiguration["_models.CSINode"]):
 class _CSIStorageCapacityApplyFields(TypedDict, total=False):
     capacity: str | int | float
     maximumVolumeSize: str | int | float
-    metadata: Required[NamespacedObjectMetaApply]
-    nodeTopology: LabelSelectorApply
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
+    nodeTopology: _meta_v1.LabelSelectorApply
     storageClassName: str
 
 
@@ -139,8 +132,8 @@ class CSIStorageCapacityApply(ApplyConfiguration["_models.CSIStorageCapacity"]):
 
 class _StorageClassApplyFields(TypedDict, total=False):
     allowVolumeExpansion: bool
-    allowedTopologies: list[TopologySelectorTermApply]
-    metadata: Required[ClusterObjectMetaApply]
+    allowedTopologies: list[_core_v1.TopologySelectorTermApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     mountOptions: list[str]
     parameters: dict[str, str]
     provisioner: str
@@ -161,7 +154,7 @@ class StorageClassApply(ApplyConfiguration["_models.StorageClass"]):
 
 
 class _VolumeAttachmentApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: VolumeAttachmentSpecApply
     status: VolumeAttachmentStatusApply
 
@@ -180,7 +173,7 @@ class VolumeAttachmentApply(ApplyConfiguration["_models.VolumeAttachment"]):
 
 class _VolumeAttributesClassApplyFields(TypedDict, total=False):
     driverName: str
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     parameters: dict[str, str]
 
 

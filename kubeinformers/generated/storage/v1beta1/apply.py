@@ -14,12 +14,12 @@ from kubeinformers.runtime.api.apply import ApplyConfiguration
 if TYPE_CHECKING:
     from typing import Required, Unpack
     from kubeinformers.generated.storage.v1beta1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import ClusterObjectMetaApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class _VolumeAttributesClassApplyFields(TypedDict, total=False):
     driverName: str
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     parameters: dict[str, str]
 
 

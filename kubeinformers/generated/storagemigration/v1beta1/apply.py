@@ -14,24 +14,20 @@ from kubeinformers.runtime.api.apply import ApplyConfiguration
 if TYPE_CHECKING:
     from typing import Required, Unpack
     from kubeinformers.generated.storagemigration.v1beta1 import models as _models
-    from kubeinformers.generated.meta.v1.apply import (
-        ClusterObjectMetaApply,
-        ConditionApply,
-        GroupResourceApply,
-    )
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class StorageVersionMigrationSpecApply(TypedDict, total=False):
-    resource: GroupResourceApply
+    resource: _meta_v1.GroupResourceApply
 
 
 class StorageVersionMigrationStatusApply(TypedDict, total=False):
-    conditions: list[ConditionApply]
+    conditions: list[_meta_v1.ConditionApply]
     resourceVersion: str
 
 
 class _StorageVersionMigrationApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: StorageVersionMigrationSpecApply
     status: StorageVersionMigrationStatusApply
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Literal, Required, Unpack
     from examples.informers.demo.v1 import gadget as _models
-    from kubeinformers.generated.meta.v1.apply import ClusterObjectMetaApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class GadgetSpecApply(TypedDict, total=False):
@@ -42,7 +42,7 @@ class GadgetStatusApply(TypedDict, total=False):
 
 
 class _GadgetApplyFields(TypedDict, total=False):
-    metadata: Required[ClusterObjectMetaApply]
+    metadata: Required[_meta_v1.ClusterObjectMetaApply]
     spec: GadgetSpecApply
     status: GadgetStatusApply
 

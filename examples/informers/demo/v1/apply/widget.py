@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any, Literal, Required, Unpack
     from examples.informers.demo.v1 import widget as _models
-    from kubeinformers.generated.meta.v1.apply import NamespacedObjectMetaApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class WidgetSpecApply(TypedDict, total=False):
@@ -65,7 +65,7 @@ class WidgetStatusConditionsApply(TypedDict, total=False):
 
 
 class _WidgetApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: WidgetSpecApply
     status: WidgetStatusApply
 

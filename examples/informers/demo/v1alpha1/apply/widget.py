@@ -14,7 +14,7 @@ from kubeinformers.runtime.api.apply import ApplyConfiguration
 if TYPE_CHECKING:
     from typing import Literal, Required, Unpack
     from examples.informers.demo.v1alpha1 import widget as _models
-    from kubeinformers.generated.meta.v1.apply import NamespacedObjectMetaApply
+    from kubeinformers.generated.meta.v1 import apply as _meta_v1
 
 
 class WidgetSpecApply(TypedDict, total=False):
@@ -31,7 +31,7 @@ class WidgetStatusApply(TypedDict, total=False):
 
 
 class _WidgetApplyFields(TypedDict, total=False):
-    metadata: Required[NamespacedObjectMetaApply]
+    metadata: Required[_meta_v1.NamespacedObjectMetaApply]
     spec: WidgetSpecApply
     status: WidgetStatusApply
 
