@@ -333,6 +333,14 @@ def test_m1_a_write_through_the_factory_client_is_in_the_lister_when_it_returns(
             assert cached.spec and cached.spec.replicas == i
             assert cached.metadata and patched.metadata
             assert cached.metadata.resource_version == patched.metadata.resource_version
+            applied = client.apply(  # an apply configuration (M8) waits the same way
+                WidgetApply(metadata={"name": f"r{i}", "namespace": ns}, spec={"color": "teal"}),
+                field_manager="ryw",
+            )
+            cached = lister.widgets(ns).get(f"r{i}")
+            assert cached.spec and cached.spec.color == "teal"
+            assert cached.metadata and applied.metadata
+            assert cached.metadata.resource_version == applied.metadata.resource_version
             client.delete(Widget, f"r{i}", namespace=ns)
             with pytest.raises(NotFound):
                 lister.widgets(ns).get(f"r{i}")

@@ -31,6 +31,9 @@ def test_m8_a_configuration_sends_exactly_its_fields_with_apiversion_and_kind() 
         "metadata": {"name": "web", "namespace": "prod"},
         "spec": {"replicas": 3},  # no selector, no template: the scaler owns only replicas
     }
+    # What a factory's client waits for before returning (read your writes, M1).
+    assert call.resource is not None and call.resource.kind == "Deployment"
+    assert (call.namespace, call.name) == ("prod", "web")
     # The answer is the whole object, typed by the configuration's kind.
     answer = {
         "kind": "Deployment",
