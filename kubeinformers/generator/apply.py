@@ -126,11 +126,10 @@ class _Writer:
             if keys and isinstance(items, Mapping) and "$ref" in items:
                 target = _target(items["$ref"])
                 body = self.schemas.get(target)
+                # A built-in class of the shared tree (body None) got its keys with that tree.
                 if body is not None:
                     required = set(body.get("required") or ())
                     out.setdefault(target, set()).update(k for k in keys if k in required)
-                else:  # a built-in class this run does not generate: keep every key
-                    out.setdefault(target, set()).update(keys)
             for key in ("properties",):
                 for sub in (node.get(key) or {}).values():
                     visit(sub)
