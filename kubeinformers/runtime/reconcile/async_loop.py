@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import TypeVar
 
-from kubeinformers.runtime.reconcile.core import ReconcileCore
+from kubeinformers.runtime.api.shard import Shard
+from kubeinformers.runtime.reconcile.core import KeyMatch, ReconcileCore
 from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue
 from kubeinformers.runtime.workqueue.rate_limiters import RateLimiter
 
@@ -58,6 +60,7 @@ class AsyncReconcileLoop(ReconcileCore[K]):
         self._early: list[tuple[K, float]] = []  # keys enqueued before run() made the queue
         self._early_lock = threading.Lock()  # handler threads enqueue while run() starts
         self._running = False
+        self._readmit_task: asyncio.Future[None] | None = None
 
     @property
     def queue(self) -> AsyncRateLimitingQueue[K]:
@@ -80,6 +83,52 @@ class AsyncReconcileLoop(ReconcileCore[K]):
                 return
         queue.add_after(key, delay)
 
+    async def release(self, region: Shard | KeyMatch[K], timeout: float | None = None) -> bool:
+        """Hand off the keys of `region` (N10), as `ReconcileLoop.release`: from this call on
+        none is handed to a worker (held back, not lost); then wait until the running
+        reconciles of such keys have finished: True, or False when `timeout` passed first.
+        Call it on the loop's thread; before `run` it only records the region."""
+        started = time.monotonic()
+        hold = self._add_released(region)
+        queue = self._queue
+        drained = True
+        if queue is not None:
+            queue.set_hold(hold)
+            drained = await queue.wait_released(timeout)
+        self._released_in(time.monotonic() - started, drained, region)
+        return drained
+
+    def acquire(self, region: Shard | KeyMatch[K]) -> None:
+        """Take the keys of `region` back (N10), as `ReconcileLoop.acquire`: new keys at
+        once, the keys held back once every watched cache has synced. Safe from any
+        thread."""
+        hold = self._remove_released(region)
+        queue = self._queue
+        if queue is None:
+            return
+        synced = self.has_synced()
+        queue.set_hold(hold, readmit=synced)
+        if not synced:  # held keys come back once the caches hold their objects
+            queue.loop.call_soon_threadsafe(self._start_readmit, queue)
+
+    def _start_readmit(self, queue: AsyncRateLimitingQueue[K]) -> None:
+        task = self._readmit_task
+        if task is None or task.done():
+            self._readmit_task = asyncio.ensure_future(self._readmit_when_synced(queue))
+
+    async def _readmit_when_synced(self, queue: AsyncRateLimitingQueue[K]) -> None:
+        for pause in self._sync_waits(_SYNC_POLL_FIRST, _SYNC_POLL_MAX):
+            await asyncio.sleep(pause)
+        queue.set_hold(self._holds if self._released else None)
+
+    def _held_count(self) -> int:
+        queue = self._queue
+        return len(queue.held()) if queue is not None else 0
+
+    def _is_held(self, key: K) -> bool:
+        queue = self._queue
+        return queue is not None and queue.is_held(key)
+
     async def wait_for_cache_sync(self) -> None:
         """Return once every watched cache has synced."""
         for pause in self._sync_waits(_SYNC_POLL_FIRST, _SYNC_POLL_MAX):
@@ -93,6 +142,8 @@ class AsyncReconcileLoop(ReconcileCore[K]):
             raise RuntimeError(f"reconcile loop {self.name!r} is already running")
         self._running = True
         queue: AsyncRateLimitingQueue[K] = AsyncRateLimitingQueue(self._rate_limiter, self.name)
+        if self._released:
+            queue.set_hold(self._holds)  # N10: released before run
         with self._early_lock:
             self._queue = queue
             early, self._early = self._early, []
@@ -118,6 +169,9 @@ class AsyncReconcileLoop(ReconcileCore[K]):
                 await asyncio.shield(asyncio.gather(*workers))
             finally:
                 self._running = False
+                task, self._readmit_task = self._readmit_task, None
+                if task is not None and not task.done():
+                    task.cancel()
 
     async def _worker(self, queue: AsyncRateLimitingQueue[K]) -> None:
         async for key in queue:
