@@ -95,6 +95,9 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.client.typed import Client as Client
     from kubeinformers.runtime.codec.drift import InvalidFieldError as InvalidFieldError
     from kubeinformers.runtime.codec.drift import InvalidObjectError as InvalidObjectError
+    from kubeinformers.runtime.codec.gc_pause import (
+        freeze_burst_survivors as freeze_burst_survivors,
+    )
     from kubeinformers.runtime.labels.selector import Selector as Selector
     from kubeinformers.runtime.leaderelection.async_elector import (
         AsyncLeaderElector as AsyncLeaderElector,

@@ -47,6 +47,7 @@ FACES: dict[str, set[str]] = {
         "discover_resource",
         "strip_managed_fields",
         "chain_transforms",
+        "freeze_burst_survivors",
         "Indexer",
         # sharding (section N)
         "Shard",
