@@ -142,6 +142,24 @@ def test_workers_exit_when_the_generator_is_killed(
     assert survivors == set(), f"workers outlived the killed generator: {sorted(survivors)}"
 
 
+# Loaded by every process of the stopped generator (spawned workers too, through PYTHONPATH):
+# each file a worker reads blocks forever. The parent hands every file to the pool, so only
+# workers call it; the function is pickled by reference to this module, which they also load.
+BLOCKING_READER = """
+import threading
+
+import kubeinformers.generator.load as load
+
+
+def read_forever(f):
+    threading.Event().wait()
+
+
+read_forever.__module__ = "sitecustomize"
+load._load_file = read_forever
+"""
+
+
 def _big_crd(index: int) -> dict[str, object]:
     """A CRD of ~600 KB (long descriptions): a folder of them is read by worker processes."""
     crd = _crd(f"big{index}.example.com")
@@ -164,10 +182,15 @@ def test_reading_workers_end_with_the_generator_on_ctrl_c_and_sigterm(
     for i in range(2 * load.PARALLEL_MIN_BYTES // 500_000):
         (corpus / f"c{i}.json").write_text(json.dumps(_big_crd(i)))
     args = ["--crd", str(corpus), "--out", str(tmp_path / "out"), "--package", "out", "-j", "2"]
+    # The reading workers block until stopped, so the signal always lands while they read (a
+    # fast machine once finished the whole folder between seeing the workers and the signal).
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(BLOCKING_READER)
     proc = subprocess.Popen(
         [sys.executable, "-m", "kubeinformers.generator", "generate", *args],
         cwd=REPO,
-        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(hook), str(REPO)])),
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
