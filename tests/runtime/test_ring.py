@@ -1,4 +1,4 @@
-"""The shard ring over Leases (rules N9-N11), over an in-memory Lease API with short leases.
+"""The shard ring over Leases (rules N21-N23), over an in-memory Lease API with short leases.
 
 Every replica's holder records the buckets it works on; a shared ledger refuses (records a
 violation) any bucket started while another replica still works on it: the ring's promise
@@ -136,7 +136,7 @@ def replicas(store: LeaseStore, ledger: Ledger, names: list[str]) -> Iterator[di
             r.halt()
 
 
-def test_n10_live_members_split_the_buckets_by_rendezvous_and_never_overlap() -> None:
+def test_n22_live_members_split_the_buckets_by_rendezvous_and_never_overlap() -> None:
     store, ledger = LeaseStore(), Ledger()
     names = ["a", "b", "c"]
     with replicas(store, ledger, names) as running:
@@ -149,7 +149,7 @@ def test_n10_live_members_split_the_buckets_by_rendezvous_and_never_overlap() ->
     assert ledger.violations == []
 
 
-def test_n9_each_member_lease_is_labelled_and_records_the_buckets_it_holds() -> None:
+def test_n21_each_member_lease_is_labelled_and_records_the_buckets_it_holds() -> None:
     store, ledger = LeaseStore(), Ledger()
     with replicas(store, ledger, ["a", "b"]):
         ledger.wait(lambda: ledger.covers(["a", "b"]))
@@ -164,7 +164,7 @@ def test_n9_each_member_lease_is_labelled_and_records_the_buckets_it_holds() -> 
     assert store.leases == {}  # each deleted its Lease on stop
 
 
-def test_n10_a_member_that_leaves_hands_its_buckets_to_the_others_without_overlap() -> None:
+def test_n22_a_member_that_leaves_hands_its_buckets_to_the_others_without_overlap() -> None:
     store, ledger = LeaseStore(), Ledger()
     with replicas(store, ledger, ["a", "b", "c"]) as running:
         ledger.wait(lambda: ledger.covers(["a", "b", "c"]))
@@ -177,7 +177,7 @@ def test_n10_a_member_that_leaves_hands_its_buckets_to_the_others_without_overla
     assert ledger.violations == []
 
 
-def test_n10_a_member_that_joins_takes_its_share_from_each_without_overlap() -> None:
+def test_n22_a_member_that_joins_takes_its_share_from_each_without_overlap() -> None:
     store, ledger = LeaseStore(), Ledger()
     with replicas(store, ledger, ["a", "b", "c"]) as running:
         ledger.wait(lambda: ledger.covers(["a", "b", "c"]))
@@ -189,7 +189,7 @@ def test_n10_a_member_that_joins_takes_its_share_from_each_without_overlap() -> 
     assert ledger.violations == []
 
 
-def test_n10_a_member_that_cannot_renew_stops_all_work_before_others_take_it_over() -> None:
+def test_n22_a_member_that_cannot_renew_stops_all_work_before_others_take_it_over() -> None:
     store, ledger = LeaseStore(), Ledger()
     with replicas(store, ledger, ["a", "b", "c"]) as running:
         ledger.wait(lambda: ledger.covers(["a", "b", "c"]))
@@ -205,7 +205,7 @@ def test_n10_a_member_that_cannot_renew_stops_all_work_before_others_take_it_ove
     assert ledger.violations == []
 
 
-def test_n11_health_says_holds_no_range_and_in_transition() -> None:
+def test_n23_health_says_holds_no_range_and_in_transition() -> None:
     store = LeaseStore()
     core = RingCore(
         RingConfig(RING, "a", NS, lease_duration=LEASE, renew_deadline=RENEW, retry_period=RETRY),
@@ -225,7 +225,7 @@ def test_n11_health_says_holds_no_range_and_in_transition() -> None:
     )
 
 
-def test_n10_a_bucket_another_live_member_claims_is_withdrawn_not_started() -> None:
+def test_n22_a_bucket_another_live_member_claims_is_withdrawn_not_started() -> None:
     store = LeaseStore()
     other = MemberLeases(FakeLeaseApi(store), NS, RING, "b")
     other.write({5, 6}, 10, None)  # b claims buckets 5 and 6
@@ -240,7 +240,7 @@ def test_n10_a_bucket_another_live_member_claims_is_withdrawn_not_started() -> N
     assert recorded == "4"
 
 
-def test_n9_ring_and_identity_must_make_a_lease_name() -> None:
+def test_n21_ring_and_identity_must_make_a_lease_name() -> None:
     api = FakeLeaseApi(LeaseStore())
     with pytest.raises(ValueError, match="identity"):
         ShardRing(api, RING, "Pod_1")
@@ -250,7 +250,7 @@ def test_n9_ring_and_identity_must_make_a_lease_name() -> None:
         ShardRing(api, RING, "a", lease_duration=1, renew_deadline=1)
 
 
-def test_n10_async_ring_hands_over_as_the_threaded_one() -> None:
+def test_n22_async_ring_hands_over_as_the_threaded_one() -> None:
     store, ledger = LeaseStore(), Ledger()
 
     async def main() -> None:

@@ -1,5 +1,5 @@
 """Who holds which part of the hash space in a shard ring: rendezvous hashing over buckets
-(section N, rule N8).
+(section N, rule N20).
 
 The 64-bit hash space is cut into `BUCKETS` (1,024) equal buckets, bucket `b` being
 `[b * 2**54, (b + 1) * 2**54)`: power-of-two bounds, exact in hex. Each bucket goes to the

@@ -1,4 +1,4 @@
-"""A shard ring over Leases for asyncio: `await ring.run()` (section N, rules N8-N11).
+"""A shard ring over Leases for asyncio: `await ring.run()` (section N, rules N20-N23).
 
 The same protocol and state as `ring.ShardRing` (both drive one `core.RingCore`): the Lease
 requests (blocking calls of the kubernetes client) run in worker threads with
@@ -8,10 +8,12 @@ the member Lease, as `stop` does for the threaded ring.
 
 ```python
 ring = AsyncShardRing(api, "my-operator", identity=os.environ["POD_NAME"], namespace="ops")
-ring.hold(factory)
-ring.hold(loop)
 async with asyncio.TaskGroup() as tasks:
     tasks.create_task(ring.run())
+    factory = SharedInformerFactory(api, shard=await ring.wait_for_shard())
+    await ring.follow(factory)     # its informers cache the ring's shard
+    await ring.admit(loop)         # the loop reconciles only the keys of the buckets held
+    factory.start()
     tasks.create_task(loop.run())
 ```
 """
@@ -32,6 +34,12 @@ from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.leaderelection.elector import JITTER_FACTOR
 from kubeinformers.runtime.ring.assignment import shard_of
 from kubeinformers.runtime.ring.core import RingConfig, RingCore, RingHealth, RingMetrics
+from kubeinformers.runtime.ring.holders import (
+    AsyncAdmitsKeys,
+    AsyncInformerHolder,
+    AsyncLoopHolder,
+    FollowsShard,
+)
 from kubeinformers.runtime.ring.members import MemberLeaseApi, MemberLeases
 
 __all__ = ["AsyncShardHolder", "AsyncShardRing"]
@@ -78,11 +86,46 @@ class AsyncShardRing:
         self._core = RingCore(self.config, MemberLeases(api, namespace, ring, identity))
         self._holders: list[AsyncShardHolder] = []
         self._work: asyncio.Lock | None = None
+        self._holding_event: asyncio.Event | None = None
         self._log = _log.getChild(ring)
 
     def hold(self, holder: AsyncShardHolder) -> None:
         """Make `holder` follow the ring's shard (before `run`)."""
         self._holders.append(holder)
+
+    async def follow(self, target: FollowsShard) -> None:
+        """An informer or a factory caches the ring's shard from now on (`set_shard` at every
+        change; at once if a shard is held). Create it with `shard=await
+        ring.wait_for_shard()`: one started without a shard cannot take one."""
+        await self._add(AsyncInformerHolder(target))
+
+    async def admit(self, loop: AsyncAdmitsKeys) -> None:
+        """An async reconcile loop reconciles only the keys of the buckets held from now on
+        (call it before the loop runs): it stops admitting a bucket's keys and drains them
+        before the bucket moves."""
+        holder = AsyncLoopHolder(loop, self.config.key)
+        await holder.start()
+        await self._add(holder)
+
+    async def _add(self, holder: AsyncShardHolder) -> None:
+        async with self._lock():
+            self._holders.append(holder)
+            shard = self._core.shard()
+            if shard is not None:
+                await holder.widen(shard)
+
+    async def wait_for_shard(self) -> Shard:
+        """The shard held once this replica holds one."""
+        while True:
+            shard = self._core.shard()
+            if shard is not None:
+                return shard
+            await self._holding().wait()
+
+    def _holding(self) -> asyncio.Event:
+        if self._holding_event is None:
+            self._holding_event = asyncio.Event()
+        return self._holding_event
 
     def shard(self) -> Shard | None:
         return self._core.shard()
@@ -104,6 +147,7 @@ class AsyncShardRing:
 
     async def _stop_all(self) -> None:
         async with self._lock():
+            self._holding().clear()
             await self._each("stop_admitting", None)
             await self._each("narrow", None)
 
@@ -115,6 +159,8 @@ class AsyncShardRing:
                 return
             if plan.release:
                 keep = shard_of(self._core.held() - plan.release, self.config.key)
+                if keep is None:
+                    self._holding().clear()
                 await self._each("stop_admitting", keep)
                 await asyncio.to_thread(self._core.released, plan.release)
                 await self._each("narrow", keep)
@@ -122,6 +168,7 @@ class AsyncShardRing:
                 started = await asyncio.to_thread(self._core.claim, plan.free)
                 if started:
                     await self._each("widen", self._core.shard())
+                    self._holding().set()
 
     async def _renew_loop(self) -> None:
         while True:

@@ -1,5 +1,5 @@
 """The shard ring's state and its Lease steps, shared by the thread face (`ring.ShardRing`)
-and the asyncio face (`async_ring.AsyncShardRing`) (section N, rules N8-N11).
+and the asyncio face (`async_ring.AsyncShardRing`) (section N, rules N20-N23).
 
 A replica is a member of the ring while it renews its member Lease within `renew_deadline`.
 Its *desired* buckets are what rendezvous hashing (`assignment.assign`) gives it among the
@@ -101,7 +101,7 @@ class Handoff:
 
 @dataclass(frozen=True, slots=True)
 class RingHealth:
-    """This replica's place in the ring (rule N11). `healthy`: a member that holds a range and
+    """This replica's place in the ring (rule N23). `healthy`: a member that holds a range and
     is not in transition; `problems()` says why not."""
 
     ring: str

@@ -1,4 +1,4 @@
-"""A shard ring's membership on coordination.k8s.io/v1 Leases (section N, rule N9).
+"""A shard ring's membership on coordination.k8s.io/v1 Leases (section N, rule N21).
 
 Each replica holds one member Lease, `<ring>-<identity>`, labelled
 `kubeinformers.io/ring=<ring>`, with its identity as `holderIdentity` and the buckets it holds

@@ -1,4 +1,4 @@
-"""A shard ring over Leases, with threads: `ShardRing.run(stop)` (section N, rules N8-N11).
+"""A shard ring over Leases, with threads: `ShardRing.run(stop)` (section N, rules N20-N23).
 
 Replicas of one controller share the objects among the live ones: each holds a member Lease
 labelled with the ring's name, rendezvous hashing over 1,024 buckets gives each live member
@@ -9,9 +9,11 @@ loops (they stop admitting a released bucket's keys and drain them before it is 
 
 ```python
 ring = ShardRing(api, "my-controller", identity=os.environ["POD_NAME"], namespace="ops")
-ring.hold(factory)         # every informer of the factory follows the ring's shard
-ring.hold(loop)            # the loop reconciles only the keys of buckets held
 threading.Thread(target=ring.run, args=(stop,)).start()
+factory = SharedInformerFactory(api, shard=ring.wait_for_shard())
+ring.follow(factory)       # every informer of the factory caches the ring's shard
+ring.admit(loop)           # the loop reconciles only the keys of the buckets held
+factory.start()
 loop.run(stop)
 ```
 
@@ -36,6 +38,12 @@ from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.leaderelection.elector import JITTER_FACTOR
 from kubeinformers.runtime.ring.assignment import shard_of
 from kubeinformers.runtime.ring.core import RingConfig, RingCore, RingHealth, RingMetrics
+from kubeinformers.runtime.ring.holders import (
+    AdmitsKeys,
+    FollowsShard,
+    InformerHolder,
+    LoopHolder,
+)
 from kubeinformers.runtime.ring.members import MemberLeaseApi, MemberLeases
 
 __all__ = ["ShardHolder", "ShardRing"]
@@ -100,6 +108,17 @@ class ShardRing:
             shard = self._core.shard()
             if shard is not None:
                 holder.widen(shard)
+
+    def follow(self, target: FollowsShard) -> None:
+        """Make an informer or an informer factory cache the ring's shard (`set_shard` at
+        every change). Create it with `shard=ring.wait_for_shard()`: one started without a
+        shard cannot take one."""
+        self.hold(InformerHolder(target))
+
+    def admit(self, loop: AdmitsKeys) -> None:
+        """Make a reconcile loop reconcile only the keys of the buckets held (before it
+        runs): it stops admitting a bucket's keys and drains them before the bucket moves."""
+        self.hold(LoopHolder(loop, self.config.key))
 
     def wait_for_shard(self, timeout: float | None = None) -> Shard | None:
         """Wait until this replica holds a shard (the first claim after joining); returns it,
