@@ -1,0 +1,147 @@
+"""One replica of a sharded controller in a shard ring, as a process, for the ring's
+multi-process tests (tests/e2e/test_ring_real.py) and `make bench-shards`.
+
+    python -m tests.e2e.ring_replica --kubeconfig K --namespace NS --ring R --identity I \
+        --out DIR [--lease 2 --renew 1.5 --retry 0.3 --requeue 3]
+
+It joins ring R, caches the ConfigMaps of NS in its shard (a factory following the ring) and
+runs a reconcile loop over them (admitting only the held buckets' keys). Every reconcile
+appends `S <identity> <key> <monotonic ns>` at its start and `E ...` at its end to
+DIR/<identity>.log (CLOCK_MONOTONIC: one clock for every process of the machine) and asks to
+look at the key again after --requeue seconds, so every key is reconciled again and again.
+DIR/<identity>.json is rewritten every 0.2 s with what the test waits on: the shard held,
+the objects cached, the ring's and the informer's health. SIGTERM ends it cleanly (drain,
+leave the ring); it dies with its parent (PR_SET_PDEATHSIG) if the test is killed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+from kubernetes import config
+
+from kubeinformers.generated.core.v1.models import ConfigMap
+from kubeinformers.generated.informers import SharedInformerFactory
+from kubeinformers.runtime.reconcile.loop import ReconcileLoop
+from kubeinformers.runtime.ring.ring import ShardRing
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def main(argv: list[str]) -> int:
+    die_with_parent()
+    p = argparse.ArgumentParser()
+    p.add_argument("--kubeconfig", required=True)
+    p.add_argument("--namespace", required=True)
+    p.add_argument("--ring", required=True)
+    p.add_argument("--identity", required=True)
+    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--lease", type=float, default=2.0)
+    p.add_argument("--renew", type=float, default=1.5)
+    p.add_argument("--retry", type=float, default=0.3)
+    p.add_argument("--requeue", type=float, default=3.0)
+    p.add_argument("--work", type=float, default=0.001, help="seconds each reconcile takes")
+    p.add_argument("--workers", type=int, default=2)
+    args = p.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO,
+        stream=sys.stderr,
+        format=f"%(asctime)s {args.identity} %(name)s %(levelname)s %(message)s",
+    )
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+
+    api = config.new_client_from_config(args.kubeconfig)  # type: ignore[no-untyped-call]
+    ring = ShardRing(
+        api,
+        args.ring,
+        args.identity,
+        namespace=args.namespace,
+        lease_duration=args.lease,
+        renew_deadline=args.renew,
+        retry_period=args.retry,
+    )
+    ring_thread = threading.Thread(target=ring.run, args=(stop,), name="ring")
+    ring_thread.start()
+    shard = None
+    while shard is None and not stop.is_set():
+        shard = ring.wait_for_shard(0.5)
+    if shard is None:
+        ring_thread.join()
+        return 0
+
+    log = (args.out / f"{args.identity}.log").open("a", buffering=1)
+    write = threading.Lock()
+
+    def reconcile(key: str) -> float:
+        with write:
+            log.write(f"S {args.identity} {key} {time.monotonic_ns()}\n")
+        stop.wait(args.work)  # the work; a stopping replica still finishes it
+        with write:
+            log.write(f"E {args.identity} {key} {time.monotonic_ns()}\n")
+        return args.requeue
+
+    factory = SharedInformerFactory(api, namespace=args.namespace, shard=shard)
+    ring.follow(factory)
+    informer = factory.informer(ConfigMap)
+    lister = factory.lister(ConfigMap)
+    loop: ReconcileLoop[str] = ReconcileLoop("configmaps", reconcile, workers=args.workers)
+    loop.watch(informer)
+    ring.admit(loop)
+    factory.start()
+
+    status_path = args.out / f"{args.identity}.json"
+
+    def report() -> None:
+        while True:
+            health = ring.health()
+            held = ring.shard()
+            ih = informer.health()
+            status = {
+                "identity": args.identity,
+                "pid": os.getpid(),
+                "held": held.selector() if held is not None else None,
+                "held_buckets": health.held_buckets,
+                "members": list(health.members),
+                "ring_healthy": health.healthy,
+                "cached": len(lister.list()),
+                "synced": informer.has_synced(),
+                "filter": ih.shard_filter,
+                "metrics": ring.metrics().buckets_started,
+            }
+            tmp = status_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(status))
+            tmp.replace(status_path)
+            if stop.wait(0.2):
+                return
+
+    reporter = threading.Thread(target=report, name="status", daemon=True)
+    reporter.start()
+    try:
+        loop.run(stop)
+    finally:
+        stop.set()
+        ring_thread.join()
+        factory.shutdown()
+        log.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
