@@ -247,9 +247,10 @@ def run_ring_scenario(
         status = replicas.status(identity)
         assert status["filter"] == expected_filter
         assert abs(len(mine) / (len(keys) / 3) - 1) < 0.15, (identity, len(mine))
+        count = len(mine)
         wait_for(
             f"{identity} to cache its shard",
-            lambda i=identity, n=len(mine): replicas.status(i)["cached"] == n,
+            lambda i=identity, n=count: replicas.status(i)["cached"] == n,  # type: ignore[misc]
             replicas,
         )
     mark = time.monotonic_ns()
