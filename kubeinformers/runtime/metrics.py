@@ -211,6 +211,13 @@ class InformerMetrics:
     out_of_shard: int = 0
     index_errors: int = 0  # index function failures, each object version and index once (B18)
     unindexed_objects: int = 0  # cached objects left out of an index for now (B18)
+    # N8, N9: objects cached (all of the shard once synced), shard changes (`set_shard`),
+    # objects that left the cache because the shard changed (LeftShard tombstones), and the
+    # seconds from the last change to the cache holding the new shard (None: none yet).
+    cached_objects: int = 0
+    shard_changes: int = 0
+    left_shard: int = 0
+    last_reshard_seconds: float | None = None
 
     @property
     def buffered_notifications(self) -> int:
@@ -248,6 +255,10 @@ def build_informer_metrics(
     out_of_shard: int = 0,
     index_errors: int = 0,
     unindexed_objects: int = 0,
+    cached_objects: int = 0,
+    shard_changes: int = 0,
+    left_shard: int = 0,
+    last_reshard_seconds: float | None = None,
 ) -> InformerMetrics:
     r = reflector
     return InformerMetrics(
@@ -277,6 +288,10 @@ def build_informer_metrics(
         out_of_shard=out_of_shard,
         index_errors=index_errors,
         unindexed_objects=unindexed_objects,
+        cached_objects=cached_objects,
+        shard_changes=shard_changes,
+        left_shard=left_shard,
+        last_reshard_seconds=last_reshard_seconds,
     )
 
 
@@ -396,6 +411,17 @@ class KubeinformersCollector:
             "1 while the client filters a sharded informer's shard (the API server does not), "
             "0 while the API server does.",
         )
+        cached = gauge(
+            "cached_objects", "Objects in the informer's cache (its shard's, if sharded)."
+        )
+        shard_changes = counter("shard_changes", "Changes of a sharded informer's shard.")
+        left_shard = counter(
+            "left_shard_objects", "Objects dropped from the cache because its shard changed."
+        )
+        reshard_seconds = gauge(
+            "last_reshard_seconds",
+            "Seconds from the last shard change to the cache holding the new shard.",
+        )
         index_errors = counter(
             "index_errors", "Index function failures (each object version and index once)."
         )
@@ -461,6 +487,12 @@ class KubeinformersCollector:
                     client_filter.add_metric(lv, 1.0 if m.shard_filter == "client" else 0.0)
             index_errors.add_metric(lv, m.index_errors)
             unindexed.add_metric(lv, m.unindexed_objects)
+            cached.add_metric(lv, m.cached_objects)
+            if m.shard_filter is not None or m.shard_changes:
+                shard_changes.add_metric(lv, m.shard_changes)
+                left_shard.add_metric(lv, m.left_shard)
+                if m.last_reshard_seconds is not None:
+                    reshard_seconds.add_metric(lv, m.last_reshard_seconds)
             rv_info.add_metric(lv, {"resource_version": m.last_sync_resource_version})
             if m.last_sync_resource_version.isdigit():
                 rv.add_metric(lv, float(m.last_sync_resource_version))
@@ -477,6 +509,7 @@ class KubeinformersCollector:
         yield from (rv, rv_info, buffered)
         yield from (handler_errors, handler_invalid, duration, oldest, coalesced)
         yield from (index_errors, unindexed)
+        yield from (cached, shard_changes, left_shard, reshard_seconds)
 
     def _queue_families(self) -> Iterator[Any]:
         core = self._core

@@ -26,6 +26,7 @@ from kubeinformers.runtime.api.fields import field_of as _field
 
 __all__ = [
     "DeletedFinalStateUnknown",
+    "LeftShard",
     "NoMetadataError",
     "ObjectKeyError",
     "deletion_handling_meta_namespace_key",
@@ -87,6 +88,21 @@ class DeletedFinalStateUnknown(Generic[T]):
 
     key: str
     obj: T | None
+
+
+@dataclass(frozen=True)
+class LeftShard(DeletedFinalStateUnknown[T]):
+    """A tombstone for an object that left the informer's shard (N9), not one deleted.
+
+    A sharded informer whose shard changes (`set_shard`) drops the objects outside the new
+    shard from its cache and tells `on_delete` with one of these: ``obj`` is the last cached
+    state; the object still exists on the server and another replica now caches it. It is a
+    `DeletedFinalStateUnknown`, so key functions and handlers that keep their own view of
+    the cache treat it as the object leaving it; a handler that acts on deletion (cleanup)
+    must check ``isinstance(obj, LeftShard)`` first. Reconcile loops do not enqueue it.
+    """
+
+    __slots__ = ()
 
 
 def _metadata(obj: object) -> Any:

@@ -183,6 +183,14 @@ class Controller(Generic[T]):
                 # E2: no retry (since client-go v0.33); the next item is processed.
                 self._log.exception("error processing an item of %s; dropped", self.config.name)
 
+    def relist(self) -> None:
+        """Ask the running reflector to end its watch and list again (N8); before `run`,
+        nothing to do (the first list is still to come)."""
+        with self._lock:
+            reflector = self._reflector
+        if reflector is not None:
+            reflector.relist()
+
     def has_synced(self) -> bool:
         """Delegates to the queue (E5): the initial list has been popped and processed."""
         return self.config.queue.has_synced()

@@ -146,6 +146,7 @@ class BlockingFIFO(Generic[T]):
     _populated: bool
     _initial_population_count: int
     _synced_callback: Callable[[], None] | None = None
+    _repopulating: bool = False  # N8: the next Replace is a new initial population
 
     def _pending(self) -> Sized:
         raise NotImplementedError
@@ -202,7 +203,12 @@ class BlockingFIFO(Generic[T]):
 
     def _fire_synced_locked(self) -> None:
         callback = self._synced_callback
-        if callback is not None and self._populated and self._initial_population_count == 0:
+        if (
+            callback is not None
+            and self._populated
+            and self._initial_population_count == 0
+            and not self._repopulating
+        ):
             self._synced_callback = None
             callback()
 
@@ -234,14 +240,45 @@ class BlockingFIFO(Generic[T]):
         return True
 
     def has_synced(self) -> bool:
-        """True once populated and every item of the first Replace was popped (C1.10, C2.6)."""
+        """True once populated and every item of the first Replace was popped (C1.10, C2.6);
+        after `repopulate()`, of the next Replace."""
         with self._lock:
-            return self._populated and self._initial_population_count == 0
+            return (
+                self._populated and self._initial_population_count == 0 and not self._repopulating
+            )
 
     def has_synced_nowait(self) -> bool:
         """`has_synced()` read without the queue lock, for metrics: never waits for a `pop`
         in progress (its `process` runs under the lock); may lag one change behind."""
-        return self._populated and self._initial_population_count == 0
+        return self._populated and self._initial_population_count == 0 and not self._repopulating
+
+    def repopulate(self, on_synced: Callable[[], None] | None = None) -> None:
+        """N8 (the informer's shard changed): the next Replace is a new initial population;
+        `has_synced()` is False from now until every item it queued has been popped, and
+        then `on_synced` is called (under the queue lock: keep it quick). Adds, updates and
+        deletes in between do not end it (unlike before the first Replace)."""
+        with self._lock:
+            self._repopulating = True
+            if on_synced is not None:
+                earlier = self._synced_callback
+                if earlier is None:
+                    self._synced_callback = on_synced
+                else:
+
+                    def both() -> None:
+                        earlier()
+                        on_synced()
+
+                    self._synced_callback = both
+
+    def _begin_population_locked(self) -> bool:
+        """A Replace is queued: True when it is an initial population (the first Replace,
+        or the first after `repopulate()`); the caller then counts its items."""
+        if self._populated and not self._repopulating:
+            return False
+        self._populated = True
+        self._repopulating = False
+        return True
 
     def is_closed(self) -> bool:
         with self._lock:
@@ -333,8 +370,7 @@ class DeltaFIFO(BlockingFIFO[T]):
                     queued_deletions += 1
                     self._queue_action_locked(_DELETED, DeletedFinalStateUnknown(key, value), False)
 
-            if not self._populated:  # step 4
-                self._populated = True
+            if self._begin_population_locked():  # step 4
                 self._initial_population_count = len(keys) + queued_deletions
                 self._fire_synced_locked()  # an empty first list syncs right here
 

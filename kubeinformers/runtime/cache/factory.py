@@ -34,7 +34,12 @@ from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
 from kubeinformers.runtime.api.shard import Shard
 from kubeinformers.runtime.cache.freshness import ReadYourWritesTimeout
 from kubeinformers.runtime.cache.health import FactoryHealth
-from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind, SharedIndexInformer
+from kubeinformers.runtime.cache.informer import (
+    QUEUE_KINDS,
+    InformerStartedError,
+    QueueKind,
+    SharedIndexInformer,
+)
 from kubeinformers.runtime.cache.listers import GenericLister
 from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, meta_namespace_index_func
 from kubeinformers.runtime.clock import Now
@@ -238,6 +243,8 @@ class SharedInformerFactory:
         if shard is not None and not isinstance(shard, Shard):
             raise TypeError(f"shard must be a Shard (Shard.static(i, n), ...), not {shard!r}")
         self._shard = shard
+        self._shard_transition: str | None = None
+        self._holds_no_range = False
         self._lock = threading.Lock()
         self._informers: dict[GroupVersionResource, SharedIndexInformer[Any]] = {}
         self._threads: dict[GroupVersionResource, threading.Thread] = {}
@@ -277,6 +284,26 @@ class SharedInformerFactory:
     def shard(self) -> Shard | None:
         """The shard every informer of this factory caches (section N); None: everything."""
         return self._shard
+
+    def set_shard(self, shard: Shard | None) -> None:
+        """Cache `shard` from now on, in every informer of this factory and those it creates
+        later (N8): each running one relists (`SharedIndexInformer.set_shard`);
+        `wait_for_cache_sync` waits for them all to hold the new shard. A factory created
+        without `shard=` can take one only before it starts an informer (create it with
+        `Shard.static(0, 1)`, every object, to change its shard while it runs)."""
+        if shard is not None and not isinstance(shard, Shard):
+            raise TypeError(f"shard must be a Shard (Shard.static(i, n), ...), not {shard!r}")
+        with self._lock:
+            if self._shard is None and shard is not None and self._threads:
+                raise InformerStartedError(
+                    "this informer factory was started without a shard: its informers cannot "
+                    f"take shard {shard.describe()} while they run; create it with shard=... "
+                    "(Shard.static(0, 1) for every object) to change its shard later"
+                )
+            self._shard = shard
+            informers = list(self._informers.values())
+        for informer in informers:
+            informer.set_shard(shard)
 
     @property
     def default_resync(self) -> float:
@@ -779,9 +806,24 @@ class SharedInformerFactory:
 
     def health(self) -> FactoryHealth:
         """Every started informer's `health()`; `.healthy` answers a readiness probe."""
+        shard = self._shard
         return FactoryHealth(
-            {gvr.group_resource(): inf.health() for gvr, inf in self._started_informers().items()}
+            {gvr.group_resource(): inf.health() for gvr, inf in self._started_informers().items()},
+            shard=shard.describe() if shard is not None else None,
+            shard_transition=self._shard_transition,
+            holds_no_range=self._holds_no_range,
         )
+
+    def set_shard_state(
+        self, *, transition: str | None = None, holds_no_range: bool = False
+    ) -> None:
+        """What `health()` says of this replica's share of the work (N11), for whoever
+        assigns the shards (a ring of replicas): `transition` names a handoff in progress
+        ("releasing 2 ranges to replica-b", None: none), `holds_no_range` that the replica
+        has been assigned nothing. Either makes `health().healthy` False and
+        `describe()` say why."""
+        self._shard_transition = transition
+        self._holds_no_range = holds_no_range
 
     def __enter__(self) -> Self:
         return self

@@ -40,6 +40,8 @@ class InformerHealth:
     # is received and filtered here) or "pending" (nothing listed yet); None when not sharded.
     shard: str | None = None
     shard_filter: str | None = None
+    # N8: the shard changed and the cache does not hold the new one yet (`synced` is False).
+    resharding: bool = False
     # B18: cached objects an index function failed on: key -> index name -> the error. The
     # cache and the notifications are right; only lookups through that index miss them.
     unindexed_objects: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
@@ -72,17 +74,34 @@ class FactoryHealth:
     """Every started informer's health; `healthy` when all are (a readiness probe's answer)."""
 
     informers: Mapping[str, InformerHealth]
+    # N11: the factory's shard, a shard handoff in progress (set by whoever assigns shards,
+    # `set_shard_state`) and whether this replica was assigned no range at all.
+    shard: str | None = None
+    shard_transition: str | None = None
+    holds_no_range: bool = False
 
     @property
     def healthy(self) -> bool:
-        return all(h.healthy for h in self.informers.values())
+        return (
+            all(h.healthy for h in self.informers.values())
+            and self.shard_transition is None
+            and not self.holds_no_range
+        )
 
     def unhealthy(self) -> list[InformerHealth]:
         return [h for h in self.informers.values() if not h.healthy]
 
     def describe(self) -> str:
-        """One line per informer, for a probe's response body."""
+        """One line per informer, for a probe's response body (after one on the shard, if
+        sharded or assigned)."""
         lines = []
+        if self.shard or self.shard_transition or self.holds_no_range:
+            state = "NOT OK" if self.shard_transition or self.holds_no_range else "ok"
+            lines.append(
+                f"shard: {state} "
+                + ("holds no range" if self.holds_no_range else (self.shard or "every object"))
+                + (f" in transition: {self.shard_transition}" if self.shard_transition else "")
+            )
         for name, h in sorted(self.informers.items()):
             age = "never" if h.last_event_age is None else f"{h.last_event_age:.1f}s ago"
             state = "ok" if h.healthy else "NOT OK"
@@ -91,6 +110,7 @@ class FactoryHealth:
                 f"{name}: {state} synced={h.synced} last_event={age} "
                 f"failures={h.consecutive_failures}"
                 + (f" shard={h.shard} filter={h.shard_filter}" if h.shard else "")
+                + (" resharding" if h.resharding else "")
                 + (f" last_error={h.last_error}" if h.last_error else "")
                 + (f" unindexed={len(h.unindexed_objects)}" if h.unindexed_objects else "")
                 + (f" handlers_behind={len(h.handlers_behind)}" if h.handlers_behind else "")
@@ -142,6 +162,7 @@ class HealthTracker:
         *,
         shard: str | None = None,
         shard_filter: str | None = None,
+        resharding: bool = False,
         unindexed: Mapping[str, Mapping[str, str]] | None = None,
         handlers_behind: tuple[str, ...] = (),
     ) -> InformerHealth:
@@ -161,6 +182,7 @@ class HealthTracker:
             stopped=stopped,
             shard=shard,
             shard_filter=shard_filter,
+            resharding=resharding,
             unindexed_objects=unindexed or {},
             handlers_behind=handlers_behind,
         )

@@ -17,6 +17,7 @@ from typing import Any, Generic, Literal, TypeVar, get_args
 
 from kubeinformers.runtime.api.keys import (
     DeletedFinalStateUnknown,
+    LeftShard,
     NoMetadataError,
     deletion_handling_meta_namespace_key,
     meta_namespace_key,
@@ -135,11 +136,13 @@ class ResourceEventHandlerRegistration(Generic[T]):
 class _Distributor(Generic[T]):
     """The informer as `process_deltas` sees it: callbacks become notifications (F10)."""
 
-    __slots__ = ("_counters", "_processor")
+    __slots__ = ("_counters", "_processor", "left_shard", "sharded")
 
     def __init__(self, processor: SharedProcessor[T], counters: NotificationCounters) -> None:
         self._processor = processor
         self._counters = counters  # only the process loop calls us: one writer
+        self.sharded: ShardedListerWatcher[T] | None = None
+        self.left_shard = 0  # N9: LeftShard tombstones sent
 
     def on_add(self, obj: T, is_in_initial_list: bool) -> None:
         self._counters.add += 1
@@ -159,6 +162,14 @@ class _Distributor(Generic[T]):
         self._processor.distribute((UPDATE, old, new), is_sync)
 
     def on_delete(self, obj: T | DeletedFinalStateUnknown[T]) -> None:
+        sharded = self.sharded
+        if sharded is not None and type(obj) is DeletedFinalStateUnknown and obj.obj is not None:
+            # N9: a relist's tombstone of an object outside the shard listed: it left the
+            # shard (the shard changed); events outside the shard never reach the queue.
+            shard = sharded.listed_shard
+            if shard is not None and not shard.contains(obj.obj):
+                obj = LeftShard(obj.key, obj.obj)
+                self.left_shard += 1
         self._counters.delete += 1
         self._processor.distribute((DELETE, obj, None), False)
 
@@ -225,6 +236,7 @@ class SharedIndexInformer(Generic[T]):
         self.name = name or (object_type.__name__ if object_type is not None else "informer")
         # Section N: only the shard's objects reach the queue (the server's selection where
         # it applies the selector, the client's where it does not).
+        self._sharded: ShardedListerWatcher[T] | None = None
         if shard is not None:
             lister_watcher = ShardedListerWatcher(lister_watcher, shard, name=self.name)
         self.lister_watcher = lister_watcher
@@ -245,6 +257,13 @@ class SharedIndexInformer(Generic[T]):
         self._reflector_counters = ReflectorCounters()
         self._notification_counters = NotificationCounters()
         self._distributor = _Distributor(self._processor, self._notification_counters)
+        # N8: shard changes, and the start of the one in progress (until synced again).
+        self._shard_changes = 0
+        self._reshard_started: float | None = None
+        self._last_reshard_seconds: float | None = None
+        self._clock = clock
+        if isinstance(lister_watcher, ShardedListerWatcher):
+            self._adopt(lister_watcher)
         self._queue: Queue[T] | None = None
         self._handler_count = 0
         self._default_event_handler_resync_period = float(resync_period)
@@ -448,7 +467,12 @@ class SharedIndexInformer(Generic[T]):
     def has_synced(self) -> bool:
         """The first list has been fully popped and processed into the cache (F3)."""
         controller = self._controller
-        return controller is not None and controller.has_synced()
+        if controller is None or not controller.has_synced():
+            return False
+        sharded = self._sharded
+        # N8: after set_shard, not synced until the list of the new shard has begun (the
+        # queue then waits for that list to be processed, `repopulate`).
+        return sharded is None or sharded.listed_generation == sharded.generation
 
     def last_error(self) -> BaseException | None:
         """The most recent list or watch failure of this informer (None before the first, or
@@ -506,16 +530,16 @@ class SharedIndexInformer(Generic[T]):
     def health(self) -> InformerHealth:
         """Synced, seconds since the last processed event, last list/watch error and the
         failures in a row: what a readiness probe needs (`InformerHealth.healthy`)."""
-        source = self.lister_watcher
-        sharded = source if isinstance(source, ShardedListerWatcher) else None
+        shard = self.shard
         return self._health.snapshot(
             self.name,
             self.has_synced(),
             self.is_stopped(),
             self._reflector_counters.watch_errors,
             self.last_error(),
-            shard=sharded.shard.describe() if sharded is not None else None,
-            shard_filter=sharded.filter if sharded is not None else None,
+            shard=shard.describe() if shard is not None else None,
+            shard_filter=self._sharded.filter if shard is not None and self._sharded else None,
+            resharding=self._reshard_started is not None,
             unindexed=self._indexer.unindexed(),
             handlers_behind=tuple(
                 listener.lag_description()
@@ -526,9 +550,80 @@ class SharedIndexInformer(Generic[T]):
 
     @property
     def shard(self) -> Shard | None:
-        """The shard this informer caches (section N), or None: every object."""
-        source = self.lister_watcher
-        return source.shard if isinstance(source, ShardedListerWatcher) else None
+        """The shard this informer caches (section N), or None: every object. After
+        `set_shard`, the new one (the cache holds it once `has_synced()` again)."""
+        sharded = self._sharded
+        return sharded.shard if sharded is not None else None
+
+    def set_shard(self, shard: Shard | None) -> None:
+        """Cache `shard` from now on (N8; None: every object), also while running.
+
+        A running informer ends its watch and relists with the new selector (or the client's
+        filter): objects that entered the shard are added (`on_add`), those that left are
+        dropped from the cache and each handler's `on_delete` gets a `LeftShard` tombstone
+        (N9: not a deletion; the object lives on in another replica's shard), those in both
+        are resync notifications. `has_synced()` is False from this call until the new
+        list has been processed; from then on the listers answer for the new shard.
+        Thread-safe; quick (the relist runs on the informer's own thread). An informer
+        created without `shard=` can take one only before it starts: give a sharded one
+        `Shard.static(0, 1)` (every object) to change it later.
+        """
+        if shard is not None and not isinstance(shard, Shard):
+            raise TypeError(f"shard must be a Shard (Shard.static(i, n), ...), not {shard!r}")
+        with self._start_lock:
+            sharded = self._sharded
+            if sharded is None:
+                if shard is None:
+                    return
+                if self._started:
+                    raise InformerStartedError(
+                        f"informer {self.name} was started without a shard: it cannot take "
+                        f"shard {shard.describe()} while it runs; create it (or its factory) "
+                        "with shard=... (Shard.static(0, 1) for every object) to change its "
+                        "shard later"
+                    )
+                sharded = ShardedListerWatcher(self.lister_watcher, shard, name=self.name)
+                self.lister_watcher = sharded
+                self._adopt(sharded)
+                return
+            before = sharded.shard
+            if not sharded.set_shard(shard):
+                return
+            self._shard_changes += 1
+            controller = self._controller
+            if controller is None or self._stopped:
+                return
+            if self._reshard_started is None:
+                self._reshard_started = self._clock()
+            with self._synced_lock:
+                self._synced_announced = False  # on_synced callbacks wait for the new shard
+        self._log.info(
+            "%s: shard changes from %s to %s; relisting",
+            self.name,
+            before.describe() if before is not None else "every object",
+            shard.describe() if shard is not None else "every object",
+        )
+        controller.relist()
+
+    def _adopt(self, sharded: ShardedListerWatcher[T]) -> None:
+        self._sharded = sharded
+        self._distributor.sharded = sharded
+        sharded.on_list_start = self._new_shard_listed
+
+    def _new_shard_listed(self) -> None:
+        """The reflector begins a list of a new shard (N8): its Replace is a new initial
+        population of the queue, `has_synced()` False until it has been processed."""
+        queue = self._queue
+        if isinstance(queue, (DeltaFIFO, RealFIFO)):
+            queue.repopulate(self._reshard_synced)
+
+    def _reshard_synced(self) -> None:
+        """The new shard's list is processed (runs under the queue lock: quick)."""
+        started, self._reshard_started = self._reshard_started, None
+        if started is not None:
+            self._last_reshard_seconds = self._clock() - started
+        self._log.info("%s: the cache holds shard %s", self.name, self.shard or "(every object)")
+        self._announce_synced()  # wakes what waits for the sync again (on_synced)
 
     def events(self, buffer: int = 100) -> EventStream[T]:
         """An async stream of this informer's notifications as `Added` / `Updated` /
@@ -705,10 +800,18 @@ class SharedIndexInformer(Generic[T]):
             last_sync_resource_version=self.last_sync_resource_version(),
             invalid_objects=source.decode_errors if isinstance(source, CountsDecodeErrors) else 0,
             handlers=tuple(listener.metrics() for listener in self._processor.listeners()),
-            shard_filter=source.filter if isinstance(source, ShardedListerWatcher) else None,
-            out_of_shard=source.dropped if isinstance(source, ShardedListerWatcher) else 0,
+            shard_filter=(
+                self._sharded.filter
+                if self._sharded is not None and self._sharded.shard is not None
+                else None
+            ),
+            out_of_shard=self._sharded.dropped if self._sharded is not None else 0,
             index_errors=self._indexer.index_errors,
             unindexed_objects=self._indexer.unindexed_count(),
+            cached_objects=len(self._indexer),
+            shard_changes=self._shard_changes,
+            left_shard=self._distributor.left_shard,
+            last_reshard_seconds=self._last_reshard_seconds,
         )
 
     def __repr__(self) -> str:

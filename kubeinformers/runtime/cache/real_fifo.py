@@ -199,8 +199,7 @@ class RealFIFO(BlockingFIFO[T]):
             for obj in objs:
                 self._queue_action_locked(_REPLACED, obj, True)
 
-            if not self._populated:
-                self._populated = True
+            if self._begin_population_locked():
                 self._initial_population_count = len(self._items)
                 self._fire_synced_locked()  # an empty first list syncs right here
 
@@ -213,8 +212,7 @@ class RealFIFO(BlockingFIFO[T]):
             objs = [transform(obj) for obj in objs]
         with self._lock:
             self._append_info_locked(_REPLACED_ALL, ReplacedAllInfo(resource_version, objs))
-            if not self._populated:
-                self._populated = True
+            if self._begin_population_locked():
                 self._initial_population_count = len(self._items)
 
     def resync(self) -> None:

@@ -11,9 +11,11 @@ selector streams the initial state unhashed); an event of an object outside the 
 dropped, and one that arrives while the server was believed to filter turns the client
 filter on (a restarted or downgraded server), with an INFO.
 
-An object never leaves its shard: the hash keys (`metadata.uid`, `metadata.namespace`) are
-immutable, so an object outside the shard was never let in, and its later events are
-dropped as its first was.
+An object never leaves its shard by itself: the hash keys (`metadata.uid`,
+`metadata.namespace`) are immutable, so an object outside the shard was never let in, and its
+later events are dropped as its first was. The shard itself may change (`set_shard`, N8): a
+list (all its pages) and the watches after it use the shard in force when the list began, so
+the cache always holds one shard's objects; the informer then relists.
 """
 
 from __future__ import annotations
@@ -53,19 +55,83 @@ the selector), or the client (it did not)."""
 class ShardedListerWatcher(Generic[T]):
     """`inner` restricted to `shard` (section N): the selector on every request, the client's
     own filter where the server does not apply it. `filter` says which is in force;
-    `dropped` counts the objects the client filter left out."""
+    `dropped` counts the objects the client filter left out.
 
-    def __init__(self, inner: ListerWatcher[T], shard: Shard, *, name: str = "") -> None:
-        if not isinstance(shard, Shard):
+    `set_shard` changes the shard (None: every object, requests go out unchanged); the
+    change takes effect at the next list (N8): a list's pages and the watches that follow it
+    use `listed_shard`, the shard in force when that list began. `on_list_start`, when set,
+    is called (on the reflector's thread, before the request) whenever a list or watch-list
+    of a newer shard begins."""
+
+    def __init__(self, inner: ListerWatcher[T], shard: Shard | None, *, name: str = "") -> None:
+        if shard is not None and not isinstance(shard, Shard):
             raise TypeError(f"shard must be a Shard (Shard.static(i, n), ...), not {shard!r}")
         self.inner = inner
-        self.shard = shard
-        self.selector = shard.selector()
         self.name = name or repr(inner)
         self.dropped = 0
         self._filter: ShardFilter = "pending"
         self._told_client = False
         self._lock = threading.Lock()
+        # The shard asked for and its generation (bumped by set_shard) ...
+        self._shard = shard
+        self._generation = 0
+        # ... and the shard of the list the cache holds now (pinned when a list begins).
+        self._listed_shard = shard
+        self._listed_selector = shard.selector() if shard is not None else None
+        self._listed_generation = 0
+        self.on_list_start: Callable[[], None] | None = None
+
+    # ----------------------------------------------------------------------------- the shard
+
+    @property
+    def shard(self) -> Shard | None:
+        """The shard asked for (the next list's); None: every object."""
+        return self._shard
+
+    @property
+    def selector(self) -> str | None:
+        """The selector in force: that of the shard of the current list and watches."""
+        return self._listed_selector
+
+    @property
+    def listed_shard(self) -> Shard | None:
+        """The shard of the last list begun: what the cache holds (or is being filled with)."""
+        return self._listed_shard
+
+    @property
+    def generation(self) -> int:
+        """Bumped by every `set_shard`."""
+        return self._generation
+
+    @property
+    def listed_generation(self) -> int:
+        """The generation of the last list begun; `generation` once a list of the current
+        shard has begun."""
+        return self._listed_generation
+
+    def set_shard(self, shard: Shard | None) -> bool:
+        """Ask for `shard` from the next list on; False when it is the shard asked for
+        already (nothing to do)."""
+        if shard is not None and not isinstance(shard, Shard):
+            raise TypeError(f"shard must be a Shard (Shard.static(i, n), ...), not {shard!r}")
+        with self._lock:
+            if shard == self._shard:
+                return False
+            self._shard = shard
+            self._generation += 1
+            return True
+
+    def _begin_list(self) -> None:
+        """A list (or watch-list) begins: pin the shard asked for; tell the informer first."""
+        with self._lock:
+            changed = self._listed_generation != self._generation
+            shard, generation = self._shard, self._generation
+        if changed and self.on_list_start is not None:
+            self.on_list_start()
+        with self._lock:
+            self._listed_shard = shard
+            self._listed_selector = shard.selector() if shard is not None else None
+            self._listed_generation = generation
 
     # ----------------------------------------------------------------------------- state
 
@@ -90,21 +156,25 @@ class ShardedListerWatcher(Generic[T]):
                 "Kubernetes 1.36+, to have it filter)",
                 self.name,
                 why,
-                self.shard.describe(),
+                self._describe(),
             )
         else:
             logger.log(
                 logging.INFO if previous == "client" else logging.DEBUG,
                 "%s: the API server applies shard %s (%s)",
                 self.name,
-                self.shard.describe(),
+                self._describe(),
                 why,
             )
+
+    def _describe(self) -> str:
+        shard = self._listed_shard
+        return shard.describe() if shard is not None else "(none)"
 
     def _verdict(self, page: ObjectList[T]) -> bool:
         """True when the server says it applied our selector to `page`."""
         echoed = page.shard_selector
-        if echoed == self.selector:
+        if echoed == self._listed_selector:
             self._set_filter("server", "it echoes the selector in shardInfo")
             return True
         if echoed:
@@ -113,7 +183,7 @@ class ShardedListerWatcher(Generic[T]):
                 "filtering on the client as well",
                 self.name,
                 echoed,
-                self.selector,
+                self._listed_selector,
             )
             self._set_filter("client", "the server applied another shard selector")
         else:
@@ -125,15 +195,20 @@ class ShardedListerWatcher(Generic[T]):
     # ----------------------------------------------------------------------------- list
 
     def _options(self, options: ListOptions) -> ListOptions:
-        return options.copy(shard_selector=self.selector)
+        return options.copy(shard_selector=self._listed_selector)
 
     def list(self, options: ListOptions) -> ObjectList[T]:
         """One page of the shard (N2): the server's if it echoed the selector, else the
-        page filtered here."""
+        page filtered here. A first page (no continue token) pins the shard asked for."""
+        if not options.continue_:
+            self._begin_list()
+        shard = self._listed_shard
+        if shard is None:
+            return self.inner.list(options)
         page = self.inner.list(self._options(options))
         if self._verdict(page):
             return page
-        contains = self.shard.contains
+        contains = shard.contains
         kept = [obj for obj in page.items if contains(obj)]
         self.dropped += len(page.items) - len(kept)
         page.items = kept
@@ -146,23 +221,28 @@ class ShardedListerWatcher(Generic[T]):
         one-item LIST just before it had the server's echo; every other event is checked."""
         trust_initial = False
         if options.send_initial_events:
+            self._begin_list()  # a watch-list is a list
+        shard = self._listed_shard
+        if shard is None:
+            return self.inner.watch(options)
+        if options.send_initial_events:
             trust_initial = self._probe()
         inner = self.inner.watch(self._options(options))
-        return _ShardedWatch(inner, self, trust_initial=trust_initial)
+        return _ShardedWatch(inner, self, trust_initial=trust_initial, shard=shard)
 
     def _probe(self) -> bool:
         """Ask the server (a LIST of one item) whether it applies the selector."""
         try:
-            page = self.inner.list(ListOptions(limit=1, shard_selector=self.selector))
+            page = self.inner.list(ListOptions(limit=1, shard_selector=self._listed_selector))
         except Exception as e:
             logger.debug("%s: shard probe failed (%s); checking every object", self.name, e)
             return False
         return self._verdict(page)
 
-    def _out_of_shard(self) -> None:
+    def _out_of_shard(self, shard: Shard) -> None:
         """An event of an object outside the shard came in (and is dropped)."""
         self.dropped += 1
-        if self._filter != "client":
+        if self._filter != "client" and shard == self._listed_shard:
             self._set_filter("client", "the API server sent an object outside the shard")
 
     # ------------------------------------------------------------- the inner one's capabilities
@@ -195,19 +275,29 @@ class ShardedListerWatcher(Generic[T]):
         return getattr(self.inner, name)
 
     def __repr__(self) -> str:
-        return f"ShardedListerWatcher({self.inner!r}, {self.shard.describe()})"
+        shard = self._shard
+        return f"ShardedListerWatcher({self.inner!r}, {shard.describe() if shard else None})"
 
 
 class _ShardedWatch(Generic[T]):
     """The inner watch's events, those of objects outside the shard left out."""
 
-    __slots__ = ("_inner", "_owner", "_trust_initial")
+    __slots__ = ("_inner", "_owner", "_shard", "_trust_initial")
 
     def __init__(
-        self, inner: Watch[T], owner: ShardedListerWatcher[T], *, trust_initial: bool
+        self,
+        inner: Watch[T],
+        owner: ShardedListerWatcher[T],
+        *,
+        trust_initial: bool,
+        shard: Shard | None = None,
     ) -> None:
         self._inner = inner
         self._owner = owner
+        shard = shard if shard is not None else owner.listed_shard
+        if shard is None:
+            raise ValueError("a sharded watch needs a shard")
+        self._shard = shard
         self._trust_initial = trust_initial
 
     def stop(self) -> None:
@@ -215,7 +305,8 @@ class _ShardedWatch(Generic[T]):
 
     def __iter__(self) -> Iterator[WatchEvent[T]]:
         owner = self._owner
-        contains = owner.shard.contains
+        shard = self._shard
+        contains = shard.contains
         trusted = self._trust_initial  # until the initial-events-end bookmark
         events = iter(self._inner)
         try:
@@ -228,7 +319,7 @@ class _ShardedWatch(Generic[T]):
                     ):
                         trusted = False
                 elif etype != "ERROR" and not trusted and not contains(event.object):
-                    owner._out_of_shard()
+                    owner._out_of_shard(shard)
                     continue
                 yield event
         finally:

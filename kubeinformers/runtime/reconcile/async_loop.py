@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import TypeVar
 
-from kubeinformers.runtime.reconcile.core import ReconcileCore
+from kubeinformers.runtime.api.shard import Shard
+from kubeinformers.runtime.reconcile.core import KeyMatch, ReconcileCore
 from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue
 from kubeinformers.runtime.workqueue.rate_limiters import RateLimiter
 
@@ -80,6 +82,33 @@ class AsyncReconcileLoop(ReconcileCore[K]):
                 return
         queue.add_after(key, delay)
 
+    async def release(self, region: Shard | KeyMatch[K], timeout: float | None = None) -> bool:
+        """Hand off the keys of `region` (N10), as `ReconcileLoop.release`: from this call on
+        none is handed to a worker (held back, not lost); then wait until the running
+        reconciles of such keys have finished: True, or False when `timeout` passed first.
+        Call it on the loop's thread; before `run` it only records the region."""
+        started = time.monotonic()
+        hold = self._add_released(region)
+        queue = self._queue
+        drained = True
+        if queue is not None:
+            queue.set_hold(hold)
+            drained = await queue.wait_released(timeout)
+        self._released_in(time.monotonic() - started, drained, region)
+        return drained
+
+    def acquire(self, region: Shard | KeyMatch[K]) -> None:
+        """Take the keys of `region` back (N10), as `ReconcileLoop.acquire`; the keys held
+        back that are no longer released are queued again. Safe from any thread."""
+        hold = self._remove_released(region)
+        queue = self._queue
+        if queue is not None:
+            queue.set_hold(hold)
+
+    def _held_count(self) -> int:
+        queue = self._queue
+        return len(queue.held()) if queue is not None else 0
+
     async def wait_for_cache_sync(self) -> None:
         """Return once every watched cache has synced."""
         for pause in self._sync_waits(_SYNC_POLL_FIRST, _SYNC_POLL_MAX):
@@ -93,6 +122,8 @@ class AsyncReconcileLoop(ReconcileCore[K]):
             raise RuntimeError(f"reconcile loop {self.name!r} is already running")
         self._running = True
         queue: AsyncRateLimitingQueue[K] = AsyncRateLimitingQueue(self._rate_limiter, self.name)
+        if self._released:
+            queue.set_hold(self._holds)  # N10: released before run
         with self._early_lock:
             self._queue = queue
             early, self._early = self._early, []

@@ -19,18 +19,26 @@ asyncio tasks) are thin faces over `ReconcileCore`: they differ only in their qu
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from kubeinformers.runtime.api.keys import (
     DeletedFinalStateUnknown,
+    LeftShard,
     deletion_handling_meta_namespace_key,
+    object_namespace,
+    object_uid,
 )
+from kubeinformers.runtime.api.shard import Shard, ShardKey, ShardRange, fnv1a_64
 from kubeinformers.runtime.cache.handlers import ResourceEventHandler, ResourceEventHandlerFuncs
 
 __all__ = [
     "SYNC_HINT_AFTER",
+    "KeyMatch",
+    "LoopShardStatus",
     "ReconcileCore",
     "Requeue",
     "RetryQueue",
@@ -74,6 +82,93 @@ class RetryQueue(Protocol[K_contra]):
     def num_requeues(self, item: K_contra) -> int: ...
 
 
+KeyMatch = Callable[[K], bool]
+"""Which keys `release` hands off: a predicate over keys (or a `Shard`, see `release`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoopShardStatus:
+    """What a reconcile loop has handed off (N10): `released` describes each region it does
+    not reconcile now (a shard, or a predicate's name), `held_keys` the keys kept back for
+    them, `releases`/`acquires` the calls so far, `timed_out_releases` those whose running
+    reconciles did not finish in time, `last_release_seconds` how long the last one waited."""
+
+    released: tuple[str, ...]
+    held_keys: int
+    releases: int
+    acquires: int
+    timed_out_releases: int
+    last_release_seconds: float | None
+
+
+class _Placer:
+    """Where a key's object lies in the hash space: its uid and namespace, from the cache of
+    a watched informer, or remembered from its delete notification (the object is gone
+    from the cache, but its key may still be queued). `None`: not known."""
+
+    __slots__ = ("_caches", "_gone", "_lock")
+
+    def __init__(self) -> None:
+        self._caches: list[Callable[[str], object | None]] = []
+        self._gone: dict[Hashable, tuple[str, str]] = {}
+        self._lock = threading.Lock()
+
+    def add_cache(self, get_by_key: Callable[[str], object | None]) -> None:
+        self._caches.append(get_by_key)
+
+    def gone(self, key: Hashable, obj: object) -> None:
+        try:
+            identity = (object_uid(obj), object_namespace(obj))
+        except Exception:
+            return
+        with self._lock:
+            self._gone[key] = identity
+
+    def forget(self, key: Hashable) -> None:
+        if self._gone:
+            with self._lock:
+                self._gone.pop(key, None)
+
+    def hash_of(self, key: Hashable, shard_key: ShardKey) -> int | None:
+        if isinstance(key, str):
+            for get in self._caches:
+                try:
+                    obj = get(key)
+                except Exception:
+                    obj = None
+                if obj is not None:
+                    value = object_uid(obj) if shard_key == "uid" else object_namespace(obj)
+                    return fnv1a_64(value)
+        with self._lock:
+            identity = self._gone.get(key)
+        if identity is not None:
+            return fnv1a_64(identity[0] if shard_key == "uid" else identity[1])
+        if shard_key == "namespace" and isinstance(key, str):
+            # "ns/name" names its namespace; "name" is cluster-scoped (namespace "").
+            return fnv1a_64(key.split("/", 1)[0] if "/" in key else "")
+        return None
+
+
+def _subtract(ranges: tuple[ShardRange, ...], taken: tuple[ShardRange, ...]) -> list[ShardRange]:
+    """`ranges` without the parts `taken` covers."""
+    out: list[ShardRange] = []
+    for r in ranges:
+        pieces = [(r.start, r.end)]
+        for t in taken:
+            next_pieces = []
+            for start, end in pieces:
+                if t.end <= start or end <= t.start:
+                    next_pieces.append((start, end))
+                    continue
+                if start < t.start:
+                    next_pieces.append((start, t.start))
+                if t.end < end:
+                    next_pieces.append((t.end, end))
+            pieces = next_pieces
+        out.extend(ShardRange(start, end) for start, end in pieces)
+    return out
+
+
 class Requeue(Exception):
     """Raised by ``reconcile`` for an expected, transient condition (a 409 Conflict because the
     cache is behind, a dependency not ready yet): the key is retried with rate limiting like a
@@ -92,6 +187,14 @@ class ReconcileCore(Generic[K]):
         self.max_retries = max_retries
         self._sync_sources: list[Callable[[], bool]] = []
         self._log = _log.getChild(name)
+        # N10: regions handed off (keys held back), and where keys lie in the hash space.
+        self._released: list[Shard | KeyMatch[K]] = []
+        self._released_lock = threading.Lock()
+        self._placer = _Placer()
+        self._releases = 0
+        self._acquires = 0
+        self._timed_out_releases = 0
+        self._last_release_seconds: float | None = None
 
     # ------------------------------------------------------------------ inputs
 
@@ -119,6 +222,13 @@ class ReconcileCore(Generic[K]):
             key_func if key_func is not None else deletion_handling_meta_namespace_key,
         )
 
+        placer = self._placer
+        if key_func is None:
+            # N10: the default keys are the cache's: a key's object (its uid) is found there.
+            store = getattr(informer, "get_store", None)
+            if callable(store):
+                placer.add_cache(store().get_by_key)
+
         def enqueue(obj: T | DeletedFinalStateUnknown[T]) -> None:
             if predicate is not None and not predicate(obj):
                 return
@@ -135,8 +245,19 @@ class ReconcileCore(Generic[K]):
         def on_update(old: T, new: T) -> None:
             enqueue(new)
 
+        def on_delete(obj: T | DeletedFinalStateUnknown[T]) -> None:
+            final = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+            if final is not None and (predicate is None or predicate(obj)):
+                try:
+                    placer.gone(keyer(obj), final)  # its key may still be queued
+                except Exception:
+                    pass
+            if isinstance(obj, LeftShard):
+                return  # N9: not deleted; the replica whose shard it entered reconciles it
+            enqueue(obj)
+
         registration = informer.add_event_handler(
-            ResourceEventHandlerFuncs(on_add=on_add, on_update=on_update, on_delete=enqueue)
+            ResourceEventHandlerFuncs(on_add=on_add, on_update=on_update, on_delete=on_delete)
         )
         # Prefer the registration's own sync state (late handlers, F8/G6) over the informer's.
         source = registration if isinstance(registration, SyncSource) else informer
@@ -175,8 +296,81 @@ class ReconcileCore(Generic[K]):
 
     # ------------------------------------------------------------------ retry policy
 
+    # ------------------------------------------------------------------ handing keys off (N10)
+
+    def _holds(self, key: K) -> bool:
+        """Whether `key` lies in a released region (held back). A key whose place in the
+        hash space is unknown is held while anything is released: it may be another's."""
+        for region in self._released:
+            if isinstance(region, Shard):
+                h = self._placer.hash_of(key, region.key)
+                if h is None or region.contains_hash(h):
+                    return True
+            elif region(key):
+                return True
+        return False
+
+    def _add_released(self, region: Shard | KeyMatch[K]) -> Callable[[K], bool]:
+        if not isinstance(region, Shard) and not callable(region):
+            raise TypeError(f"release takes a Shard or a predicate over keys, not {region!r}")
+        with self._released_lock:
+            self._released = [*self._released, region]
+            self._releases += 1
+        self._log.info("releasing %s", _describe_region(region))
+        return self._holds
+
+    def _remove_released(self, region: Shard | KeyMatch[K]) -> Callable[[K], bool] | None:
+        with self._released_lock:
+            kept: list[Shard | KeyMatch[K]] = []
+            for r in self._released:
+                if isinstance(region, Shard):
+                    if isinstance(r, Shard) and r.key == region.key:
+                        rest = _subtract(r.ranges, region.ranges)
+                        if rest:
+                            kept.append(Shard(rest, r.key))
+                        continue
+                elif r is region or r == region:
+                    continue
+                kept.append(r)
+            self._released = kept
+            self._acquires += 1
+        self._log.info("acquiring %s", _describe_region(region))
+        return self._holds if kept else None
+
+    def _released_in(self, seconds: float, drained: bool, region: Shard | KeyMatch[K]) -> None:
+        self._last_release_seconds = seconds
+        if drained:
+            self._log.info("released %s in %.3f s", _describe_region(region), seconds)
+            return
+        self._timed_out_releases += 1
+        self._log.warning(
+            "releasing %s: reconciles of its keys still running after %.3f s; they were not "
+            "interrupted (new ones are held back)",
+            _describe_region(region),
+            seconds,
+        )
+
+    def released(self) -> tuple[Shard | KeyMatch[K], ...]:
+        """The regions released and not acquired since (N10)."""
+        return tuple(self._released)
+
+    def shard_status(self) -> LoopShardStatus:
+        """What this loop has handed off (N10); for health pages and the ring's metrics."""
+        return LoopShardStatus(
+            released=tuple(_describe_region(r) for r in self._released),
+            held_keys=self._held_count(),
+            releases=self._releases,
+            acquires=self._acquires,
+            timed_out_releases=self._timed_out_releases,
+            last_release_seconds=self._last_release_seconds,
+        )
+
+    def _held_count(self) -> int:
+        return 0
+
     def _reconciled(self, queue: RetryQueue[K], key: K, requeue_after: float | None) -> None:
         """`reconcile(key)` returned: forget its failures; look again after `requeue_after`."""
+        self._placer.forget(key)
         queue.forget(key)
         if requeue_after is not None and requeue_after > 0:
             queue.add_after(key, requeue_after)
@@ -197,6 +391,7 @@ class ReconcileCore(Generic[K]):
                 exc_info=err,
             )
             queue.forget(key)
+            self._placer.forget(key)
             return
         self._log.warning(
             "reconcile of %r failed (retry %d), will retry with backoff: %s",
@@ -206,3 +401,9 @@ class ReconcileCore(Generic[K]):
             exc_info=err,
         )
         queue.add_rate_limited(key)
+
+
+def _describe_region(region: object) -> str:
+    if isinstance(region, Shard):
+        return region.describe()
+    return f"keys matching {getattr(region, '__qualname__', repr(region))}"

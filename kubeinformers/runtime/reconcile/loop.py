@@ -17,10 +17,12 @@ controller.run(stop)                               # waits for sync, then works 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
-from kubeinformers.runtime.reconcile.core import ReconcileCore
+from kubeinformers.runtime.api.shard import Shard
+from kubeinformers.runtime.reconcile.core import KeyMatch, ReconcileCore
 from kubeinformers.runtime.workqueue.metrics import MetricsProvider
 from kubeinformers.runtime.workqueue.queue import RateLimitingQueue
 from kubeinformers.runtime.workqueue.rate_limiters import RateLimiter
@@ -73,6 +75,30 @@ class ReconcileLoop(ReconcileCore[K]):
     def enqueue_after(self, key: K, delay: float) -> None:
         """Queue `key` after `delay` seconds (a waiting key only moves earlier, I7)."""
         self.queue.add_after(key, delay)
+
+    def release(self, region: Shard | KeyMatch[K], timeout: float | None = None) -> bool:
+        """Hand off the keys of `region` (N10): a `Shard` (the keys whose objects hash into
+        it, found by uid in the watched informers' caches, or by namespace) or a predicate
+        over keys. From this call on no such key is handed to a worker: queued ones and
+        those enqueued later (events, retries, re-checks) are held back, not lost. Then
+        wait until the reconciles of such keys already running have finished: True, or
+        False when `timeout` passed first (they are not interrupted; call again to wait
+        more). After it returns True, no key of `region` is reconciled here until
+        `acquire`. Safe from any thread."""
+        started = time.monotonic()
+        self.queue.set_hold(self._add_released(region))
+        drained = self.queue.wait_released(timeout)
+        self._released_in(time.monotonic() - started, drained, region)
+        return drained
+
+    def acquire(self, region: Shard | KeyMatch[K]) -> None:
+        """Take the keys of `region` back (N10): a `Shard`'s ranges are taken out of every
+        released shard of the same key, a predicate released before is dropped; the keys
+        held back that are no longer released are queued again. Safe from any thread."""
+        self.queue.set_hold(self._remove_released(region))
+
+    def _held_count(self) -> int:
+        return len(self.queue.held())
 
     def wait_for_cache_sync(self, stop: threading.Event) -> bool:
         """Poll until every watched cache has synced (True) or stop is set (False)."""

@@ -177,6 +177,8 @@ class Reflector(Generic[T]):
             lambda event, seconds: event.wait(seconds)
         )
         self._state = ReflectorState()
+        # N8: set by `relist()`: end the watch and list again (cleared when a list begins).
+        self._relist = threading.Event()
         self._watches: Watches[T] = Watches(lister_watcher, self._state, self.counters)
         self._stream = StreamHandler(
             name=self.name,
@@ -307,8 +309,21 @@ class Reflector(Generic[T]):
                 self._call_error_handler(e)
             if stop.is_set():
                 break
+            if err is None and self._relist.is_set():
+                continue  # N8: relist now, no backoff
             self._backoff_wait(stop, err)
         logger.debug("%s: stopping reflector for %s", self.name, self.type_description)
+
+    def relist(self) -> None:
+        """Ask for a fresh list (N8: the informer's shard changed): the open watch ends, the
+        store is replaced by a new list (or watch-list) at once, with no backoff, and the
+        watch resumes after it. A list already running finishes first; the next begins
+        right after it. Safe from any thread."""
+        self._relist.set()
+        with self._state.lock:
+            w = self._state.current_watch
+        if w is not None:
+            w.stop()
 
     def _stop_current_watch_on(self, stop: threading.Event) -> None:
         stop.wait()
@@ -328,6 +343,7 @@ class Reflector(Generic[T]):
         """
         w: _Stream[T] | None = None
         self._state.resync_error = None
+        self._relist.clear()  # a request from now on lists again after this list
         try:
             fallback = not self.use_watch_list
             if self.use_watch_list:
@@ -408,7 +424,7 @@ class Reflector(Generic[T]):
         watch_rv = state.last_sync_rv
         try:
             while True:
-                if stop.is_set():
+                if stop.is_set() or self._relist.is_set():
                     return
                 start = self._clock()
                 if w is None:
@@ -434,6 +450,8 @@ class Reflector(Generic[T]):
                         raise
                     if w is None:
                         return
+                    if self._relist.is_set():  # asked while it opened (relist() saw no watch)
+                        w.watch.stop()
                     self.outage.recovered()
                     self.outage.watching()
                 err: BaseException | None = None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from collections.abc import AsyncGenerator, Hashable
+from collections.abc import AsyncGenerator, Callable, Hashable
 from typing import Generic, TypeVar
 
 from kubeinformers.runtime.workqueue.rate_limiters import (
@@ -52,6 +52,9 @@ class AsyncRateLimitingQueue(Generic[K]):
         self._waiters: list[asyncio.Future[None]] = []
         self._shutting_down = False
         self._drain = False
+        # N10: items the hold predicate matches are kept aside, never handed out.
+        self._hold: Callable[[K], bool] | None = None
+        self._held: set[K] = set()
 
     # -- adding (any thread) -------------------------------------------------------------
 
@@ -67,6 +70,10 @@ class AsyncRateLimitingQueue(Generic[K]):
 
     def _add(self, item: K) -> None:
         if self._shutting_down or item in self._dirty:
+            return
+        hold = self._hold
+        if hold is not None and hold(item):
+            self._held.add(item)  # N10: kept back, not lost
             return
         self._dirty.add(item)
         if item in self._processing:
@@ -134,11 +141,17 @@ class AsyncRateLimitingQueue(Generic[K]):
     async def get(self) -> K:
         """The next item, marked as processing until `done(item)`; QueueShutDown once the
         queue is shut down and empty (I3, I6)."""
-        while not self._queue and not self._shutting_down:
-            await self._wait()
-        if not self._queue:
-            raise QueueShutDown(f"work queue {self.name!r} is shut down")
-        item = self._queue.popleft()
+        while True:
+            while not self._queue and not self._shutting_down:
+                await self._wait()
+            if not self._queue:
+                raise QueueShutDown(f"work queue {self.name!r} is shut down")
+            item = self._queue.popleft()
+            hold = self._hold
+            if hold is None or not hold(item):
+                break
+            self._dirty.discard(item)  # N10: a held item is never handed out
+            self._held.add(item)
         self._processing.add(item)
         self._dirty.discard(item)
         return item
@@ -147,7 +160,12 @@ class AsyncRateLimitingQueue(Generic[K]):
         """The worker has finished `item`: a re-add made meanwhile queues it now (I4)."""
         self._processing.discard(item)
         if item in self._dirty:
-            self._queue.append(item)
+            hold = self._hold
+            if hold is not None and hold(item):
+                self._dirty.discard(item)
+                self._held.add(item)
+            else:
+                self._queue.append(item)
         self._wake()
 
     def __len__(self) -> int:
@@ -159,6 +177,52 @@ class AsyncRateLimitingQueue(Generic[K]):
 
     def processing(self) -> int:
         return len(self._processing)
+
+    # -- holding items back (N10) -----------------------------------------------------------
+
+    def set_hold(self, hold: Callable[[K], bool] | None) -> None:
+        """Hold back every item `hold` matches from now on (None: none), as
+        `WorkQueue.set_hold`; held items it no longer matches are queued again. On the
+        loop's thread (or handed to it)."""
+        if threading.get_ident() != self._loop_thread:
+            self._loop.call_soon_threadsafe(self.set_hold, hold)
+            return
+        self._hold = hold
+        held = self._held
+        back = list(held) if hold is None else [item for item in held if not hold(item)]
+        for item in back:
+            held.discard(item)
+            if item in self._dirty:
+                continue
+            self._dirty.add(item)
+            if item not in self._processing:
+                self._queue.append(item)
+        if back:
+            self._wake()
+
+    def held(self) -> set[K]:
+        """The items held back now (a copy)."""
+        return set(self._held)
+
+    async def wait_released(self, timeout: float | None) -> bool:
+        """Wait until no item being processed matches the hold predicate: True, or False
+        when `timeout` passes first."""
+
+        def idle() -> bool:
+            hold = self._hold
+            return hold is None or not any(hold(item) for item in self._processing)
+
+        async def until_idle() -> None:
+            while not idle():
+                await self._wait()
+
+        if idle():
+            return True
+        try:
+            await asyncio.wait_for(until_idle(), timeout)
+        except TimeoutError:
+            return idle()
+        return True
 
     # -- shutting down ----------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ import itertools
 import logging
 import threading
 from collections import deque
-from collections.abc import Generator, Hashable
+from collections.abc import Callable, Generator, Hashable
 from types import TracebackType
 from typing import Generic, Protocol, Self, TypeVar, cast
 
@@ -119,6 +119,11 @@ class WorkQueue(Generic[K]):
         self._cond = threading.Condition(self._lock)
         self._shutting_down = False
         self._drain = False
+        # N10: items the hold predicate matches are held back, never handed out, until the
+        # predicate changes (a shard handed to another replica; `set_hold`).
+        self._hold: Callable[[K], bool] | None = None
+        self._held: set[K] = set()
+        self._idle_waiters = 0
         provider = metrics_provider if metrics_provider is not None else _global_provider
         # client-go: an unnamed queue or no provider means no provider metrics at all; the
         # in-process ones (`metrics()`) are always kept, at a few dict operations per item.
@@ -136,6 +141,10 @@ class WorkQueue(Generic[K]):
     def add(self, item: K) -> None:
         with self._lock:
             if self._shutting_down:
+                return
+            hold = self._hold
+            if hold is not None and hold(item):
+                self._held.add(item)  # N10: kept back, not lost
                 return
             if item in self._dirty:
                 # Already waiting: keep its position; a custom backend may re-rank it.
@@ -161,6 +170,16 @@ class WorkQueue(Generic[K]):
             if not len(self._queue):
                 return cast(K, None), True
             item = self._queue.pop()
+            hold = self._hold
+            while hold is not None and hold(item):
+                self._dirty.discard(item)  # N10: a held item is never handed out
+                self._held.add(item)
+                while not len(self._queue) and not self._shutting_down:
+                    self._cond.wait()
+                if not len(self._queue):
+                    return cast(K, None), True
+                item = self._queue.pop()
+                hold = self._hold
             self._metrics.get(item)
             self._processing.add(item)
             self._dirty.discard(item)
@@ -172,10 +191,61 @@ class WorkQueue(Generic[K]):
             self._metrics.done(item)
             self._processing.discard(item)
             if item in self._dirty:
-                self._queue.push(item)
-                self._cond.notify()
-            elif not self._processing:
-                self._cond.notify_all()  # wakes shut_down_with_drain
+                hold = self._hold
+                if hold is not None and hold(item):
+                    self._dirty.discard(item)
+                    self._held.add(item)
+                else:
+                    self._queue.push(item)
+                    self._cond.notify()
+            if not self._processing or self._idle_waiters:
+                self._cond.notify_all()  # wakes shut_down_with_drain, wait_released
+
+    # N10: holding items back (a shard handed off)
+
+    def set_hold(self, hold: Callable[[K], bool] | None) -> None:
+        """Hold back every item `hold` matches from now on (None: none): a matching add is
+        kept aside, a matching queued item is not handed out, a matching item re-added
+        while processed is not queued again when done. Held items that `hold` no longer
+        matches are queued again, in no particular order. Items being processed are not
+        interrupted: `wait_released` waits for them. `hold` runs under the queue's lock:
+        quick, and it must not call the queue."""
+        with self._lock:
+            self._hold = hold
+            held = self._held
+            back = list(held) if hold is None else [item for item in held if not hold(item)]
+            for item in back:
+                held.discard(item)
+                if item in self._dirty:
+                    continue
+                self._metrics.add(item)
+                self._dirty.add(item)
+                if item not in self._processing:
+                    self._queue.push(item)
+            if back:
+                self._cond.notify_all()
+
+    def held(self) -> set[K]:
+        """The items held back now (a copy)."""
+        with self._lock:
+            return set(self._held)
+
+    def wait_released(self, timeout: float | None) -> bool:
+        """Block until no item being processed matches the hold predicate (N10): True, or
+        False when `timeout` passes first (or at once with timeout 0)."""
+        deadline = None if timeout is None else self._clock.now() + timeout
+        with self._lock:
+            self._idle_waiters += 1
+            try:
+                while True:
+                    hold = self._hold
+                    if hold is None or not any(hold(item) for item in self._processing):
+                        return True
+                    if deadline is not None and self._clock.now() >= deadline:
+                        return False
+                    self._clock.wait_until(self._cond, deadline)
+            finally:
+                self._idle_waiters -= 1
 
     # I6
     def shut_down(self) -> None:
