@@ -57,7 +57,15 @@ def main(argv: list[str]) -> int:
     p.add_argument("--retry", type=float, default=0.3)
     p.add_argument("--requeue", type=float, default=3.0)
     p.add_argument("--work", type=float, default=0.001, help="seconds each reconcile takes")
-    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--workers", type=int, default=8)
+    p.add_argument(
+        "--slow",
+        type=int,
+        default=0,
+        help="keys cm-0 .. cm-<slow - 1> take --slow-work seconds and come back at once: "
+        "always being reconciled, so that two replicas working on one would overlap",
+    )
+    p.add_argument("--slow-work", type=float, default=0.5)
     args = p.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO,
@@ -89,13 +97,16 @@ def main(argv: list[str]) -> int:
     log = (args.out / f"{args.identity}.log").open("a", buffering=1)
     write = threading.Lock()
 
+    slow = {f"{args.namespace}/cm-{i}" for i in range(args.slow)}
+
     def reconcile(key: str) -> float:
         with write:
             log.write(f"S {args.identity} {key} {time.monotonic_ns()}\n")
-        stop.wait(args.work)  # the work; a stopping replica still finishes it
+        # The work; a stopping replica still finishes it.
+        time.sleep(args.slow_work if key in slow else args.work)
         with write:
             log.write(f"E {args.identity} {key} {time.monotonic_ns()}\n")
-        return args.requeue
+        return 0.01 if key in slow else float(args.requeue)
 
     factory = SharedInformerFactory(api, namespace=args.namespace, shard=shard)
     ring.follow(factory)
