@@ -283,3 +283,34 @@ def test_n22_async_ring_hands_over_as_the_threaded_one() -> None:
     asyncio.run(main())
     assert ledger.violations == []
     assert store.leases == {}
+
+
+def test_n21_a_lease_left_behind_is_deleted_after_ten_durations_unless_renewed() -> None:
+    store = LeaseStore()
+    now = [0.0]
+    dead = MemberLeases(FakeLeaseApi(store), NS, RING, "dead")
+    dead.write({1, 2}, 1, None)  # a replica that crashed: never renewed again
+    back = MemberLeases(FakeLeaseApi(store), NS, RING, "back")
+    back.write({3}, 1, None)
+    config = RingConfig(
+        RING,
+        "a",
+        NS,
+        lease_duration=LEASE,
+        renew_deadline=RENEW,
+        retry_period=RETRY,
+        clock=lambda: now[0],
+    )
+    core = RingCore(config, MemberLeases(FakeLeaseApi(store), NS, RING, "a"))
+    assert core.renew()
+    assert core.observe() is not None
+    assert core.health().members == ("a", "back", "dead")  # live when first seen
+    now[0] = 30.0
+    core.observe()
+    assert (NS, "ctl-dead") in store.leases  # expired, not yet abandoned
+    back.write({3}, 1, None)  # the other came back just in time
+    now[0] = 61.0
+    assert core.renew()
+    core.observe()
+    assert (NS, "ctl-dead") not in store.leases
+    assert (NS, "ctl-back") in store.leases and (NS, "ctl-a") in store.leases

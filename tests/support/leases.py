@@ -87,7 +87,12 @@ class FakeLeaseApi:
 
     def delete_namespaced_lease(self, name: str, namespace: str, **kwargs: Any) -> Any:
         self._check()
+        precondition = (kwargs.get("body") or {}).get("preconditions", {}).get("resourceVersion")
         with self.store.lock:
-            if self.store.leases.pop((namespace, name), None) is None:
+            current = self.store.leases.get((namespace, name))
+            if current is None:
                 raise ApiException(status=404, reason="Not Found")
+            if precondition and precondition != current["metadata"]["resourceVersion"]:
+                raise ApiException(status=409, reason="Conflict")
+            del self.store.leases[(namespace, name)]
         return None

@@ -37,7 +37,12 @@ from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.leaderelection.elector import JITTER_FACTOR
 from kubeinformers.runtime.metrics import LatencyRecorder
 from kubeinformers.runtime.ring.assignment import BUCKETS, assign, shard_of
-from kubeinformers.runtime.ring.members import MemberLeases, MemberView, claims_of
+from kubeinformers.runtime.ring.members import (
+    ABANDONED_AFTER,
+    MemberLeases,
+    MemberView,
+    claims_of,
+)
 
 __all__ = [
     "HANDOFF_LATENCY_BUCKETS",
@@ -366,7 +371,20 @@ class RingCore:
             self._desired = desired
             self._waiting = waiting
             self._releasing = release
-            return Handoff(release=release, free=free, waiting=waiting)
+            abandoned = self._view.abandoned(now)
+        for name, rv in abandoned.items():
+            try:
+                if self.leases.delete_abandoned(name, rv, self._timeout()):
+                    self._log.info(
+                        "ring %s: deleted member lease %s/%s, unchanged for %d lease durations",
+                        self.config.ring,
+                        self.leases.namespace,
+                        name,
+                        ABANDONED_AFTER,
+                    )
+            except Exception as err:
+                self._log.debug("ring %s: cannot delete lease %s: %s", self.config.ring, name, err)
+        return Handoff(release=release, free=free, waiting=waiting)
 
     def released(self, buckets: Collection[int]) -> bool:
         """The face has drained `buckets`: stop holding and claiming them (one Lease update;

@@ -27,6 +27,7 @@ from kubeinformers.runtime.leaderelection.elector import lease_valid
 from kubeinformers.runtime.ring.assignment import format_buckets, parse_buckets
 
 __all__ = [
+    "ABANDONED_AFTER",
     "BUCKETS_ANNOTATION",
     "RING_LABEL",
     "Member",
@@ -37,6 +38,7 @@ __all__ = [
 ]
 
 RING_LABEL = "kubeinformers.io/ring"
+ABANDONED_AFTER = 10  # lease durations without a change: the Lease of a replica long gone
 BUCKETS_ANNOTATION = "kubeinformers.io/ring-buckets"
 
 _log = logging.getLogger("kubeinformers.ring")
@@ -204,6 +206,24 @@ class MemberLeases:
             )
         return out
 
+    def delete_abandoned(self, name: str, resource_version: str, timeout: float | None) -> bool:
+        """Delete another member's Lease if it is still at `resource_version` (a precondition:
+        a replica that came back and renewed it keeps it). True if deleted."""
+        if name == self.name:
+            return False
+        try:
+            self._api.delete_namespaced_lease(
+                name,
+                self.namespace,
+                body={"preconditions": {"resourceVersion": resource_version}},
+                **_kwargs(timeout),
+            )
+        except ApiException as err:
+            if err.status in (404, 409):
+                return False
+            raise
+        return True
+
     def delete(self, timeout: float | None) -> None:
         """Delete this replica's Lease (leaving the ring); absent already is fine."""
         try:
@@ -223,7 +243,8 @@ class MemberView:
     """Which listed members are live, judged by when each Lease was last seen to change."""
 
     def __init__(self) -> None:
-        self._seen: dict[str, tuple[str, float]] = {}  # name -> (resourceVersion, when seen)
+        # name -> (resourceVersion, when first seen at it, its lease duration)
+        self._seen: dict[str, tuple[str, float, int]] = {}
 
     def observe(self, members: Iterable[Member], now: float) -> dict[str, Member]:
         """The live members by identity: each listed Lease with a holder whose record changed
@@ -234,12 +255,23 @@ class MemberView:
             names.add(m.name)
             seen = self._seen.get(m.name)
             if seen is None or seen[0] != m.resource_version:
-                self._seen[m.name] = seen = (m.resource_version, now)
+                seen = (m.resource_version, now, m.lease_duration_seconds)
+                self._seen[m.name] = seen
             if m.identity and lease_valid(seen[1], m.lease_duration_seconds, now):
                 live[m.identity] = m
         for gone in set(self._seen) - names:
             del self._seen[gone]
         return live
+
+    def abandoned(self, now: float, factor: float = ABANDONED_AFTER) -> dict[str, str]:
+        """Leases unchanged for `factor` times their duration (at least a minute): left
+        behind by replicas that died (a Deployment's pods get new names). Name ->
+        resourceVersion, to delete them only if still unchanged."""
+        return {
+            name: rv
+            for name, (rv, when, duration) in self._seen.items()
+            if now - when > max(60.0, factor * max(duration, 1))
+        }
 
     def forget(self) -> None:
         self._seen.clear()
