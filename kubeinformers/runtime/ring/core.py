@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from kubeinformers.runtime.api.shard import Shard, ShardKey
 from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.leaderelection.elector import JITTER_FACTOR
-from kubeinformers.runtime.metrics import LatencyRecorder
+from kubeinformers.runtime.metrics import HistogramSnapshot, LatencyRecorder, track_ring
 from kubeinformers.runtime.ring.assignment import BUCKETS, assign, shard_of
 from kubeinformers.runtime.ring.members import (
     ABANDONED_AFTER,
@@ -164,21 +164,19 @@ class RingHealth:
 
 @dataclass(frozen=True, slots=True)
 class RingMetrics:
-    """Counters since the ring started: buckets started and released (moves), handoff
-    latency (from seeing a bucket assigned to this replica to starting it), Lease renewals
-    that failed, and times the Lease was lost (work stopped at `renew_deadline`)."""
+    """Counters since the ring started: buckets started and released (moves), handoffs and
+    their latency (from seeing buckets assigned to this replica to starting them), Lease
+    renewals that failed, and times the Lease was lost (work stopped at `renew_deadline`).
+    Exported by `register_prometheus` as `kubeinformers_ring_*`, labelled ring and identity."""
 
     members: int
     buckets_held: int
     buckets_started: int
     buckets_released: int
     handoffs: int
-    handoff_latency_counts: tuple[int, ...]
-    handoff_latency_sum: float
-    handoff_latency_max: float
+    handoff_latency: HistogramSnapshot
     renew_failures: int
     lost: int
-    handoff_latency_bounds: tuple[float, ...] = HANDOFF_LATENCY_BUCKETS
 
 
 class RingCore:
@@ -206,7 +204,13 @@ class RingCore:
         self._latency = LatencyRecorder(HANDOFF_LATENCY_BUCKETS)
         self._started = self._released = self._handoffs = 0
         self._renew_failures = self._lost = 0
+        self._running = False
         self._log = _log.getChild(config.ring)
+        track_ring(self)
+
+    def running(self) -> bool:
+        """Joined (first renewal attempted) and not yet left."""
+        return self._running
 
     # --------------------------------------------------------------------------- views
 
@@ -247,9 +251,7 @@ class RingCore:
                 buckets_started=self._started,
                 buckets_released=self._released,
                 handoffs=self._handoffs,
-                handoff_latency_counts=tuple(self._latency.counts),
-                handoff_latency_sum=self._latency.sum,
-                handoff_latency_max=self._latency.max,
+                handoff_latency=self._latency.snapshot(),
                 renew_failures=self._renew_failures,
                 lost=self._lost,
             )
@@ -261,6 +263,7 @@ class RingCore:
 
     def renew(self) -> bool:
         """Write this replica's Lease with the buckets claimed; True on success."""
+        self._running = True
         sent = self._clock()
         with self._write_lock:
             with self._lock:
@@ -462,6 +465,7 @@ class RingCore:
         with self._lock:
             self._held = self._claimed = self._desired = frozenset()
             self._member = False
+            self._running = False
         with self._write_lock:
             try:
                 self.leases.delete(self._timeout())
