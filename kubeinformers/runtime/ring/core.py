@@ -261,6 +261,14 @@ class RingCore:
     def _timeout(self) -> float:
         return self.config.renew_deadline
 
+    def _request_timeout(self) -> float:
+        """A member's renewal must not outlast its renew deadline: the time left until it."""
+        with self._lock:
+            if not self._member or self._renewed_at is None:
+                return self.config.renew_deadline
+            left = self._renewed_at + self.config.renew_deadline - self._clock()
+        return max(left, 0.05)
+
     def renew(self) -> bool:
         """Write this replica's Lease with the buckets claimed; True on success."""
         self._running = True
@@ -269,7 +277,9 @@ class RingCore:
             with self._lock:
                 claimed = self._claimed
             try:
-                self.leases.write(claimed, max(1, int(self.config.lease_duration)), self._timeout())
+                self.leases.write(
+                    claimed, max(1, int(self.config.lease_duration)), self._request_timeout()
+                )
             except Exception as err:
                 with self._lock:
                     self._renew_failures += 1
@@ -430,8 +440,12 @@ class RingCore:
             started = wanted - contested
             if contested:
                 self._claimed -= contested
-            if not self._member or self._renewed_at is None:
-                self._claimed -= started
+            if (
+                not self._member
+                or self._renewed_at is None
+                or self._clock() - self._renewed_at > self.config.renew_deadline
+            ):
+                self._claimed -= started  # not renewed in time: start nothing
                 return frozenset()
             self._held |= started
             self._waiting -= started
