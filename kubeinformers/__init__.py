@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.api.errors import TooManyRequests as TooManyRequests
     from kubeinformers.runtime.api.errors import Unauthorized as Unauthorized
     from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown as DeletedFinalStateUnknown
+    from kubeinformers.runtime.api.keys import LeftShard as LeftShard
     from kubeinformers.runtime.api.keys import (
         deletion_handling_meta_namespace_key as deletion_handling_meta_namespace_key,
     )

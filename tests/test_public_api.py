@@ -51,6 +51,7 @@ FACES: dict[str, set[str]] = {
         # sharding (section N)
         "Shard",
         "ShardRange",
+        "LeftShard",
         # listers
         "Lister",
         "ClusterLister",

@@ -238,6 +238,7 @@ class WorkQueueMetrics:
     work_duration: HistogramSnapshot  # from get to done
     unfinished_work_seconds: float  # sum of the ages of the items being processed
     longest_running_processor_seconds: float
+    held: int = 0  # items held back (N10: their shard was released), not handed out
 
 
 def build_informer_metrics(
@@ -561,6 +562,11 @@ class KubeinformersCollector:
         retries = core.CounterMetricFamily(
             "workqueue_retries", "Total number of retries handled by workqueue", labels=labels
         )
+        held = core.GaugeMetricFamily(
+            "kubeinformers_workqueue_held_items",
+            "Items held back, not handed out, because their shard was released.",
+            labels=labels,
+        )
         seen: set[str] = set()
         for queue in live_queues():
             m = queue.metrics()
@@ -577,7 +583,8 @@ class KubeinformersCollector:
             unfinished.add_metric(lv, m.unfinished_work_seconds)
             longest.add_metric(lv, m.longest_running_processor_seconds)
             retries.add_metric(lv, m.retries)
-        yield from (depth, adds, latency, work, unfinished, longest, retries)
+            held.add_metric(lv, m.held)
+        yield from (depth, adds, latency, work, unfinished, longest, retries, held)
 
     def _ring_families(self) -> Iterator[Any]:
         """Shard rings (N23), labelled by ring and this replica's identity."""

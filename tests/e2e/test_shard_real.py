@@ -269,3 +269,99 @@ def test_n1_a_malformed_selector_is_refused_with_the_message_local_api_server_gi
     )
     with pytest.raises(ValueError, match="hexStart must be a 0x-prefixed 16-digit hex value"):
         Shard.parse("shardRange(object.metadata.uid, '0x0', '0x8000000000000000')")
+
+
+@pytest.mark.parametrize("gate", ["on", "off"])
+def test_n8_n10_a_shard_moves_on_the_real_server(request: pytest.FixtureRequest, gate: str) -> None:
+    """N8-N10 on kube-apiserver 1.36, gate on (the server selects) and off (the client does):
+    a replica reconciling one half releases it (no key reconciled after `release` returned
+    until `acquire`), moves its informer to the middle half (the cache holds exactly what the
+    server selects for it, objects that left come as LeftShard), takes the middle half and
+    reconciles all of it; the keys that left stay held back, none is lost."""
+    from kubeinformers.runtime.api.keys import LeftShard
+    from kubeinformers.runtime.reconcile.loop import ReconcileLoop
+
+    if gate == "on":
+        server, label = request.getfixturevalue("gated")
+    else:
+        server = request.getfixturevalue("real_apiserver")
+        label = f"move{next(_RUNS)}"
+        populate(server, label, 6, 50)
+    first = Shard.static(0, 2)
+    middle = Shard([ShardRange(HASH_SPACE // 4, 3 * HASH_SPACE // 4)])
+    lock = threading.Condition()
+    calls: list[str] = []
+    left: list[str] = []
+
+    def reconcile(key: str) -> None:
+        with lock:
+            calls.append(key)
+            lock.notify_all()
+
+    def reconciled(keys: set[str], since: int) -> bool:
+        with lock:
+            return lock.wait_for(lambda: keys <= set(calls[since:]), SYNC)
+
+    def keys_of(items: list[Any]) -> set[str]:
+        return {f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in items}
+
+    with SharedInformerFactory(
+        server.api_client(),
+        tweak_list_options=lambda o: o.copy(label_selector=f"run={label}"),
+        shard=first,
+    ) as factory:
+        informer = factory.informer(ConfigMap)
+        informer.add_event_handler(
+            on_delete=lambda obj: left.append(obj.key) if isinstance(obj, LeftShard) else None
+        )
+        loop: ReconcileLoop[str] = ReconcileLoop("move", reconcile, workers=4)
+        loop.watch(informer)
+        assert loop.release(Shard.static(0, 1), timeout=0)  # nothing is ours yet
+        factory.start()
+        factory.wait_for_cache_sync_or_raise(SYNC)
+        stop = threading.Event()
+        worker = threading.Thread(target=loop.run, args=(stop,))
+        worker.start()
+        try:
+            loop.acquire(first)
+            _, _, items = list_run(server, label)
+            in_first = keys_of([o for o in items if first.contains(o)])
+            in_middle = keys_of([o for o in items if middle.contains(o)])
+            assert reconciled(in_first, 0)
+
+            assert loop.release(first, timeout=SYNC)
+            with lock:
+                released_at = len(calls)
+            # Changed while released: held back, reconciled once acquired.
+            both = sorted(in_first & in_middle)[:5]
+            cluster = RealCluster(server)
+            try:
+                for key in both:
+                    ns, name = key.split("/")
+                    current = cluster.get("v1", "ConfigMap", name, ns)
+                    cluster.replace({**current, "data": {"moved": "yes"}})
+            finally:
+                cluster.close()
+            wait_for(lambda: set(both) <= loop.queue.held(), "the changed keys to be held")
+            factory.set_shard(middle)
+            factory.wait_for_cache_sync_or_raise(SYNC)
+            _, _, items = list_run(server, label)  # the patches above are newer
+            expected = {object_uid(o) for o in items if middle.contains(o)}
+            assert cached_uids(factory) == expected
+            if gate == "on":
+                served, _, _ = list_run(server, label, middle)
+                assert served == expected  # the server's selection
+            health = informer.health()
+            assert health.shard == middle.describe() and not health.resharding
+            assert health.shard_filter == ("server" if gate == "on" else "client")
+            wait_for(lambda: set(left) == in_first - in_middle, "LeftShard for what left")
+            with lock:
+                assert calls[released_at:] == []  # nothing reconciled while released
+            loop.acquire(middle)
+            assert reconciled(in_middle, released_at)
+            assert loop.queue.held() <= in_first - in_middle  # what left stays held back
+            assert informer.metrics().left_shard == len(in_first - in_middle)
+        finally:
+            stop.set()
+            worker.join(SYNC)
+        assert not worker.is_alive()

@@ -314,3 +314,47 @@ def test_n8_n11_metrics_and_health_report_the_change(local_api_server_factory: A
             assert factory.health().healthy
     finally:
         unregister_prometheus(registry)
+
+
+@pytest.mark.parametrize("watch_list", [True, False], ids=["watch-list", "list-watch"])
+def test_n8_n9_shard_changes_in_a_row_end_in_the_last_shard_quietly(
+    local_api_server_factory: Any, watch_list: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """N8: shard changes in quick succession (one right after start, before the first sync)
+    end with the cache, the listers and every handler's view in the last shard; N9: no
+    object is reported deleted, only as having left; nothing above INFO is logged."""
+    import logging
+
+    from kubeinformers.generated.core.v1 import ConfigMap
+    from kubeinformers.generated.informers import SharedInformerFactory
+
+    server = local_api_server_factory(sharded_list_and_watch=True)
+    created = _configmaps(server, 60)
+    caplog.set_level(logging.INFO)
+    with SharedInformerFactory(
+        server.api_client(), shard=LOWER, use_watch_list=watch_list
+    ) as factory:
+        informer = factory.informer(ConfigMap)
+        recorder = Recorder()
+        informer.add_event_handler(recorder)
+        factory.start()
+        factory.set_shard(UPPER)  # before the first sync, most likely
+        factory.wait_for_cache_sync_or_raise(WAIT)
+        assert _cached_uids(informer) == _uids(created, UPPER)
+        for shard in (MIDDLE, LOWER, EVERYTHING, MIDDLE):
+            factory.set_shard(shard)
+        factory.wait_for_cache_sync_or_raise(WAIT)
+        assert _cached_uids(informer) == _uids(created, MIDDLE)
+        assert recorder.wait_for(_uids(created, MIDDLE))
+        with recorder.lock:
+            assert recorder.deleted == []
+        # A real deletion inside the shard is still a deletion.
+        victim = next(o for o in created if MIDDLE.contains(o))
+        server.delete(
+            "v1", "ConfigMap", victim["metadata"]["name"], victim["metadata"]["namespace"]
+        )
+        assert recorder.wait_for(_uids(created, MIDDLE) - {victim["metadata"]["uid"]})
+        with recorder.lock:
+            assert len(recorder.deleted) == 1
+    loud = [r.getMessage() for r in caplog.records if r.levelno > logging.INFO]
+    assert loud == []

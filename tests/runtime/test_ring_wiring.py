@@ -148,6 +148,7 @@ def test_n24_threaded_replicas_cache_and_reconcile_only_their_shard_and_take_ove
 
         work.wait(split)
         assert not keys_of(objects, a.ring.shard()) & keys_of(objects, b.ring.shard())
+        work.wait(lambda: a.factory.health().healthy and b.factory.health().healthy)
         work.reset()
         for i in range(OBJECTS):  # every object changes: each replica reconciles its own
             server.replace(

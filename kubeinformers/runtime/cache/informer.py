@@ -166,8 +166,7 @@ class _Distributor(Generic[T]):
         if sharded is not None and type(obj) is DeletedFinalStateUnknown and obj.obj is not None:
             # N9: a relist's tombstone of an object outside the shard listed: it left the
             # shard (the shard changed); events outside the shard never reach the queue.
-            shard = sharded.listed_shard
-            if shard is not None and not shard.contains(obj.obj):
+            if sharded.left_shard(obj.obj):
                 obj = LeftShard(obj.key, obj.obj)
                 self.left_shard += 1
         self._counters.delete += 1
@@ -619,6 +618,9 @@ class SharedIndexInformer(Generic[T]):
 
     def _reshard_synced(self) -> None:
         """The new shard's list is processed (runs under the queue lock: quick)."""
+        sharded = self._sharded
+        if sharded is not None:
+            sharded.settle()
         started, self._reshard_started = self._reshard_started, None
         if started is not None:
             self._last_reshard_seconds = self._clock() - started

@@ -79,6 +79,8 @@ class ShardedListerWatcher(Generic[T]):
         self._listed_shard = shard
         self._listed_selector = shard.selector() if shard is not None else None
         self._listed_generation = 0
+        # The shards of the lists begun since the cache last held one shard whole (N9).
+        self._unsettled: tuple[Shard | None, ...] = (shard,)
         self.on_list_start: Callable[[], None] | None = None
 
     # ----------------------------------------------------------------------------- the shard
@@ -132,6 +134,19 @@ class ShardedListerWatcher(Generic[T]):
             self._listed_shard = shard
             self._listed_selector = shard.selector() if shard is not None else None
             self._listed_generation = generation
+            if changed:
+                self._unsettled = (*self._unsettled, shard)
+
+    def left_shard(self, obj: object) -> bool:
+        """Whether a relist's tombstone of `obj` means it left the shard (N9): it lies
+        outside the shard of a list begun since the cache last held one shard whole (the
+        tombstone came from that list, or a later one)."""
+        return any(s is not None and not s.contains(obj) for s in self._unsettled)
+
+    def settle(self) -> None:
+        """The cache holds the last list's shard whole (its Replace is processed)."""
+        with self._lock:
+            self._unsettled = (self._listed_shard,)
 
     # ----------------------------------------------------------------------------- state
 

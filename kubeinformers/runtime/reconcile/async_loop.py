@@ -109,6 +109,10 @@ class AsyncReconcileLoop(ReconcileCore[K]):
         queue = self._queue
         return len(queue.held()) if queue is not None else 0
 
+    def _is_held(self, key: K) -> bool:
+        queue = self._queue
+        return queue is not None and queue.is_held(key)
+
     async def wait_for_cache_sync(self) -> None:
         """Return once every watched cache has synced."""
         for pause in self._sync_waits(_SYNC_POLL_FIRST, _SYNC_POLL_MAX):

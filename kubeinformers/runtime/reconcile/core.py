@@ -249,9 +249,13 @@ class ReconcileCore(Generic[K]):
             final = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
             if final is not None and (predicate is None or predicate(obj)):
                 try:
-                    placer.gone(keyer(obj), final)  # its key may still be queued
+                    key = keyer(obj)
                 except Exception:
-                    pass
+                    key = None
+                # Its key may still be queued (a deletion), or held back (an object that
+                # left the shard after its keys were released): remember where it lies.
+                if key is not None and (not isinstance(obj, LeftShard) or self._is_held(key)):
+                    placer.gone(key, final)
             if isinstance(obj, LeftShard):
                 return  # N9: not deleted; the replica whose shard it entered reconciles it
             enqueue(obj)
@@ -314,7 +318,8 @@ class ReconcileCore(Generic[K]):
         if not isinstance(region, Shard) and not callable(region):
             raise TypeError(f"release takes a Shard or a predicate over keys, not {region!r}")
         with self._released_lock:
-            self._released = [*self._released, region]
+            if not any(r is region or r == region for r in self._released):
+                self._released = [*self._released, region]  # again: only wait again
             self._releases += 1
         self._log.info("releasing %s", _describe_region(region))
         return self._holds
@@ -367,6 +372,9 @@ class ReconcileCore(Generic[K]):
 
     def _held_count(self) -> int:
         return 0
+
+    def _is_held(self, key: K) -> bool:
+        return False
 
     def _reconciled(self, queue: RetryQueue[K], key: K, requeue_after: float | None) -> None:
         """`reconcile(key)` returned: forget its failures; look again after `requeue_after`."""

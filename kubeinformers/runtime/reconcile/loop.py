@@ -100,6 +100,9 @@ class ReconcileLoop(ReconcileCore[K]):
     def _held_count(self) -> int:
         return len(self.queue.held())
 
+    def _is_held(self, key: K) -> bool:
+        return self.queue.is_held(key)
+
     def wait_for_cache_sync(self, stop: threading.Event) -> bool:
         """Poll until every watched cache has synced (True) or stop is set (False)."""
         for pause in self._sync_waits(SYNC_POLL_PERIOD, SYNC_POLL_PERIOD):

@@ -469,6 +469,8 @@ class Reflector(Generic[T]):
                 finally:
                     self._watches.close(w)
                     w = None
+                if self._relist.is_set() and not isinstance(err, StopRequested):
+                    continue  # N8: ended for a relist (a very short watch, maybe): not an error
                 retry.after(err)
                 if err is None:
                     continue  # D14: clean close -> re-watch at once, no relist

@@ -133,6 +133,14 @@ class AsyncShardRing:
     def health(self) -> RingHealth:
         return self._core.health()
 
+    def _tell_state(self) -> None:
+        """Holders that report health (a factory) say what the ring says (N11, N23)."""
+        health = self._core.health()
+        for holder in self._holders:
+            tell = getattr(holder, "ring_state", None)
+            if callable(tell):
+                tell(health)
+
     def metrics(self) -> RingMetrics:
         return self._core.metrics()
 
@@ -150,6 +158,7 @@ class AsyncShardRing:
             self._holding().clear()
             await self._each("stop_admitting", None)
             await self._each("narrow", None)
+            self._tell_state()
 
     async def step(self) -> None:
         """One handoff step (see `ring.ShardRing.step`)."""
@@ -157,6 +166,7 @@ class AsyncShardRing:
             plan = await asyncio.to_thread(self._core.observe)
             if plan is None:
                 return
+            self._tell_state()
             if plan.release:
                 keep = shard_of(self._core.held() - plan.release, self.config.key)
                 if keep is None:
@@ -169,6 +179,7 @@ class AsyncShardRing:
                 if started:
                     await self._each("widen", self._core.shard())
                     self._holding().set()
+            self._tell_state()
 
     async def _renew_loop(self) -> None:
         while True:

@@ -9,7 +9,8 @@ bucket's keys and waits for its running reconciles to finish. `async_admit_shard
 is the same for an `AsyncReconcileLoop` (its `release` is a coroutine).
 
 A replica that holds nothing keeps its informers' last shard cached (a shard needs a range)
-but admits no key, so it reconciles nothing.
+but admits no key, so it reconciles nothing. A factory's `health()` follows the ring's: not
+healthy while a handoff is in progress or no range is held (`set_shard_state`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Protocol
 
 from kubeinformers.runtime.api.shard import Shard, ShardKey
 from kubeinformers.runtime.ring.assignment import BUCKETS, buckets_of_shard, shard_of
+from kubeinformers.runtime.ring.core import RingHealth
 
 __all__ = [
     "AdmitsKeys",
@@ -27,6 +29,7 @@ __all__ = [
     "FollowsShard",
     "InformerHolder",
     "LoopHolder",
+    "tell_state",
 ]
 
 _EVERYTHING = frozenset(range(BUCKETS))
@@ -36,6 +39,22 @@ class FollowsShard(Protocol):
     """A SharedIndexInformer or an informer factory: caches the shard it is given."""
 
     def set_shard(self, shard: Shard | None) -> None: ...
+
+
+def tell_state(target: object, health: RingHealth) -> None:
+    """A factory's `health()` says what the ring says (N11): a handoff in progress, or no
+    range held (`set_shard_state`); an informer has no such state."""
+    set_state = getattr(target, "set_shard_state", None)
+    if not callable(set_state):
+        return
+    transition = None
+    if health.in_transition:
+        transition = (
+            f"ring {health.ring}: holds {health.held_buckets} of {health.desired_buckets} "
+            f"buckets assigned, {health.waiting_buckets} waiting for their owner, "
+            f"{health.releasing_buckets} being released"
+        )
+    set_state(transition=transition, holds_no_range=health.holds_no_range)
 
 
 class AdmitsKeys(Protocol):
@@ -75,6 +94,9 @@ class InformerHolder:
     def widen(self, hold: Shard | None) -> None:
         if hold is not None:
             self.target.set_shard(hold)
+
+    def ring_state(self, health: RingHealth) -> None:
+        tell_state(self.target, health)
 
 
 class _Admitted:
@@ -161,3 +183,6 @@ class AsyncInformerHolder:
 
     async def widen(self, hold: Shard | None) -> None:
         self._sync.widen(hold)
+
+    def ring_state(self, health: RingHealth) -> None:
+        self._sync.ring_state(health)

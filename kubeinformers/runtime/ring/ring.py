@@ -134,6 +134,14 @@ class ShardRing:
     def health(self) -> RingHealth:
         return self._core.health()
 
+    def _tell_state(self) -> None:
+        """Holders that report health (a factory) say what the ring says (N11, N23)."""
+        health = self._core.health()
+        for holder in self._holders:
+            tell = getattr(holder, "ring_state", None)
+            if callable(tell):
+                tell(health)
+
     def metrics(self) -> RingMetrics:
         return self._core.metrics()
 
@@ -148,6 +156,7 @@ class ShardRing:
             self._holding.clear()
             self._each("stop_admitting", None)
             self._each("narrow", None)
+            self._tell_state()
 
     def step(self) -> None:
         """One handoff step: plan, release what is no longer ours, start what is free."""
@@ -155,6 +164,7 @@ class ShardRing:
             plan = self._core.observe()
             if plan is None:
                 return
+            self._tell_state()
             if plan.release:
                 keep = self._core.held() - plan.release
                 shard_kept = shard_of(keep, self.config.key)
@@ -168,6 +178,7 @@ class ShardRing:
                 if started:
                     self._each("widen", self._core.shard())
                     self._holding.set()
+            self._tell_state()
 
     # ------------------------------------------------------------------ running
 

@@ -189,6 +189,15 @@ class AsyncRateLimitingQueue(Generic[K]):
             return
         self._hold = hold
         held = self._held
+        if hold is not None:
+            kept: deque[K] = deque()
+            for item in self._queue:
+                if hold(item):
+                    self._dirty.discard(item)
+                    held.add(item)
+                else:
+                    kept.append(item)
+            self._queue = kept
         back = list(held) if hold is None else [item for item in held if not hold(item)]
         for item in back:
             held.discard(item)
@@ -203,6 +212,9 @@ class AsyncRateLimitingQueue(Generic[K]):
     def held(self) -> set[K]:
         """The items held back now (a copy)."""
         return set(self._held)
+
+    def is_held(self, item: K) -> bool:
+        return item in self._held
 
     async def wait_released(self, timeout: float | None) -> bool:
         """Wait until no item being processed matches the hold predicate: True, or False

@@ -213,6 +213,17 @@ class WorkQueue(Generic[K]):
         with self._lock:
             self._hold = hold
             held = self._held
+            backend = self._queue
+            if hold is not None and isinstance(backend, _FifoBackend):
+                # Set the queued matches aside now (other backends: when they come up).
+                kept: deque[K] = deque()
+                for item in backend._items:
+                    if hold(item):
+                        self._dirty.discard(item)
+                        held.add(item)
+                    else:
+                        kept.append(item)
+                backend._items = kept
             back = list(held) if hold is None else [item for item in held if not hold(item)]
             for item in back:
                 held.discard(item)
@@ -229,6 +240,10 @@ class WorkQueue(Generic[K]):
         """The items held back now (a copy)."""
         with self._lock:
             return set(self._held)
+
+    def is_held(self, item: K) -> bool:
+        with self._lock:
+            return item in self._held
 
     def wait_released(self, timeout: float | None) -> bool:
         """Block until no item being processed matches the hold predicate (N10): True, or
@@ -325,6 +340,7 @@ class WorkQueue(Generic[K]):
                 work_duration=m.work_seconds.snapshot(),
                 unfinished_work_seconds=unfinished,
                 longest_running_processor_seconds=longest,
+                held=len(self._held),
             )
 
     def _waiting_count(self) -> int:
