@@ -9,6 +9,11 @@ objects cached, sync seconds, RSS over its baseline after the sync, and who filt
 to R = 1. With the gate, a replica's memory and sync time should be about 1/R of one
 replica's plus a fixed part; without it (client filtering), memory still shrinks but every
 replica receives and decodes the identity of every pod.
+
+With more than one replica, each then moves its informer to the next shard
+(`factory.set_shard(Shard.static(index + 1, R))`, rule N8) and measures how long until its
+cache holds it (`move s`: the relist, the departed objects dropped, the new ones added), next
+to its first sync.
 """
 
 from __future__ import annotations
@@ -53,6 +58,15 @@ def replica(kubeconfig: str, index: int, total: int, namespace: str) -> dict[str
         "filter": informer.health().shard_filter,
     }
     result |= probe.per_object(objects)
+    if total > 1:
+        with stopwatch() as moved:
+            factory.set_shard(Shard.static((index + 1) % total, total))
+            factory.wait_for_cache_sync_or_raise(timeout=900)
+        result |= {
+            "move_seconds": moved[0],
+            "move_cpu_seconds": moved[1],
+            "left_shard": informer.metrics().left_shard,
+        }
     factory.shutdown()
     return result
 
@@ -239,17 +253,27 @@ def main(argv: list[str] | None = None) -> None:
                     / 2**20,
                     "sync_s": statistics.median(r["sync_seconds"] for r in results),
                     "cpu_s": statistics.median(r["cpu_seconds"] for r in results),
+                    "move_s": statistics.median(r.get("move_seconds", 0.0) for r in results),
                 }
             )
         base = rows[0]
         kind = "ring replicas, run together" if args.ring else "static shards, one at a time"
         print(f"{args.pods} pods, gate {args.gate}, {kind}; per replica, median:")
-        print("replicas filter  objects  RSS MB (x of 1)  peak MB  sync s (x of 1)  cpu s")
+        print(
+            "replicas filter  objects  RSS MB (x of 1)  peak MB  sync s (x of 1)  cpu s  "
+            "move s (x of its sync)"
+        )
         for r in rows:
+            move = (
+                f"{r['move_s']:>7.2f} ({r['move_s'] / r['sync_s']:.2f})"
+                if r["replicas"] > 1 and r["move_s"]
+                else "      -"
+            )
             print(
                 f"{r['replicas']:>8} {','.join(r['filter']):<7} {r['objects']:>8.0f} "
                 f"{r['rss_mb']:>7.1f} ({r['rss_mb'] / base['rss_mb']:.2f}) {r['peak_mb']:>8.1f} "
-                f"{r['sync_s']:>7.2f} ({r['sync_s'] / base['sync_s']:.2f}) {r['cpu_s']:>7.2f}"
+                f"{r['sync_s']:>7.2f} ({r['sync_s'] / base['sync_s']:.2f}) {r['cpu_s']:>7.2f}  "
+                + move
             )
     finally:
         server.close()

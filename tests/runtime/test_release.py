@@ -350,3 +350,63 @@ def test_n10_async_loop_release_and_acquire(caplog: pytest.LogCaptureFixture) ->
         await asyncio.wait_for(runner, TIMEOUT)
 
     run_debug(main, caplog)
+
+
+def test_n10_held_keys_wait_for_the_caches_on_acquire_threads_and_asyncio(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """N10: acquire while a watched cache has not synced (it is relisting a new shard)
+    admits new keys of the region at once but gives back the keys held only once it has."""
+    informer = FakeInformer()
+    gate = Gate(lambda key: False)
+    loop: ReconcileLoop[str] = ReconcileLoop("readmit-threads", gate, workers=2)
+    loop.watch(informer)
+    informer.synced.set()
+    running = Running(loop)
+    try:
+        assert loop.release(starts_with_a, timeout=TIMEOUT)
+        loop.enqueue("default/a-held")
+        informer.synced.clear()  # relisting
+        loop.acquire(starts_with_a)
+        loop.enqueue("default/a-new")
+        assert gate.wait(lambda: gate.called("default/a-new"))
+        assert loop.queue.held() == {"default/a-held"}
+        informer.synced.set()
+        assert gate.wait(lambda: gate.called("default/a-held"))
+    finally:
+        running.shutdown()
+
+    async def main() -> None:
+        calls: list[str] = []
+        changed = asyncio.Condition()
+
+        async def reconcile(key: str) -> None:
+            calls.append(key)
+            async with changed:
+                changed.notify_all()
+
+        async def reconciled(key: str) -> None:
+            async with changed:
+                await asyncio.wait_for(changed.wait_for(lambda: key in calls), TIMEOUT)
+
+        informer = FakeInformer()
+        aloop: AsyncReconcileLoop[str] = AsyncReconcileLoop("readmit-async", reconcile)
+        aloop.watch(informer)
+        informer.synced.set()
+        stop = asyncio.Event()
+        runner = asyncio.create_task(aloop.run(stop))
+        aloop.enqueue("default/b-first")
+        await reconciled("default/b-first")  # the workers run
+        assert await aloop.release(starts_with_a, timeout=TIMEOUT)
+        aloop.enqueue("default/a-held")
+        informer.synced.clear()
+        aloop.acquire(starts_with_a)
+        aloop.enqueue("default/a-new")
+        await reconciled("default/a-new")
+        assert aloop.queue.held() == {"default/a-held"}
+        informer.synced.set()
+        await reconciled("default/a-held")
+        stop.set()
+        await asyncio.wait_for(runner, TIMEOUT)
+
+    run_debug(main, caplog)

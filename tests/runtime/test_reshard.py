@@ -57,14 +57,20 @@ class Recorder:
         self.view: dict[str, str] = {}  # key -> uid, as the notifications say
         self.left: list[LeftShard[Any]] = []
         self.deleted: list[object] = []
+        self.initial: dict[str, bool] = {}  # uid -> is_in_initial_list of its last add
 
     def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
         with self.lock:
-            self.view[f"{obj.metadata.namespace}/{obj.metadata.name}"] = obj.metadata.uid
-            self.changed.notify_all()
+            self.initial[obj.metadata.uid] = is_in_initial_list
+            self._saw(obj)
 
     def on_update(self, old: Any, new: Any) -> None:
-        self.on_add(new, False)
+        with self.lock:
+            self._saw(new)
+
+    def _saw(self, obj: Any) -> None:
+        self.view[f"{obj.metadata.namespace}/{obj.metadata.name}"] = obj.metadata.uid
+        self.changed.notify_all()
 
     def on_delete(self, obj: Any) -> None:
         with self.lock:
@@ -134,6 +140,8 @@ def test_n8_n9_set_shard_relists_drops_what_left_and_adds_what_entered(
         with recorder.lock:
             assert {t.obj.metadata.uid for t in recorder.left if t.obj} == left
             assert recorder.deleted == []  # nothing was deleted on the server
+            # What entered is the new shard's initial list.
+            assert all(recorder.initial[uid] for uid in expected - _uids(created, LOWER))
         health = informer.health()
         assert health.shard == MIDDLE.describe() and not health.resharding
         assert health.shard_filter == ("server" if gate else "client")
@@ -358,3 +366,67 @@ def test_n8_n9_shard_changes_in_a_row_end_in_the_last_shard_quietly(
             assert len(recorder.deleted) == 1
     loud = [r.getMessage() for r in caplog.records if r.levelno > logging.INFO]
     assert loud == []
+
+
+def test_n10_held_keys_come_back_on_acquire_only_once_the_cache_holds_their_objects(
+    local_api_server_factory: Any,
+) -> None:
+    """N10 with N8: a key held back while its object left the cache (LeftShard) is
+    reconciled after `acquire` only when the informer holds the widened shard again, so the
+    reconcile finds its object (a miss would read as a deletion); new keys flow at once."""
+    from kubeinformers.generated.core.v1 import ConfigMap
+    from kubeinformers.runtime.client.shard import ShardedListerWatcher
+    from kubeinformers.runtime.reconcile.loop import ReconcileLoop
+
+    server = local_api_server_factory(sharded_list_and_watch=True)
+    created = _configmaps(server, 40)
+    with _factory(server, EVERYTHING, "delta", "lazy") as factory:
+        informer = factory.informer(ConfigMap)
+        cond = threading.Condition()
+        found: dict[str, bool] = {}
+
+        def reconcile(key: str) -> None:
+            with cond:
+                found[key] = informer.get_store().get_by_key(key) is not None
+                cond.notify_all()
+
+        loop: ReconcileLoop[str] = ReconcileLoop("readmit", reconcile, workers=2)
+        loop.watch(informer)
+        assert loop.release(UPPER, timeout=WAIT)
+        factory.start()
+        factory.wait_for_cache_sync_or_raise(WAIT)
+        stop = threading.Event()
+        worker = threading.Thread(target=loop.run, args=(stop,))
+        worker.start()
+        try:
+            upper = [o for o in created if UPPER.contains(o)]
+            keys = {f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in upper}
+            with cond:
+                assert cond.wait_for(lambda: len(found) == len(created) - len(upper), WAIT)
+            assert not keys & set(found)
+            assert loop.queue.held() == keys  # the initial adds of the released half
+
+            factory.set_shard(LOWER)  # the upper half leaves the cache, its keys held
+            factory.wait_for_cache_sync_or_raise(WAIT)
+            lw = informer.lister_watcher
+            assert isinstance(lw, ShardedListerWatcher) and lw.on_list_start is not None
+            hook, listing, proceed = lw.on_list_start, threading.Event(), threading.Event()
+
+            def held_list_start() -> None:
+                listing.set()
+                assert proceed.wait(WAIT)
+                hook()
+
+            lw.on_list_start = held_list_start
+            factory.set_shard(EVERYTHING)
+            assert listing.wait(WAIT)
+            loop.acquire(UPPER)  # before the cache holds the upper half again
+            assert loop.queue.held() == keys and not keys & set(found)
+            proceed.set()
+            with cond:
+                assert cond.wait_for(lambda: keys <= set(found), WAIT)
+                assert all(found[key] for key in keys)  # each found its object
+        finally:
+            stop.set()
+            worker.join(WAIT)
+        assert not worker.is_alive()

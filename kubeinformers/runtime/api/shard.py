@@ -17,8 +17,9 @@ partition every set of objects.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from kubeinformers.runtime.api.keys import object_namespace, object_uid
@@ -105,6 +106,7 @@ class Shard:
 
     ranges: tuple[ShardRange, ...]
     key: ShardKey = "uid"
+    _starts: tuple[int, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __init__(self, ranges: Iterable[ShardRange], key: ShardKey = "uid") -> None:
         if key not in SHARD_KEYS:
@@ -121,6 +123,7 @@ class Shard:
             raise ValueError("a shard needs at least one range")
         object.__setattr__(self, "ranges", tuple(merged))
         object.__setattr__(self, "key", key)
+        object.__setattr__(self, "_starts", tuple(r.start for r in merged))
 
     @classmethod
     def static(cls, index: int, total: int, key: ShardKey = "uid") -> Shard:
@@ -186,10 +189,10 @@ class Shard:
         return fnv1a_64(value)
 
     def contains_hash(self, hash_value: int) -> bool:
-        for r in self.ranges:
-            if r.start <= hash_value < r.end:
-                return True
-        return False
+        """Whether `hash_value` lies in one of the ranges (a binary search: a ring's shard
+        may have hundreds)."""
+        i = bisect_right(self._starts, hash_value) - 1
+        return i >= 0 and hash_value < self.ranges[i].end
 
     def contains(self, obj: object) -> bool:
         """Whether `obj` belongs to this shard: the server's choice, made on the client."""

@@ -60,6 +60,7 @@ class AsyncReconcileLoop(ReconcileCore[K]):
         self._early: list[tuple[K, float]] = []  # keys enqueued before run() made the queue
         self._early_lock = threading.Lock()  # handler threads enqueue while run() starts
         self._running = False
+        self._readmit_task: asyncio.Future[None] | None = None
 
     @property
     def queue(self) -> AsyncRateLimitingQueue[K]:
@@ -98,12 +99,27 @@ class AsyncReconcileLoop(ReconcileCore[K]):
         return drained
 
     def acquire(self, region: Shard | KeyMatch[K]) -> None:
-        """Take the keys of `region` back (N10), as `ReconcileLoop.acquire`; the keys held
-        back that are no longer released are queued again. Safe from any thread."""
+        """Take the keys of `region` back (N10), as `ReconcileLoop.acquire`: new keys at
+        once, the keys held back once every watched cache has synced. Safe from any
+        thread."""
         hold = self._remove_released(region)
         queue = self._queue
-        if queue is not None:
-            queue.set_hold(hold)
+        if queue is None:
+            return
+        synced = self.has_synced()
+        queue.set_hold(hold, readmit=synced)
+        if not synced:  # held keys come back once the caches hold their objects
+            queue.loop.call_soon_threadsafe(self._start_readmit, queue)
+
+    def _start_readmit(self, queue: AsyncRateLimitingQueue[K]) -> None:
+        task = self._readmit_task
+        if task is None or task.done():
+            self._readmit_task = asyncio.ensure_future(self._readmit_when_synced(queue))
+
+    async def _readmit_when_synced(self, queue: AsyncRateLimitingQueue[K]) -> None:
+        for pause in self._sync_waits(_SYNC_POLL_FIRST, _SYNC_POLL_MAX):
+            await asyncio.sleep(pause)
+        queue.set_hold(self._holds if self._released else None)
 
     def _held_count(self) -> int:
         queue = self._queue
@@ -153,6 +169,9 @@ class AsyncReconcileLoop(ReconcileCore[K]):
                 await asyncio.shield(asyncio.gather(*workers))
             finally:
                 self._running = False
+                task, self._readmit_task = self._readmit_task, None
+                if task is not None and not task.done():
+                    task.cancel()
 
     async def _worker(self, queue: AsyncRateLimitingQueue[K]) -> None:
         async for key in queue:

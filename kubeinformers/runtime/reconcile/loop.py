@@ -67,6 +67,9 @@ class ReconcileLoop(ReconcileCore[K]):
             else RateLimitingQueue(rate_limiter, name, metrics_provider=metrics_provider)
         )
         self._running = threading.Lock()
+        self._readmit_lock = threading.Lock()
+        self._readmitting = False
+        self._readmit_wait = threading.Event()  # never set: a pause that is not a sleep
 
     def enqueue(self, key: K) -> None:
         """Queue `key` now; safe from any thread."""
@@ -93,9 +96,34 @@ class ReconcileLoop(ReconcileCore[K]):
 
     def acquire(self, region: Shard | KeyMatch[K]) -> None:
         """Take the keys of `region` back (N10): a `Shard`'s ranges are taken out of every
-        released shard of the same key, a predicate released before is dropped; the keys
-        held back that are no longer released are queued again. Safe from any thread."""
-        self.queue.set_hold(self._remove_released(region))
+        released shard of the same key, a predicate released before is dropped; new keys of
+        the region are admitted at once, and the keys held back that are no longer released
+        are queued again once every watched cache has synced (after a `set_shard`, when it
+        holds the new shard: a reconcile must find its object). Safe from any thread."""
+        hold = self._remove_released(region)
+        synced = self.has_synced()
+        self.queue.set_hold(hold, readmit=synced)
+        if not synced:
+            with self._readmit_lock:
+                if self._readmitting:
+                    return
+                self._readmitting = True
+            threading.Thread(
+                target=self._readmit_when_synced,
+                name=f"controller-{self.name}-acquire",
+                daemon=True,
+            ).start()
+
+    def _readmit_when_synced(self) -> None:
+        try:
+            for pause in self._sync_waits(SYNC_POLL_PERIOD / 20, SYNC_POLL_PERIOD):
+                if self.queue.shutting_down():
+                    return
+                self._readmit_wait.wait(pause)
+        finally:
+            with self._readmit_lock:
+                self._readmitting = False
+        self.queue.set_hold(self._holds if self._released else None)
 
     def _held_count(self) -> int:
         return len(self.queue.held())

@@ -15,6 +15,7 @@ handlers run on their own threads): off the loop it is handed over with
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Hashable
@@ -56,6 +57,11 @@ class AsyncRateLimitingQueue(Generic[K]):
         self._hold: Callable[[K], bool] | None = None
         self._held: set[K] = set()
 
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop the queue is bound to."""
+        return self._loop
+
     # -- adding (any thread) -------------------------------------------------------------
 
     def add(self, item: K) -> None:
@@ -75,6 +81,7 @@ class AsyncRateLimitingQueue(Generic[K]):
         if hold is not None and hold(item):
             self._held.add(item)  # N10: kept back, not lost
             return
+        self._held.discard(item)
         self._dirty.add(item)
         if item in self._processing:
             return  # I4: queued again by done()
@@ -180,12 +187,12 @@ class AsyncRateLimitingQueue(Generic[K]):
 
     # -- holding items back (N10) -----------------------------------------------------------
 
-    def set_hold(self, hold: Callable[[K], bool] | None) -> None:
+    def set_hold(self, hold: Callable[[K], bool] | None, *, readmit: bool = True) -> None:
         """Hold back every item `hold` matches from now on (None: none), as
-        `WorkQueue.set_hold`; held items it no longer matches are queued again. On the
-        loop's thread (or handed to it)."""
+        `WorkQueue.set_hold`; held items it no longer matches are queued again (unless
+        `readmit=False`). On the loop's thread (or handed to it)."""
         if threading.get_ident() != self._loop_thread:
-            self._loop.call_soon_threadsafe(self.set_hold, hold)
+            self._loop.call_soon_threadsafe(functools.partial(self.set_hold, hold, readmit=readmit))
             return
         self._hold = hold
         held = self._held
@@ -198,6 +205,8 @@ class AsyncRateLimitingQueue(Generic[K]):
                 else:
                     kept.append(item)
             self._queue = kept
+        if not readmit:
+            return
         back = list(held) if hold is None else [item for item in held if not hold(item)]
         for item in back:
             held.discard(item)

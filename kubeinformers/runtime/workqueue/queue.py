@@ -146,6 +146,8 @@ class WorkQueue(Generic[K]):
             if hold is not None and hold(item):
                 self._held.add(item)  # N10: kept back, not lost
                 return
+            if self._held:
+                self._held.discard(item)
             if item in self._dirty:
                 # Already waiting: keep its position; a custom backend may re-rank it.
                 if item not in self._processing:
@@ -203,12 +205,13 @@ class WorkQueue(Generic[K]):
 
     # N10: holding items back (a shard handed off)
 
-    def set_hold(self, hold: Callable[[K], bool] | None) -> None:
+    def set_hold(self, hold: Callable[[K], bool] | None, *, readmit: bool = True) -> None:
         """Hold back every item `hold` matches from now on (None: none): a matching add is
         kept aside, a matching queued item is not handed out, a matching item re-added
         while processed is not queued again when done. Held items that `hold` no longer
-        matches are queued again, in no particular order. Items being processed are not
-        interrupted: `wait_released` waits for them. `hold` runs under the queue's lock:
+        matches are queued again, in no particular order (with `readmit=False` they stay
+        aside until a later `set_hold`; an add of one queues it). Items being processed are
+        not interrupted: `wait_released` waits for them. `hold` runs under the queue's lock:
         quick, and it must not call the queue."""
         with self._lock:
             self._hold = hold
@@ -224,6 +227,8 @@ class WorkQueue(Generic[K]):
                     else:
                         kept.append(item)
                 backend._items = kept
+            if not readmit:
+                return
             back = list(held) if hold is None else [item for item in held if not hold(item)]
             for item in back:
                 held.discard(item)
