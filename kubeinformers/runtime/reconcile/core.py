@@ -10,6 +10,9 @@ asyncio tasks) are thin faces over `ReconcileCore`: they differ only in their qu
   `enqueue(key)` / `enqueue_after(key, delay)` add keys yourself;
 * sync waiting: `_sync_waits(first, longest)` yields the pauses between `has_synced()` checks and says,
   every `SYNC_HINT_AFTER` seconds, how many caches are still not synced;
+* handing keys off (N10): `release(region)` holds back the keys of a shard (placed by their
+  objects' uid or namespace, `_Placer`) or of a predicate, `acquire(region)` gives them
+  back once the caches have synced; the faces hold them in their queue (`set_hold`);
 * the retry policy of one reconcile (I8, I9): success forgets the key's failures (and a number
   returned looks at the key again after that many seconds); `Requeue` retries with rate
   limiting and one INFO line; any other exception retries with a WARNING and its traceback, up
