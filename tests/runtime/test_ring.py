@@ -332,3 +332,38 @@ def test_n21_a_lease_left_behind_is_deleted_after_ten_durations_unless_renewed()
     core.observe()
     assert (NS, "ctl-dead") not in store.leases
     assert (NS, "ctl-back") in store.leases and (NS, "ctl-a") in store.leases
+
+
+def test_n22_async_ring_cut_off_stops_all_work_and_the_other_takes_over() -> None:
+    store, ledger = LeaseStore(), Ledger()
+    apis = {n: FakeLeaseApi(store) for n in "ab"}
+
+    async def main() -> None:
+        rings = {
+            n: AsyncShardRing(
+                apis[n],
+                RING,
+                n,
+                namespace=NS,
+                lease_duration=LEASE,
+                renew_deadline=RENEW,
+                retry_period=RETRY,
+            )
+            for n in "ab"
+        }
+        for n, ring in rings.items():
+            ring.hold(AsyncHolder(n, ledger))
+        tasks = [asyncio.create_task(ring.run()) for ring in rings.values()]
+        try:
+            await asyncio.to_thread(ledger.wait, lambda: ledger.covers(["a", "b"]))
+            apis["b"].fail = True
+            await asyncio.to_thread(ledger.wait, lambda: ledger.active["b"] == frozenset())
+            await asyncio.to_thread(ledger.wait, lambda: ledger.covers(["a"]))
+            assert not rings["b"].health().member and rings["b"].metrics().lost == 1
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.wait(set(tasks))
+
+    asyncio.run(main())
+    assert ledger.violations == []
