@@ -101,6 +101,7 @@ class MemberLeases:
         self.identity = identity
         self.name = name
         self._resource_version: str | None = None
+        self._told_conflict = False
 
     def describe(self) -> str:
         return f"{self.namespace}/{self.name}"
@@ -168,6 +169,15 @@ class MemberLeases:
         except ApiException as err:
             if err.status in (404, 409):
                 self._resource_version = None  # re-read (or re-create) on the next write
+            if err.status == 409 and not self._told_conflict:
+                self._told_conflict = True
+                _log.warning(
+                    "member lease %s was changed by another writer: is another replica "
+                    "running with identity %r? Each replica of ring %s needs its own",
+                    self.describe(),
+                    self.identity,
+                    self.ring,
+                )
             raise
         self._resource_version = _resource_version(replaced)
 
