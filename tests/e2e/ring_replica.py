@@ -26,11 +26,13 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from kubernetes import config
 
 from kubeinformers.generated.core.v1.models import ConfigMap
 from kubeinformers.generated.informers import SharedInformerFactory
+from kubeinformers.runtime.api.shard import Shard
 from kubeinformers.runtime.reconcile.loop import ReconcileLoop
 from kubeinformers.runtime.ring.ring import ShardRing
 
@@ -66,6 +68,11 @@ def main(argv: list[str]) -> int:
         "always being reconciled, so that two replicas working on one would overlap",
     )
     p.add_argument("--slow-work", type=float, default=0.5)
+    p.add_argument(
+        "--static",
+        default="",
+        help="INDEX/TOTAL: a static shard (Shard.static) instead of the ring",
+    )
     args = p.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO,
@@ -76,6 +83,9 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
 
     api = config.new_client_from_config(args.kubeconfig)  # type: ignore[no-untyped-call]
+    if args.static:
+        index, total = (int(n) for n in args.static.split("/"))
+        return run_static(args, api, Shard.static(index, total), stop)
     ring = ShardRing(
         api,
         args.ring,
@@ -149,6 +159,53 @@ def main(argv: list[str]) -> int:
     finally:
         stop.set()
         ring_thread.join()
+        factory.shutdown()
+        log.close()
+    return 0
+
+
+def run_static(args: argparse.Namespace, api: Any, shard: Shard, stop: threading.Event) -> int:
+    """A replica of a static shard (N4): the same informer, loop and logs, without a ring."""
+    log = (args.out / f"{args.identity}.log").open("a", buffering=1)
+    write = threading.Lock()
+
+    def reconcile(key: str) -> float:
+        with write:
+            log.write(f"S {args.identity} {key} {time.monotonic_ns()}\n")
+        time.sleep(args.work)
+        with write:
+            log.write(f"E {args.identity} {key} {time.monotonic_ns()}\n")
+        return float(args.requeue)
+
+    factory = SharedInformerFactory(api, namespace=args.namespace, shard=shard)
+    informer = factory.informer(ConfigMap)
+    lister = factory.lister(ConfigMap)
+    loop: ReconcileLoop[str] = ReconcileLoop("configmaps", reconcile, workers=args.workers)
+    loop.watch(informer)
+    factory.start()
+    status_path = args.out / f"{args.identity}.json"
+
+    def report() -> None:
+        while True:
+            status = {
+                "identity": args.identity,
+                "held": shard.selector(),
+                "members": [],
+                "ring_healthy": True,
+                "cached": len(lister.list()),
+                "synced": informer.has_synced(),
+                "filter": informer.health().shard_filter,
+            }
+            tmp = status_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(status))
+            tmp.replace(status_path)
+            if stop.wait(0.2):
+                return
+
+    threading.Thread(target=report, name="status", daemon=True).start()
+    try:
+        loop.run(stop)
+    finally:
         factory.shutdown()
         log.close()
     return 0

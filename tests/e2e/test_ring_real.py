@@ -6,7 +6,8 @@ and its keys are reconciled by the others within its lease duration plus one syn
 joins and ranges move. Every reconcile logs its start and end with replica and key; at the
 end no key has two replicas' reconciles overlapping in time and no key is left
 unreconciled. With the ShardedListAndWatch gate on (the server selects each shard) and off
-(each replica selects its shard on the client). Each test has its own server.
+(each replica selects its shard on the client). Each test has its own server. And static
+shards (N4) as processes: each replica caches and reconciles exactly its third.
 
 `KUBEINFORMERS_RING_OBJECTS` sets the number of ConfigMaps (default 1,500, so the test takes
 seconds on two busy cores; the issue's 10,000: `KUBEINFORMERS_RING_OBJECTS=10000`).
@@ -68,7 +69,7 @@ class Replicas:
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.killed: dict[str, int] = {}  # replica -> monotonic ns of its SIGKILL
 
-    def start(self, identity: str) -> None:
+    def start(self, identity: str, *extra: str) -> None:
         stderr = (self.out / f"{identity}.stderr").open("ab")
         self.procs[identity] = subprocess.Popen(
             [
@@ -95,6 +96,7 @@ class Replicas:
                 str(REQUEUE),
                 "--slow",
                 str(SLOW),
+                *extra,
             ],
             cwd=_REPO,
             stdin=subprocess.DEVNULL,
@@ -341,3 +343,39 @@ def test_n22_ring_replicas_share_hand_over_and_never_overlap_gate_off(
             record_property("ring", run_ring_scenario(replicas, uids, "client"))
         finally:
             replicas.stop_all()  # before the server stops
+
+
+def test_n4_static_shard_replicas_cache_and_reconcile_exactly_their_shard(
+    real_apiserver: RealApiServer,
+    replicas_on: Callable[[RealApiServer, str], Replicas],
+) -> None:
+    """Static sharding as processes (kube-state-metrics' --shard/--total-shards): three
+    replicas, no Leases, on the session's server (no gate: the client filters)."""
+    namespace = f"ring-static-{next(_RUNS)}"
+    uids = populate(real_apiserver, namespace, 600)
+    keys = set(uids.values())
+    replicas = replicas_on(real_apiserver, namespace)
+    three = ["s0", "s1", "s2"]
+    for i, identity in enumerate(three):
+        replicas.start(identity, "--static", f"{i}/3")
+    shards = {identity: Shard.static(i, 3) for i, identity in enumerate(three)}
+    mine = {
+        i: {k for uid, k in uids.items() if shards[i].contains({"metadata": {"uid": uid}})}
+        for i in three
+    }
+    for identity in three:
+        count = len(mine[identity])
+        wait_for(
+            f"{identity} to cache its shard",
+            lambda i=identity, n=count: (  # type: ignore[misc]
+                replicas.status(i).get("synced") is True and replicas.status(i)["cached"] == n
+            ),
+            replicas,
+        )
+        assert replicas.status(identity)["filter"] == "client"
+    wait_for(
+        "every key reconciled", lambda: everything_reconciled_since(replicas, keys, 0), replicas
+    )
+    replicas.stop_all()
+    for identity, done in reconciled_since(replicas, 0).items():
+        assert done == mine[identity]  # its own keys, all of them, and no other
