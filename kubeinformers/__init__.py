@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     # In the order of the defining modules; `labels` is the package of label selectors
     # (apimachinery: pkg/labels): `labels.parse("app=web,tier in (fe,be)")`.
     from kubeinformers.runtime import labels as labels
+    from kubeinformers.runtime.api.apply import ApplyConfiguration as ApplyConfiguration
     from kubeinformers.runtime.api.errors import AlreadyExists as AlreadyExists
     from kubeinformers.runtime.api.errors import Conflict as Conflict
     from kubeinformers.runtime.api.errors import Forbidden as Forbidden
@@ -94,6 +95,9 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.client.typed import Client as Client
     from kubeinformers.runtime.codec.drift import InvalidFieldError as InvalidFieldError
     from kubeinformers.runtime.codec.drift import InvalidObjectError as InvalidObjectError
+    from kubeinformers.runtime.codec.gc_pause import (
+        freeze_burst_survivors as freeze_burst_survivors,
+    )
     from kubeinformers.runtime.labels.selector import Selector as Selector
     from kubeinformers.runtime.leaderelection.async_elector import (
         AsyncLeaderElector as AsyncLeaderElector,

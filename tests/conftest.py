@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,3 +24,12 @@ def shared_data() -> Path:
             "(present in CI; absent in a plain clone)"
         )
     return SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def _nothing_stays_frozen() -> Iterator[None]:
+    """Objects a test's big decode or read burst froze (K16) are handed back to the collector
+    after it, so that a later test's garbage cycles among them are still found."""
+    yield
+    if gc.get_freeze_count():
+        gc.unfreeze()

@@ -47,6 +47,7 @@ FACES: dict[str, set[str]] = {
         "discover_resource",
         "strip_managed_fields",
         "chain_transforms",
+        "freeze_burst_survivors",
         "Indexer",
         # sharding (section N)
         "Shard",
@@ -118,6 +119,7 @@ FACES: dict[str, set[str]] = {
         # the typed client (issue 28) and the errors its calls raise
         "Client",
         "AsyncClient",
+        "ApplyConfiguration",
         "retry_on_conflict",
         "retry_on_conflict_async",
         "ReadYourWritesTimeout",

@@ -129,8 +129,10 @@ def collect(
     *,
     groups: Sequence[str] = (),
     prefer: Sequence[Path] = (),
+    jobs: int = 1,
 ) -> APIModel:
     """Step 1 over every input: load, pick one definition per CRD, keep the chosen groups.
+    A big folder of CRDs is read by `jobs` worker processes.
 
     Raises `cluster_input.ClusterConfigError` when --cluster has no cluster to read.
     """
@@ -146,7 +148,7 @@ def collect(
             continue
         model.extend(load.load_openapi(path))
     for path in crds:
-        model.extend(load.load_crds(path))
+        model.extend(load.load_crds(path, jobs))
     load.resolve_duplicates(model, prefer)
     if chosen:
         model.select_groups(chosen)
@@ -248,6 +250,9 @@ def build(
         protobuf_kinds=pb_kinds,
         protobuf_module=f"{package}.{protobuf_table.MODULE}",
     )
+    from kubeinformers.generator.apply import generate_apply
+
+    other.update(generate_apply(prep.schemas, prep.kinds, resources, model_files, package))
     builtin_shapes = shapes.builtin_shapes(prep.schemas)
     if builtin_shapes:
         other[f"{shapes.MODULE}.py"] = shapes.module_source(builtin_shapes)
@@ -256,8 +261,9 @@ def build(
     result.timings["render"] = time.perf_counter() - t
     progress(f"rendered {len(other)} accessor, informer and lister files; formatting")
     t = time.perf_counter()
-    # Model modules come formatted by datamodel-code-generator, rendered files laid out as
-    # black would by construction (see `layout`); black formats only what has a long line.
+    # Model modules come formatted (by datamodel-code-generator, or laid out as it would by
+    # `crd_models`), rendered files laid out as black would by construction (see `layout`);
+    # black formats only what has a long line.
     preformatted = (
         frozenset(model_files)
         | {f"{shapes.MODULE}.py", f"{protobuf_table.MODULE}.py"}
@@ -343,7 +349,8 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="N",
-        help="worker processes for generating and formatting big inputs (default: CPUs, at most 4)",
+        help="worker processes for reading, generating and formatting big inputs (default: CPUs, "
+        "at most 4)",
     )
     p.add_argument(
         "--force",
@@ -469,7 +476,14 @@ def run(
         )
         return EXIT_OK
     try:
-        model = collect(openapi, crds, cluster, groups=groups, prefer=prefer)
+        model = collect(
+            openapi,
+            crds,
+            cluster,
+            groups=groups,
+            prefer=prefer,
+            jobs=default_jobs() if jobs is None else jobs,
+        )
     except cluster_input.ClusterConfigError as e:
         print(f"kubeinformers generate: --cluster: {e}", file=sys.stderr)
         return EXIT_FATAL

@@ -1,4 +1,5 @@
-"""Step 2b: pydantic v2 models through datamodel-code-generator, called as a library.
+"""Step 2b: pydantic v2 models, through datamodel-code-generator called as a library, or for
+CRD kinds through `crd_models`, which writes the same source directly (H14).
 
 Input is the single, pre-processed OpenAPI document of `schema.prepare`; output is one
 `models.py` per built-in `<group>/<version>` package, and one module per CRD kind and version
@@ -18,7 +19,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kubeinformers.generator import imports, workers
+from kubeinformers.generator import crd_models, imports, workers
 from kubeinformers.generator.load import LoadError
 from kubeinformers.generator.naming import RESERVED_CLASSES
 from kubeinformers.generator.schema import OBJECT_META, SHARED_BUILTINS, Prepared
@@ -193,17 +194,24 @@ def generate_models(
 ) -> tuple[dict[str, str], list[LoadError]]:
     """`{relative path: source}` for every `models.py`, plus the schemas that were refused.
 
+    CRD-only output (`object_meta_external`): each CRD module is written by `crd_models`;
+    the modules it declines, and all built-in models, go through datamodel-code-generator.
     Independent runs (see `units`) go to `jobs` worker processes when the input is big. When
     a run fails, each CRD kind of it is tried on its own so that the error names the
     culprit's file, document and schema path; the others are then generated without it.
     """
     errors: list[LoadError] = []
     files: dict[str, str] = {}
-    unit_list = units(prep)
+    all_units = units(prep)
+    written = _write_directly(prep, all_units) if object_meta_external else {}
+    for unit_files in written.values():
+        files.update(unit_files)
+    unit_list = [names for i, names in enumerate(all_units) if i not in written]
     inputs = [_unit_input(prep, names) for names in unit_list]
     results: list[dict[tuple[str, ...], str] | None] = [None] * len(inputs)
     jobs = default_jobs() if jobs is None else jobs
-    if jobs > 1 and len(inputs) > 1 and len(prep.schemas) >= PARALLEL_MIN_SCHEMAS:
+    schema_count = sum(map(len, inputs))
+    if jobs > 1 and len(inputs) > 1 and schema_count >= PARALLEL_MIN_SCHEMAS:
         order = sorted(range(len(inputs)), key=lambda i: -len(inputs[i]))
         aliases = dict(prep.aliases)
         with workers.bound_pool(jobs) as pool:
@@ -225,6 +233,30 @@ def generate_models(
         keep_meta = has_meta and not object_meta_external
         files.update(_post_process(raw, object_meta_external, keep_meta))
     return dict(sorted(files.items())), errors
+
+
+def _write_directly(prep: Prepared, all_units: list[list[str]]) -> dict[int, dict[str, str]]:
+    """`{unit index: {path: source}}` of the CRD units `crd_models` writes itself (all but
+    the few it declines, which datamodel-code-generator then writes)."""
+    by_module: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, body in prep.schemas.items():
+        module = name.rsplit(".", 1)[0]
+        if module in prep.crd_modules:
+            by_module.setdefault(module, {})[name] = body
+    out: dict[int, dict[str, str]] = {}
+    for i, names in enumerate(all_units):
+        own = sorted({n.rsplit(".", 1)[0] for n in names} & prep.crd_modules)
+        if not own:
+            continue
+        unit: dict[str, str] = {}
+        for module in own:
+            code = crd_models.write(module, by_module[module], prep.aliases, SHARED_BUILTINS)
+            if code is None:
+                break
+            unit[module.replace(".", "/") + ".py"] = code
+        else:
+            out[i] = unit
+    return out
 
 
 def _report(

@@ -12,6 +12,7 @@ The resolutions are summarised in one note, so a user is never surprised by a na
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
 from collections import defaultdict
@@ -108,6 +109,7 @@ def safe_identifier(name: str, reserved: Iterable[str] = ()) -> str:
     return name
 
 
+@functools.cache  # a provider's 2,000 CRDs repeat a few thousand field names 340,000 times
 def field_name(json_name: str) -> str:
     """The Python attribute of an API field: snake_case; keywords get a trailing underscore."""
     name = snake_case(json_name).lstrip("_")
@@ -204,7 +206,7 @@ def kind_class(kind: str) -> tuple[str, bool]:
 
 
 # Module names beside the kind modules of a version package.
-RESERVED_MODULES = frozenset({"informers", "listers", "models", "registry"})
+RESERVED_MODULES = frozenset({"apply", "informers", "listers", "models", "registry"})
 
 
 def kind_module(kind: str, taken: Iterable[str] = ()) -> str:
@@ -223,6 +225,7 @@ def kind_module(kind: str, taken: Iterable[str] = ()) -> str:
     return name
 
 
+@functools.cache
 def class_name(name: str) -> str:
     """A CamelCase class-name fragment from a field name (`issuerRef` → `IssuerRef`)."""
     pieces = re.split(r"[^A-Za-z0-9]+", name)

@@ -96,7 +96,7 @@ class _Walker:
         source: Source,
         refs: dict[str, str],
         ref_prefix: str,
-        taken: set[str],
+        taken: set[str] | _Overlay,
         hoist: str | None = None,
         object_meta_ref: str = OBJECT_META,
         scope: str = "",
@@ -116,6 +116,7 @@ class _Walker:
         # name of a deeper object (`podTemplate.spec` → `IssuerSpec`) must not take one, or
         # the object at that path would become `IssuerSpec2` (see `natural_names`).
         self.natural: set[str] = set()
+        self.added: list[str] = []  # the classes hoisted, in order
 
     def ref(self, target: str) -> dict[str, Any]:
         return {"$ref": f"#/components/schemas/{target}"}
@@ -226,6 +227,9 @@ class _Walker:
                 raise self.source.error(f"{path}.items", f"must be a schema, not {items!r}")
             out["items"] = self.clean(items, f"{path}.items", hint)
             out.setdefault("type", "array")
+            keys = _list_map_keys(node)
+            if keys:  # for the apply configurations (generator.apply); models ignore it
+                out["x-kubernetes-list-map-keys"] = keys
         if out.get("type") == "array" and "items" not in out:
             out["items"] = {}
         if preserve and not out.get("properties") and out.get("type") in (None, "object"):
@@ -265,6 +269,7 @@ class _Walker:
         final = f"{self.hoist}.{name}"
         self.taken.add(f"{self.scope}/{name}")
         self.prep.schemas[final] = schema
+        self.added.append(final)
         self.prep.origin[final] = (self.source, "")
         if nested:
             self.same_shape[key] = final
@@ -378,6 +383,19 @@ def _open_enum(values: list[Any], typ: str) -> str:
     """
     literal = f"typing.Literal[{', '.join(repr(v) for v in values)}]"
     return f"{literal} | {UNKNOWN_ENUM_VALUE if typ == 'string' else 'int'}"
+
+
+def _list_map_keys(node: Mapping[str, Any]) -> list[str]:
+    """The keys that identify an item of a list the server merges by key: a `map` list's
+    `x-kubernetes-list-map-keys`, else the strategic-merge `x-kubernetes-patch-merge-key`."""
+    keys = node.get("x-kubernetes-list-map-keys")
+    list_type = node.get("x-kubernetes-list-type")
+    if list_type in ("atomic", "set"):
+        return []  # replaced whole (atomic) or merged by value (set): no keys
+    if list_type == "map" and isinstance(keys, list):
+        return [k for k in keys if isinstance(k, str)]
+    merge_key = node.get("x-kubernetes-patch-merge-key")
+    return [merge_key] if isinstance(merge_key, str) and merge_key else []
 
 
 def _may_be_null(schema: Mapping[str, Any]) -> bool:
@@ -571,6 +589,21 @@ def prepare(
     return prep
 
 
+class _Overlay:
+    """`base` less `hidden`, plus what is added here (`base` is left as it is)."""
+
+    def __init__(self, base: set[str], hidden: set[str]) -> None:
+        self.base = base
+        self.hidden = hidden
+        self.added: set[str] = set()
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.added or (name in self.base and name not in self.hidden)
+
+    def add(self, name: str) -> None:
+        self.added.add(name)
+
+
 def _prepare_crd(
     prep: Prepared, crd: CRDVersion, module: str, taken: set[str], matcher: shapes.Matcher | None
 ) -> None:
@@ -599,19 +632,18 @@ def _prepare_crd(
     schema["properties"] = props
     schema["type"] = "object"
     where = f"spec.versions[{crd.version_index}].schema.openAPIV3Schema"
-    hoist_taken = set(taken)
-    hoist_taken.discard(f"{scope}/{cls}")
-    hoist_taken.discard(f"{scope}/{naming.class_name(r.kind)}")
+    # The run's names, less the kind's own (its root class takes it), plus what this kind
+    # hoists; an overlay, not a copy: a provider's 2,000 kinds hold 30,000 names.
+    hoist_taken = _Overlay(taken, {f"{scope}/{cls}", f"{scope}/{naming.class_name(r.kind)}"})
     walker = _Walker(
         prep, r.source, {}, "#/", hoist_taken, hoist=module, scope=scope, matcher=matcher
     )
     walker.natural = natural_names(schema, (naming.class_name(r.kind),))
-    before = set(prep.schemas)
     try:
         cleaned = walker.clean(schema, where, naming.class_name(r.kind))
     except LoadError as e:
-        for name in set(prep.schemas) - before:
-            del prep.schemas[name]
+        for name in walker.added:
+            prep.schemas.pop(name, None)
         prep.errors.append(e)
         return
     # The root was hoisted under the kind's own name; give it ObjectMeta and the GVK.
@@ -630,14 +662,14 @@ def _prepare_crd(
     prep.schemas[root] = body
     # Classes only a built-in class replaced (a LabelSelector's matchExpressions) are unused.
     reachable = _closure_of(prep.schemas, root)
-    for name in set(prep.schemas) - before - reachable:
+    new = {name for name in walker.added if name != root_name} | {root}
+    for name in new - reachable:
         del prep.schemas[name]
         prep.origin.pop(name, None)
-    for name in set(prep.schemas) - before:
+    kept = new & reachable
+    for name in kept:
         prep.origin[name] = (r.source, where)
     prep.origin[root] = (r.source, where)
-    taken.update(
-        f"{scope}/{name.rsplit('.', 1)[1]}" for name in set(prep.schemas) - before if name != root
-    )
+    taken.update(f"{scope}/{name.rsplit('.', 1)[1]}" for name in kept if name != root)
     prep.kinds[key] = root
     prep.aliases.setdefault("metadata", "metadata")

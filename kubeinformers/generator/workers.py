@@ -5,7 +5,12 @@ impatient Ctrl-\\, a CI timeout, the OOM killer), the generator used to leave it
 burning CPU on the rest of their queue. Each worker therefore asks Linux to send it SIGKILL
 when its parent dies (`prctl(PR_SET_PDEATHSIG)`), and, on every system, runs a watchdog
 thread that exits the process once its parent pid changes (it was reparented). The worker
-only generates models or formats source in memory, so exiting at any point loses nothing.
+only reads input, generates models or formats source in memory, so exiting at any point
+loses nothing.
+
+When the generator stops on an exception (Ctrl-C's KeyboardInterrupt included), the pool's
+queued work is cancelled rather than waited for, and its workers are terminated: a Ctrl-C
+while 2,000 CRD files are being read ends the run at once, not after the last file.
 """
 
 from __future__ import annotations
@@ -17,21 +22,36 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 WATCHDOG_INTERVAL = 1.0  # seconds between parent checks where PR_SET_PDEATHSIG is missing
 
 
-def bound_pool(jobs: int) -> ProcessPoolExecutor:
-    """A spawn pool of `jobs` workers that end when this process ends, however it ends."""
+@contextmanager
+def bound_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
+    """A spawn pool of `jobs` workers that end when this process ends, however it ends; on an
+    exception in the `with` block, at once (queued work cancelled, workers terminated)."""
     ctx = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(
+    pool = ProcessPoolExecutor(
         max_workers=jobs,
         mp_context=ctx,
         initializer=bind_to_parent,
         initargs=(os.getpid(),),
     )
+    try:
+        yield pool
+    except BaseException:
+        processes = list(pool._processes.values())  # terminate_workers() is 3.14+
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join(timeout=5)
+        raise
+    pool.shutdown(wait=True)
 
 
 def bind_to_parent(parent_pid: int) -> None:

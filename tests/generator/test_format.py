@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import AbstractContextManager
 
 import pytest
 
@@ -55,9 +56,9 @@ def test_batches_are_balanced_and_hold_every_file_once() -> None:
 
 
 def _counted(
-    pool_factory: Callable[[int], ProcessPoolExecutor], spawned: list[int]
-) -> Callable[[int], ProcessPoolExecutor]:
-    def pool(jobs: int) -> ProcessPoolExecutor:
+    pool_factory: Callable[[int], AbstractContextManager[ProcessPoolExecutor]], spawned: list[int]
+) -> Callable[[int], AbstractContextManager[ProcessPoolExecutor]]:
+    def pool(jobs: int) -> AbstractContextManager[ProcessPoolExecutor]:
         spawned.append(jobs)
         return pool_factory(jobs)
 

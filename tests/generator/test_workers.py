@@ -1,6 +1,7 @@
 """A killed generator leaves no worker process behind: the spawn pool's workers die with
 their parent (PR_SET_PDEATHSIG on Linux, a parent watchdog everywhere), also on SIGKILL,
-where the parent has no chance to stop them.
+where the parent has no chance to stop them; stopped by Ctrl-C or SIGTERM while its workers
+read a big folder of CRDs, it ends at once and they with it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from kubeinformers.generator import load
 from kubeinformers.generator.models import PARALLEL_MIN_SCHEMAS
 from tests.generator.genutil import REPO
 
@@ -30,11 +32,14 @@ EXIT_TIMEOUT = 60.0  # seconds for orphaned workers to notice (the watchdog chec
 
 
 def _crd(group: str) -> dict[str, object]:
-    nested = {
+    nested: dict[str, object] = {
         # each part its own shape: the generator shares one class among equal shapes
         f"part{i}": {"type": "object", "properties": {f"value{i}": {"type": "string"}}}
         for i in range(NESTED)
     }
+    # A field named `list` (a type the module uses): the CRD model writer leaves the module to
+    # datamodel-code-generator, whose runs over these big modules go to the worker pool.
+    nested["list"] = {"type": "array", "items": {"type": "string"}}
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -135,3 +140,58 @@ def test_workers_exit_when_the_generator_is_killed(
     for pid in survivors:  # leave nothing behind even when the test fails
         os.kill(pid, signal.SIGKILL)
     assert survivors == set(), f"workers outlived the killed generator: {sorted(survivors)}"
+
+
+def _big_crd(index: int) -> dict[str, object]:
+    """A CRD of ~600 KB (long descriptions): a folder of them is read by worker processes."""
+    crd = _crd(f"big{index}.example.com")
+    text = "lorem ipsum dolor sit amet " * 800
+    spec = crd["spec"]
+    assert isinstance(spec, dict)
+    props = {f"field{i}": {"type": "string", "description": text} for i in range(30)}
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": props}}}
+    spec["versions"][0]["schema"] = {"openAPIV3Schema": schema}
+    return crd
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_reading_workers_end_with_the_generator_on_ctrl_c_and_sigterm(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """A generator stopped while its workers read a big folder of CRDs ends, and so do they."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(2 * load.PARALLEL_MIN_BYTES // 500_000):
+        (corpus / f"c{i}.json").write_text(json.dumps(_big_crd(i)))
+    args = ["--crd", str(corpus), "--out", str(tmp_path / "out"), "--package", "out", "-j", "2"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubeinformers.generator", "generate", *args],
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        workers: set[int] = set()
+        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            workers |= _children(proc.pid)
+            time.sleep(0.02)
+        assert len(workers) >= 2, "the generator read the folder without worker processes"
+        proc.send_signal(sig)
+        proc.wait(timeout=EXIT_TIMEOUT)
+        assert proc.returncode != 0
+        deadline = time.monotonic() + EXIT_TIMEOUT
+        while _alive(workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        survivors = _alive(workers)
+        for pid in survivors:
+            os.kill(pid, signal.SIGKILL)
+        assert survivors == set(), f"workers outlived the stopped generator: {sorted(survivors)}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=60)
+        assert proc.stderr is not None
+        proc.stderr.close()

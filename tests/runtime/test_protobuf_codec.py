@@ -694,3 +694,23 @@ def test_k3_k13_partial_reads_agree_across_wire_formats_and_round_trip(first: st
     for obj in (from_protobuf, from_json):
         assert Widget.model_validate_json(obj.model_dump_json(exclude_unset=True)) == obj
         assert json.loads(obj.model_dump_json(exclude_unset=True)) == json.loads(raw_json)
+
+
+def test_k15_repeated_short_strings_are_one_str_among_transcoded_objects(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A transcoder hands out one str per distinct short string (as pydantic-core's cache
+    does for JSON), keeps at most _SHARED_STRINGS of them, and never changes a value."""
+    from kubeinformers.runtime.codec.protobuf import transcode
+    from kubeinformers.runtime.codec.protobuf.transcode import Transcoder
+
+    transcoder = Transcoder(MESSAGES)
+    one = transcoder.to_json_object(WIDGET, _widget("a"))
+    two = transcoder.to_json_object(WIDGET, _widget("b"))
+    assert one["spec"]["title"] == two["spec"]["title"] == "T"
+    assert one["spec"]["title"] is two["spec"]["title"]
+    assert one["metadata"]["name"] == "a" and two["metadata"]["name"] == "b"
+    monkeypatch.setattr(transcode, "_SHARED_STRINGS", len(transcoder._strings))
+    three = transcoder.to_json_object(WIDGET, _widget("c"))
+    assert three["metadata"]["name"] == "c" and b"c" not in transcoder._strings
+    assert three["spec"]["title"] is one["spec"]["title"]  # those kept are still shared

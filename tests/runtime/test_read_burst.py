@@ -47,7 +47,7 @@ def test_k14_first_reads_hold_the_collector_off_until_they_stop() -> None:
     assert eventually(gc.isenabled)  # back on once they stop (READ_QUIET after the last)
 
 
-def test_k14_a_big_burst_moves_its_survivors_to_the_old_generation_untraversed(
+def test_k16_a_big_burst_freezes_its_survivors_untraversed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     if not gc_pause._FREEZE_PROMOTES:
@@ -56,12 +56,90 @@ def test_k14_a_big_burst_moves_its_survivors_to_the_old_generation_untraversed(
     builder = LazyModelBuilder(Pod)
     pods = [builder.build(pod_json(f"p{i}")) for i in range(300)]
     before = _collections()
-    specs = [p.spec for p in pods]
-    end_read_burst()
-    assert _collections() == before  # no collection of any generation ran
-    assert gc.isenabled() and gc.get_freeze_count() == 0
-    old = {id(o) for o in gc.get_objects(generation=2)}
-    assert all(id(s) in old for s in specs[::50])
+    try:
+        specs = [p.spec for p in pods]
+        end_read_burst()
+        assert _collections() == before  # no collection of any generation ran
+        assert gc.isenabled() and gc.get_freeze_count() > 0
+        tracked = {id(o) for o in gc.get_objects()}  # generations 0-2, not the frozen ones
+        assert not any(id(s) in tracked for s in specs[::50])
+        del pods[:], specs  # frozen objects are still freed by reference counting (K9)
+    finally:
+        gc.unfreeze()
+
+
+def test_k16_frozen_cached_objects_read_compare_and_are_freed_by_reference_counting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import copy
+    import pickle
+    import weakref
+
+    if not gc_pause._FREEZE_PROMOTES:
+        pytest.skip("free-threaded build: a big pause ends with one full collection instead")
+    monkeypatch.setattr(gc_pause, "_COLLECT_AFTER_YOUNG", 100)
+    builder = LazyModelBuilder(Pod)
+    pods = [builder.build(pod_json(f"p{i}")) for i in range(100)]
+    try:
+        specs = [p.spec for p in pods]
+        end_read_burst()
+        assert gc.get_freeze_count() > 0
+        eager = Pod.model_validate_json(pod_json("p7"))
+        assert pods[7] == eager and copy.deepcopy(pods[7]) == eager
+        assert pickle.loads(pickle.dumps(pods[7])) == eager
+        gone = weakref.ref(specs[3])
+        del pods[3], specs[3]
+        assert gone() is None  # no collection needed: no cycle holds it
+    finally:
+        gc.unfreeze()
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def test_k16_the_tail_of_a_long_burst_cut_at_read_longest_is_frozen_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A first read of the whole cache longer than READ_LONGEST is held in pieces; the last
+    piece continues a big one, so its survivors are frozen however few they are."""
+    if not gc_pause._FREEZE_PROMOTES:
+        pytest.skip("free-threaded build: a big pause ends with one full collection instead")
+    clock = _Clock()
+    monkeypatch.setattr(gc_pause, "time", clock)
+    monkeypatch.setattr(gc_pause, "_COLLECT_AFTER_YOUNG", 500)
+    monkeypatch.setattr(gc_pause._ReadBurst, "_check_in", lambda self, delay: None)
+    burst = gc_pause._ReadBurst()
+    kept: list[list[int]] = []
+    try:
+        burst.touch()
+        kept.extend([i] for i in range(1000))  # a big piece...
+        clock.now += gc_pause.READ_LONGEST  # ...cut while reads keep coming
+        burst.touch()
+        clock.now += gc_pause.READ_QUIET / 2
+        burst._check()
+        assert gc.isenabled() and gc.get_freeze_count() >= 1000
+        burst.touch()  # the tail: a few reads
+        tail = [[i] for i in range(10)]
+        clock.now += gc_pause.READ_QUIET * 2
+        burst._check()
+        assert gc.isenabled()
+        tracked = {id(o) for o in gc.get_objects()}
+        assert not any(id(o) in tracked for o in tail)  # frozen, though only a few
+        # A small burst that continues nothing is left to the automatic collections.
+        clock.now += 60
+        burst.touch()
+        late = [[i] for i in range(10)]
+        clock.now += gc_pause.READ_QUIET * 2
+        burst._check()
+        assert any(id(o) in {id(x) for x in gc.get_objects()} for o in late)
+    finally:
+        burst.end()
+        gc.unfreeze()
 
 
 def test_k14_an_application_that_disabled_the_collector_keeps_it_disabled() -> None:

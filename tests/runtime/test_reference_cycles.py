@@ -152,11 +152,16 @@ def _cyclic_garbage_left_by(build: Callable[[], list[Any]]) -> int:
     """Objects decoded by one decoder (an informer's, which lives as long as the informer),
     then dropped: how many of them reference counting could not free."""
     build()  # the first use builds validators, classes and caches that live on: not garbage
-    gc.collect()
-    objects = build()
-    assert len(objects) == 2 * N
-    del objects
-    return gc.collect()  # what reference counting could not free
+    left = []
+    # The least of three: a cycle of the decoder's objects is left by every build, garbage
+    # another thread makes meanwhile (one a test before this one left winding down) is not.
+    for _ in range(3):
+        gc.collect()
+        objects = build()
+        assert len(objects) == 2 * N
+        del objects
+        left.append(gc.collect())  # what reference counting could not free
+    return min(left)
 
 
 @pytest.mark.parametrize(

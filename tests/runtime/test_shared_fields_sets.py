@@ -8,7 +8,7 @@ import pickle
 
 import pytest
 
-from kubeinformers.runtime.api.model import SharedFieldsSet, share_fields_sets
+from kubeinformers.runtime.api.model import SharedFieldsSet
 from kubeinformers.runtime.cache.transforms import strip_managed_fields
 from kubeinformers.runtime.codec.lazy import LazyModelBuilder, materialize
 from kubeinformers.runtime.codec.wire import JsonDecoder
@@ -60,7 +60,7 @@ def test_k15_changing_one_model_never_changes_another() -> None:
 
 def test_k15_changing_a_shared_set_in_place_is_refused_naming_the_remedy() -> None:
     pod = _decoded()
-    with pytest.raises(TypeError, match="shared with other cached objects"):
+    with pytest.raises(TypeError, match="shared with other models"):
         pod.model_fields_set.add("status")
     assert "status" not in _decoded().model_fields_set
 
@@ -73,7 +73,63 @@ def test_k15_strip_managed_fields_works_on_shared_sets() -> None:
     assert type(_decoded().metadata.model_fields_set) is SharedFieldsSet  # type: ignore[union-attr]
 
 
-def test_k15_share_fields_sets_walks_lists_and_maps_of_models() -> None:
-    pods = [Pod.model_validate_json(pod_json(f"p{i}")) for i in range(3)]
-    share_fields_sets({"a": pods[0], "b": [pods[1], [pods[2]]]})
-    assert len({id(p.model_fields_set) for p in pods}) == 1
+def test_k15_every_way_pydantic_makes_a_model_shares_its_set() -> None:
+    raw = pod_json("p")
+    made = [
+        Pod.model_validate_json(raw),
+        Pod.model_validate(json.loads(raw)),
+        Pod.model_construct(kind="Pod"),
+        copy.copy(_decoded()),
+        pickle.loads(pickle.dumps(_decoded())),
+    ]
+    for pod in made:
+        assert type(pod.model_fields_set) is SharedFieldsSet
+    assert made[0].model_fields_set is made[1].model_fields_set is made[3].model_fields_set
+    assert made[0].spec is not None and made[1].spec is not None
+    assert (
+        made[0].spec.containers[0].model_fields_set is made[1].spec.containers[0].model_fields_set
+    )
+
+
+def test_k15_model_copy_with_update_is_pydantics_own() -> None:
+    pod = _decoded()
+    copied = pod.model_copy(update={"kind": "Changed", "extraThing": 1})
+    assert copied.kind == "Changed" and copied.model_extra == {**pod.model_extra, "extraThing": 1}  # type: ignore[dict-item]
+    assert {"kind", "extraThing"} <= copied.model_fields_set
+    assert type(copied.model_fields_set) is set  # its own, changed
+    assert pod.kind == "Pod" and "extraThing" not in pod.model_fields_set
+    assert pod.model_extra is not None and "extraThing" not in pod.model_extra
+    deep = pod.model_copy(update={"kind": "Deep"}, deep=True)
+    assert deep.kind == "Deep" and deep.spec == pod.spec and deep.spec is not pod.spec
+
+
+def test_k15_models_built_in_many_threads_at_once_share_exactly_their_own_sets() -> None:
+    """Threads validating at once (K10: lazy builds in several reader threads) each get the
+    shared set equal to the fields they were given: one object per shape, none lost."""
+    import threading
+
+    shapes = [{"kind": "Pod"}, {"kind": "Pod", "apiVersion": "v1"}, {"apiVersion": "v1"}]
+    start = threading.Barrier(6, timeout=10)
+    built: list[list[Pod]] = [[] for _ in range(6)]
+
+    def build(out: list[Pod]) -> None:
+        start.wait()
+        for i in range(300):
+            out.append(Pod.model_validate(shapes[i % 3]))
+
+    threads = [threading.Thread(target=build, args=(out,)) for out in built]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert not any(thread.is_alive() for thread in threads)
+    by_shape: dict[frozenset[str], set[int]] = {}
+    for out in built:
+        assert len(out) == 300
+        for i, pod in enumerate(out):
+            given = {"kind": "kind", "apiVersion": "api_version"}
+            assert pod.model_fields_set == {given[k] for k in shapes[i % 3]}
+            by_shape.setdefault(frozenset(pod.model_fields_set), set()).add(
+                id(pod.model_fields_set)
+            )
+    assert len(by_shape) == 3 and all(len(ids) == 1 for ids in by_shape.values())

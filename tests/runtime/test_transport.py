@@ -702,10 +702,10 @@ def _collections() -> list[int]:
     return [generation["collections"] for generation in gc.get_stats()]
 
 
-def test_gc_paused_moves_the_survivors_of_a_big_pause_to_the_old_generation_untraversed() -> None:
-    """The survivors of a big pause (eager pods: ~126 tracked objects each) land in the oldest
-    generation at once, with no collection traversing them, and the collector is back on;
-    CPython would otherwise traverse them three times within moments."""
+def test_k16_a_big_pause_freezes_its_survivors_untraversed() -> None:
+    """The survivors of a big pause (eager pods: ~126 tracked objects each) go to the
+    collector's permanent generation at once, with no collection traversing them, and the
+    collector is back on; a full collection never walks them again (K16)."""
     import gc
 
     from kubeinformers.runtime.codec import gc_pause as wire
@@ -714,31 +714,61 @@ def test_gc_paused_moves_the_survivors_of_a_big_pause_to_the_old_generation_untr
         pytest.skip("free-threaded build: a big pause ends with one full collection instead")
     kept: list[list[int]] = []
     before = _collections()
-    with wire.gc_paused():
-        kept.extend([i] for i in range(wire._COLLECT_AFTER_YOUNG + 1000))
-    assert _collections() == before  # no collection of any generation ran
-    assert gc.isenabled()
-    assert gc.get_count()[0] < 1000  # the young generation is empty again...
-    assert gc.get_freeze_count() == 0  # ...and nothing stayed frozen
-    old = {id(o) for o in gc.get_objects(generation=2)}
-    assert all(id(o) in old for o in kept[:: len(kept) // 10])  # ...the survivors are old
-    # A small pause leaves the young objects to the automatic collections.
-    with wire.gc_paused():
-        kept.extend([i] for i in range(1000))
-    assert gc.get_count()[0] >= 1000 or _collections() != before
-    assert gc.isenabled()
+    frozen_before = gc.get_freeze_count()
+    try:
+        with wire.gc_paused():
+            kept.extend([i] for i in range(wire._COLLECT_AFTER_YOUNG + 1000))
+        assert _collections() == before  # no collection of any generation ran
+        assert gc.isenabled()
+        assert gc.get_count()[0] < 1000  # the young generation is empty again...
+        assert gc.get_freeze_count() >= frozen_before + len(kept)  # ...its objects frozen
+        tracked = {id(o) for o in gc.get_objects()}  # generations 0-2, not the frozen ones
+        assert not any(id(o) in tracked for o in kept[:: len(kept) // 10])
+        # A small pause leaves the young objects to the automatic collections.
+        with wire.gc_paused():
+            kept.extend([i] for i in range(1000))
+        assert gc.get_count()[0] >= 1000 or _collections() != before
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
 
 
-def test_gc_paused_leaves_objects_the_application_froze_frozen(
+def test_k16_without_freezing_a_big_pause_moves_its_survivors_to_the_old_generation(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """An application that froze objects itself (gc.freeze before forking workers) keeps them
-    frozen: a big pause then ends with one full collection instead."""
+    """freeze_burst_survivors(False): the survivors land in the oldest generation untraversed
+    (gc.freeze + gc.unfreeze), where every full collection walks them; nothing stays frozen."""
+    import gc
+
+    from kubeinformers.runtime.codec import gc_pause as wire
+
+    if not wire._FREEZE_PROMOTES:
+        pytest.skip("free-threaded build: a big pause ends with one full collection instead")
+    monkeypatch.setattr(wire, "_keep_frozen", True)  # restored after the test
+    wire.freeze_burst_survivors(False)
+    gc.unfreeze()
+    kept: list[list[int]] = []
+    before = _collections()
+    with wire.gc_paused():
+        kept.extend([i] for i in range(wire._COLLECT_AFTER_YOUNG + 1000))
+    assert _collections() == before and gc.isenabled()
+    assert gc.get_freeze_count() == 0
+    old = {id(o) for o in gc.get_objects(generation=2)}
+    assert all(id(o) in old for o in kept[:: len(kept) // 10])
+
+
+def test_k16_without_freezing_objects_the_application_froze_stay_frozen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An application that froze objects itself (gc.freeze before forking workers) and turned
+    our freezing off keeps them frozen: a big pause then ends with one full collection."""
     import gc
 
     from kubeinformers.runtime.codec import gc_pause as wire
 
     monkeypatch.setattr(wire, "_gc_survivors", 0)  # earlier tests' pauses do not count
+    monkeypatch.setattr(wire, "_keep_frozen", True)
+    wire.freeze_burst_survivors(False)
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()

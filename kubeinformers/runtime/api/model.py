@@ -3,17 +3,18 @@
 One base model for all kinds: unknown fields are kept (servers newer than the spec lose
 nothing), fields populate by name or alias, and serialise by alias (the API's spelling).
 
-Cached objects share their field sets (`share_fields_sets`): pydantic gives every model
-instance its own `set` of the fields it was given, 23 sets and ~9.5 KB of a 25 KB pod,
-although a kind's objects have a handful of distinct ones. A shared set is a `SharedFieldsSet`
-(a `set` that refuses changes); a model takes its own again before a change (an assignment,
-a deletion, `model_copy(update=...)`), so only a caller changing `model_fields_set` in place
+Models share their field sets: pydantic gives every model instance its own `set` of the
+fields it was given, 23 sets and ~9.5 KB of a 25 KB pod, although a kind's objects have a
+handful of distinct ones. Every set pydantic hands a KubeModel (validation, construction, a
+copy, an unpickle) goes through `_share`, which keeps one `SharedFieldsSet` per distinct set
+of fields (a `set` that refuses changes): no walk over the built objects, one call per model
+as pydantic-core builds it. A model takes its own set again before a change (an assignment, a
+deletion, `model_copy(update=...)`), so only a caller changing `model_fields_set` in place
 sees the difference (a TypeError saying so).
 """
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Mapping
 from typing import Any, Self
 
@@ -28,8 +29,8 @@ class SharedFieldsSet(set[str]):
 
     def _refuse(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(
-            "this model's fields set is shared with other cached objects; assign the field "
-            "instead (which gives the model its own), or copy the set"
+            "this model's fields set is shared with other models of the same shape; assign "
+            "the field instead (which gives the model its own), or copy the set"
         )
 
     add = discard = remove = pop = clear = update = _refuse
@@ -39,75 +40,28 @@ class SharedFieldsSet(set[str]):
 
 _MAX_SHARED_SETS = 10_000  # distinct field sets kept; a kind has a few dozen
 _shared_sets: dict[frozenset[str], SharedFieldsSet] = {}
-_get_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__get__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_fields_set_slot = BaseModel.__dict__["__pydantic_fields_set__"]
+_get_fields_set = _fields_set_slot.__get__
+_set_fields_set = _fields_set_slot.__set__
 
 
-def _may_hold_models(annotation: Any) -> bool:
-    """Whether a field of this type may hold a model (directly or in a list or dict)."""
-    if isinstance(annotation, type):
-        return issubclass(annotation, BaseModel) or annotation in (list, dict)
-    return any(_may_hold_models(arg) for arg in typing.get_args(annotation)) or (
-        typing.get_origin(annotation) in (list, dict)
-    )
+def _share(model: BaseModel, fields_set: Any) -> None:
+    """Store `fields_set` in `model`'s slot, a set as the shared one equal to it.
 
-
-# For share_fields_sets' walk, per class: the fields of a model that may hold models, lists or
-# dicts (computed once per class), or False for a class that is no model (nothing to share).
-_plans: dict[type, tuple[str, ...] | bool] = {}
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def _plan(cls: type) -> tuple[str, ...] | bool:
-    plan: tuple[str, ...] | bool = False
-    if issubclass(cls, BaseModel):
-        plan = tuple(n for n, f in cls.model_fields.items() if _may_hold_models(f.annotation))
-    _plans[cls] = plan
-    return plan
-
-
-def share_fields_sets(obj: Any) -> None:
-    """Replace the field set of every model in `obj` (a model, or a list or dict of them) with
-    a shared `SharedFieldsSet`.
-
-    Only for objects that nobody else holds yet (a decoder's freshly built model): a thread
-    changing a field of one meanwhile could see its change to the set lost.
+    KubeModel's `__pydantic_fields_set__` setter: pydantic-core sets the slot through it for
+    every model it validates, pydantic for a construction, a copy, an unpickle. Anything else
+    (a lazy object's raw bytes, which live in the same slot until it is built) is stored as
+    it is.
     """
-    shared, plans, scalars = _shared_sets, _plans, _SCALARS
-    stack: list[Any] = [obj]
-    pop, push = stack.pop, stack.append
-    while stack:
-        item = pop()
-        cls = type(item)
-        if cls is list:
-            for value in item:
-                if type(value) not in scalars:
-                    push(value)
-            continue
-        if cls is dict:  # of models (map fields) or of plain JSON (free-form fields)
-            for value in item.values():
-                if type(value) not in scalars:
-                    push(value)
-            continue
-        plan = plans.get(cls)
-        if plan is None:
-            plan = _plan(cls)
-        if plan is False:
-            continue
-        fields_set = _get_fields_set(item)
-        if type(fields_set) is set:
-            key = frozenset(fields_set)
-            one = shared.get(key)
-            if one is None and len(shared) < _MAX_SHARED_SETS:
-                one = shared.setdefault(key, SharedFieldsSet(key))
-            if one is not None:
-                _set_fields_set(item, one)
-        if plan is not True:
-            state = item.__dict__
-            for name in plan:
-                value = state.get(name)
-                if value is not None:
-                    push(value)
+    kind = type(fields_set)
+    if kind is set or kind is SharedFieldsSet:
+        key = frozenset(fields_set)
+        one = _shared_sets.get(key)
+        if one is None and len(_shared_sets) < _MAX_SHARED_SETS:
+            one = _shared_sets.setdefault(key, SharedFieldsSet(key))
+        if one is not None:
+            fields_set = one
+    _set_fields_set(model, fields_set)
 
 
 def own_fields_set(model: BaseModel) -> None:
@@ -129,9 +83,23 @@ class KubeModel(BaseModel):
         super().__delattr__(name)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        copied = super().model_copy(deep=deep)
         if update:
-            own_fields_set(self)  # the copy's set is a copy of this one, then updated
-        return super().model_copy(update=update, deep=deep)
+            # As pydantic's own update, on the copy's own set (the copy was given a shared one).
+            own_fields_set(copied)
+            fields = type(self).model_fields
+            allow_extra = self.model_config.get("extra") == "allow"
+            for key, value in update.items():
+                if key in fields or not allow_extra:
+                    copied.__dict__[key] = value
+                else:
+                    extra = copied.__pydantic_extra__
+                    if extra is None:
+                        extra = {}
+                        object.__setattr__(copied, "__pydantic_extra__", extra)
+                    extra[key] = value
+            _get_fields_set(copied).update(update.keys())
+        return copied
 
     model_config = ConfigDict(
         extra="allow",
@@ -229,5 +197,9 @@ __all__ = [
     "StatusDetails",
     "UnknownEnumValue",
     "own_fields_set",
-    "share_fields_sets",
 ]
+
+
+# After the class is built (pydantic's metaclass drops the slot names from a class namespace):
+# every field set pydantic stores in a KubeModel goes through `_share`; reads are the slot's.
+type.__setattr__(KubeModel, "__pydantic_fields_set__", property(_get_fields_set, _share))

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from kubeinformers.runtime.api.model import own_fields_set
+from kubeinformers.runtime.codec.lazy import strip_raw_managed_fields
 
 __all__ = ["chain_transforms", "strip_managed_fields"]
 
@@ -39,7 +40,9 @@ def strip_managed_fields(obj: T) -> T:
     """Drop `metadata.managedFields` from `obj` in place and return it.
 
     Works on generated models (`obj.metadata.managed_fields`), on models whose metadata keeps
-    it as an unknown field, and on mappings (`obj["metadata"]["managedFields"]`). Objects
+    it as an unknown field, and on mappings (`obj["metadata"]["managedFields"]`). On a lazy
+    object whose metadata is not built yet (what an informer's transform gets by default) it
+    cuts them from the raw bytes, JSON or protobuf, and builds nothing (rule K17). Objects
     without metadata (a tombstone, a Status) are returned untouched; applying it twice is the
     same as once.
     """
@@ -48,6 +51,8 @@ def strip_managed_fields(obj: T) -> T:
         if isinstance(metadata, MutableMapping):
             metadata.pop(_MANAGED_FIELDS_KEY, None)
         return obj
+    if strip_raw_managed_fields(obj):
+        return obj  # a lazy object: cut from its raw bytes, nothing built (rule K17)
     metadata = getattr(obj, "metadata", None)
     if isinstance(metadata, BaseModel):
         _strip_model_metadata(metadata)

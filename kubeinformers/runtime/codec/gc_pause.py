@@ -5,8 +5,9 @@ cached objects creates thousands of objects that all survive; each time the heap
 quarter CPython runs a full collection over everything, which made a 5,000-pod page ~2-5x
 slower and two thirds of a first read of every cached pod (issue 26). `gc_paused` holds the
 collector off for one such burst; `read_burst` (lazy objects' first reads) holds it while
-reads keep coming. At the end the survivors of a big pause move to the old generation
-untraversed (see _promote_without_traversal).
+reads keep coming. At the end the survivors of a big pause move to the collector's permanent
+generation, where full collections no longer walk them (see _freeze_survivors); an application
+that wants them collected as usual calls `freeze_burst_survivors(False)`.
 """
 
 from __future__ import annotations
@@ -18,37 +19,60 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["end_read_burst", "gc_paused", "read_burst"]
+__all__ = ["end_read_burst", "freeze_burst_survivors", "gc_paused", "read_burst"]
 
 _gc_lock = threading.Lock()
 _gc_depth = 0
 _gc_was_enabled = False
 _gc_survivors = 0  # young objects our collections after a pause moved to the old generation
 
-# A pause that leaves at least this many young objects ends by moving them to the old
-# generation. Left to itself, CPython would traverse them three times within moments (the
+# A pause that leaves at least this many young objects ends by moving them out of the young
+# generations (frozen, see below). Left to itself, CPython would traverse them three times within moments (the
 # young generation's collection at the next allocation, the middle one ten collections later,
 # then a full one once they outnumber a quarter of the old objects): 126 tracked objects per
 # eagerly decoded pod, so for thousands of pods that is longer than validating them.
 # Lazy objects (about 2 tracked per object) rarely reach it.
 _COLLECT_AFTER_YOUNG = 100_000
 
-# gc.freeze() + gc.unfreeze() moves every tracked object to the oldest generation in O(1)
-# (two list splices in CPython's collector), without traversing any: the survivors of a
-# pause land where a full collection would have put them (which cost ~0.7 s per 10,000 eager
-# pods, more than validating them). The next automatic full collection still frees any
-# garbage among them; as CPython did not count them, it comes after fewer new old objects
-# than after a gc.collect(), and costs what every full collection of the cache costs.
-# Not with the GIL disabled (there freeze and unfreeze visit the whole heap) nor when the
-# application froze objects itself (unfreeze would hand them back): then one gc.collect().
-# (An application thread freezing between our two calls would find its objects unfrozen:
-# only its fork-time copy-on-write saving is lost, nothing is freed or leaked.)
+# gc.freeze() moves every tracked object to the collector's permanent generation in O(1) (a
+# list splice in CPython's collector), without traversing any. The survivors of a big pause
+# (a synced eager cache, the models a controller's first reads built) stay there: no
+# collection walks them again, which is what makes a full collection with 100,000 fully read
+# pods cached take milliseconds instead of seconds (issue 26). They are still freed by
+# reference counting when the cache drops them, and cached objects form no reference cycles
+# (K9), so nothing of the cache leaks. What it does to the rest of the process: the freeze
+# takes every object alive at that moment, the application's too, and a reference cycle
+# among those that becomes garbage later stays until `gc.unfreeze()` (objects created after
+# the freeze are collected as usual). `freeze_burst_survivors(False)` turns it off: a big
+# pause then ends with gc.freeze() + gc.unfreeze(), which moves the survivors to the oldest
+# generation untraversed (where a full collection would have put them), and every full
+# collection walks them again.
+# Not with the GIL disabled (there freeze and unfreeze visit the whole heap), and, with the
+# freeze turned off, not when the application froze objects itself (unfreeze would hand them
+# back): then one gc.collect().
 _FREEZE_PROMOTES = not sysconfig.get_config_var("Py_GIL_DISABLED")
+_keep_frozen = True
 
 
-def _promote_without_traversal() -> bool:
-    """Move all young objects to the old generation untraversed; False where it cannot."""
-    if not _FREEZE_PROMOTES or gc.get_freeze_count():
+def freeze_burst_survivors(enabled: bool) -> None:
+    """Whether the objects that survive a big decode or first-read burst (thousands of models
+    created at once: an eager list, a controller's first read of its cache) stay in Python's
+    permanent GC generation, never walked by a collection again (the default), or go to the
+    oldest generation, where every full collection walks them (False). Process-wide (rule K16
+    in docs/behaviour.md says what freezing does to the rest of the process)."""
+    global _keep_frozen
+    _keep_frozen = enabled
+
+
+def _freeze_survivors() -> bool:
+    """Move all young objects out of the young generations untraversed (frozen, or to the
+    oldest generation with `freeze_burst_survivors(False)`); False where it cannot."""
+    if not _FREEZE_PROMOTES:
+        return False
+    if _keep_frozen:
+        gc.freeze()
+        return True
+    if gc.get_freeze_count():
         return False
     gc.freeze()
     gc.unfreeze()
@@ -65,9 +89,9 @@ def _end_hold_locked() -> None:
 class _GcPause:
     """One hold on the collector; released once, by the owner or by its time limit."""
 
-    __slots__ = ("_held", "_timer")
+    __slots__ = ("_big_after", "_held", "_timer")
 
-    def __init__(self, max_seconds: float | None) -> None:
+    def __init__(self, max_seconds: float | None, big_after: int | None = None) -> None:
         global _gc_depth, _gc_was_enabled
         with _gc_lock:
             if _gc_depth == 0:
@@ -75,26 +99,31 @@ class _GcPause:
                 gc.disable()
             _gc_depth += 1
             self._held = True
+        # Young objects from which the pause counts as big (None: _COLLECT_AFTER_YOUNG).
+        self._big_after = big_after
         self._timer: threading.Timer | None = None
         if max_seconds is not None:
             self._timer = threading.Timer(max_seconds, self.release)
             self._timer.daemon = True
             self._timer.start()
 
-    def release(self) -> None:
+    def release(self) -> bool:
+        """End this hold; True when it was big (its survivors left the young generations)."""
         global _gc_survivors
         with _gc_lock:
             if not self._held:
-                return
+                return False
             self._held = False
             young = gc.get_count()[0]
-            big = _gc_depth == 1 and _gc_was_enabled and young >= _COLLECT_AFTER_YOUNG
-            # After a pause that created many objects (see _COLLECT_AFTER_YOUNG) they move to
-            # the old generation at once: untraversed when possible, else by one full
+            big_after = _COLLECT_AFTER_YOUNG if self._big_after is None else self._big_after
+            big = _gc_depth == 1 and _gc_was_enabled and young >= big_after
+            was_big = big
+            # After a pause that created many objects (see _COLLECT_AFTER_YOUNG) they leave
+            # the young generations at once: untraversed (frozen) when possible, else by one full
             # collection, unless they are few beside the survivors of earlier ones (the
             # quarter rule of CPython's own), so consecutive pauses, such as the pages of a
             # long list, stay linear.
-            if big and _promote_without_traversal():
+            if big and _freeze_survivors():
                 big = False
             collect = big and young * 4 >= _gc_survivors
             if collect:
@@ -111,6 +140,7 @@ class _GcPause:
                     _end_hold_locked()
         if self._timer is not None and threading.current_thread() is not self._timer:
             self._timer.cancel()
+        return was_big
 
 
 @contextmanager
@@ -136,20 +166,24 @@ def gc_paused(max_seconds: float | None = None) -> Iterator[None]:
 # everything built so far (two thirds of a first read of 10,000 pods, issue 26). So a build
 # holds the collector off until READ_QUIET seconds pass without another (at most READ_LONGEST
 # seconds in a row), and the hold then ends as any pause does: a big one (a burst of ~800
-# pods or more) moves its survivors to the old generation untraversed, a small one (a steady
+# pods or more) freezes its survivors untraversed, a small one (a steady
 # trickle of events) just turns the collector back on, which then runs as it would have.
 READ_QUIET = 0.05
 READ_LONGEST = 2.0
 
 
 class _ReadBurst:
-    __slots__ = ("_last", "_lock", "_pause", "_started")
+    __slots__ = ("_continues_until", "_last", "_lock", "_pause", "_started")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pause: _GcPause | None = None
         self._last = 0.0
         self._started = 0.0
+        # A big hold cut at READ_LONGEST while reads kept coming is continued by a hold that
+        # starts before this time: its survivors leave the young generations however few they
+        # are (the tail of a long first read of the cache is the cache's too).
+        self._continues_until = 0.0
 
     def touch(self) -> None:
         now = time.monotonic()
@@ -159,7 +193,8 @@ class _ReadBurst:
         with self._lock:
             if self._held():  # another thread started this burst meanwhile
                 return
-            self._pause = _GcPause(None)
+            continues = now <= self._continues_until
+            self._pause = _GcPause(None, big_after=0 if continues else None)
             self._started = now
         self._check_in(READ_QUIET)
 
@@ -186,7 +221,8 @@ class _ReadBurst:
         if pause is None:
             self._check_in(max(quiet_left, 0.001))
             return
-        pause.release()
+        if pause.release() and quiet_left > 0:  # a big hold cut at READ_LONGEST
+            self._continues_until = time.monotonic() + READ_QUIET
 
     def end(self) -> None:
         """End the current hold now (tests; a process about to measure itself)."""

@@ -37,7 +37,6 @@ from typing import Annotated, Any, TypeVar
 import msgspec
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from kubeinformers.runtime.api.model import share_fields_sets
 from kubeinformers.runtime.codec.compact import Compactor
 from kubeinformers.runtime.codec.drift import InvalidObjectError, build_lenient
 from kubeinformers.runtime.codec.gc_pause import read_burst
@@ -50,6 +49,7 @@ __all__ = [
     "is_lazy",
     "lazy_twin",
     "materialize",
+    "strip_raw_managed_fields",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -63,6 +63,8 @@ _REPORTED = "__kubeinformers_reported__"
 _RAW_SLOT = "__pydantic_fields_set__"  # the bytes it is built from (the whole item), both kinds
 _META_SLOT = "__pydantic_private__"  # a lazy item's metadata, read through `metadata`
 _read_meta_slot = BaseModel.__dict__[_META_SLOT].__get__  # reads that slot at C speed
+# Sets the raw slot at C speed (KubeModel's setter of it shares field sets: runtime.api.model).
+_set_raw_slot = BaseModel.__dict__[_RAW_SLOT].__set__
 # Each step of publishing a built object's state (module-level: tests watch every step).
 _publish = object.__setattr__
 
@@ -179,6 +181,33 @@ def lazy_twin(obj: M) -> M:
     return typing.cast(M, twin)
 
 
+def strip_raw_managed_fields(obj: object) -> bool:
+    """Drop `metadata.managedFields` from a lazy item's raw bytes, before anything of its
+    metadata is built (so nothing is built for it: issue 26); False, changing nothing, when
+    `obj` is no such object (built, its metadata built, compact, or bytes that are no item),
+    for the caller to strip the built model instead."""
+    cls = type(obj)
+    strip = getattr(cls, "__kubeinformers_strip__", None)
+    if strip is None:
+        return False
+    with _LOCK:
+        if type(obj) is not cls:
+            return False
+        meta = _read_meta_slot(obj)
+        if meta is not None and (type(meta) is dict or not is_lazy(meta)):
+            return False  # a built metadata: the model is stripped
+        raw = object.__getattribute__(obj, _RAW_SLOT)
+        try:
+            stripped = strip(raw)
+        except ValueError:
+            return False
+        if stripped is not raw:
+            object.__setattr__(obj, _RAW_SLOT, stripped)
+            if meta is not None:
+                object.__setattr__(meta, _RAW_SLOT, stripped)
+    return True
+
+
 def _key_of(identity: dict[str, Any]) -> str:
     name = identity.get("name") or ""
     namespace = identity.get("namespace")
@@ -223,7 +252,6 @@ def _materialise(obj: Any) -> None:
         built = {k: v for k, v in state.items() if k in base.model_fields}
         if built:
             full.__dict__.update(built)
-        share_fields_sets(full)  # a kind's objects share their field sets (~9 KB of a pod)
         if cls.__kubeinformers_item__:
             # The metadata handed out stays the item's: a lazy one becomes the built one in
             # place, one built (or changed by a transform) before is kept as it is.
@@ -314,6 +342,8 @@ class RawFormat:
     item_data: ModelData
     metadata_data: ModelData
     field: FieldBuild | None = None  # one top-level field of an item on its own (issue 26)
+    # The item's raw bytes without metadata.managedFields (ValueError when they are no item).
+    strip_managed_fields: Callable[[bytes], bytes] | None = None
 
 
 def _unpacking(build: ModelBuild, unpack: Callable[[bytes], bytes]) -> ModelBuild:
@@ -372,14 +402,52 @@ def _json_top_level(model: type[BaseModel]) -> Callable[[bytes], Any]:
     return msgspec.json.Decoder(struct).decode
 
 
+# The last item split into its top-level fields: a reconcile reads `spec`, then `status`, of
+# the same object, which one split serves (builds run under _LOCK; a tuple is replaced whole).
+_last_split: tuple[Any, type[BaseModel], Any] = (None, BaseModel, None)
+
+
 def _json_field(model: type[BaseModel], name: str, raw: bytes) -> Any:
-    try:
-        part = getattr(_json_top_level(model)(raw), name)
-    except msgspec.DecodeError:
-        raise FieldUnavailable(name) from None
+    global _last_split
+    last_raw, last_model, top = _last_split
+    if last_raw is not raw or last_model is not model:
+        try:
+            top = _json_top_level(model)(raw)
+        except msgspec.DecodeError:
+            raise FieldUnavailable(name) from None
+        _last_split = (raw, model, top)
+    part = getattr(top, name)
     if part is msgspec.UNSET:
         raise FieldUnavailable(name)
     return field_adapter(model, name).validate_json(bytes(part))
+
+
+_decode_members = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
+_encode_key = msgspec.json.encode
+
+
+def _json_object(members: dict[str, msgspec.Raw]) -> bytes:
+    """A JSON object of `members`, each value its bytes as they were."""
+    return b"{" + b",".join(_encode_key(k) + b":" + bytes(v) for k, v in members.items()) + b"}"
+
+
+def _json_strip_managed_fields(raw: bytes) -> bytes:
+    """`raw` (an item's JSON) without metadata.managedFields; `raw` itself if it has none.
+    Every other member keeps its bytes and its place."""
+    if b'"managedFields"' not in raw:
+        return raw
+    try:
+        item = _decode_members(raw)
+        meta_raw = item.get("metadata")
+        if meta_raw is None or bytes(meta_raw)[:1] != b"{":
+            return raw
+        meta = _decode_members(meta_raw)
+    except msgspec.DecodeError as exc:
+        raise ValueError(str(exc)) from None
+    if meta.pop("managedFields", None) is None:
+        return raw
+    item["metadata"] = msgspec.Raw(_json_object(meta))
+    return _json_object(item)
 
 
 JSON = RawFormat(
@@ -388,6 +456,7 @@ JSON = RawFormat(
     item_data=_json_item_data,
     metadata_data=_json_metadata_data,
     field=_json_field,
+    strip_managed_fields=_json_strip_managed_fields,
 )
 """The raw bytes are the item's JSON."""
 
@@ -420,7 +489,6 @@ def _lazy_item_getattr(self: Any, item: str) -> Any:
             except (FieldUnavailable, ValidationError, ValueError):
                 pass  # the whole model: it says precisely what is wrong
             else:
-                share_fields_sets(value)
                 state[item] = value
                 return value
     _materialise(self)
@@ -464,6 +532,7 @@ def _new_lazy_class(
     data: ModelData,
     item: bool,
     field: FieldBuild | None = None,
+    strip: Callable[[bytes], bytes] | None = None,
 ) -> type[BaseModel]:
     namespace: dict[str, Any] = {
         "__slots__": (),
@@ -478,6 +547,7 @@ def _new_lazy_class(
         "__kubeinformers_data__": staticmethod(data),
         "__kubeinformers_item__": item,
         "__kubeinformers_field__": staticmethod(field) if field is not None else None,
+        "__kubeinformers_strip__": staticmethod(strip) if strip is not None else None,
     }
     for name in _MATERIALISE_BEFORE:
         namespace[name] = _materialising(name)
@@ -562,7 +632,12 @@ class LazyModelBuilder(typing.Generic[M]):
                     meta_model, raw_format.metadata, raw_format.metadata_data, False
                 )
                 self._item_class = _lazy_class(
-                    model, raw_format.item, raw_format.item_data, True, raw_format.field
+                    model,
+                    raw_format.item,
+                    raw_format.item_data,
+                    True,
+                    raw_format.field,
+                    raw_format.strip_managed_fields,
                 )
                 if on_invalid is not None:
                     self._meta_class = _reporting_class(self._meta_class, on_invalid)
@@ -619,9 +694,9 @@ class LazyModelBuilder(typing.Generic[M]):
             # its keys with every other lazy metadata of the class (~130 bytes less each).
             for alias, name in self._meta_fields:
                 set_slot(meta, name, getattr(identity, alias))
-            set_slot(meta, _RAW_SLOT, raw)
+            _set_raw_slot(meta, raw)
         obj = object.__new__(item_class)
-        set_slot(obj, _RAW_SLOT, raw)
+        _set_raw_slot(obj, raw)
         set_slot(obj, _META_SLOT, meta)
         return typing.cast(M, obj)
 
@@ -636,9 +711,9 @@ class LazyModelBuilder(typing.Generic[M]):
             meta = object.__new__(meta_class)
             for name, value in zip(self._identity_names, identity, strict=True):
                 set_slot(meta, name, value)  # a key-sharing instance dict, as in `assemble`
-            set_slot(meta, _RAW_SLOT, raw)
+            _set_raw_slot(meta, raw)
         obj = object.__new__(item_class)
-        set_slot(obj, _RAW_SLOT, raw)
+        _set_raw_slot(obj, raw)
         set_slot(obj, _META_SLOT, meta)
         return typing.cast(M, obj)
 

@@ -22,7 +22,7 @@ import msgspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
-from kubeinformers.runtime.api.model import Status, share_fields_sets
+from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.codec.drift import build_lenient
 from kubeinformers.runtime.codec.gc_pause import gc_paused
 from kubeinformers.runtime.codec.json_list import (
@@ -332,14 +332,11 @@ class JsonDecoder(Generic[T]):
                 error.kept = self._kept(line, etype, error.key)
                 error.cached = error.kept is not None
             raise error from e
-        share_fields_sets(wire.object)
         return WatchEvent(cast(WatchEventType, wire.type), wire.object)
 
     def _validate(self, raw: bytes) -> BaseModel:
-        """One item validated into the model, its field sets shared (runtime.api.model)."""
-        obj = cast("type[BaseModel]", self.model).model_validate_json(raw)
-        share_fields_sets(obj)
-        return obj
+        """One item validated into the model (its field sets shared: runtime.api.model)."""
+        return cast("type[BaseModel]", self.model).model_validate_json(raw)
 
     def _kept(self, line: bytes, etype: str, key: str) -> WatchEvent[T] | None:
         if not self._keeper.supported:

@@ -126,13 +126,76 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
             raise FieldUnavailable(name) from None
         return field_adapter(model, name).validate_python(value)
 
+    managed_fields = next(
+        (
+            number
+            for number, json_name, kind, _ref, _flags in messages.get(meta_message, ())
+            if json_name == "managedFields" and kind == MESSAGE
+        ),
+        None,
+    )
+
+    def strip_managed_fields(raw: bytes) -> bytes:
+        if managed_fields is None:
+            return raw
+        try:
+            return _without_metadata_field(raw, managed_fields)
+        except ProtobufDecodeError as exc:
+            raise ValueError(str(exc)) from None
+
     return RawFormat(
         item=item,
         metadata=metadata,
         item_data=item_data,
         metadata_data=metadata_data,
         field=field,
+        strip_managed_fields=strip_managed_fields,
     )
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _without_metadata_field(data: bytes, number: int) -> bytes:
+    """`data` (an item) with every occurrence of its ObjectMeta's (field 1) length-delimited
+    field `number` left out; `data` itself when there is none. Everything else keeps its bytes
+    and its order."""
+    want = (number << 3) | 2
+    pieces: list[bytes] = []
+    copied = pos = 0
+    end = len(data)
+    while pos < end:
+        key_at = pos
+        key, pos = read_varint(data, pos, end)
+        if key != 0x0A:
+            pos = skip_field(data, pos, key & 7, end)
+            continue
+        start, pos = read_length(data, pos, end)
+        kept: list[bytes] = []
+        inner = inner_copied = start
+        while inner < pos:
+            field_at = inner
+            inner_key, inner = read_varint(data, inner, pos)
+            inner = skip_field(data, inner, inner_key & 7, pos)
+            if inner_key == want:
+                kept.append(data[inner_copied:field_at])
+                inner_copied = inner
+        if inner_copied == start:
+            continue  # this ObjectMeta has none
+        kept.append(data[inner_copied:pos])
+        meta = b"".join(kept)
+        pieces += (data[copied:key_at], b"\x0a", _varint(len(meta)), meta)
+        copied = pos
+    if not pieces:
+        return data
+    pieces.append(data[copied:])
+    return b"".join(pieces)
 
 
 def _field(data: bytes, number: int) -> bytes | None:
