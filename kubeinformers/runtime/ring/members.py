@@ -16,13 +16,11 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol, cast
-
-from kubernetes.client import ApiClient, CoordinationV1Api
-from kubernetes.client.exceptions import ApiException
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from kubeinformers.runtime.api.fields import field_of as _field
 from kubeinformers.runtime.api.timestamps import format_micro_time
+from kubeinformers.runtime.client.api_client import ApiClient
 from kubeinformers.runtime.leaderelection.elector import lease_valid
 from kubeinformers.runtime.ring.assignment import format_buckets, parse_buckets
 
@@ -46,6 +44,7 @@ _NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?")
 
 
+@runtime_checkable
 class MemberLeaseApi(Protocol):
     """The calls of kubernetes.client.CoordinationV1Api that member Leases need."""
 
@@ -58,6 +57,23 @@ class MemberLeaseApi(Protocol):
     ) -> Any: ...
 
     def delete_namespaced_lease(self, name: str, namespace: str, **kwargs: Any) -> Any: ...
+
+
+if TYPE_CHECKING:
+    # Declared here for type checkers, so that checking a program that uses the ring does not
+    # analyse the kubernetes package (H15; as the leader election's lock does).
+    class ApiException(Exception):
+        """kubernetes.client.exceptions.ApiException, as the ring reads it."""
+
+        status: int | None
+
+    def CoordinationV1Api(api_client: ApiClient) -> MemberLeaseApi:
+        """kubernetes.client.CoordinationV1Api over `api_client`."""
+        ...
+
+else:
+    from kubernetes.client import CoordinationV1Api
+    from kubernetes.client.exceptions import ApiException
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +109,14 @@ class MemberLeases:
                 f"member Lease name {name!r} (ring {ring!r}, identity {identity!r}) is not a "
                 "valid object name: use a lower-case identity such as the pod's name"
             )
+        if not isinstance(api, MemberLeaseApi | ApiClient):
+            raise TypeError(
+                f"ring {ring}: api must be a kubernetes.client.ApiClient or a MemberLeaseApi "
+                f"(list_, create_, replace_ and delete_namespaced_lease), not "
+                f"{type(api).__name__}"
+            )
         self._api: MemberLeaseApi = (
-            cast(MemberLeaseApi, CoordinationV1Api(api)) if isinstance(api, ApiClient) else api
+            api if isinstance(api, MemberLeaseApi) else CoordinationV1Api(api)
         )
         self.namespace = namespace
         self.ring = ring

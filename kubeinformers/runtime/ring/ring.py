@@ -31,9 +31,8 @@ import threading
 import time
 from typing import Protocol
 
-from kubernetes.client import ApiClient
-
 from kubeinformers.runtime.api.shard import Shard, ShardKey
+from kubeinformers.runtime.client.api_client import ApiClient
 from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.leaderelection.elector import JITTER_FACTOR
 from kubeinformers.runtime.ring.assignment import shard_of
