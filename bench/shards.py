@@ -71,6 +71,107 @@ def replica(kubeconfig: str, index: int, total: int, namespace: str) -> dict[str
     return result
 
 
+def ring_replica(kubeconfig: str, identity: str, members: int, ring_name: str) -> None:
+    """One replica of a shard ring of `members`: once the ring has settled, a pod informer of
+    the shard it holds, synced and measured (one JSON line); then it stays in the ring until
+    its stdin closes, so that the others' shards do not change while they measure."""
+    import threading
+
+    from kubernetes import config
+
+    from kubeinformers import ShardRing
+    from kubeinformers.generated.informers import SharedInformerFactory
+
+    api = config.new_client_from_config(config_file=kubeconfig)
+    ring = ShardRing(
+        api,
+        ring_name,
+        identity,
+        namespace=NAMESPACE,
+        lease_duration=10.0,
+        renew_deadline=8.0,
+        retry_period=0.5,
+    )
+    stop = threading.Event()
+    thread = threading.Thread(target=ring.run, args=(stop,), name="ring")
+    thread.start()
+    try:
+        while not (ring.health().healthy and len(ring.health().members) == members):
+            if stop.wait(0.1):  # the ring settling: every member sees all, holds its share
+                return
+        factory = SharedInformerFactory(api, namespace=NAMESPACE, shard=ring.shard())
+        informer = factory.core().v1().pods().informer()
+        full_collect()
+        probe = MemoryProbe(trace=False)
+        probe.start()
+        with stopwatch() as synced:
+            factory.start()
+            factory.wait_for_cache_sync_or_raise(timeout=900)
+        objects = len(informer.get_store().list_keys())
+        result: dict[str, Any] = {
+            "identity": identity,
+            "total": members,
+            "buckets": ring.health().held_buckets,
+            "objects": objects,
+            "sync_seconds": synced[0],
+            "cpu_seconds": synced[1],
+            "filter": informer.health().shard_filter,
+        }
+        result |= probe.per_object(objects)
+        print(json.dumps(result), flush=True)
+        sys.stdin.read()  # until the bench has every replica's line
+        factory.shutdown()
+    finally:
+        stop.set()
+        thread.join()
+
+
+def run_ring(kubeconfig: str, total: int) -> list[dict[str, Any]]:
+    """`total` ring replicas at once (a ring needs its members running together)."""
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.shards",
+                "ring-replica",
+                "--kubeconfig",
+                kubeconfig,
+                "--identity",
+                f"replica-{i}",
+                "--members",
+                str(total),
+                "--ring",
+                f"bench-{total}",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": os.getcwd()},
+        )
+        for i in range(total)
+    ]
+    try:
+        results = []
+        for proc in procs:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"a ring replica ended without a result ({proc.wait()})")
+            results.append(json.loads(line))
+        return results
+    finally:
+        for proc in procs:
+            if proc.stdin is not None:
+                proc.stdin.close()
+        for proc in procs:
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
 def run_replica(kubeconfig: str, index: int, total: int) -> dict[str, Any]:
     out = subprocess.run(
         [
@@ -102,6 +203,16 @@ def main(argv: list[str] | None = None) -> None:
     one.add_argument("--kubeconfig", required=True)
     one.add_argument("--index", type=int, required=True)
     one.add_argument("--total", type=int, required=True)
+    member = sub.add_parser("ring-replica", help="(internal) one ring replica's measurement")
+    member.add_argument("--kubeconfig", required=True)
+    member.add_argument("--identity", required=True)
+    member.add_argument("--members", type=int, required=True)
+    member.add_argument("--ring", required=True)
+    parser.add_argument(
+        "--ring",
+        action="store_true",
+        help="replicas of a shard ring over Leases (run together) instead of static shards",
+    )
     parser.add_argument("--pods", type=int, default=10_000)
     parser.add_argument("--replicas", default="1,2,4")
     parser.add_argument("--gate", choices=["on", "off"], default="on")
@@ -109,6 +220,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "replica":
         result = replica(args.kubeconfig, args.index, args.total, NAMESPACE)
         print(json.dumps(result))
+        return
+    if args.command == "ring-replica":
+        ring_replica(args.kubeconfig, args.identity, args.members, args.ring)
         return
     if not real_server_available():
         sys.exit(
@@ -121,7 +235,10 @@ def main(argv: list[str] | None = None) -> None:
         server.load_pods(args.pods)
         rows = []
         for total in counts:
-            results = [run_replica(server.kubeconfig, i, total) for i in range(total)]
+            if args.ring:
+                results = run_ring(server.kubeconfig, total)
+            else:
+                results = [run_replica(server.kubeconfig, i, total) for i in range(total)]
             assert sum(r["objects"] for r in results) == args.pods, results
             rows.append(
                 {
@@ -140,7 +257,8 @@ def main(argv: list[str] | None = None) -> None:
                 }
             )
         base = rows[0]
-        print(f"{args.pods} pods, gate {args.gate}; per replica, median over the replicas:")
+        kind = "ring replicas, run together" if args.ring else "static shards, one at a time"
+        print(f"{args.pods} pods, gate {args.gate}, {kind}; per replica, median:")
         print(
             "replicas filter  objects  RSS MB (x of 1)  peak MB  sync s (x of 1)  cpu s  "
             "move s (x of its sync)"
@@ -148,7 +266,7 @@ def main(argv: list[str] | None = None) -> None:
         for r in rows:
             move = (
                 f"{r['move_s']:>7.2f} ({r['move_s'] / r['sync_s']:.2f})"
-                if r["replicas"] > 1
+                if r["replicas"] > 1 and r["move_s"]
                 else "      -"
             )
             print(

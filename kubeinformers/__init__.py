@@ -113,6 +113,10 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.reconcile.async_loop import AsyncReconcileLoop as AsyncReconcileLoop
     from kubeinformers.runtime.reconcile.core import Requeue as Requeue
     from kubeinformers.runtime.reconcile.loop import ReconcileLoop as ReconcileLoop
+    from kubeinformers.runtime.ring.async_ring import AsyncShardRing as AsyncShardRing
+    from kubeinformers.runtime.ring.core import RingHealth as RingHealth
+    from kubeinformers.runtime.ring.core import RingMetrics as RingMetrics
+    from kubeinformers.runtime.ring.ring import ShardRing as ShardRing
     from kubeinformers.runtime.workqueue.async_queue import (
         AsyncRateLimitingQueue as AsyncRateLimitingQueue,
     )

@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("runtime.reflector",),
     ("runtime.cache", "runtime.workqueue", "runtime.leaderelection"),
     ("runtime.reconcile",),
+    ("runtime.ring",),  # a shard ring over Leases: drives informers and reconcile loops
     ("runtime",),  # the package itself (a docstring)
     ("generated",),
     ("generator", "testing"),

@@ -103,6 +103,11 @@ FACES: dict[str, set[str]] = {
         "LeaderCallbacks",
         "LeaseLock",
         "AsyncLeaderElector",
+        # the shard ring over Leases (issue 29, N20-N24)
+        "ShardRing",
+        "AsyncShardRing",
+        "RingHealth",
+        "RingMetrics",
         # selectors
         "labels",
         "Selector",

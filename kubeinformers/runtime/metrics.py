@@ -314,6 +314,7 @@ class _QueueLike(Protocol):
 _live_lock = threading.Lock()
 _informers: weakref.WeakSet[Any] = weakref.WeakSet()
 _queues: weakref.WeakSet[Any] = weakref.WeakSet()
+_rings: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def track_informer(informer: _InformerLike) -> None:
@@ -326,6 +327,20 @@ def track_queue(queue: _QueueLike) -> None:
     """Called by every work queue; only named ones are exported (as in client-go)."""
     with _live_lock:
         _queues.add(queue)
+
+
+def track_ring(ring: Any) -> None:
+    """Called by every shard ring's core (`runtime.ring.core.RingCore`: `config`, `metrics()`,
+    `health()`, `running()`): exported while it runs (N23)."""
+    with _live_lock:
+        _rings.add(ring)
+
+
+def live_rings() -> list[Any]:
+    """Shard rings not yet collected and running."""
+    with _live_lock:
+        rings = list(_rings)
+    return [r for r in rings if r.running()]
 
 
 def live_informers() -> list[_InformerLike]:
@@ -373,6 +388,7 @@ class KubeinformersCollector:
     def collect(self) -> Iterator[Any]:
         yield from self._informer_families()
         yield from self._queue_families()
+        yield from self._ring_families()
 
     def describe(self) -> list[Any]:
         # Families are produced per scrape; describing nothing skips a collect at registration.
@@ -570,6 +586,49 @@ class KubeinformersCollector:
             held.add_metric(lv, m.held)
         yield from (depth, adds, latency, work, unfinished, longest, retries, held)
 
+    def _ring_families(self) -> Iterator[Any]:
+        """Shard rings (N23), labelled by ring and this replica's identity."""
+        core = self._core
+        labels = ["ring", "identity"]
+        p = "kubeinformers_ring_"
+
+        def gauge(name: str, doc: str) -> Any:
+            return core.GaugeMetricFamily(p + name, doc, labels=labels)
+
+        def counter(name: str, doc: str) -> Any:
+            return core.CounterMetricFamily(p + name, doc, labels=labels)
+
+        member = gauge("member", "1 while this replica renews its member Lease.")
+        members = gauge("members", "Live members of the ring, as this replica sees them.")
+        held = gauge("buckets_held", "Buckets (of 1024) this replica holds.")
+        transition = gauge(
+            "in_transition", "1 while buckets are still to be started or released here."
+        )
+        started = counter("buckets_started", "Buckets started here (moves in).")
+        released = counter("buckets_released", "Buckets released here (moves out).")
+        handoff = core.HistogramMetricFamily(
+            p + "handoff_duration_seconds",
+            "From seeing buckets assigned to this replica to starting them.",
+            labels=labels,
+        )
+        renew_failures = counter("renew_failures", "Failed renewals of the member Lease.")
+        lost = counter("lost", "Times the member Lease was not renewed within renew_deadline.")
+        for ring in live_rings():
+            m, h = ring.metrics(), ring.health()
+            lv = [h.ring, h.identity]
+            member.add_metric(lv, 1 if h.member else 0)
+            members.add_metric(lv, m.members)
+            held.add_metric(lv, m.buckets_held)
+            transition.add_metric(lv, 1 if h.in_transition else 0)
+            started.add_metric(lv, m.buckets_started)
+            released.add_metric(lv, m.buckets_released)
+            latency = m.handoff_latency
+            handoff.add_metric(lv, _histogram_buckets(latency), latency.sum)
+            renew_failures.add_metric(lv, m.renew_failures)
+            lost.add_metric(lv, m.lost)
+        yield from (member, members, held, transition, started, released, handoff)
+        yield from (renew_failures, lost)
+
 
 _registered: weakref.WeakKeyDictionary[Any, KubeinformersCollector] = weakref.WeakKeyDictionary()
 _registered_lock = threading.Lock()
@@ -619,8 +678,10 @@ __all__ = [
     "build_informer_metrics",
     "live_informers",
     "live_queues",
+    "live_rings",
     "register_prometheus",
     "track_informer",
     "track_queue",
+    "track_ring",
     "unregister_prometheus",
 ]

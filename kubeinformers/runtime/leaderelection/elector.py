@@ -61,6 +61,7 @@ __all__ = [
     "LeaseLock",
     "LockNotFoundError",
     "ResourceLock",
+    "lease_valid",
     "run_or_die",
 ]
 
@@ -78,6 +79,13 @@ class LeaderElectionRecord:
     acquire_time: datetime | None = None
     renew_time: datetime | None = None
     leader_transitions: int = 0
+
+
+def lease_valid(observed_time: float, lease_duration_seconds: float, now: float) -> bool:
+    """Whether a Lease still holds: `now` is less than `lease_duration_seconds` past
+    `observed_time`, the moment (on this process's clock) its record was last seen to change.
+    Judged on the local clock only, so clock skew between machines does not matter."""
+    return observed_time + lease_duration_seconds > now
 
 
 class LockNotFoundError(LookupError):
@@ -307,7 +315,7 @@ class LeaderElector:
 
     def _lease_valid(self, now: float) -> bool:
         with self._lock:
-            return self._observed_time + self._observed.lease_duration_seconds > now
+            return lease_valid(self._observed_time, self._observed.lease_duration_seconds, now)
 
     def check(self, max_tolerable_expired_lease: float) -> None:
         """Health check (client-go HealthzAdaptor): raises if we believe we lead but have not

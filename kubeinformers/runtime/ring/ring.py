@@ -1,0 +1,212 @@
+"""A shard ring over Leases, with threads: `ShardRing.run(stop)` (section N, rules N20-N23).
+
+Replicas of one controller share the objects among the live ones: each holds a member Lease
+labelled with the ring's name, rendezvous hashing over 1,024 buckets gives each live member
+its share, and when members join or leave the affected buckets move, fenced so that no key is
+reconciled by two replicas at once (`core` has the protocol). The ring drives the things that
+work on the shard, its *holders*: informers (their selector narrows and widens) and reconcile
+loops (they stop admitting a released bucket's keys and drain them before it is given away).
+
+```python
+ring = ShardRing(api, "my-controller", identity=os.environ["POD_NAME"], namespace="ops")
+threading.Thread(target=ring.run, args=(stop,)).start()
+factory = SharedInformerFactory(api, shard=ring.wait_for_shard())
+ring.follow(factory)       # every informer of the factory caches the ring's shard
+ring.admit(loop)           # the loop reconciles only the keys of the buckets held
+factory.start()
+loop.run(stop)
+```
+
+Two threads: one renews the member Lease every `retry_period` and, if no renewal has
+succeeded for `renew_deadline`, stops all work at once; the calling one lists the ring every
+`retry_period` and moves buckets. On `stop` the ring drains everything and deletes its Lease,
+so the others take its buckets without waiting for it to expire.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from typing import Protocol
+
+from kubeinformers.runtime.api.shard import Shard, ShardKey
+from kubeinformers.runtime.client.api_client import ApiClient
+from kubeinformers.runtime.clock import Now
+from kubeinformers.runtime.leaderelection.elector import JITTER_FACTOR
+from kubeinformers.runtime.ring.assignment import shard_of
+from kubeinformers.runtime.ring.core import RingConfig, RingCore, RingHealth, RingMetrics
+from kubeinformers.runtime.ring.holders import (
+    AdmitsKeys,
+    FollowsShard,
+    InformerHolder,
+    LoopHolder,
+)
+from kubeinformers.runtime.ring.members import MemberLeaseApi, MemberLeases
+
+__all__ = ["ShardHolder", "ShardRing"]
+
+_log = logging.getLogger("kubeinformers.ring")
+
+
+class ShardHolder(Protocol):
+    """Something that works on the ring's shard. `shard` None: nothing held.
+
+    `stop_admitting(keep)`: stop taking keys outside `keep` and return once those already
+    being worked on are done (called before a bucket is given away). `narrow(keep)`: drop what
+    lies outside `keep` (after the Lease says it is given away). `widen(hold)`: start on all
+    of `hold` (after the Lease claims it)."""
+
+    def stop_admitting(self, keep: Shard | None) -> None: ...
+
+    def narrow(self, keep: Shard | None) -> None: ...
+
+    def widen(self, hold: Shard | None) -> None: ...
+
+
+class ShardRing:
+    """This replica's membership in ring `ring` (its Lease `<ring>-<identity>` in `namespace`)."""
+
+    def __init__(
+        self,
+        api: ApiClient | MemberLeaseApi,
+        ring: str,
+        identity: str,
+        *,
+        namespace: str = "default",
+        key: ShardKey = "uid",
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        clock: Now = time.monotonic,
+    ) -> None:
+        self.config = RingConfig(
+            ring=ring,
+            identity=identity,
+            namespace=namespace,
+            key=key,
+            lease_duration=lease_duration,
+            renew_deadline=renew_deadline,
+            retry_period=retry_period,
+            clock=clock,
+        )
+        self._core = RingCore(self.config, MemberLeases(api, namespace, ring, identity))
+        self._holders: list[ShardHolder] = []
+        self._work = threading.Lock()  # holders are driven by one thread at a time
+        self._holding = threading.Event()  # set while a shard is held
+        self._log = _log.getChild(ring)
+
+    # ------------------------------------------------------------------ what callers read
+
+    def hold(self, holder: ShardHolder) -> None:
+        """Make `holder` follow the ring's shard: told the shard held now, if any, and every
+        change from then on."""
+        with self._work:
+            self._holders.append(holder)
+            shard = self._core.shard()
+            if shard is not None:
+                holder.widen(shard)
+
+    def follow(self, target: FollowsShard) -> None:
+        """Make an informer or an informer factory cache the ring's shard (`set_shard` at
+        every change). Create it with `shard=ring.wait_for_shard()`: one started without a
+        shard cannot take one."""
+        self.hold(InformerHolder(target))
+
+    def admit(self, loop: AdmitsKeys) -> None:
+        """Make a reconcile loop reconcile only the keys of the buckets held (before it
+        runs): it stops admitting a bucket's keys and drains them before the bucket moves."""
+        self.hold(LoopHolder(loop, self.config.key))
+
+    def wait_for_shard(self, timeout: float | None = None) -> Shard | None:
+        """Wait until this replica holds a shard (the first claim after joining); returns it,
+        or None after `timeout` seconds without one."""
+        if not self._holding.wait(timeout):
+            return None
+        return self._core.shard()
+
+    def shard(self) -> Shard | None:
+        """The shard this replica holds now (None: nothing)."""
+        return self._core.shard()
+
+    def health(self) -> RingHealth:
+        return self._core.health()
+
+    def _tell_state(self) -> None:
+        """Holders that report health (a factory) say what the ring says (N11, N23)."""
+        health = self._core.health()
+        for holder in self._holders:
+            tell = getattr(holder, "ring_state", None)
+            if callable(tell):
+                tell(health)
+
+    def metrics(self) -> RingMetrics:
+        return self._core.metrics()
+
+    # ------------------------------------------------------------------ driving the holders
+
+    def _each(self, step: str, shard: Shard | None) -> None:
+        for holder in self._holders:
+            getattr(holder, step)(shard)
+
+    def _stop_all(self) -> None:
+        with self._work:
+            self._holding.clear()
+            self._each("stop_admitting", None)
+            self._each("narrow", None)
+            self._tell_state()
+
+    def step(self) -> None:
+        """One handoff step: plan, release what is no longer ours, start what is free."""
+        with self._work:
+            plan = self._core.observe()
+            if plan is None:
+                return
+            self._tell_state()
+            if plan.release:
+                keep = self._core.held() - plan.release
+                shard_kept = shard_of(keep, self.config.key)
+                if shard_kept is None:
+                    self._holding.clear()
+                self._each("stop_admitting", shard_kept)
+                self._core.released(plan.release)
+                self._each("narrow", shard_kept)
+            if plan.free:
+                started = self._core.claim(plan.free)
+                if started:
+                    self._each("widen", self._core.shard())
+                    self._holding.set()
+            self._tell_state()
+
+    # ------------------------------------------------------------------ running
+
+    def _renew_loop(self, stop: threading.Event) -> None:
+        period = self.config.retry_period
+        while not stop.is_set():
+            if not self._core.renew() and self._core.deadline_exceeded():
+                self._stop_all()
+                self._core.lose()
+            if stop.wait(period):
+                return
+
+    def run(self, stop: threading.Event) -> None:
+        """Join the ring and follow it until `stop` is set; then drain, leave, return."""
+        renewer = threading.Thread(
+            target=self._renew_loop,
+            args=(stop,),
+            name=f"ring-{self.config.ring}-renew",
+            daemon=True,
+        )
+        self._core.renew()
+        renewer.start()
+        period = self.config.retry_period
+        try:
+            while not stop.is_set():
+                self.step()
+                if stop.wait(period * (1 + random.random() * (JITTER_FACTOR - 1))):
+                    break
+        finally:
+            renewer.join()
+            self._stop_all()
+            self._core.leave()

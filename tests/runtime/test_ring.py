@@ -1,0 +1,393 @@
+"""The shard ring over Leases (rules N21-N23), over an in-memory Lease API with short leases.
+
+Every replica's holder records the buckets it works on; a shared ledger refuses (records a
+violation) any bucket started while another replica still works on it: the ring's promise
+that no key is reconciled by two replicas at once. Waits are on a condition with timeouts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+from prometheus_client import CollectorRegistry
+
+from kubeinformers.runtime.api.shard import Shard
+from kubeinformers.runtime.metrics import register_prometheus, unregister_prometheus
+from kubeinformers.runtime.ring.assignment import BUCKETS, assign, buckets_of_shard
+from kubeinformers.runtime.ring.async_ring import AsyncShardRing
+from kubeinformers.runtime.ring.core import RingConfig, RingCore
+from kubeinformers.runtime.ring.members import (
+    BUCKETS_ANNOTATION,
+    RING_LABEL,
+    MemberLeases,
+)
+from kubeinformers.runtime.ring.ring import ShardRing
+from tests.support.leases import FakeLeaseApi, LeaseStore
+
+NS = "default"
+RING = "ctl"
+LEASE, RENEW, RETRY = 1.0, 0.6, 0.2  # seconds: short, so that handoffs take a second
+WAIT = 20.0
+
+
+def _buckets(shard: Shard | None) -> frozenset[int]:
+    return buckets_of_shard(shard) if shard is not None else frozenset()
+
+
+class Ledger:
+    """Which buckets each replica works on; a start of a bucket another works on is a
+    violation."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.active: dict[str, frozenset[int]] = {}
+        self.violations: list[str] = []
+
+    def set(self, name: str, buckets: frozenset[int], starting: bool) -> None:
+        with self.cond:
+            if starting:
+                new = buckets - self.active.get(name, frozenset())
+                for other, theirs in self.active.items():
+                    if other != name and new & theirs:
+                        self.violations.append(
+                            f"{name} started {len(new & theirs)} buckets {other} works on"
+                        )
+            self.active[name] = buckets
+            self.cond.notify_all()
+
+    def wait(self, predicate: Callable[[], bool], timeout: float = WAIT) -> None:
+        with self.cond:
+            assert self.cond.wait_for(predicate, timeout), f"timed out; active: {self.sizes()}"
+
+    def sizes(self) -> dict[str, int]:
+        return {name: len(b) for name, b in self.active.items()}
+
+    def covers(self, names: list[str]) -> bool:
+        """The named replicas work on every bucket, each on its rendezvous share."""
+        owned = assign(names)
+        return all(self.active.get(n) == owned[n] for n in names)
+
+
+class Holder:
+    def __init__(self, name: str, ledger: Ledger) -> None:
+        self.name = name
+        self.ledger = ledger
+
+    def stop_admitting(self, keep: Shard | None) -> None:
+        with self.ledger.cond:
+            mine = self.ledger.active.get(self.name, frozenset())
+        self.ledger.set(self.name, mine & _buckets(keep), starting=False)
+
+    def narrow(self, keep: Shard | None) -> None:
+        with self.ledger.cond:
+            mine = self.ledger.active.get(self.name, frozenset())
+        assert mine <= _buckets(keep)  # drained before narrowed
+
+    def widen(self, hold: Shard | None) -> None:
+        self.ledger.set(self.name, _buckets(hold), starting=True)
+
+
+class AsyncHolder(Holder):
+    async def stop_admitting(self, keep: Shard | None) -> None:  # type: ignore[override]
+        Holder.stop_admitting(self, keep)
+
+    async def narrow(self, keep: Shard | None) -> None:  # type: ignore[override]
+        Holder.narrow(self, keep)
+
+    async def widen(self, hold: Shard | None) -> None:  # type: ignore[override]
+        Holder.widen(self, hold)
+
+
+class Replica:
+    def __init__(self, store: LeaseStore, name: str, ledger: Ledger) -> None:
+        self.api = FakeLeaseApi(store)
+        self.ring = ShardRing(
+            self.api,
+            RING,
+            name,
+            namespace=NS,
+            lease_duration=LEASE,
+            renew_deadline=RENEW,
+            retry_period=RETRY,
+        )
+        self.ring.hold(Holder(name, ledger))
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.ring.run, args=(self.stop,), daemon=True)
+
+    def start(self) -> Replica:
+        self.thread.start()
+        return self
+
+    def halt(self) -> None:
+        self.stop.set()
+        self.thread.join(WAIT)
+        assert not self.thread.is_alive()
+
+
+@contextmanager
+def replicas(store: LeaseStore, ledger: Ledger, names: list[str]) -> Iterator[dict[str, Replica]]:
+    running = {name: Replica(store, name, ledger).start() for name in names}
+    try:
+        yield running
+    finally:
+        for r in running.values():
+            r.halt()
+
+
+def test_n22_live_members_split_the_buckets_by_rendezvous_and_never_overlap() -> None:
+    store, ledger = LeaseStore(), Ledger()
+    names = ["a", "b", "c"]
+    with replicas(store, ledger, names) as running:
+        ledger.wait(lambda: ledger.covers(names))
+        for name, r in running.items():
+            health = r.ring.health()
+            assert health.members == tuple(names)
+            assert _buckets(r.ring.shard()) == assign(names)[name]
+        ledger.wait(lambda: all(r.ring.health().healthy for r in running.values()))
+        registry = CollectorRegistry()
+        register_prometheus(registry)
+        try:
+            for name in names:
+                labels = {"ring": RING, "identity": name}
+                held = registry.get_sample_value("kubeinformers_ring_buckets_held", labels)
+                assert held == len(assign(names)[name])
+                assert registry.get_sample_value("kubeinformers_ring_members", labels) == 3
+                assert registry.get_sample_value("kubeinformers_ring_member", labels) == 1
+                assert registry.get_sample_value("kubeinformers_ring_in_transition", labels) == 0
+                started = "kubeinformers_ring_buckets_started_total"
+                assert (registry.get_sample_value(started, labels) or 0) >= held
+                count = "kubeinformers_ring_handoff_duration_seconds_count"
+                assert (registry.get_sample_value(count, labels) or 0) >= 1
+        finally:
+            unregister_prometheus(registry)
+    assert ledger.violations == []
+
+
+def test_n21_each_member_lease_is_labelled_and_records_the_buckets_it_holds() -> None:
+    store, ledger = LeaseStore(), Ledger()
+    with replicas(store, ledger, ["a", "b"]):
+        ledger.wait(lambda: ledger.covers(["a", "b"]))
+        with store.lock:
+            leases = {k[1]: v for k, v in store.leases.items()}
+        assert set(leases) == {"ctl-a", "ctl-b"}
+        for name, lease in leases.items():
+            assert lease["metadata"]["labels"] == {RING_LABEL: RING}
+            assert lease["spec"]["holderIdentity"] == name.removeprefix("ctl-")
+            recorded = lease["metadata"]["annotations"][BUCKETS_ANNOTATION]
+            assert recorded  # the claim covers the work
+    assert store.leases == {}  # each deleted its Lease on stop
+
+
+def test_n22_a_member_that_leaves_hands_its_buckets_to_the_others_without_overlap() -> None:
+    store, ledger = LeaseStore(), Ledger()
+    with replicas(store, ledger, ["a", "b", "c"]) as running:
+        ledger.wait(lambda: ledger.covers(["a", "b", "c"]))
+        running["c"].halt()
+        assert ledger.active["c"] == frozenset()
+        ledger.wait(lambda: ledger.covers(["a", "b"]))
+        moved = running["a"].ring.metrics()
+        assert moved.buckets_started > len(assign(["a", "b", "c"])["a"])
+        assert moved.handoffs >= 2 and moved.handoff_latency.max > 0
+    assert ledger.violations == []
+
+
+def test_n22_a_member_that_joins_takes_its_share_from_each_without_overlap() -> None:
+    store, ledger = LeaseStore(), Ledger()
+    with replicas(store, ledger, ["a", "b", "c"]) as running:
+        ledger.wait(lambda: ledger.covers(["a", "b", "c"]))
+        before = sum(running[n].ring.metrics().buckets_released for n in "abc")
+        running["d"] = Replica(store, "d", ledger).start()
+        ledger.wait(lambda: ledger.covers(["a", "b", "c", "d"]))
+        released = sum(running[n].ring.metrics().buckets_released for n in "abc") - before
+        assert released == len(assign("abcd")["d"])  # only the newcomer's share moved
+    assert ledger.violations == []
+
+
+def test_n22_a_member_that_cannot_renew_stops_all_work_before_others_take_it_over() -> None:
+    store, ledger = LeaseStore(), Ledger()
+    with replicas(store, ledger, ["a", "b", "c"]) as running:
+        ledger.wait(lambda: ledger.covers(["a", "b", "c"]))
+        running["c"].api.fail = True  # cut off from the API server
+        ledger.wait(lambda: ledger.active["c"] == frozenset())
+        ledger.wait(lambda: ledger.covers(["a", "b"]))
+        health = running["c"].ring.health()
+        assert not health.member and not health.healthy
+        assert "not a member" in health.describe() and "holds no range" in health.describe()
+        assert running["c"].ring.metrics().lost == 1
+        running["c"].api.fail = False  # back: it rejoins and takes its share again
+        ledger.wait(lambda: ledger.covers(["a", "b", "c"]))
+    assert ledger.violations == []
+
+
+def test_n23_health_says_holds_no_range_and_in_transition() -> None:
+    store = LeaseStore()
+    core = RingCore(
+        RingConfig(RING, "a", NS, lease_duration=LEASE, renew_deadline=RENEW, retry_period=RETRY),
+        MemberLeases(FakeLeaseApi(store), NS, RING, "a"),
+    )
+    health = core.health()
+    assert not health.healthy and health.holds_no_range and not health.member
+    assert core.renew()
+    plan = core.observe()
+    assert plan is not None and len(plan.free) == BUCKETS
+    health = core.health()
+    assert health.in_transition and "in transition" in health.describe()
+    assert core.claim(plan.free) == frozenset(range(BUCKETS))
+    assert (
+        core.health().healthy
+        and core.health().held == "uid in [0x0000000000000000, 0x10000000000000000)"
+    )
+
+
+def test_n22_a_bucket_another_live_member_claims_is_withdrawn_not_started() -> None:
+    store = LeaseStore()
+    other = MemberLeases(FakeLeaseApi(store), NS, RING, "b")
+    other.write({5, 6}, 10, None)  # b claims buckets 5 and 6
+    core = RingCore(
+        RingConfig(RING, "a", NS, lease_duration=LEASE, renew_deadline=RENEW, retry_period=RETRY),
+        MemberLeases(FakeLeaseApi(store), NS, RING, "a"),
+    )
+    assert core.renew()
+    assert core.claim({4, 5}) == frozenset({4})
+    with store.lock:
+        recorded = store.leases[(NS, "ctl-a")]["metadata"]["annotations"][BUCKETS_ANNOTATION]
+    assert recorded == "4"
+
+
+def test_n21_ring_and_identity_must_make_a_lease_name() -> None:
+    api = FakeLeaseApi(LeaseStore())
+    with pytest.raises(ValueError, match="identity"):
+        ShardRing(api, RING, "Pod_1")
+    with pytest.raises(ValueError, match="ring name"):
+        ShardRing(api, "", "a")
+    with pytest.raises(ValueError, match="renew_deadline"):
+        ShardRing(api, RING, "a", lease_duration=1, renew_deadline=1)
+
+
+def test_n22_async_ring_hands_over_as_the_threaded_one() -> None:
+    store, ledger = LeaseStore(), Ledger()
+
+    async def main() -> None:
+        rings = {
+            n: AsyncShardRing(
+                FakeLeaseApi(store),
+                RING,
+                n,
+                namespace=NS,
+                lease_duration=LEASE,
+                renew_deadline=RENEW,
+                retry_period=RETRY,
+            )
+            for n in "ab"
+        }
+        for n, ring in rings.items():
+            ring.hold(AsyncHolder(n, ledger))
+        tasks = {n: asyncio.create_task(ring.run()) for n, ring in rings.items()}
+        try:
+            await asyncio.to_thread(ledger.wait, lambda: ledger.covers(["a", "b"]))
+            tasks["b"].cancel()
+            await asyncio.wait({tasks["b"]})
+            assert ledger.active["b"] == frozenset()
+            await asyncio.to_thread(ledger.wait, lambda: ledger.covers(["a"]))
+        finally:
+            for t in tasks.values():
+                t.cancel()
+            await asyncio.wait(set(tasks.values()))
+
+    asyncio.run(main())
+    assert ledger.violations == []
+    assert store.leases == {}
+
+
+def test_n21_a_lease_left_behind_is_deleted_after_ten_durations_unless_renewed() -> None:
+    store = LeaseStore()
+    now = [0.0]
+    dead = MemberLeases(FakeLeaseApi(store), NS, RING, "dead")
+    dead.write({1, 2}, 1, None)  # a replica that crashed: never renewed again
+    back = MemberLeases(FakeLeaseApi(store), NS, RING, "back")
+    back.write({3}, 1, None)
+    config = RingConfig(
+        RING,
+        "a",
+        NS,
+        lease_duration=LEASE,
+        renew_deadline=RENEW,
+        retry_period=RETRY,
+        clock=lambda: now[0],
+    )
+    core = RingCore(config, MemberLeases(FakeLeaseApi(store), NS, RING, "a"))
+    assert core.renew()
+    assert core.observe() is not None
+    assert core.health().members == ("a", "back", "dead")  # live when first seen
+    now[0] = 30.0
+    core.observe()
+    assert (NS, "ctl-dead") in store.leases  # expired, not yet abandoned
+    back.write({3}, 1, None)  # the other came back just in time
+    now[0] = 61.0
+    assert core.renew()
+    core.observe()
+    assert (NS, "ctl-dead") not in store.leases
+    assert (NS, "ctl-back") in store.leases and (NS, "ctl-a") in store.leases
+
+
+def test_n22_async_ring_cut_off_stops_all_work_and_the_other_takes_over() -> None:
+    store, ledger = LeaseStore(), Ledger()
+    apis = {n: FakeLeaseApi(store) for n in "ab"}
+
+    async def main() -> None:
+        rings = {
+            n: AsyncShardRing(
+                apis[n],
+                RING,
+                n,
+                namespace=NS,
+                lease_duration=LEASE,
+                renew_deadline=RENEW,
+                retry_period=RETRY,
+            )
+            for n in "ab"
+        }
+        for n, ring in rings.items():
+            ring.hold(AsyncHolder(n, ledger))
+        tasks = [asyncio.create_task(ring.run()) for ring in rings.values()]
+        try:
+            await asyncio.to_thread(ledger.wait, lambda: ledger.covers(["a", "b"]))
+            apis["b"].fail = True
+            await asyncio.to_thread(ledger.wait, lambda: ledger.active["b"] == frozenset())
+            await asyncio.to_thread(ledger.wait, lambda: ledger.covers(["a"]))
+            assert not rings["b"].health().member and rings["b"].metrics().lost == 1
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.wait(set(tasks))
+
+    asyncio.run(main())
+    assert ledger.violations == []
+
+
+def test_n21_a_second_writer_of_ones_lease_is_said_once_per_replica(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = LeaseStore()
+    first = MemberLeases(FakeLeaseApi(store), NS, RING, "a")
+    twin = MemberLeases(FakeLeaseApi(store), NS, RING, "a")  # the same identity, twice
+    first.write({1}, 1, None)
+    twin.write({2}, 1, None)  # takes the existing Lease over
+    caplog.set_level(logging.WARNING, logger="kubeinformers.ring")
+    conflicts = 0
+    for writer in (first, twin) * 3:  # each renewal finds the other's write: 409, re-read
+        try:
+            writer.write({1}, 1, None)
+        except ApiException as err:
+            assert err.status == 409
+            conflicts += 1
+            writer.write({1}, 1, None)
+    assert conflicts == 6
+    warnings = [r for r in caplog.records if "another replica" in r.getMessage()]
+    assert len(warnings) == 2 and "'a'" in warnings[0].getMessage()  # once per writer

@@ -1,0 +1,98 @@
+"""An in-memory coordination.k8s.io/v1 Lease API for ring and election tests: one namespace
+store with resourceVersion conflicts, list by label and by name, and per-client failure."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from kubernetes.client import ApiClient, V1Lease, V1LeaseList
+from kubernetes.client.exceptions import ApiException
+
+# V1Lease.from_dict exists only from kubernetes 37: the client's own deserializer, as
+# CoordinationV1Api builds what it returns.
+_CLIENT = ApiClient()
+
+
+def _model(body: dict[str, Any], kind: str) -> Any:
+    return _CLIENT._ApiClient__deserialize(body, kind)  # type: ignore[attr-defined]
+
+
+class LeaseStore:
+    """The server side."""
+
+    def __init__(self) -> None:
+        self.leases: dict[tuple[str, str], dict[str, Any]] = {}
+        self.rv = 0
+        self.lock = threading.Lock()
+
+    def put(self, body: dict[str, Any]) -> V1Lease:
+        self.rv += 1
+        body = {**body, "metadata": {**body["metadata"], "resourceVersion": str(self.rv)}}
+        self.leases[(body["metadata"]["namespace"], body["metadata"]["name"])] = body
+        model: V1Lease = _model(body, "V1Lease")
+        return model
+
+
+class FakeLeaseApi:
+    """The Lease calls of CoordinationV1Api for one client; `fail` cuts it off (503)."""
+
+    def __init__(self, store: LeaseStore) -> None:
+        self.store = store
+        self.fail = False
+
+    def _check(self) -> None:
+        if self.fail:
+            raise ApiException(status=503, reason="Service Unavailable")
+
+    def list_namespaced_lease(self, namespace: str, **kwargs: Any) -> V1LeaseList:
+        self._check()
+        label = kwargs.get("label_selector")
+        name = kwargs.get("field_selector", "").removeprefix("metadata.name=")
+        with self.store.lock:
+            items = []
+            for (ns, n), body in sorted(self.store.leases.items()):
+                labels = body["metadata"].get("labels") or {}
+                if ns != namespace or (name and n != name):
+                    continue
+                if label:
+                    key, _, value = label.partition("=")
+                    if labels.get(key) != value:
+                        continue
+                items.append(body)
+            listed: V1LeaseList = _model(
+                {"metadata": {"resourceVersion": str(self.store.rv)}, "items": items},
+                "V1LeaseList",
+            )
+            return listed
+
+    def create_namespaced_lease(self, namespace: str, body: Any, **kwargs: Any) -> V1Lease:
+        self._check()
+        with self.store.lock:
+            if (namespace, body["metadata"]["name"]) in self.store.leases:
+                raise ApiException(status=409, reason="AlreadyExists")
+            return self.store.put(body)
+
+    def replace_namespaced_lease(
+        self, name: str, namespace: str, body: Any, **kwargs: Any
+    ) -> V1Lease:
+        self._check()
+        with self.store.lock:
+            current = self.store.leases.get((namespace, name))
+            if current is None:
+                raise ApiException(status=404, reason="Not Found")
+            if body["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]:
+                raise ApiException(status=409, reason="Conflict")
+            return self.store.put(body)
+
+    def delete_namespaced_lease(self, name: str, namespace: str, **kwargs: Any) -> Any:
+        self._check()
+        precondition = (kwargs.get("body") or {}).get("preconditions", {}).get("resourceVersion")
+        with self.store.lock:
+            current = self.store.leases.get((namespace, name))
+            if current is None:
+                raise ApiException(status=404, reason="Not Found")
+            if precondition and precondition != current["metadata"]["resourceVersion"]:
+                raise ApiException(status=409, reason="Conflict")
+            del self.store.leases[(namespace, name)]
+        return None
