@@ -71,11 +71,12 @@ def _invalid(model: type[BaseModel], exc: ProtobufDecodeError) -> ValidationErro
 def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | None) -> RawFormat:
     transcoder = Transcoder(messages)
     to_json_object = transcoder.to_json_object
+    for_validation = transcoder.for_validation  # read-only values, handed to pydantic only
     meta_message = metadata_message(messages, message)
 
     def item(model: type[BaseModel], raw: bytes) -> BaseModel:
         try:
-            fields: dict[str, Any] = to_json_object(message, raw)
+            fields: dict[str, Any] = for_validation(message, raw)
         except ProtobufDecodeError as exc:
             raise _invalid(model, exc) from exc
         if type_meta is not None:
@@ -84,7 +85,7 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
 
     def metadata(model: type[BaseModel], raw: bytes) -> BaseModel:
         try:
-            fields = to_json_object(meta_message, _field_1(raw))
+            fields = for_validation(meta_message, _field_1(raw))
         except ProtobufDecodeError as exc:
             raise _invalid(model, exc) from exc
         return model.model_validate(fields)
@@ -121,7 +122,7 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
         if data is None:
             raise FieldUnavailable(name)
         try:
-            value = to_json_object(found[1], data)
+            value = for_validation(found[1], data)
         except ProtobufDecodeError:
             raise FieldUnavailable(name) from None
         return field_adapter(model, name).validate_python(value)

@@ -72,6 +72,16 @@ _LAST_LENGTH_CODE = _RAW
 _INT_VALUE, _INT_OMIT, _BOOL_VALUE, _BOOL_OMIT = range(20, 24)
 
 _Entry = tuple[int, str, Any]  # (code, json_name, ref or field)
+# Sub-messages transcoded for validation, by message and bytes (see Transcoder.for_validation):
+# message -> {its bytes: the JSON object}, or None for a message that must never be shared.
+_Memo = dict[str, "dict[bytes, dict[str, Any]] | None"]
+# A sub-message of up to _MEMO_LENGTH bytes is remembered, the first _MEMO_ENTRIES of them
+# per transcoder; then the memo starts again (so it follows what the cluster runs now).
+_MEMO_LENGTH = 1024
+_MEMO_ENTRIES = 4096
+# After _MEMO_PROBE misses of one message, it stays remembered only while it is found at least
+# half as often as it is missed.
+_MEMO_PROBE = 256
 
 
 class _Compiled(NamedTuple):
@@ -100,6 +110,75 @@ class Transcoder:
         # One str per distinct short string value among the objects transcoded (see
         # _SHARED_STRINGS); a built object's strings are then shared as JSON's are.
         self._strings: dict[bytes, str] = {}
+        self._memo: _Memo = {}
+        self._memo_entries = 0
+        self._memo_counts: dict[str, list[int]] = {}
+
+    def for_validation(self, message: str, data: bytes) -> dict[str, Any]:
+        """What `to_json_object` gives, for validation only: treat it as read-only.
+
+        Why: pods of one workload repeat most of their sub-messages byte for byte (a
+        container's ports, resources and probes, tolerations, conditions, volume mounts), and
+        transcoding is pure Python. Sub-messages seen before are handed out as the same dict,
+        shared among the objects built (pydantic builds its own models, lists and dicts from
+        them, never keeping them), except for messages that hold embedded JSON (RawExtension,
+        FieldsV1), which a model keeps as it is given.
+        """
+        try:
+            return self._message(message, data, 0, len(data), self._memo)
+        except ProtobufDecodeError as exc:
+            raise ProtobufDecodeError(f"malformed {message}: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ProtobufDecodeError(
+                f"malformed {message}: a string is not UTF-8 ({exc})"
+            ) from None
+
+    def _shared(
+        self, message: str, data: bytes, start: int, end: int, memo: _Memo
+    ) -> dict[str, Any]:
+        """The sub-message `message` at data[start:end], from `memo` when seen before."""
+        try:
+            seen = memo[message]
+        except KeyError:
+            seen = memo[message] = {} if self._shareable(message) else None
+            self._memo_counts[message] = [0, 0]
+        if seen is None or end - start > _MEMO_LENGTH:
+            return self._message(message, data, start, end, memo)
+        chunk = data[start:end]
+        value = seen.get(chunk)
+        counts = self._memo_counts[message]  # [hits, misses]
+        if value is not None:
+            counts[0] += 1
+            return value
+        value = self._message(message, data, start, end, memo)
+        counts[1] += 1
+        if counts[1] >= _MEMO_PROBE and counts[0] < counts[1] // 2:
+            # Mostly new values each time (a container with its pod's own env, a container
+            # status with its ids): no longer remembered, so that it does not crowd out the
+            # values that repeat (its own sub-messages still are).
+            memo[message] = None
+            self._memo_entries -= len(seen)
+            return value
+        if self._memo_entries >= _MEMO_ENTRIES:
+            for kept in memo.values():
+                if kept is not None:
+                    kept.clear()
+            self._memo_entries = 0
+        seen[chunk] = value
+        self._memo_entries += 1
+        return value
+
+    def _shareable(self, message: str) -> bool:
+        """Whether no message reachable from `message` holds embedded JSON (RAW_JSON)."""
+        todo, seen = [message], {message}
+        while todo:
+            for _number, _name, kind, ref, _flags in self.messages.get(todo.pop(), ()):
+                if kind == _RAW_JSON:
+                    return False
+                if ref is not None and ref not in seen:
+                    seen.add(ref)
+                    todo.append(ref)
+        return True
 
     def to_json_object(self, message: str, data: bytes) -> dict[str, Any]:
         """The JSON object Go writes for the `message` struct decoded from `data`."""
@@ -160,7 +239,9 @@ class Transcoder:
         self._compiled[message] = compiled
         return compiled
 
-    def _message(self, message: str, data: bytes, pos: int, end: int) -> dict[str, Any]:
+    def _message(
+        self, message: str, data: bytes, pos: int, end: int, memo: _Memo | None = None
+    ) -> dict[str, Any]:
         compiled = self._compiled.get(message)
         if compiled is None:
             compiled = self._compile(message)
@@ -216,15 +297,22 @@ class Transcoder:
                             strings[chunk] = text
                     out[name] = text
                 elif code == _MSG_REP:
+                    if memo is None:
+                        value = self._message(arg, data, start, pos)
+                    else:
+                        value = self._shared(arg, data, start, pos, memo)
                     items = out.get(name)
                     if items is None:
-                        out[name] = [self._message(arg, data, start, pos)]
+                        out[name] = [value]
                     else:
-                        items.append(self._message(arg, data, start, pos))
+                        items.append(value)
                 elif code == _TIME_VALUE:
                     out[name] = _time(data, start, pos, False)
                 elif code == _MSG:
-                    out[name] = self._message(arg, data, start, pos)
+                    if memo is None:
+                        out[name] = self._message(arg, data, start, pos)
+                    else:
+                        out[name] = self._shared(arg, data, start, pos, memo)
                 elif code == _STR_REP:
                     items = out.get(name)
                     if items is None:
@@ -246,7 +334,7 @@ class Transcoder:
                 elif code == _QTY:
                     out[name] = _quantity(data, start, pos)
                 elif code == _INLINE_MSG:
-                    out.update(self._message(arg, data, start, pos))
+                    out.update(self._message(arg, data, start, pos, memo))
                 elif code == _RAW:
                     out[name] = _raw_json(data, start, pos)
                 elif code == _IOS:
