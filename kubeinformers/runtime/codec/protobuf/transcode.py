@@ -73,7 +73,7 @@ _INT_VALUE, _INT_OMIT, _BOOL_VALUE, _BOOL_OMIT = range(20, 24)
 
 _Entry = tuple[int, str, Any]  # (code, json_name, ref or field)
 # Sub-messages transcoded for validation, by message and bytes (see Transcoder.for_validation):
-# message -> {its bytes: the JSON object}, or None for a message that must never be shared.
+# message -> {its bytes: the JSON object}, or None once it is found to rarely repeat.
 _Memo = dict[str, "dict[bytes, dict[str, Any]] | None"]
 # A sub-message of up to _MEMO_LENGTH bytes is remembered, the first _MEMO_ENTRIES of them
 # per transcoder; then the memo starts again (so it follows what the cluster runs now).
@@ -114,18 +114,19 @@ class Transcoder:
         self._memo_entries = 0
         self._memo_counts: dict[str, list[int]] = {}
 
-    def for_validation(self, message: str, data: bytes) -> dict[str, Any]:
+    def for_validation(self, message: str, data: bytes, shared: frozenset[str]) -> dict[str, Any]:
         """What `to_json_object` gives, for validation only: treat it as read-only.
 
-        Why: pods of one workload repeat most of their sub-messages byte for byte (a
-        container's ports, resources and probes, tolerations, conditions, volume mounts), and
-        transcoding is pure Python. Sub-messages seen before are handed out as the same dict,
-        shared among the objects built (pydantic builds its own models, lists and dicts from
-        them, never keeping them), except for messages that hold embedded JSON (RawExtension,
-        FieldsV1), which a model keeps as it is given.
+        Why: pods of one workload repeat many of their sub-messages byte for byte (a
+        container's ports, resources and probes, tolerations, security contexts), and
+        transcoding is pure Python. A sub-message of a message in `shared` seen before is
+        handed out as the same dict, so objects built from the result share parts of it.
+        The caller names in `shared` only messages its model validates into objects of its own
+        (models, lists, dicts, immutable scalars; never a value kept as given, as embedded
+        JSON or an unknown field is): `protobuf.lazy.shareable_messages`.
         """
         try:
-            return self._message(message, data, 0, len(data), self._memo)
+            return self._message(message, data, 0, len(data), shared)
         except ProtobufDecodeError as exc:
             raise ProtobufDecodeError(f"malformed {message}: {exc}") from None
         except UnicodeDecodeError as exc:
@@ -134,23 +135,25 @@ class Transcoder:
             ) from None
 
     def _shared(
-        self, message: str, data: bytes, start: int, end: int, memo: _Memo
+        self, message: str, data: bytes, start: int, end: int, shared: frozenset[str]
     ) -> dict[str, Any]:
-        """The sub-message `message` at data[start:end], from `memo` when seen before."""
-        try:
-            seen = memo[message]
-        except KeyError:
-            seen = memo[message] = {} if self._shareable(message) else None
+        """The sub-message `message` at data[start:end], remembered when seen before."""
+        if message not in shared or end - start > _MEMO_LENGTH:
+            return self._message(message, data, start, end, shared)
+        memo = self._memo
+        seen = memo.get(message)
+        if seen is None:
+            if message in memo:  # found to rarely repeat
+                return self._message(message, data, start, end, shared)
+            seen = memo[message] = {}
             self._memo_counts[message] = [0, 0]
-        if seen is None or end - start > _MEMO_LENGTH:
-            return self._message(message, data, start, end, memo)
         chunk = data[start:end]
         value = seen.get(chunk)
         counts = self._memo_counts[message]  # [hits, misses]
         if value is not None:
             counts[0] += 1
             return value
-        value = self._message(message, data, start, end, memo)
+        value = self._message(message, data, start, end, shared)
         counts[1] += 1
         if counts[1] >= _MEMO_PROBE and counts[0] < counts[1] // 2:
             # Mostly new values each time (a container with its pod's own env, a container
@@ -167,18 +170,6 @@ class Transcoder:
         seen[chunk] = value
         self._memo_entries += 1
         return value
-
-    def _shareable(self, message: str) -> bool:
-        """Whether no message reachable from `message` holds embedded JSON (RAW_JSON)."""
-        todo, seen = [message], {message}
-        while todo:
-            for _number, _name, kind, ref, _flags in self.messages.get(todo.pop(), ()):
-                if kind == _RAW_JSON:
-                    return False
-                if ref is not None and ref not in seen:
-                    seen.add(ref)
-                    todo.append(ref)
-        return True
 
     def to_json_object(self, message: str, data: bytes) -> dict[str, Any]:
         """The JSON object Go writes for the `message` struct decoded from `data`."""
@@ -240,7 +231,12 @@ class Transcoder:
         return compiled
 
     def _message(
-        self, message: str, data: bytes, pos: int, end: int, memo: _Memo | None = None
+        self,
+        message: str,
+        data: bytes,
+        pos: int,
+        end: int,
+        shared: frozenset[str] | None = None,
     ) -> dict[str, Any]:
         compiled = self._compiled.get(message)
         if compiled is None:
@@ -297,10 +293,10 @@ class Transcoder:
                             strings[chunk] = text
                     out[name] = text
                 elif code == _MSG_REP:
-                    if memo is None:
+                    if shared is None:
                         value = self._message(arg, data, start, pos)
                     else:
-                        value = self._shared(arg, data, start, pos, memo)
+                        value = self._shared(arg, data, start, pos, shared)
                     items = out.get(name)
                     if items is None:
                         out[name] = [value]
@@ -309,10 +305,10 @@ class Transcoder:
                 elif code == _TIME_VALUE:
                     out[name] = _time(data, start, pos, False)
                 elif code == _MSG:
-                    if memo is None:
+                    if shared is None:
                         out[name] = self._message(arg, data, start, pos)
                     else:
-                        out[name] = self._shared(arg, data, start, pos, memo)
+                        out[name] = self._shared(arg, data, start, pos, shared)
                 elif code == _STR_REP:
                     items = out.get(name)
                     if items is None:
@@ -334,7 +330,7 @@ class Transcoder:
                 elif code == _QTY:
                     out[name] = _quantity(data, start, pos)
                 elif code == _INLINE_MSG:
-                    out.update(self._message(arg, data, start, pos, memo))
+                    out.update(self._message(arg, data, start, pos, shared))
                 elif code == _RAW:
                     out[name] = _raw_json(data, start, pos)
                 elif code == _IOS:
