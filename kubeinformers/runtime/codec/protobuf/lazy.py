@@ -78,6 +78,7 @@ def shareable_messages(messages: Messages, model: type[BaseModel], message: str)
     fields), or one whose field's type is not one of those (`dict[str, Any]`)."""
     edges: dict[_Pair, list[_Pair]] = {}
     bad: set[_Pair] = set()
+    kept_as_given: list[str] = []  # messages whose values a model may keep as they are
     todo: list[_Pair] = [(model, message)]
     while todo:
         pair = todo.pop()
@@ -97,6 +98,8 @@ def shareable_messages(messages: Messages, model: type[BaseModel], message: str)
                 continue  # an immutable value, wherever it goes
             if held is None or kind == RAW_JSON or (flags & ITEMS and held):
                 bad.add(pair)
+                if ref is not None:
+                    kept_as_given.append(ref)  # nowhere shared: its values may be kept here
             elif kind == MESSAGE and ref is not None:
                 if len(held) != 1:
                     bad.add(pair)
@@ -114,6 +117,11 @@ def shareable_messages(messages: Messages, model: type[BaseModel], message: str)
                 bad.add(parent)
                 spread.append(parent)
     unsafe = {name for _owner, name in bad}
+    while kept_as_given:
+        name = kept_as_given.pop()
+        if name not in unsafe:
+            unsafe.add(name)
+            kept_as_given += (ref for *_, ref, _flags in messages.get(name, ()) if ref is not None)
     return frozenset(name for _owner, name in edges if name not in unsafe)
 
 
