@@ -4,6 +4,7 @@ nothing a user can change, and equal what a fresh transcode (the JSON's shape) g
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from kubeinformers.runtime.api.model import KubeModel
 from kubeinformers.runtime.codec.lazy import materialize
+from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
 from kubeinformers.runtime.codec.protobuf import transcode
 from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
 from kubeinformers.runtime.codec.protobuf.lazy import shareable_messages
@@ -216,3 +218,29 @@ def test_k18_k10_concurrent_first_reads_of_objects_sharing_bytes_agree() -> None
         ids = _mutables(spec).keys()
         assert not ids & seen
         seen |= ids
+
+
+# --- K13: the rest of an object whose fields were built alone ----------------------------------
+
+
+def _json_shelves(*names: str) -> list[Shelf]:
+    items = [to_json_object(TABLE, SHELF, _shelf(name, "Dune", "Emma")) for name in names]
+    body = json.dumps({"apiVersion": "v1", "kind": "ShelfList", "items": items}).encode()
+    return list(LazyDecoder(Shelf, describe="shelves").decode_list(body).items)
+
+
+@pytest.mark.parametrize("wire", [_shelves, _json_shelves], ids=["protobuf", "json"])
+def test_k13_the_whole_build_after_a_field_read_alone_equals_a_build_of_everything(
+    wire: Any,
+) -> None:
+    (obj,) = wire("a")
+    (whole,) = wire("a")
+    spec = obj.spec  # built alone
+    materialize(obj)  # the rest, without the spec again
+    materialize(whole)
+    assert obj.spec is spec
+    assert obj == whole
+    assert obj.model_fields_set == whole.model_fields_set == {"metadata", "spec"}
+    assert obj.model_dump(exclude_unset=True) == whole.model_dump(exclude_unset=True)
+    assert obj.model_dump_json() == whole.model_dump_json()
+    assert obj == Shelf.model_validate(to_json_object(TABLE, SHELF, _shelf("a", "Dune", "Emma")))

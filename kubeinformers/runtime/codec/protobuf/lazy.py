@@ -12,6 +12,7 @@ import functools
 import threading
 import types
 import typing
+from collections.abc import Collection
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -226,6 +227,23 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
             raise FieldUnavailable(name) from None
         return field_adapter(model, name).validate_python(value)
 
+    def item_without(model: type[BaseModel], raw: bytes, names: Collection[str]) -> BaseModel:
+        aliases = [model.model_fields[name].alias or name for name in names]
+        numbers = {alone[alias][0] for alias in aliases if alias in alone}
+        if len(numbers) < len(aliases):
+            return item(model, raw)
+        try:
+            fields = transcoder.for_validation(
+                message, _without_fields(raw, numbers), shared(model, message)
+            )
+        except ProtobufDecodeError as exc:
+            raise _invalid(model, exc) from exc
+        for alias in aliases:  # a Go struct left out is written as {}: absent instead
+            fields.pop(alias, None)
+        if type_meta is not None:
+            fields = {"apiVersion": type_meta[0], "kind": type_meta[1], **fields}
+        return model.model_validate(fields)
+
     managed_fields = next(
         (
             number
@@ -250,6 +268,7 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
         metadata_data=metadata_data,
         field=field,
         strip_managed_fields=strip_managed_fields,
+        item_without=item_without,
     )
 
 
@@ -292,6 +311,26 @@ def _without_metadata_field(data: bytes, number: int) -> bytes:
         meta = b"".join(kept)
         pieces += (data[copied:key_at], b"\x0a", _varint(len(meta)), meta)
         copied = pos
+    if not pieces:
+        return data
+    pieces.append(data[copied:])
+    return b"".join(pieces)
+
+
+def _without_fields(data: bytes, numbers: Collection[int]) -> bytes:
+    """`data` (a message) without its length-delimited fields `numbers`, the rest as it is."""
+    pieces: list[bytes] = []
+    copied = pos = 0
+    end = len(data)
+    while pos < end:
+        key_at = pos
+        key, pos = read_varint(data, pos, end)
+        if key & 7 == 2 and key >> 3 in numbers:
+            _start, pos = read_length(data, pos, end)
+            pieces.append(data[copied:key_at])
+            copied = pos
+        else:
+            pos = skip_field(data, pos, key & 7, end)
     if not pieces:
         return data
     pieces.append(data[copied:])
