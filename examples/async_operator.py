@@ -14,7 +14,7 @@ deletes it when the widget goes. The pieces, all on one event loop:
 * an `AsyncReconcileLoop` (`async def reconcile(key)`) with rate-limited retries: a ConfigMap of
   the same name that is not ours makes it `Requeue` until that one is gone;
 * writes through the factory's typed client (`factory.async_client()`): server-side apply of
-  the ConfigMap, typed errors, and read-your-writes built in: a write returns once the
+  the ConfigMap's apply configuration (`ConfigMapApply`: only the fields it manages), typed errors, and read-your-writes built in: a write returns once the
   ConfigMap informer has it, so the next reconcile reads fresh state;
 * `AsyncLeaderElector`: only the replica holding the Lease reconciles;
 * `informer.events()`: a typed audit log of widget changes;
@@ -51,6 +51,7 @@ from kubeinformers import (
     Updated,
 )
 from kubeinformers.generated.core.v1 import ConfigMap
+from kubeinformers.generated.core.v1.apply import ConfigMapApply
 from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.generated.meta.v1 import ObjectMeta
 
@@ -142,10 +143,13 @@ class WidgetOperator:
             return None
         # Server-side apply of exactly the fields the operator manages; the write returns once
         # the ConfigMap informer has it (read your writes), so the next reconcile sees it.
-        ours = ConfigMap(
-            metadata=ObjectMeta(
-                name=cm_name, namespace=namespace, labels={OWNER_LABEL: f"{namespace}.{name}"}
-            ),
+        # An apply configuration: only these fields, typed by mypy, and the answer a ConfigMap.
+        ours = ConfigMapApply(
+            metadata={
+                "name": cm_name,
+                "namespace": namespace,
+                "labels": {OWNER_LABEL: f"{namespace}.{name}"},
+            },
             data=desired,
         )
         try:

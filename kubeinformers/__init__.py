@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     # In the order of the defining modules; `labels` is the package of label selectors
     # (apimachinery: pkg/labels): `labels.parse("app=web,tier in (fe,be)")`.
     from kubeinformers.runtime import labels as labels
+    from kubeinformers.runtime.api.apply import ApplyConfiguration as ApplyConfiguration
     from kubeinformers.runtime.api.errors import AlreadyExists as AlreadyExists
     from kubeinformers.runtime.api.errors import Conflict as Conflict
     from kubeinformers.runtime.api.errors import Forbidden as Forbidden

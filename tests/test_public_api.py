@@ -114,6 +114,7 @@ FACES: dict[str, set[str]] = {
         # the typed client (issue 28) and the errors its calls raise
         "Client",
         "AsyncClient",
+        "ApplyConfiguration",
         "retry_on_conflict",
         "retry_on_conflict_async",
         "ReadYourWritesTimeout",

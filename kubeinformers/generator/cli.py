@@ -250,6 +250,9 @@ def build(
         protobuf_kinds=pb_kinds,
         protobuf_module=f"{package}.{protobuf_table.MODULE}",
     )
+    from kubeinformers.generator.apply import generate_apply
+
+    other.update(generate_apply(prep.schemas, prep.kinds, resources, model_files, package))
     builtin_shapes = shapes.builtin_shapes(prep.schemas)
     if builtin_shapes:
         other[f"{shapes.MODULE}.py"] = shapes.module_source(builtin_shapes)

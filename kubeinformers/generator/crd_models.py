@@ -186,6 +186,7 @@ class _Writer:
             "x-python-type",
             "anyOf",
             "nullable",
+            "x-kubernetes-list-map-keys",  # for the apply configurations; models ignore it
         }
         if unknown:
             raise _Declined(f"keywords {sorted(unknown)}")

@@ -206,7 +206,7 @@ def kind_class(kind: str) -> tuple[str, bool]:
 
 
 # Module names beside the kind modules of a version package.
-RESERVED_MODULES = frozenset({"informers", "listers", "models", "registry"})
+RESERVED_MODULES = frozenset({"apply", "informers", "listers", "models", "registry"})
 
 
 def kind_module(kind: str, taken: Iterable[str] = ()) -> str:

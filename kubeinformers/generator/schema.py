@@ -227,6 +227,9 @@ class _Walker:
                 raise self.source.error(f"{path}.items", f"must be a schema, not {items!r}")
             out["items"] = self.clean(items, f"{path}.items", hint)
             out.setdefault("type", "array")
+            keys = _list_map_keys(node)
+            if keys:  # for the apply configurations (generator.apply); models ignore it
+                out["x-kubernetes-list-map-keys"] = keys
         if out.get("type") == "array" and "items" not in out:
             out["items"] = {}
         if preserve and not out.get("properties") and out.get("type") in (None, "object"):
@@ -380,6 +383,19 @@ def _open_enum(values: list[Any], typ: str) -> str:
     """
     literal = f"typing.Literal[{', '.join(repr(v) for v in values)}]"
     return f"{literal} | {UNKNOWN_ENUM_VALUE if typ == 'string' else 'int'}"
+
+
+def _list_map_keys(node: Mapping[str, Any]) -> list[str]:
+    """The keys that identify an item of a list the server merges by key: a `map` list's
+    `x-kubernetes-list-map-keys`, else the strategic-merge `x-kubernetes-patch-merge-key`."""
+    keys = node.get("x-kubernetes-list-map-keys")
+    list_type = node.get("x-kubernetes-list-type")
+    if list_type in ("atomic", "set"):
+        return []  # replaced whole (atomic) or merged by value (set): no keys
+    if list_type == "map" and isinstance(keys, list):
+        return [k for k in keys if isinstance(k, str)]
+    merge_key = node.get("x-kubernetes-patch-merge-key")
+    return [merge_key] if isinstance(merge_key, str) and merge_key else []
 
 
 def _may_be_null(schema: Mapping[str, Any]) -> bool:

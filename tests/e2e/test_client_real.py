@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from examples.informers.demo.v1.apply.widget import WidgetApply
 from examples.informers.demo.v1.gadget import Gadget, GadgetSpec
 from examples.informers.demo.v1.widget import Widget, WidgetSpec, WidgetStatus
 from kubeinformers.generated.apiextensions.v1 import CustomResourceDefinition
 from kubeinformers.generated.apps.v1 import Deployment, DeploymentSpec
+from kubeinformers.generated.apps.v1.apply import DeploymentApply
 from kubeinformers.generated.core.v1 import (
     ConfigMap,
     Container,
@@ -26,8 +29,9 @@ from kubeinformers.generated.core.v1 import (
     PodSpec,
     PodTemplateSpec,
 )
+from kubeinformers.generated.core.v1.apply import ContainerApply
 from kubeinformers.generated.informers import SharedInformerFactory
-from kubeinformers.generated.meta.v1 import LabelSelector, ObjectMeta
+from kubeinformers.generated.meta.v1 import FieldsV1, LabelSelector, ObjectMeta
 from kubeinformers.runtime.api.errors import (
     AlreadyExists,
     Conflict,
@@ -329,6 +333,14 @@ def test_m1_a_write_through_the_factory_client_is_in_the_lister_when_it_returns(
             assert cached.spec and cached.spec.replicas == i
             assert cached.metadata and patched.metadata
             assert cached.metadata.resource_version == patched.metadata.resource_version
+            applied = client.apply(  # an apply configuration (M8) waits the same way
+                WidgetApply(metadata={"name": f"r{i}", "namespace": ns}, spec={"color": "teal"}),
+                field_manager="ryw",
+            )
+            cached = lister.widgets(ns).get(f"r{i}")
+            assert cached.spec and cached.spec.color == "teal"
+            assert cached.metadata and applied.metadata
+            assert cached.metadata.resource_version == applied.metadata.resource_version
             client.delete(Widget, f"r{i}", namespace=ns)
             with pytest.raises(NotFound):
                 lister.widgets(ns).get(f"r{i}")
@@ -440,3 +452,111 @@ def _eventually(cond: Any, timeout: float = 30.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"not true after {timeout} s")
         tick.wait(0.2)
+
+
+# --- M8: apply configurations (partial objects that type-check) --------------------------------
+
+
+def _web(name: str, ns: str, image: str = "nginx") -> DeploymentApply:
+    """A whole Deployment as one manager's configuration (selector, template, one container)."""
+    return DeploymentApply(
+        metadata={"name": name, "namespace": ns},
+        spec={
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "app", "image": image}]},
+            },
+        },
+    )
+
+
+def _managed(obj: Deployment | Widget, manager: str) -> dict[str, Any]:
+    """The fields `manager` owns (managedFields' fieldsV1), {} when it owns none."""
+    entries = (obj.metadata.managed_fields or []) if obj.metadata else []
+    for entry in entries:
+        fields = entry.fields_v1
+        if entry.manager == manager and fields is not None:
+            return fields.model_dump() if isinstance(fields, FieldsV1) else dict(fields)
+    return {}
+
+
+def test_m8_applying_only_replicas_to_an_existing_deployment(
+    client: Client, real_apiserver: RealApiServer, ns: str
+) -> None:
+    client.apply(_web("scaled", ns), field_manager="deployer")
+    scaled = client.apply(
+        DeploymentApply(metadata={"name": "scaled", "namespace": ns}, spec={"replicas": 5}),
+        field_manager="scaler",
+    )
+    assert isinstance(scaled, Deployment) and scaled.spec and scaled.spec.replicas == 5
+    containers = (scaled.spec.template.spec.containers if scaled.spec.template.spec else []) or []
+    assert [c.name for c in containers] == ["app"]  # the deployer's fields are untouched
+    assert _managed(scaled, "scaler") == {"f:spec": {"f:replicas": {}}}
+
+    async def scale_down() -> Deployment:
+        aclient = AsyncClient(real_apiserver.api_client())
+        config = DeploymentApply(metadata={"name": "scaled", "namespace": ns}, spec={"replicas": 2})
+        return await aclient.apply(config, field_manager="scaler")
+
+    down = asyncio.run(scale_down())
+    assert isinstance(down, Deployment) and down.spec and down.spec.replicas == 2
+
+
+def test_m8_containers_merge_by_their_name_key(client: Client, ns: str) -> None:
+    client.apply(_web("merged", ns), field_manager="deployer")
+    sidecar: ContainerApply = {"name": "log", "image": "busybox", "ports": [{"containerPort": 9}]}
+    injected = client.apply(
+        DeploymentApply(
+            metadata={"name": "merged", "namespace": ns},
+            spec={"template": {"spec": {"containers": [sidecar]}}},
+        ),
+        field_manager="injector",
+    )
+    pod = injected.spec.template.spec if injected.spec else None
+    assert pod is not None and pod.containers
+    assert {c.name: c.image for c in pod.containers} == {"app": "nginx", "log": "busybox"}
+    log = next(c for c in pod.containers if c.name == "log")
+    assert log.ports and log.ports[0].protocol == "TCP"  # a defaulted key, filled in by the server
+    # The injector owns only its container: applying without it removes it, and only it.
+    without = client.apply(
+        DeploymentApply(metadata={"name": "merged", "namespace": ns}), field_manager="injector"
+    )
+    assert without.spec and without.spec.template.spec and without.spec.template.spec.containers
+    assert [c.name for c in without.spec.template.spec.containers] == ["app"]
+
+
+def test_m8_status_apply_through_a_configuration(client: Client, ns: str) -> None:
+    client.create(_widget("st", ns, color="red"))
+    when = datetime(2026, 11, 24, 12, 0, 0, tzinfo=UTC)
+    ready = client.apply_status(
+        WidgetApply(
+            metadata={"name": "st", "namespace": ns},
+            status={
+                "phase": "Ready",
+                "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": when}],
+            },
+        ),
+        field_manager="widget-controller",
+    )
+    assert isinstance(ready, Widget) and ready.status and ready.status.phase == "Ready"
+    assert ready.status.conditions and ready.status.conditions[0].last_transition_time == when
+    assert ready.spec and ready.spec.color == "red"  # the status subresource left the spec
+
+
+def test_m8_two_managers_conflict_on_a_configuration_and_force_takes_the_field(
+    client: Client, ns: str
+) -> None:
+    def color(value: str) -> WidgetApply:
+        return WidgetApply(
+            metadata={"name": "fm8", "namespace": ns}, spec={"size": "small", "color": value}
+        )
+
+    client.apply(color("red"), field_manager="alice")
+    with pytest.raises(Conflict) as err:
+        client.apply(color("blue"), field_manager="bob")
+    assert any("color" in (c.field or "") for c in err.value.causes), err.value.causes
+    won = client.apply(color("blue"), field_manager="bob", force=True)
+    assert won.spec and won.spec.color == "blue"
+    assert "f:color" not in _managed(won, "alice").get("f:spec", {})  # alice lost the field
+    assert "f:size" in _managed(won, "alice")["f:spec"]  # the same value stays shared

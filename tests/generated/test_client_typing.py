@@ -89,3 +89,92 @@ def test_m6_mypy_rejects_wrong_kinds_scopes_and_types(tmp_path: Path) -> None:
     for name, (_, message) in expected.items():
         assert [e for e in errors if message in e], f"{name}: {message!r} not in\n{out}"
     assert len(errors) == len(expected), textwrap.indent(out, "  ")
+
+
+APPLY_HEADER = """\
+from __future__ import annotations
+
+from examples.informers.demo.v1.apply.widget import WidgetApply
+from kubeinformers.generated.apps.v1 import Deployment
+from kubeinformers.generated.apps.v1.apply import DeploymentApply, StatefulSetApply
+from kubeinformers.generated.core.v1.apply import ConfigMapApply, ContainerApply
+from kubeinformers.runtime.client.typed import AsyncClient, Client
+"""
+
+# M8: apply configurations. One mistake per function, each reported on its own line; the
+# accepted uses (only spec.replicas plus identity, containers by name...) are in
+# tests/typing/usage_client.py, which mypy must pass.
+APPLY_BAD = {
+    "wrong_field_name": (
+        'DeploymentApply(metadata={"name": "w", "namespace": "d"}, spec={"replica": 3})',
+        'Extra key "replica" for TypedDict "DeploymentSpecApply"',
+    ),
+    "wrong_value_type": (
+        'DeploymentApply(metadata={"name": "w", "namespace": "d"}, spec={"replicas": "3"})',
+        'TypedDict item "replicas" has type "int"',
+    ),
+    "container_without_its_name_key": (
+        'DeploymentApply(metadata={"name": "w", "namespace": "d"}, '
+        'spec={"template": {"spec": {"containers": [{"image": "nginx"}]}}})',
+        'Missing key "name" for TypedDict "ContainerApply"',
+    ),
+    "port_without_its_container_port_key": (
+        'ContainerApply(name="app", ports=[{"protocol": "TCP"}])',
+        'Missing key "containerPort" for TypedDict "ContainerPortApply"',
+    ),
+    "namespaced_kind_without_namespace": (
+        'DeploymentApply(metadata={"name": "w"})',
+        'Missing key "namespace" for TypedDict "NamespacedObjectMetaApply"',
+    ),
+    "configuration_without_metadata": (
+        'DeploymentApply(spec={"replicas": 1})',
+        'Missing named argument "metadata" for "DeploymentApply"',
+    ),
+    "another_kinds_result": (
+        '_a_deployment(client.apply(StatefulSetApply(metadata={"name": "s", "namespace": "d"})))',
+        'Argument 1 to "_a_deployment" has incompatible type "StatefulSet"; expected "Deployment"',
+    ),
+    "another_kinds_configuration": (
+        '_deployment_only(StatefulSetApply(metadata={"name": "s", "namespace": "d"}))',
+        'Argument 1 to "_deployment_only" has incompatible type "StatefulSetApply"; '
+        'expected "DeploymentApply"',
+    ),
+    "status_apply_of_a_kind_without_status": (
+        'client.apply_status(ConfigMapApply(metadata={"name": "c", "namespace": "d"}))',
+        'Value of type variable "SK" of "apply_status" of "Client" cannot be "ConfigMap"',
+    ),
+    "enum_value_the_crd_does_not_list": (
+        'WidgetApply(metadata={"name": "w", "namespace": "d"}, spec={"size": "huge"})',
+        "TypedDict item \"size\" has type \"Literal['small', 'medium', 'large']\"",
+    ),
+}
+
+APPLY_ASYNC_BAD = {
+    "async_another_kinds_result": (
+        "_a_deployment(await aclient.apply("
+        'StatefulSetApply(metadata={"name": "s", "namespace": "d"})))',
+        'Argument 1 to "_a_deployment" has incompatible type "StatefulSet"; expected "Deployment"',
+    ),
+}
+
+
+def test_m8_mypy_rejects_wrong_apply_configurations(tmp_path: Path) -> None:
+    helper = (
+        "\n\ndef _deployment_only(config: DeploymentApply) -> object:\n    return config\n"
+        "\n\ndef _a_deployment(obj: Deployment) -> object:\n    return obj\n"
+    )
+    body = "".join(
+        f"\n\ndef {name}(client: Client) -> object:\n    return {expr}\n"
+        for name, (expr, _) in APPLY_BAD.items()
+    ) + "".join(
+        f"\n\nasync def {name}(aclient: AsyncClient) -> object:\n    return {expr}\n"
+        for name, (expr, _) in APPLY_ASYNC_BAD.items()
+    )
+    misuse = tmp_path / "apply_bad.py"
+    misuse.write_text(APPLY_HEADER + helper + body)
+    out = run_mypy([misuse], cwd=REPO, mypy_path=[]).stdout
+    errors = _errors_in(misuse, out)
+    expected = {**APPLY_BAD, **APPLY_ASYNC_BAD}
+    for name, (_, message) in expected.items():
+        assert [e for e in errors if message in e], f"{name}: {message!r} not in\n{out}"
+    assert len(errors) == len(expected), textwrap.indent(out, "  ")

@@ -77,7 +77,8 @@ def test_swagger_v2_gives_the_same_api_as_v3(
     v2, v3 = tree_bytes(tmp_path / "kubeinformers" / "generated"), tree_bytes(from_v3[0])
     assert set(v2) == set(v3)
     differing = sorted(p for p in v2 if v2[p] != v3[p])
-    assert set(differing) <= {"meta/v1/models.py", "meta/v1/__init__.py", "_shapes.py"}, differing
+    meta_files = {"meta/v1/models.py", "meta/v1/__init__.py", "meta/v1/apply.py", "_shapes.py"}
+    assert set(differing) <= meta_files, differing
     # the shapes CRDs are matched against (issue 15) differ only by those discovery types
     shapes_v2 = _shapes(tmp_path / "kubeinformers" / "generated" / "_shapes.py")
     shapes_v3 = _shapes(from_v3[0] / "_shapes.py")
@@ -88,6 +89,11 @@ def test_swagger_v2_gives_the_same_api_as_v3(
     meta_v3 = _classes(from_v3[0] / "meta" / "v1" / "models.py")
     assert meta_v2 - meta_v3 == DISCOVERY_ONLY
     assert meta_v3 <= meta_v2
+    # the apply configurations of meta/v1 gain those types' TypedDicts, and nothing else
+    apply_v2 = _classes(tmp_path / "kubeinformers" / "generated" / "meta" / "v1" / "apply.py")
+    apply_v3 = _classes(from_v3[0] / "meta" / "v1" / "apply.py")
+    assert apply_v2 - apply_v3 <= {f"{name}Apply" for name in DISCOVERY_ONLY}
+    assert apply_v3 <= apply_v2
 
 
 def test_builtins_and_crds_combine_into_one_factory(shared_data: Path, tmp_path: Path) -> None:

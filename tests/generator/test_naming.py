@@ -53,6 +53,7 @@ def test_a_kind_module_never_shadows_a_class_of_its_package() -> None:
     assert naming.kind_module("PrometheusRule") == "prometheus_rule"
     assert naming.kind_module("postgresql") == "postgresql_models"  # the class is `postgresql`
     assert naming.kind_module("Models") == "models_"  # the package's models index
+    assert naming.kind_module("Apply") == "apply_"  # the package of the apply configurations
     assert naming.kind_module("IPPool", {"ip_pool"}) == "ip_pool2"
 
 

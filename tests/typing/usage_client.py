@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from typing import assert_type
 
+from examples.informers.demo.v1.apply.gadget import GadgetApply
+from examples.informers.demo.v1.apply.widget import WidgetApply, WidgetSpecApply
 from examples.informers.demo.v1.gadget import Gadget
 from examples.informers.demo.v1.widget import Widget, WidgetSpec, WidgetStatus
+from kubeinformers.generated.apps.v1 import Deployment
+from kubeinformers.generated.apps.v1.apply import DeploymentApply
 from kubeinformers.generated.core.v1 import ConfigMap, Node, Pod
+from kubeinformers.generated.core.v1.apply import ConfigMapApply, ContainerApply, NodeApply
 from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.generated.meta.v1 import ObjectMeta
 from kubeinformers.runtime.api.listwatch import ObjectList
@@ -44,6 +49,32 @@ def sync_calls(factory: SharedInformerFactory) -> None:
     assert_type(client.get_scale(Widget, "w", namespace="default"), Scale)
 
 
+def apply_configurations(client: Client) -> None:
+    """Apply configurations (M8): only what the manager owns, typed by the kind."""
+    replicas_only = DeploymentApply(
+        metadata={"name": "web", "namespace": "default"}, spec={"replicas": 3}
+    )
+    assert_type(client.apply(replicas_only, field_manager="scaler"), Deployment)
+    sidecar: ContainerApply = {"name": "log", "image": "busybox", "ports": [{"containerPort": 80}]}
+    containers = DeploymentApply(
+        metadata={"name": "web", "namespace": "default", "labels": {"app": "web"}},
+        spec={"template": {"spec": {"containers": [sidecar, {"name": "app", "image": "nginx"}]}}},
+    )
+    assert_type(client.apply(containers, field_manager="injector", force=True), Deployment)
+    assert_type(client.apply(NodeApply(metadata={"name": "n"}, spec={"unschedulable": True})), Node)
+    assert_type(
+        client.apply(ConfigMapApply(metadata={"name": "c", "namespace": "d"}, data={"a": "b"})),
+        ConfigMap,
+    )
+    spec: WidgetSpecApply = {"replicas": 2, "parts": [{"name": "bolt", "count": 4}]}
+    assert_type(
+        client.apply(WidgetApply(metadata={"name": "w", "namespace": "d"}, spec=spec)), Widget
+    )
+    status = WidgetApply(metadata={"name": "w", "namespace": "d"}, status={"phase": "Ready"})
+    assert_type(client.apply_status(status, field_manager="widget-controller"), Widget)
+    assert_type(client.apply(GadgetApply(metadata={"name": "g"})), Gadget)
+
+
 async def async_calls(factory: SharedInformerFactory) -> None:
     client = factory.async_client()
     assert_type(client, AsyncClient)
@@ -52,6 +83,10 @@ async def async_calls(factory: SharedInformerFactory) -> None:
     assert_type(await client.list(Gadget), ObjectList[Gadget])
     cm = ConfigMap(metadata=ObjectMeta(name="c", namespace="default"))
     assert_type(await client.apply(cm, field_manager="me"), ConfigMap)
+    scale = DeploymentApply(metadata={"name": "web", "namespace": "d"}, spec={"replicas": 1})
+    assert_type(await client.apply(scale, field_manager="me"), Deployment)
+    ready = WidgetApply(metadata={"name": "w", "namespace": "d"}, status={"phase": "Ready"})
+    assert_type(await client.apply_status(ready, field_manager="me"), Widget)
     assert_type(await client.delete(ConfigMap, "c", namespace="default"), ConfigMap | Status)
 
     async def bump() -> ConfigMap:

@@ -4,8 +4,8 @@
 
     client = factory.client()                       # or Client(api_client)
     pod = client.get(Pod, "web", namespace="default")
-    client.apply(Widget(metadata=ObjectMeta(name="w", namespace="default"),
-                        spec=WidgetSpec(size=3)), field_manager="my-controller")
+    client.apply(WidgetApply(metadata={"name": "w", "namespace": "default"},
+                             spec={"replicas": 3}), field_manager="my-controller")
 
 The model's class knows its resource (`Model.__kube_lister__.RESOURCE`: group, version,
 plural, scope, subresources), so no call names one. mypy --strict checks the scope: a
@@ -30,6 +30,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel
 
+from kubeinformers.runtime.api.apply import ApplyConfiguration, apply_document
 from kubeinformers.runtime.api.kinds import resource_of
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
 from kubeinformers.runtime.api.model import Scale, Status
@@ -322,6 +323,17 @@ class _Calls:
             name,
         )
 
+    @overload
+    def apply(
+        self,
+        obj: ApplyConfiguration[R],
+        *,
+        field_manager: str,
+        force: bool,
+        subresource: str | None,
+        dry_run: bool,
+    ) -> _Call[R]: ...
+    @overload
     def apply(
         self,
         obj: R,
@@ -330,11 +342,34 @@ class _Calls:
         force: bool,
         subresource: str | None,
         dry_run: bool,
+    ) -> _Call[R]: ...
+    def apply(
+        self,
+        obj: R | ApplyConfiguration[R],
+        *,
+        field_manager: str,
+        force: bool,
+        subresource: str | None,
+        dry_run: bool,
     ) -> _Call[R]:
         if not field_manager:
             raise ValueError("server-side apply needs a field_manager: who owns the fields sent")
-        model = cast(BaseModel, obj)
-        resource, name, ns = self._identity(obj)
+        if isinstance(obj, ApplyConfiguration):
+            model_type = cast(type[R], obj.model())
+            resource = resource_of(model_type)
+            meta = obj.fields.get("metadata") or {}
+            name = str(meta.get("name") or "")
+            if not name:
+                raise ValueError(
+                    f"this {type(obj).__name__} has no metadata name: set metadata={{'name': ...}}"
+                )
+            ns = self._namespace(resource, meta.get("namespace"), name)
+            body = apply_document(obj, resource.api_version, resource.kind)
+        else:
+            model = cast(BaseModel, obj)
+            resource, name, ns = self._identity(obj)
+            model_type = cast(type[R], type(materialize(model)))
+            body = _body(model, resource, only_set=True)
         path = resource.object_path(name, ns) + self._subresource(resource, subresource)
         what = f"apply {_where(resource, name, ns)}" + (f" ({subresource})" if subresource else "")
         return _Call(
@@ -347,10 +382,10 @@ class _Calls:
                     force=True if force else None,
                     dryRun="All" if dry_run else None,
                 ),
-                _encode(_body(model, resource, only_set=True)),
+                _encode(body),
                 APPLY_PATCH,
             ),
-            self._decoder(cast(type[R], type(materialize(model)))),
+            self._decoder(model_type),
             None if dry_run else resource,
             ns,
             name,
@@ -645,6 +680,16 @@ class Client(_Base):
             )
         )
 
+    @overload
+    def apply(
+        self,
+        obj: ApplyConfiguration[K],
+        *,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> K: ...
+    @overload
     def apply(
         self,
         obj: K,
@@ -652,20 +697,39 @@ class Client(_Base):
         field_manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
+    ) -> K: ...
+    def apply(
+        self,
+        obj: K | ApplyConfiguration[K],
+        *,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
     ) -> K:
-        """Server-side apply: send only the fields set on `obj` (see docs/guide/writing.md),
-        owned by `field_manager`; Conflict if another manager owns one of them, unless
-        `force=True` takes them over. Creates the object if it does not exist."""
-        return self._run(
-            self._calls.apply(
-                obj,
-                field_manager=self._manager(field_manager) or "",
-                force=force,
-                subresource=None,
-                dry_run=dry_run,
-            )
+        """Server-side apply of a generated apply configuration (`DeploymentApply(...)`: only
+        the fields given) or of a model (only its fields set), owned by `field_manager`;
+        Conflict if another manager owns one of them, unless `force=True` takes them over.
+        Creates the object if it does not exist; returns the whole object, typed by the
+        configuration's kind (see docs/guide/writing.md)."""
+        call: _Call[K] = self._calls.apply(
+            cast(Any, obj),  # the overloads above type the result
+            field_manager=self._manager(field_manager) or "",
+            force=force,
+            subresource=None,
+            dry_run=dry_run,
         )
+        return self._run(call)
 
+    @overload
+    def apply_status(
+        self,
+        obj: ApplyConfiguration[SK],
+        *,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> SK: ...
+    @overload
     def apply_status(
         self,
         obj: SK,
@@ -673,17 +737,25 @@ class Client(_Base):
         field_manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
+    ) -> SK: ...
+    def apply_status(
+        self,
+        obj: SK | ApplyConfiguration[SK],
+        *,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
     ) -> SK:
-        """Server-side apply of the status subresource (only the `status` fields set)."""
-        return self._run(
-            self._calls.apply(
-                obj,
-                field_manager=self._manager(field_manager) or "",
-                force=force,
-                subresource="status",
-                dry_run=dry_run,
-            )
+        """Server-side apply of the status subresource: an apply configuration's `status`, or
+        the `status` fields set on a model."""
+        call: _Call[SK] = self._calls.apply(
+            cast(Any, obj),  # the overloads above type the result
+            field_manager=self._manager(field_manager) or "",
+            force=force,
+            subresource="status",
+            dry_run=dry_run,
         )
+        return self._run(call)
 
     @overload
     def delete(
@@ -953,9 +1025,27 @@ class AsyncClient(_Base):
             )
         )
 
+    @overload
+    async def apply(
+        self,
+        obj: ApplyConfiguration[K],
+        *,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> K: ...
+    @overload
     async def apply(
         self,
         obj: K,
+        *,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> K: ...
+    async def apply(
+        self,
+        obj: K | ApplyConfiguration[K],
         *,
         field_manager: str | None = None,
         force: bool = False,
@@ -964,7 +1054,7 @@ class AsyncClient(_Base):
         """`Client.apply`."""
         return await self._run(
             lambda: self._calls.apply(
-                obj,
+                cast(Any, obj),  # the overloads above type the result
                 field_manager=self._manager(field_manager) or "",
                 force=force,
                 subresource=None,
@@ -972,9 +1062,27 @@ class AsyncClient(_Base):
             )
         )
 
+    @overload
+    async def apply_status(
+        self,
+        obj: ApplyConfiguration[SK],
+        *,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> SK: ...
+    @overload
     async def apply_status(
         self,
         obj: SK,
+        *,
+        field_manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> SK: ...
+    async def apply_status(
+        self,
+        obj: SK | ApplyConfiguration[SK],
         *,
         field_manager: str | None = None,
         force: bool = False,
@@ -983,7 +1091,7 @@ class AsyncClient(_Base):
         """`Client.apply_status`."""
         return await self._run(
             lambda: self._calls.apply(
-                obj,
+                cast(Any, obj),  # the overloads above type the result
                 field_manager=self._manager(field_manager) or "",
                 force=force,
                 subresource="status",
