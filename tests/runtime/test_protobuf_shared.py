@@ -11,6 +11,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from kubeinformers.runtime.api.model import KubeModel
+from kubeinformers.runtime.codec.drift import InvalidFieldError, InvalidObjectError
 from kubeinformers.runtime.codec.lazy import materialize
 from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
 from kubeinformers.runtime.codec.protobuf import transcode
@@ -244,3 +245,32 @@ def test_k13_the_whole_build_after_a_field_read_alone_equals_a_build_of_everythi
     assert obj.model_dump(exclude_unset=True) == whole.model_dump(exclude_unset=True)
     assert obj.model_dump_json() == whole.model_dump_json()
     assert obj == Shelf.model_validate(to_json_object(TABLE, SHELF, _shelf("a", "Dune", "Emma")))
+
+
+class Crate(KubeModel):
+    metadata: ObjectMeta | None = None
+    spec: ShelfSpec | None = None
+    count: int | None = None
+
+
+def test_k13_k11_the_rest_that_does_not_validate_is_built_field_by_field_keeping_the_field() -> (
+    None
+):
+    reported: list[InvalidObjectError] = []
+    item = {
+        "metadata": {"name": "c", "namespace": "ns", "resourceVersion": "1"},
+        "spec": to_json_object(TABLE, SPEC, _spec("Dune")),
+        "count": "many",  # a server newer than the models: not an int
+    }
+    body = json.dumps({"kind": "CrateList", "metadata": {}, "items": [item]}).encode()
+    decoder = LazyDecoder(Crate, on_invalid=reported.append, describe="crates")
+    (obj,) = decoder.decode_list(body).items
+    spec = obj.spec  # valid alone: built alone
+    assert spec is not None and spec.books is not None and spec.books[0].title == "Dune"
+    assert not reported
+    materialize(obj)  # the rest fails: built field by field, the spec kept
+    assert obj.spec is spec
+    assert len(reported) == 1 and "count" in str(reported[0])
+    with pytest.raises(InvalidFieldError, match="count"):
+        obj.count  # noqa: B018
+    assert obj.model_fields_set == {"metadata", "spec", "count"}
