@@ -29,7 +29,7 @@ import functools
 import sys
 import threading
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, TypeVar
@@ -229,8 +229,18 @@ def _materialise(obj: Any) -> None:
             raise error
         raw = object.__getattribute__(obj, _RAW_SLOT)
         partly: InvalidObjectError | None = None
+        # Fields built on their own before (issue 26) stay the objects handed out (they
+        # validated alone, so a build field by field finds them valid too); the rest is built
+        # without them when the format can (not validated twice).
+        built = {k: v for k, v in state.items() if k in base.model_fields}
+        without = cls.__kubeinformers_without__ if built else None
         try:
-            full = cls.__kubeinformers_build__(base, raw)
+            if without is not None:
+                full = without(base, raw, built.keys())
+                # The fields set is the whole object's: the fields built alone were sent.
+                _publish(full, "__pydantic_fields_set__", full.model_fields_set | built.keys())
+            else:
+                full = cls.__kubeinformers_build__(base, raw)
         except ValidationError as exc:
             if cls.__kubeinformers_item__:
                 meta = object.__getattribute__(obj, _META_SLOT)
@@ -247,9 +257,6 @@ def _materialise(obj: Any) -> None:
                 if report is not None and _claim_report(state):
                     report(invalid)
                 raise invalid from exc
-        # Fields built on their own before (issue 26) stay the objects handed out (they
-        # validated alone, so a build field by field finds them valid too).
-        built = {k: v for k, v in state.items() if k in base.model_fields}
         if built:
             full.__dict__.update(built)
         if cls.__kubeinformers_item__:
@@ -325,6 +332,11 @@ def field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
     return TypeAdapter(annotation)
 
 
+ItemWithout = Callable[[type[BaseModel], bytes, Collection[str]], BaseModel]
+"""Builds a model of the given class from a lazy item's raw bytes as if the named top-level
+fields (Python names) were absent: the rest of an item whose fields were built alone (K13),
+which the whole build keeps, so that it does not transcode and validate them again."""
+
 ModelData = Callable[[bytes], Any]
 """The JSON-shaped value of a lazy object's raw bytes (for a build field by field), raising
 ValueError when they hold none."""
@@ -342,6 +354,8 @@ class RawFormat:
     item_data: ModelData
     metadata_data: ModelData
     field: FieldBuild | None = None  # one top-level field of an item on its own (issue 26)
+    # The whole item but the named top-level fields (left absent), once they are built alone.
+    item_without: ItemWithout | None = None
     # The item's raw bytes without metadata.managedFields (ValueError when they are no item).
     strip_managed_fields: Callable[[bytes], bytes] | None = None
 
@@ -450,6 +464,17 @@ def _json_strip_managed_fields(raw: bytes) -> bytes:
     return _json_object(item)
 
 
+def _json_item_without(model: type[BaseModel], raw: bytes, names: Collection[str]) -> BaseModel:
+    try:
+        members = _decode_members(raw)
+    except msgspec.DecodeError:
+        return model.model_validate_json(raw)  # the whole build says precisely what is wrong
+    for name in names:
+        info = model.model_fields[name]
+        members.pop(info.alias or name, None)
+    return model.model_validate_json(_json_object(members))
+
+
 JSON = RawFormat(
     item=_validate_json_item,
     metadata=_validate_json_metadata,
@@ -457,6 +482,7 @@ JSON = RawFormat(
     metadata_data=_json_metadata_data,
     field=_json_field,
     strip_managed_fields=_json_strip_managed_fields,
+    item_without=_json_item_without,
 )
 """The raw bytes are the item's JSON."""
 
@@ -533,6 +559,7 @@ def _new_lazy_class(
     item: bool,
     field: FieldBuild | None = None,
     strip: Callable[[bytes], bytes] | None = None,
+    without: ItemWithout | None = None,
 ) -> type[BaseModel]:
     namespace: dict[str, Any] = {
         "__slots__": (),
@@ -548,6 +575,7 @@ def _new_lazy_class(
         "__kubeinformers_item__": item,
         "__kubeinformers_field__": staticmethod(field) if field is not None else None,
         "__kubeinformers_strip__": staticmethod(strip) if strip is not None else None,
+        "__kubeinformers_without__": staticmethod(without) if without is not None else None,
     }
     for name in _MATERIALISE_BEFORE:
         namespace[name] = _materialising(name)
@@ -638,6 +666,7 @@ class LazyModelBuilder(typing.Generic[M]):
                     True,
                     raw_format.field,
                     raw_format.strip_managed_fields,
+                    raw_format.item_without,
                 )
                 if on_invalid is not None:
                     self._meta_class = _reporting_class(self._meta_class, on_invalid)

@@ -8,8 +8,12 @@ Why: a lazy object keeps the bytes the server sent and builds its model on first
 
 from __future__ import annotations
 
+import functools
 import threading
-from typing import Any
+import types
+import typing
+from collections.abc import Collection
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -25,12 +29,13 @@ from kubeinformers.runtime.codec.protobuf.schema import (
     ITEMS,
     MAP,
     MESSAGE,
+    RAW_JSON,
     REPEATED,
     Messages,
 )
 from kubeinformers.runtime.codec.protobuf.transcode import Transcoder
 
-__all__ = ["metadata_message", "protobuf_format"]
+__all__ = ["metadata_message", "protobuf_format", "shareable_messages"]
 
 _lock = threading.Lock()
 # (id(messages), message, type meta) -> (messages, the format): one lazy class per model and
@@ -61,6 +66,94 @@ def protobuf_format(
         return fmt
 
 
+_Pair = tuple[type[BaseModel], str]  # a model and the message its values are transcoded from
+
+
+def shareable_messages(messages: Messages, model: type[BaseModel], message: str) -> frozenset[str]:
+    """The messages under `message` whose transcoded values may be shared among the objects
+    `model` validates (Transcoder.for_validation): those that `model`'s fields (and their
+    models', all the way down) validate into objects of their own: models, lists and dicts
+    of them, immutable scalars. A message is left out when any message under it holds a field
+    the models would keep as given: embedded JSON (RawExtension, FieldsV1: `Any` in a
+    model), a list or map or message the model has no field for (kept among its extra
+    fields), or one whose field's type is not one of those (`dict[str, Any]`)."""
+    edges: dict[_Pair, list[_Pair]] = {}
+    bad: set[_Pair] = set()
+    kept_as_given: list[str] = []  # messages whose values a model may keep as they are
+    todo: list[_Pair] = [(model, message)]
+    while todo:
+        pair = todo.pop()
+        if pair in edges:
+            continue
+        children = edges[pair] = []
+        owner, name = pair
+        fields = {(info.alias or key): info for key, info in owner.model_fields.items()}
+        for _number, json_name, kind, ref, flags in messages.get(name, ()):
+            if flags & INLINE and ref is not None:
+                children.append((owner, ref))  # its fields are the owner's own
+                continue
+            container = bool(flags & (REPEATED | MAP | ITEMS)) or kind in (MESSAGE, RAW_JSON)
+            info = fields.get(json_name)
+            held = _held_models(info.annotation) if info is not None else None
+            if not container:
+                continue  # an immutable value, wherever it goes
+            if held is None or kind == RAW_JSON or (flags & ITEMS and held):
+                bad.add(pair)
+                if ref is not None:
+                    kept_as_given.append(ref)  # nowhere shared: its values may be kept here
+            elif kind == MESSAGE and ref is not None:
+                if len(held) != 1:
+                    bad.add(pair)
+                else:
+                    children.append((held[0], ref))
+        todo += children
+    parents: dict[_Pair, list[_Pair]] = {}
+    for pair, children in edges.items():
+        for child in children:
+            parents.setdefault(child, []).append(pair)
+    spread = list(bad)
+    while spread:
+        for parent in parents.get(spread.pop(), ()):
+            if parent not in bad:
+                bad.add(parent)
+                spread.append(parent)
+    unsafe = {name for _owner, name in bad}
+    while kept_as_given:
+        name = kept_as_given.pop()
+        if name not in unsafe:
+            unsafe.add(name)
+            kept_as_given += (ref for *_, ref, _flags in messages.get(name, ()) if ref is not None)
+    return frozenset(name for _owner, name in edges if name not in unsafe)
+
+
+_IMMUTABLE = (str, int, float, bool, bytes, type(None))
+
+
+def _held_models(annotation: Any) -> list[type[BaseModel]] | None:
+    """The model classes a value validated as `annotation` may hold, when validation builds
+    every container of it anew (models, lists, dicts, immutable scalars); None when it may
+    keep a value as given (`Any`, `object`, an unparameterised container)."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _held_models(typing.get_args(annotation)[0])
+    if origin is typing.Union or origin is types.UnionType or origin in (list, dict):
+        found: list[type[BaseModel]] = []
+        for arg in typing.get_args(annotation):
+            held = _held_models(arg)
+            if held is None:
+                return None
+            found += (m for m in held if m not in found)
+        return found if typing.get_args(annotation) else None
+    if origin is Literal:
+        return []
+    if isinstance(annotation, type):
+        if issubclass(annotation, BaseModel):
+            return [annotation]
+        if issubclass(annotation, _IMMUTABLE):
+            return []
+    return None
+
+
 def _invalid(model: type[BaseModel], exc: ProtobufDecodeError) -> ValidationError:
     return ValidationError.from_exception_data(
         model.__name__,
@@ -73,9 +166,17 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
     to_json_object = transcoder.to_json_object
     meta_message = metadata_message(messages, message)
 
+    @functools.cache
+    def shared(model: type[BaseModel], top: str) -> frozenset[str]:
+        return shareable_messages(messages, model, top)
+
+    def for_validation(model: type[BaseModel], top: str, data: bytes) -> dict[str, Any]:
+        """The JSON object of `data`, read-only, handed to `model`'s validation only."""
+        return transcoder.for_validation(top, data, shared(model, top))
+
     def item(model: type[BaseModel], raw: bytes) -> BaseModel:
         try:
-            fields: dict[str, Any] = to_json_object(message, raw)
+            fields: dict[str, Any] = for_validation(model, message, raw)
         except ProtobufDecodeError as exc:
             raise _invalid(model, exc) from exc
         if type_meta is not None:
@@ -84,7 +185,7 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
 
     def metadata(model: type[BaseModel], raw: bytes) -> BaseModel:
         try:
-            fields = to_json_object(meta_message, _field_1(raw))
+            fields = for_validation(model, meta_message, _field_1(raw))
         except ProtobufDecodeError as exc:
             raise _invalid(model, exc) from exc
         return model.model_validate(fields)
@@ -121,10 +222,27 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
         if data is None:
             raise FieldUnavailable(name)
         try:
-            value = to_json_object(found[1], data)
+            value = transcoder.for_validation(found[1], data, shared(model, message))
         except ProtobufDecodeError:
             raise FieldUnavailable(name) from None
         return field_adapter(model, name).validate_python(value)
+
+    def item_without(model: type[BaseModel], raw: bytes, names: Collection[str]) -> BaseModel:
+        aliases = [model.model_fields[name].alias or name for name in names]
+        numbers = {alone[alias][0] for alias in aliases if alias in alone}
+        if len(numbers) < len(aliases):
+            return item(model, raw)
+        try:
+            fields = transcoder.for_validation(
+                message, _without_fields(raw, numbers), shared(model, message)
+            )
+        except ProtobufDecodeError as exc:
+            raise _invalid(model, exc) from exc
+        for alias in aliases:  # a Go struct left out is written as {}: absent instead
+            fields.pop(alias, None)
+        if type_meta is not None:
+            fields = {"apiVersion": type_meta[0], "kind": type_meta[1], **fields}
+        return model.model_validate(fields)
 
     managed_fields = next(
         (
@@ -150,6 +268,7 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
         metadata_data=metadata_data,
         field=field,
         strip_managed_fields=strip_managed_fields,
+        item_without=item_without,
     )
 
 
@@ -192,6 +311,26 @@ def _without_metadata_field(data: bytes, number: int) -> bytes:
         meta = b"".join(kept)
         pieces += (data[copied:key_at], b"\x0a", _varint(len(meta)), meta)
         copied = pos
+    if not pieces:
+        return data
+    pieces.append(data[copied:])
+    return b"".join(pieces)
+
+
+def _without_fields(data: bytes, numbers: Collection[int]) -> bytes:
+    """`data` (a message) without its length-delimited fields `numbers`, the rest as it is."""
+    pieces: list[bytes] = []
+    copied = pos = 0
+    end = len(data)
+    while pos < end:
+        key_at = pos
+        key, pos = read_varint(data, pos, end)
+        if key & 7 == 2 and key >> 3 in numbers:
+            _start, pos = read_length(data, pos, end)
+            pieces.append(data[copied:key_at])
+            copied = pos
+        else:
+            pos = skip_field(data, pos, key & 7, end)
     if not pieces:
         return data
     pieces.append(data[copied:])

@@ -72,6 +72,16 @@ _LAST_LENGTH_CODE = _RAW
 _INT_VALUE, _INT_OMIT, _BOOL_VALUE, _BOOL_OMIT = range(20, 24)
 
 _Entry = tuple[int, str, Any]  # (code, json_name, ref or field)
+# Sub-messages transcoded for validation, by message and bytes (see Transcoder.for_validation):
+# message -> {its bytes: the JSON object}, or None once it is found to rarely repeat.
+_Memo = dict[str, "dict[bytes, dict[str, Any]] | None"]
+# A sub-message of up to _MEMO_LENGTH bytes is remembered, the first _MEMO_ENTRIES of them
+# per transcoder; then the memo starts again (so it follows what the cluster runs now).
+_MEMO_LENGTH = 1024
+_MEMO_ENTRIES = 4096
+# After _MEMO_PROBE misses of one message, it stays remembered only while it is found at least
+# half as often as it is missed.
+_MEMO_PROBE = 256
 
 
 class _Compiled(NamedTuple):
@@ -100,6 +110,66 @@ class Transcoder:
         # One str per distinct short string value among the objects transcoded (see
         # _SHARED_STRINGS); a built object's strings are then shared as JSON's are.
         self._strings: dict[bytes, str] = {}
+        self._memo: _Memo = {}
+        self._memo_entries = 0
+        self._memo_counts: dict[str, list[int]] = {}
+
+    def for_validation(self, message: str, data: bytes, shared: frozenset[str]) -> dict[str, Any]:
+        """What `to_json_object` gives, for validation only: treat it as read-only.
+
+        Why: pods of one workload repeat many of their sub-messages byte for byte (a
+        container's ports, resources and probes, tolerations, security contexts), and
+        transcoding is pure Python. A sub-message of a message in `shared` seen before is
+        handed out as the same dict, so objects built from the result share parts of it.
+        The caller names in `shared` only messages its model validates into objects of its own
+        (models, lists, dicts, immutable scalars; never a value kept as given, as embedded
+        JSON or an unknown field is): `protobuf.lazy.shareable_messages`.
+        """
+        try:
+            return self._message(message, data, 0, len(data), shared)
+        except ProtobufDecodeError as exc:
+            raise ProtobufDecodeError(f"malformed {message}: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ProtobufDecodeError(
+                f"malformed {message}: a string is not UTF-8 ({exc})"
+            ) from None
+
+    def _shared(
+        self, message: str, data: bytes, start: int, end: int, shared: frozenset[str]
+    ) -> dict[str, Any]:
+        """The sub-message `message` at data[start:end], remembered when seen before."""
+        if message not in shared or end - start > _MEMO_LENGTH:
+            return self._message(message, data, start, end, shared)
+        memo = self._memo
+        seen = memo.get(message)
+        if seen is None:
+            if message in memo:  # found to rarely repeat
+                return self._message(message, data, start, end, shared)
+            seen = memo[message] = {}
+            self._memo_counts[message] = [0, 0]
+        chunk = data[start:end]
+        value = seen.get(chunk)
+        counts = self._memo_counts[message]  # [hits, misses]
+        if value is not None:
+            counts[0] += 1
+            return value
+        value = self._message(message, data, start, end, shared)
+        counts[1] += 1
+        if counts[1] >= _MEMO_PROBE and counts[0] < counts[1] // 2:
+            # Mostly new values each time (a container with its pod's own env, a container
+            # status with its ids): no longer remembered, so that it does not crowd out the
+            # values that repeat (its own sub-messages still are).
+            memo[message] = None
+            self._memo_entries -= len(seen)
+            return value
+        if self._memo_entries >= _MEMO_ENTRIES:
+            for kept in memo.values():
+                if kept is not None:
+                    kept.clear()
+            self._memo_entries = 0
+        seen[chunk] = value
+        self._memo_entries += 1
+        return value
 
     def to_json_object(self, message: str, data: bytes) -> dict[str, Any]:
         """The JSON object Go writes for the `message` struct decoded from `data`."""
@@ -160,7 +230,14 @@ class Transcoder:
         self._compiled[message] = compiled
         return compiled
 
-    def _message(self, message: str, data: bytes, pos: int, end: int) -> dict[str, Any]:
+    def _message(
+        self,
+        message: str,
+        data: bytes,
+        pos: int,
+        end: int,
+        shared: frozenset[str] | None = None,
+    ) -> dict[str, Any]:
         compiled = self._compiled.get(message)
         if compiled is None:
             compiled = self._compile(message)
@@ -216,15 +293,22 @@ class Transcoder:
                             strings[chunk] = text
                     out[name] = text
                 elif code == _MSG_REP:
+                    if shared is None:
+                        value = self._message(arg, data, start, pos)
+                    else:
+                        value = self._shared(arg, data, start, pos, shared)
                     items = out.get(name)
                     if items is None:
-                        out[name] = [self._message(arg, data, start, pos)]
+                        out[name] = [value]
                     else:
-                        items.append(self._message(arg, data, start, pos))
+                        items.append(value)
                 elif code == _TIME_VALUE:
                     out[name] = _time(data, start, pos, False)
                 elif code == _MSG:
-                    out[name] = self._message(arg, data, start, pos)
+                    if shared is None:
+                        out[name] = self._message(arg, data, start, pos)
+                    else:
+                        out[name] = self._shared(arg, data, start, pos, shared)
                 elif code == _STR_REP:
                     items = out.get(name)
                     if items is None:
@@ -246,7 +330,7 @@ class Transcoder:
                 elif code == _QTY:
                     out[name] = _quantity(data, start, pos)
                 elif code == _INLINE_MSG:
-                    out.update(self._message(arg, data, start, pos))
+                    out.update(self._message(arg, data, start, pos, shared))
                 elif code == _RAW:
                     out[name] = _raw_json(data, start, pos)
                 elif code == _IOS:
