@@ -472,11 +472,14 @@ def generate_apply(
         kind_classes |= _external_kinds()
     writer = _Writer(schemas, package, kind_classes, _reachable(schemas, roots))
     modules = sorted(writer.by_module)
+    kinds_of: dict[str, dict[str, _Kind]] = {}  # models module → its kinds (2,000 in a provider)
+    for final, k in roots.items():
+        kinds_of.setdefault(final.rsplit(".", 1)[0], {})[final] = k
     files: dict[str, str] = {}
     for dotted in modules:
         if dotted.replace(".", "/") + ".py" not in model_files:
             continue
-        mine = {final: k for final, k in roots.items() if final.rsplit(".", 1)[0] == dotted}
+        mine = kinds_of.get(dotted, {})
         parts = dotted.split(".")
         title = "/".join(parts[:-1]) if parts[-1] == "models" else "/".join(parts)
         code = writer.module(dotted, mine, title)
