@@ -294,6 +294,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="skip the generator section (bench/generator.py)",
     )
+    parser.add_argument(
+        "--provider",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a provider's CRD folder for the generator section, one row each "
+        "(default: ../providers/*/package/crds)",
+    )
     args = parser.parse_args(argv)
     n = args.pods or (100_000 if args.big else 10_000)
     kind = args.server or ("real" if real_server_available() else "local")
@@ -424,7 +432,7 @@ def _finish(
     if not args.no_generator and args.only == "all":
         from bench.generator import main as generator_bench
 
-        generator_bench([])
+        generator_bench([arg for d in args.provider for arg in ("--provider", d)])
     return 0
 
 

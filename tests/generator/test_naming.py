@@ -126,6 +126,22 @@ def test_groups_sharing_a_first_label_add_the_labels_that_set_them_apart(
     assert naming.group_names(list(reversed(groups))).names == expected
 
 
+def test_a_group_accessor_is_its_first_label_in_snake_case_and_never_a_keyword_or_ours() -> None:
+    """H11: `cert-manager.io` is `cert_manager`; AWS's `lambda` service (both scopes) and a
+    group named like a factory method get a trailing underscore, and no note is printed for
+    a group that shares its first label with none."""
+    names = naming.group_names(
+        ["cert-manager.io", "lambda.aws.upbound.io", "lambda.aws.m.upbound.io", "start.example.com"]
+    )
+    assert names.names == {
+        "cert-manager.io": "cert_manager",
+        "lambda.aws.upbound.io": "lambda_",
+        "lambda.aws.m.upbound.io": "lambda_m",
+        "start.example.com": "start_",
+    }
+    assert len(names.collisions) == 1 and "lambda.aws.m.upbound.io" in names.collisions[0]
+
+
 def test_group_name_resolutions_are_one_note_however_many_groups() -> None:
     """H11: a provider's 300 services in two scopes make one note, not 300."""
     groups = [f"svc{i}.aws{scope}.upbound.io" for i in range(300) for scope in ("", ".m")]

@@ -39,7 +39,7 @@ from kubeinformers.runtime.cache.informer import QueueKind, SharedIndexInformer
 from kubeinformers.runtime.cache.store import NAMESPACE_INDEX, meta_namespace_index_func
 
 if TYPE_CHECKING:
-    from kubernetes.client import ApiClient
+    from kubeinformers.runtime.client.api_client import ApiClient
 
 __all__ = [
     "METADATA_LIST_ACCEPT",

@@ -47,8 +47,7 @@ from kubeinformers.runtime.codec.compact import CACHE_COMPRESSIONS, CacheCompres
 from kubeinformers.runtime.labels.parser import to_selector
 
 if TYPE_CHECKING:
-    from kubernetes.client import ApiClient
-
+    from kubeinformers.runtime.client.api_client import ApiClient
     from kubeinformers.runtime.client.transport import DecodeMode, WireFormat
     from kubeinformers.runtime.client.typed import AsyncClient, Client
 

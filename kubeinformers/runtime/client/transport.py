@@ -42,7 +42,7 @@ from kubeinformers.runtime.codec.protobuf.tables import messages_for
 from kubeinformers.runtime.codec.wire import JsonDecoder, ObjectDecodeError
 
 if TYPE_CHECKING:
-    from kubernetes.client import ApiClient
+    from kubeinformers.runtime.client.api_client import ApiClient
 
 T = TypeVar("T")
 

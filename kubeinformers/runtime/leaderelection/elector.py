@@ -26,16 +26,31 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol, cast
-
-# Imported with the module, not in LeaseLock(): an elector built inside a coroutine must not
-# import the kubernetes client's API classes (a quarter of a second) on the event loop.
-from kubernetes.client import ApiClient, CoordinationV1Api
-from kubernetes.client.exceptions import ApiException
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kubeinformers.runtime.api.fields import field_of as _field
 from kubeinformers.runtime.api.timestamps import format_micro_time
+from kubeinformers.runtime.client.api_client import ApiClient
 from kubeinformers.runtime.clock import Now
+
+if TYPE_CHECKING:
+    # Type checkers read the two kubernetes names the lock uses as declared here, so checking
+    # a program that uses kubeinformers does not analyse the kubernetes package (~900
+    # modules, issue 30; see kubeinformers.runtime.client.api_client).
+    class ApiException(Exception):
+        """kubernetes.client.exceptions.ApiException, as the lock reads it."""
+
+        status: int | None
+
+    def CoordinationV1Api(api_client: ApiClient) -> LeaseApi:
+        """kubernetes.client.CoordinationV1Api over `api_client`."""
+        ...
+
+else:
+    # Imported with the module, not in LeaseLock(): an elector built inside a coroutine must
+    # not import the kubernetes client's API classes (a quarter of a second) on the event loop.
+    from kubernetes.client import CoordinationV1Api
+    from kubernetes.client.exceptions import ApiException
 
 __all__ = [
     "JITTER_FACTOR",
@@ -87,6 +102,7 @@ class ResourceLock(Protocol):
     def describe(self) -> str: ...
 
 
+@runtime_checkable
 class LeaseApi(Protocol):
     """The three calls of kubernetes.client.CoordinationV1Api that a LeaseLock makes."""
 
@@ -109,7 +125,7 @@ class LeaseLock:
     """A ResourceLock on a coordination.k8s.io/v1 Lease, through the kubernetes client.
 
     ``api`` is a ``kubernetes.client.ApiClient`` (wrapped in ``CoordinationV1Api``) or a
-    `LeaseApi`. Updates send the resourceVersion last seen, so a concurrent writer makes them
+    `LeaseApi`; anything else is a TypeError. Updates send the resourceVersion last seen, so a concurrent writer makes them
     fail with 409 Conflict.
     """
 
@@ -125,9 +141,12 @@ class LeaseLock:
         if not identity:
             raise ValueError("LeaseLock: identity must not be empty (use e.g. the host name)")
         # CoordinationV1Api takes the dict bodies `_body` builds (its hints say V1Lease only).
-        self._api: LeaseApi = (
-            cast(LeaseApi, CoordinationV1Api(api)) if isinstance(api, ApiClient) else api
-        )
+        if not isinstance(api, LeaseApi | ApiClient):
+            raise TypeError(
+                f"LeaseLock {namespace}/{name}: api must be a kubernetes.client.ApiClient or a "
+                f"LeaseApi (read_, create_ and replace_namespaced_lease), not {type(api).__name__}"
+            )
+        self._api: LeaseApi = api if isinstance(api, LeaseApi) else CoordinationV1Api(api)
         self.namespace = namespace
         self.name = name
         self._identity = identity
