@@ -17,7 +17,8 @@ checks every key, value and required key of it. The kind class ties a configurat
 model, so `client.apply(DeploymentApply(...))` is typed `Deployment` (see
 `kubeinformers.runtime.api.apply`).
 
-The output is laid out as black would (checked by the tests), so it needs no formatting pass.
+The output is laid out as black would (checked by the tests), so it needs no formatting pass:
+a line a provider's long names make too long is split as black splits it (`layout.bracket`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubeinformers.generator import layout
 from kubeinformers.generator.load import Resource
 from kubeinformers.generator.models import HEADER
 from kubeinformers.generator.schema import OBJECT_META, SHARED_BUILTINS
@@ -226,8 +228,8 @@ class _Writer:
                 annotation = f"Required[{annotation}]"
             fields.append((str(key), annotation))
         if all(k.isidentifier() and not keyword.iskeyword(k) for k, _ in fields):
-            lines = [f"class {name}(TypedDict, total=False):"]
-            lines.extend(f"    {key}: {annotation}" for key, annotation in fields)
+            lines = [layout.bracket(f"class {name}(", "TypedDict, total=False", "):")]
+            lines.extend(_field(key, annotation) for key, annotation in fields)
             if not fields:
                 lines.append("    pass")
             return "\n".join(lines)
@@ -260,16 +262,20 @@ class _Writer:
             self.typed_dict(args, fields, {"metadata"}, mod),
             "",
             "",
-            f'class {kind.cls}Apply(ApplyConfiguration["{model_ref}"]):',
+            layout.bracket(f"class {kind.cls}Apply(", f'ApplyConfiguration["{model_ref}"]', "):"),
             f'    """What one field manager applies to a {kind.kind} ({kind.api_version}, '
             f"{scope}): only",
             f"    the fields given are sent. `client.apply(...)` returns the whole {kind.cls}.",
             '    """',
             "",
             "    __slots__ = ()",
-            f'    __kube_model__ = ("{self.model_module(mod.dotted)}", "{kind.cls}")',
+            layout.exploded(
+                "    __kube_model__ = (",
+                [f'"{self.model_module(mod.dotted)}"', f'"{kind.cls}"'],
+                ")",
+            ),
             "",
-            f"    def __init__(self, **fields: Unpack[{args}]) -> None:",
+            layout.bracket("    def __init__(", f"self, **fields: Unpack[{args}]", ") -> None:"),
             "        super().__init__(fields)",
         ]
         return "\n".join(lines)
@@ -319,24 +325,72 @@ class _Writer:
             head += ["from kubeinformers.runtime.api.apply import ApplyConfiguration", ""]
         checking: list[str] = []
         if mod.datetime:
-            checking.append("from datetime import datetime")
+            checking.append("    from datetime import datetime")
         if mod.typing:
-            checking.append(f"from typing import {', '.join(sorted(mod.typing))}")
+            checking.append(f"    from typing import {', '.join(sorted(mod.typing))}")
         if kinds:
             parent, _, last = dotted.rpartition(".")
-            checking.append(f"from {self.package}.{parent} import {last} as _models")
+            checking.append(_import(f"{self.package}.{parent}", last, "_models"))
         for module, alias in sorted(mod.imports.items()):
             parent, _, last = module.rpartition(".")
-            checking.append(f"from {parent} import {last} as {alias}")
+            checking.append(_import(parent, last, alias))
         if checking:
             head.append("if TYPE_CHECKING:")
-            head.extend(_indent(line) for line in checking)
+            head.extend(checking)
             head.append("")
         return "\n".join(head) + "\n\n" + "\n\n\n".join(blocks) + "\n"
 
 
-def _indent(text: str) -> str:
-    return "\n".join(f"    {line}" for line in text.split("\n"))
+def _import(module: str, name: str, alias: str) -> str:
+    """`from module import name as alias` in an `if TYPE_CHECKING:` block, laid out as black
+    would."""
+    return layout.bracket(
+        f"    from {module} import (", f"{name} as {alias}", ")", comma=True, optional=True
+    )
+
+
+_DOTTED = re.compile(r"[\w.]+")
+
+
+def _field(key: str, annotation: str) -> str:
+    """A TypedDict's `    key: annotation`; a line too long split as black splits it: inside
+    the annotation's last brackets (`list[`, `Required[`), else in parentheses."""
+    first = f"    {key}: "
+    opening = _last_opening(annotation)
+    if opening > 0 and _DOTTED.fullmatch(annotation[:opening]):
+        return layout.bracket(
+            first + annotation[: opening + 1], annotation[opening + 1 : -1], annotation[-1]
+        )
+    if _DOTTED.fullmatch(annotation):
+        return layout.bracket(f"{first}(", annotation, ")", optional=True)
+    return first + annotation
+
+
+def _last_opening(text: str) -> int:
+    """The index of the bracket that the closing bracket ending `text` closes; -1 if none
+    (brackets in string literals do not count)."""
+    stack: list[int] = []
+    quote = ""
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "[(":
+            stack.append(i)
+        elif c in "])":
+            if not stack:
+                return -1
+            start = stack.pop()
+            if i == len(text) - 1 and not stack:
+                return start
+        i += 1
+    return -1
 
 
 def _imported(mod: _Module, base: str, models_module: str) -> str:
@@ -418,11 +472,14 @@ def generate_apply(
         kind_classes |= _external_kinds()
     writer = _Writer(schemas, package, kind_classes, _reachable(schemas, roots))
     modules = sorted(writer.by_module)
+    kinds_of: dict[str, dict[str, _Kind]] = {}  # models module → its kinds (2,000 in a provider)
+    for final, k in roots.items():
+        kinds_of.setdefault(final.rsplit(".", 1)[0], {})[final] = k
     files: dict[str, str] = {}
     for dotted in modules:
         if dotted.replace(".", "/") + ".py" not in model_files:
             continue
-        mine = {final: k for final, k in roots.items() if final.rsplit(".", 1)[0] == dotted}
+        mine = kinds_of.get(dotted, {})
         parts = dotted.split(".")
         title = "/".join(parts[:-1]) if parts[-1] == "models" else "/".join(parts)
         code = writer.module(dotted, mine, title)

@@ -5,9 +5,11 @@ accessor, informer and lister files costs nothing (black over a 2,000-CRD provid
 rendered files took a minute). The only long lines the templates print are calls such as
 `APIResource(group=..., ...)`; `call` lays one out as black does: on one line when it fits
 in LINE_LENGTH, else its arguments on one indented line when they fit ("hugged"), else one
-argument per line with a trailing comma, each laid out the same way. A file that still has
-a longer line (a very long group or kind name) is formatted with black after all
-(`write.format_all`); tests compare the result with black's.
+argument per line with a trailing comma, each laid out the same way. A provider's long kind
+names make other lines too long (a `def` with its return type, a class's base, an import,
+an apply configuration's field); `bracket` and `exploded` split such a line once, as black
+does. A file that still has a longer line (a name too long for one split) is formatted with
+black after all (`write.format_all`); tests compare the results with black's.
 """
 
 from __future__ import annotations
@@ -55,6 +57,35 @@ def _lines(first: str, value: str | Call, tail: str) -> list[str]:
         out.extend(_lines(f"{pad}{k}=" if k else pad, v, ","))
     out.append(close)
     return out
+
+
+def bracket(
+    first: str, body: str, last: str, *, comma: bool = False, optional: bool = False
+) -> str:
+    """`first + body + last` on one line when it fits; else split as black's right-hand split
+    does: `first` (its indentation, up to and including the opening bracket), `body` one level
+    deeper (with a trailing `comma` where black adds one: imports, a `def`'s lone `self`),
+    `last` (from the closing bracket on) back at the first line's indentation. `optional`:
+    the brackets are black's (an import's, an assignment's, an annotation's), and left out
+    when the line fits. When a line of the split is still too long, the one line is returned
+    (black then formats the file: a deeper split is its business)."""
+    one = f"{first[:-1]}{body}{last[1:]}" if optional else f"{first}{body}{last}"
+    if len(one) <= LINE_LENGTH:
+        return one
+    indent = " " * (len(first) - len(first.lstrip(" ")))
+    split = f"{first}\n{indent}    {body}{',' if comma else ''}\n{indent}{last}"
+    return split if fits(split) else one
+
+
+def exploded(first: str, items: Sequence[str], last: str) -> str:
+    """A collection literal (`first` ends with its opening bracket) on one line when it fits,
+    else one item per line with a trailing comma, as black writes it (see `bracket`)."""
+    one = f"{first}{', '.join(items)}{last}"
+    if len(one) <= LINE_LENGTH:
+        return one
+    indent = " " * (len(first) - len(first.lstrip(" ")))
+    split = "\n".join([first, *(f"{indent}    {item}," for item in items), f"{indent}{last}"])
+    return split if fits(split) else one
 
 
 # Long lines black leaves as they are, so a file with only these needs no black: an alias in

@@ -152,7 +152,7 @@ def tool_versions() -> str:
 
 
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         trim_blocks=True,
         lstrip_blocks=True,
@@ -160,6 +160,9 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         autoescape=False,
     )
+    # A line a long kind name makes too long, split as black would (see `layout`).
+    env.globals["bracket"] = layout.bracket
+    return env
 
 
 def _camel(package: str) -> str:

@@ -31,6 +31,7 @@ built-ins), which is also where such CRD models import the classes from.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 from collections.abc import Mapping
@@ -167,9 +168,10 @@ def module_source(shapes: Mapping[str, Shape]) -> str:
     return "\n".join(lines)
 
 
-def _stems(name: str) -> set[str]:
+@functools.cache  # asked for the same few thousand names some 400,000 times in a provider
+def _stems(name: str) -> frozenset[str]:
     """Words of a name without a plural `s` (`SecretKeyRef`, `conditions` → condition)."""
-    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in naming.words(name)}
+    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in naming.words(name))
 
 
 class Matcher:

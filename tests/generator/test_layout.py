@@ -7,7 +7,7 @@ from __future__ import annotations
 import black
 import pytest
 
-from kubeinformers.generator import cli, kind_listers, layout
+from kubeinformers.generator import apply, cli, kind_listers, layout
 from kubeinformers.generator.layout import Call
 from tests.generator.genutil import GOLDEN, REPO
 
@@ -98,3 +98,69 @@ def test_generated_trees_of_this_repository_need_no_formatter() -> None:
     files = [p for tree in trees for p in sorted(tree.rglob("*.py")) if p.name.endswith(RENDERED)]
     assert len(files) > 100
     assert [str(p) for p in files if _black(p.read_text()) != p.read_text()] == []
+
+
+def _names(n: int) -> tuple[str, str, str]:
+    """A class name, an accessor and a module name of `n` characters."""
+    return ("Ab" * n)[:n], ("ab_" * n)[:n], ("mo_" * n)[:n]
+
+
+# The lines a provider's long kind names make too long, as the templates and the apply
+# writer print them (`layout.bracket`, `apply._field`), each in a context black reads it in.
+def _split_lines(n: int) -> list[tuple[str, str]]:
+    m, a, mod = _names(n)
+    lister, informer = f"{m}Lister", f"{m}Informer"
+    bracket = layout.bracket
+    cls = "class C:\n{}\n        pass\n"
+    body = "class C:\n    def f(self) -> None:\n{}\n"
+    return [
+        (
+            "if TYPE_CHECKING:\n{}\n",
+            bracket(f"    from .{mod} import (", f"{m} as {m}", ")", comma=True, optional=True),
+        ),
+        (body, bracket(f"        from .{mod} import (", lister, ")", comma=True, optional=True)),
+        (
+            cls,
+            bracket(f"    def {a}(", "self, namespace: str", f") -> _SingleNamespaceLister[{m}]:"),
+        ),
+        (cls, bracket(f"    def {a}(", "self", f") -> {informer}:", comma=True)),
+        (cls, bracket("    def informer(", "self", f") -> _SharedIndexInformer[{m}]:", comma=True)),
+        (
+            body,
+            bracket(
+                f"        return {lister}(", "self.informer().get_indexer(), self.RESOURCE", ")"
+            ),
+        ),
+        (body, bracket(f"        return {informer}(", "self._factory", ")")),
+        (body, bracket("        return self._factory.typed_informer(", f"self.RESOURCE, {m}", ")")),
+        ("{}\n    pass\n", bracket(f"class {lister}(", f"_NamespacedLister[{m}]", "):")),
+        ("{}\n", bracket(f"{m}.__kube_lister__ = (", lister, ")", optional=True)),
+        ("{}\n    pass\n", bracket(f"class {m}(", "TypedDict, total=False", "):")),
+        ("{}\n    pass\n", bracket(f"class {m}Apply(", f'ApplyConfiguration["_models.{m}"]', "):")),
+        (
+            "class C:\n{}\n",
+            layout.exploded("    __kube_model__ = (", [f'"..{mod}"', f'"{m}"'], ")"),
+        ),
+        (
+            cls,
+            bracket("    def __init__(", f"self, **fields: Unpack[_{m}ApplyFields]", ") -> None:"),
+        ),
+        ("class C:\n{}\n", apply._field(a, f"list[{m}Apply]")),
+        ("class C:\n{}\n", apply._field(a, f"Required[_core_v1.{m}Apply]")),
+        ("class C:\n{}\n", apply._field(a, f"dict[str, list[{m}Apply]]")),
+        ("class C:\n{}\n", apply._field(a, f"_mo.{m}Apply")),
+        ("class C:\n{}\n", apply._field(a, f'list[Literal["{m}", "{a}", "[x]"]]')),
+        ("class C:\n{}\n", apply._field(a, f'Literal["{m}", "{a}"]')),
+    ]
+
+
+@pytest.mark.parametrize("n", [*range(20, 100, 3), 130])
+def test_a_line_long_names_make_too_long_is_split_as_black_splits_it(n: int) -> None:
+    """Imports, `def`s and their return types, class bases, assignments, apply fields: on one
+    line, or split once as black does; a split with a line still too long is left to black."""
+    for context, code in _split_lines(n):
+        source = context.format(code)
+        if layout.fits(source):
+            assert _black(source) == source, source
+        else:
+            assert "\n" not in code  # the one line: black formats the file
