@@ -35,6 +35,7 @@ def bound_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
     """A spawn pool of `jobs` workers that end when this process ends, however it ends; on an
     exception in the `with` block, at once (queued work cancelled, workers terminated)."""
     ctx = multiprocessing.get_context("spawn")
+    earlier = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(
         max_workers=jobs,
         mp_context=ctx,
@@ -44,7 +45,9 @@ def bound_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
     try:
         yield pool
     except BaseException:
-        processes = list(pool._processes.values())  # terminate_workers() is 3.14+
+        # terminate_workers() is 3.14+. A worker being spawned when Ctrl-C came is not in
+        # _processes yet, but is one of this process's children started since the pool was.
+        processes = {*pool._processes.values(), *multiprocessing.active_children()} - earlier
         pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             process.terminate()

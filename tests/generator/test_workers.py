@@ -190,7 +190,11 @@ def test_reading_workers_end_with_the_generator_on_ctrl_c_and_sigterm(
     proc = subprocess.Popen(
         [sys.executable, "-m", "kubeinformers.generator", "generate", *args],
         cwd=REPO,
-        env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(hook), str(REPO)])),
+        env=dict(
+            os.environ,
+            PYTHONPATH=os.pathsep.join([str(hook), str(REPO)]),
+            PYTHONFAULTHANDLER="1",  # SIGABRT dumps every thread: see where a stop hangs
+        ),
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
@@ -203,7 +207,12 @@ def test_reading_workers_end_with_the_generator_on_ctrl_c_and_sigterm(
             time.sleep(0.02)
         assert len(workers) >= 2, "the generator read the folder without worker processes"
         proc.send_signal(sig)
-        proc.wait(timeout=EXIT_TIMEOUT)
+        try:
+            proc.wait(timeout=EXIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            _, stderr = proc.communicate(timeout=30)
+            pytest.fail(f"the generator did not end on {sig.name}; its threads:\n{stderr}")
         assert proc.returncode != 0
         deadline = time.monotonic() + EXIT_TIMEOUT
         while _alive(workers) and time.monotonic() < deadline:
