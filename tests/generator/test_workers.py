@@ -160,6 +160,10 @@ load._load_file = read_forever
 """
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _big_crd(index: int) -> dict[str, object]:
     """A CRD of ~600 KB (long descriptions): a folder of them is read by worker processes."""
     crd = _crd(f"big{index}.example.com")
@@ -198,6 +202,9 @@ def test_reading_workers_end_with_the_generator_on_ctrl_c_and_sigterm(
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
+        # A shell without job control starts background jobs with SIGINT ignored, and Python
+        # then keeps ignoring it: give the generator the terminal's Ctrl-C, as a user has it.
+        preexec_fn=_default_sigint,
     )
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT
