@@ -249,6 +249,28 @@ class LeaderCallbacks:
     on_new_leader: Callable[[str], None] | None = None
 
 
+def check_lease_timing(lease_duration: float, renew_deadline: float, retry_period: float) -> None:
+    """client-go's checks of a Lease holder's timing (NewLeaderElector), shared by the elector
+    and the shard ring: a holder must stop working before its Lease can be judged expired."""
+    if lease_duration <= renew_deadline:
+        raise ValueError(
+            f"lease_duration ({lease_duration}) must be greater than "
+            f"renew_deadline ({renew_deadline})"
+        )
+    if renew_deadline <= JITTER_FACTOR * retry_period:
+        raise ValueError(
+            f"renew_deadline ({renew_deadline}) must be greater than "
+            f"retry_period*{JITTER_FACTOR} ({JITTER_FACTOR * retry_period})"
+        )
+    if lease_duration < 1:
+        raise ValueError(
+            f"lease_duration must be at least 1 s (Lease stores whole seconds), "
+            f"got {lease_duration}"
+        )
+    if retry_period <= 0:
+        raise ValueError(f"retry_period must be positive, got {retry_period}")
+
+
 @dataclass
 class LeaderElectionConfig:
     """client-go's defaults: lease 15 s, renew deadline 10 s, retry every 2 s."""
@@ -263,23 +285,7 @@ class LeaderElectionConfig:
     clock: Now = field(default=time.monotonic)
 
     def validate(self) -> None:
-        if self.lease_duration <= self.renew_deadline:
-            raise ValueError(
-                f"lease_duration ({self.lease_duration}) must be greater than "
-                f"renew_deadline ({self.renew_deadline})"
-            )
-        if self.renew_deadline <= JITTER_FACTOR * self.retry_period:
-            raise ValueError(
-                f"renew_deadline ({self.renew_deadline}) must be greater than "
-                f"retry_period*{JITTER_FACTOR} ({JITTER_FACTOR * self.retry_period})"
-            )
-        if self.lease_duration < 1:
-            raise ValueError(
-                f"lease_duration must be at least 1 s (Lease stores whole seconds), "
-                f"got {self.lease_duration}"
-            )
-        if self.retry_period <= 0:
-            raise ValueError(f"retry_period must be positive, got {self.retry_period}")
+        check_lease_timing(self.lease_duration, self.renew_deadline, self.retry_period)
         if not self.lock.identity():
             raise ValueError("the lock's identity is empty")
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from kubeinformers.runtime.api.shard import Shard, ShardKey
 from kubeinformers.runtime.clock import Now
-from kubeinformers.runtime.leaderelection.elector import JITTER_FACTOR
+from kubeinformers.runtime.leaderelection.elector import check_lease_timing
 from kubeinformers.runtime.metrics import HistogramSnapshot, LatencyRecorder, track_ring
 from kubeinformers.runtime.ring.assignment import BUCKETS, assign, shard_of
 from kubeinformers.runtime.ring.members import (
@@ -76,21 +76,7 @@ class RingConfig:
     clock: Now = field(default=time.monotonic)
 
     def validate(self) -> None:
-        if self.lease_duration <= self.renew_deadline:
-            raise ValueError(
-                f"lease_duration ({self.lease_duration}) must be greater than "
-                f"renew_deadline ({self.renew_deadline})"
-            )
-        if self.renew_deadline <= JITTER_FACTOR * self.retry_period:
-            raise ValueError(
-                f"renew_deadline ({self.renew_deadline}) must be greater than "
-                f"retry_period*{JITTER_FACTOR} ({JITTER_FACTOR * self.retry_period})"
-            )
-        if self.lease_duration < 1:
-            raise ValueError(
-                f"lease_duration must be at least 1 s (Lease stores whole seconds), "
-                f"got {self.lease_duration}"
-            )
+        check_lease_timing(self.lease_duration, self.renew_deadline, self.retry_period)
 
 
 @dataclass(frozen=True, slots=True)
