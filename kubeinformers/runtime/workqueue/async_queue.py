@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import AsyncGenerator, Callable, Hashable
 from typing import Generic, TypeVar
 
+from kubeinformers.runtime.workqueue.hold import released, set_aside
 from kubeinformers.runtime.workqueue.rate_limiters import (
     RateLimiter,
     default_controller_rate_limiter,
@@ -197,19 +198,11 @@ class AsyncRateLimitingQueue(Generic[K]):
         self._hold = hold
         held = self._held
         if hold is not None:
-            kept: deque[K] = deque()
-            for item in self._queue:
-                if hold(item):
-                    self._dirty.discard(item)
-                    held.add(item)
-                else:
-                    kept.append(item)
-            self._queue = kept
+            self._queue = set_aside(self._queue, hold, self._dirty, held)
         if not readmit:
             return
-        back = list(held) if hold is None else [item for item in held if not hold(item)]
+        back = released(held, hold)
         for item in back:
-            held.discard(item)
             if item in self._dirty:
                 continue
             self._dirty.add(item)

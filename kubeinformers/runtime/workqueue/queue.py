@@ -21,6 +21,7 @@ from typing import Generic, Protocol, Self, TypeVar, cast
 
 from kubeinformers.runtime.clock import Clock, RealClock
 from kubeinformers.runtime.metrics import WorkQueueMetrics, track_queue
+from kubeinformers.runtime.workqueue.hold import released, set_aside
 from kubeinformers.runtime.workqueue.metrics import (
     _NOOP_PROVIDER,
     MetricsProvider,
@@ -219,19 +220,11 @@ class WorkQueue(Generic[K]):
             backend = self._queue
             if hold is not None and isinstance(backend, _FifoBackend):
                 # Set the queued matches aside now (other backends: when they come up).
-                kept: deque[K] = deque()
-                for item in backend._items:
-                    if hold(item):
-                        self._dirty.discard(item)
-                        held.add(item)
-                    else:
-                        kept.append(item)
-                backend._items = kept
+                backend._items = set_aside(backend._items, hold, self._dirty, held)
             if not readmit:
                 return
-            back = list(held) if hold is None else [item for item in held if not hold(item)]
+            back = released(held, hold)
             for item in back:
-                held.discard(item)
                 if item in self._dirty:
                     continue
                 self._metrics.add(item)
