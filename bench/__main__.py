@@ -45,6 +45,7 @@ class Contender:
     watch_list: bool = True  # KUBE_FEATURE_WatchListClient for this contender's process
     real_only: bool = False  # needs a real server (protobuf)
     extra_env: dict[str, str] = field(default_factory=dict)
+    tree: str | None = None  # run bench.child from this tree's code (--baseline), not ours
 
 
 SYNC = (
@@ -103,7 +104,15 @@ READ = (
         'kubeinformers decode="eager", then read',
         "kubeinformers-eager-read",
     ),
+    Contender(
+        "pydantic-floor",
+        "FLOOR: pydantic validating only what is read",
+        "pydantic-floor",
+    ),
 )
+# `--baseline DIR`: the same rows run from another tree's code (an export of main, say), as
+# extra contenders in the same rounds: before/after ratios measured side by side.
+BASELINE_READ = ("kubeinformers-read", "kubeinformers-json-read")
 REPLAY = (
     Contender(
         "kubeinformers-replay", "kubeinformers informer (whole pipeline)", "kubeinformers-replay"
@@ -118,6 +127,21 @@ REPLAY = (
     Contender("client-go-replay", "client-go Watch ResultChan (decode)", None),
 )
 TRACED = ("kubeinformers", "kubeinformers-listwatch", "kubeinformers-compact", "official-informer")
+
+
+def baseline_contenders(tree: str) -> tuple[Contender, ...]:
+    """The read rows run from the code in `tree`, named `base-...`, labelled 'before'."""
+    path = str(Path(tree).resolve())
+    return tuple(
+        Contender(
+            "base-" + c.name.removeprefix("kubeinformers-"),
+            "BEFORE: " + c.label.removeprefix("kubeinformers "),
+            c.child,
+            tree=path,
+        )
+        for c in READ
+        if c.name in BASELINE_READ
+    )
 
 
 def child_timeout(n: int, *, trace: bool = False) -> float:
@@ -145,6 +169,9 @@ def run_child(
     if c.child is None:
         return run_probe(c, server, n, from_rv=from_rv)
     cmd = [sys.executable, "-m", "bench.child", c.child, "--kubeconfig", server.kubeconfig]
+    env = _env(c)
+    if c.tree is not None:
+        env["PYTHONPATH"] = c.tree
     cmd += ["--n", str(n), "--namespace", NAMESPACE]
     if trace:
         cmd.append("--trace")
@@ -153,7 +180,13 @@ def run_child(
     timeout = child_timeout(n, trace=trace)
     try:
         done = subprocess.run(
-            cmd, capture_output=True, text=True, env=_env(c), timeout=timeout, check=False
+            cmd,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=c.tree,
+            timeout=timeout,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         raise ChildFailed(f"{c.name} did not finish within {timeout:,.0f} s") from None
@@ -302,6 +335,13 @@ def main(argv: list[str] | None = None) -> int:
         help="a provider's CRD folder for the generator section, one row each "
         "(default: ../providers/*/package/crds)",
     )
+    parser.add_argument(
+        "--baseline",
+        metavar="DIR",
+        default=None,
+        help="with --only read: also run the read rows from the code in DIR (e.g. `git archive "
+        "main | tar -x -C DIR`), as 'before' contenders in the same rounds",
+    )
     args = parser.parse_args(argv)
     n = args.pods or (100_000 if args.big else 10_000)
     kind = args.server or ("real" if real_server_available() else "local")
@@ -333,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
             if (c.child is not None or server.probe is not None)
             and (kind == "real" or not c.real_only)
         )
+        if args.baseline:
+            sync += baseline_contenders(args.baseline)
         replay = tuple(c for c in REPLAY if c.child is not None or server.probe is not None)
         if server.probe is None:
             print("the client-go probe is not available: no client-go contenders", flush=True)
@@ -415,7 +457,13 @@ def _finish(
         "load_seconds": load_seconds,
         "machine": machine() | {"loadavg_before": load_before, "loadavg_after": os.getloadavg()},
         "method": METHOD,
-        "labels": {c.name: c.label for c in SYNC + READ + REPLAY},
+        "labels": {
+            c.name: c.label
+            for c in SYNC
+            + READ
+            + REPLAY
+            + (baseline_contenders(args.baseline) if args.baseline else ())
+        },
         "client_go_sync_rounded_up_to_seconds": PROBE_POLL_SECONDS,
         "sync": {"median": med, "min_max": spread, "rounds": rounds, "traced": traced},
         "replay": {"median": rep, "min_max": rep_spread, "rounds": replays},

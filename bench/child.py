@@ -163,6 +163,7 @@ def _read_rows(informer: Any, n: int, rss_before: int, sync_seconds: float) -> R
         "sync_and_read_seconds": sync_seconds + t[0],
         "rss_per_object_after_reconcile": after_reconcile / max(n, 1),
         "full_read_seconds": full[0],
+        "full_read_cpu_seconds": full[1],
         "sync_and_full_read_seconds": sync_seconds + t[0] + full[0],
         "rss_per_object_after_full_read": after_full / max(n, 1),
         "full_gc_seconds_after_full_read": gc_after_full["full_gc_seconds"],
@@ -267,6 +268,74 @@ def raw_orjson(kubeconfig: str, n: int, trace: bool, *, namespace: str) -> Resul
         items = orjson.loads(body)["items"]
     del body
     return {"sync_seconds": t[0], "cpu_seconds": t[1], "objects": len(items)} | probe.per_object(n)
+
+
+def pydantic_floor(kubeconfig: str, n: int, trace: bool, *, namespace: str) -> Result:
+    """A floor, not a contender: what any implementation that returns the generated pydantic
+    models must pay at least for issue 26's reads, measured on the same pods.
+
+    The pods are fetched as JSON and cut, before any timing, into the JSON of exactly what the
+    reconcile read touches (`spec.containers`, `status.conditions`; `status.phase` is a
+    string and the labels are decoded at the sync) and, for the full read, of the whole pod.
+    Then, with the cyclic collector off, pydantic's fastest path (`validate_json` of bytes,
+    the generated models' own validators) builds them: `reconcile_read_*` is the time to
+    validate the containers and conditions of every pod, `rss_per_object_after_reconcile` the
+    RSS those models hold per pod; `full_read_*` and `rss_per_object_after_full_read` the same
+    for every whole `Pod`. No informer, no transcode, no laziness, no wire: models only."""
+    import gc
+
+    import msgspec
+    from pydantic import TypeAdapter
+
+    from kubeinformers.generated.core.v1 import Container, Pod, PodCondition
+
+    api = _api_client(kubeconfig)
+    body = _raw_get(api, f"/api/v1/namespaces/{namespace}/pods", [("resourceVersion", "0")])
+    items = msgspec.json.decode(body)["items"]
+    del body
+    encode = msgspec.json.encode
+    parts = [
+        (
+            encode(pod["spec"]["containers"]),
+            encode((pod.get("status") or {}).get("conditions") or []),
+            (pod.get("status") or {}).get("phase"),
+        )
+        for pod in items
+    ]
+    wholes = [encode(pod) for pod in items]
+    del items
+    containers = TypeAdapter(list[Container]).validate_json
+    conditions = TypeAdapter(list[PodCondition]).validate_json
+    pod_of = Pod.model_validate_json
+    containers(parts[0][0])  # the validators' own first-use costs, out of the timing
+    conditions(parts[0][1])
+    pod_of(wholes[0])
+    gc.disable()
+    full_collect()
+    rss_before = rss_bytes()
+    with stopwatch() as t:
+        read = [(containers(c), conditions(k), phase) for c, k, phase in parts]
+    full_collect()
+    after_reconcile = rss_bytes() - rss_before
+    del read
+    full_collect()
+    rss_before_full = rss_bytes()
+    with stopwatch() as full:
+        built = [pod_of(raw) for raw in wholes]
+    full_collect()
+    after_full = rss_bytes() - rss_before_full
+    count = len(built)
+    del built
+    gc.enable()
+    return {
+        "objects": count,
+        "reconcile_read_seconds": t[0],
+        "reconcile_read_cpu_seconds": t[1],
+        "rss_per_object_after_reconcile": after_reconcile / max(n, 1),
+        "full_read_seconds": full[0],
+        "full_read_cpu_seconds": full[1],
+        "rss_per_object_after_full_read": after_full / max(n, 1),
+    }
 
 
 def _watch_list_bytes(kubeconfig: str, namespace: str, accept: str, trace: bool) -> Result:
@@ -477,6 +546,7 @@ CONTENDERS: dict[str, Callable[..., Result]] = {
     "kubeinformers-eager-read": partial(kubeinformers_informer, decode="eager", read=True),
     "official-informer": official_informer,
     "raw-orjson": raw_orjson,
+    "pydantic-floor": pydantic_floor,
     "watch-list-json-bytes": watch_list_json_bytes,
     "watch-list-protobuf-bytes": watch_list_protobuf_bytes,
     "kubeinformers-replay": kubeinformers_replay,

@@ -29,9 +29,12 @@ METHOD = (
 
 READ_ROWS = (
     "kubeinformers-read",
+    "base-read",
     "kubeinformers-json-read",
+    "base-json-read",
     "kubeinformers-eager-read",
 )
+FLOOR = "pydantic-floor"
 SYNC_ROWS = (
     "kubeinformers",
     "kubeinformers-listwatch",
@@ -76,12 +79,15 @@ def _median_range(med: Any, rng: Any, fmt: str) -> str:
 
 def print_read_report(r: dict[str, Any]) -> None:
     """Issue 26: what a controller experiences, against client-go, whose objects are fully
-    decoded when its sync ends (its sync time and RSS are its 'read everything' figures)."""
+    decoded when its sync ends (its sync time and RSS are its 'read everything' figures);
+    then the pydantic floor (bench.child.pydantic_floor) in the same units."""
     med, spread, labels, n = r["sync"]["median"], r["sync"]["min_max"], r["labels"], r["n"]
     cg = med.get("client-go", {})
+    cg_sync, cg_rss = cg.get("sync_seconds"), cg.get("rss_per_object")
     print(
         f"{'a controller: sync, then every pod read':<42} {'sync s':>6} "
-        f"{'sync+reconcile s [min-max]':>26} {'/cg':>6} {'read us/pod':>11} {'full read s':>11}"
+        f"{'sync+reconcile s [min-max]':>26} {'/cg':>6} {'read us/pod':>11} "
+        f"{'CPU us/pod':>10} {'full read s':>11} {'CPU s':>6}"
     )
     for name in READ_ROWS:
         if name not in med:
@@ -90,13 +96,16 @@ def print_read_report(r: dict[str, Any]) -> None:
         both = mm.get("sync_and_read_seconds")
         line = f"{labels[name]:<42} {_num(mm.get('sync_seconds')):>6} "
         line += f"{_median_range(both, spread[name].get('sync_and_read_seconds'), '{:.2f}'):>26}"
-        line += f" {_ratio(both, cg.get('sync_seconds')):>6}"
+        line += f" {_ratio(both, cg_sync):>6}"
         read = mm.get("reconcile_read_seconds")
+        cpu = mm.get("reconcile_read_cpu_seconds")
         line += f" {_num(read / n * 1e6 if read else None, '{:,.1f}'):>11}"
+        line += f" {_num(cpu / n * 1e6 if cpu else None, '{:,.1f}'):>10}"
         line += f" {_num(mm.get('full_read_seconds')):>11}"
+        line += f" {_num(mm.get('full_read_cpu_seconds')):>6}"
         print(line)
     if cg:
-        print(f"{labels['client-go']:<42} {_num(cg.get('sync_seconds')):>6}")
+        print(f"{labels['client-go']:<42} {_num(cg_sync):>6}")
     print()
     print(
         f"{'RSS per pod, KB (/cg = against client-go)':<42} {'before read':>12} {'/cg':>6} "
@@ -114,17 +123,60 @@ def print_read_report(r: dict[str, Any]) -> None:
         ):
             v = mm.get(key)
             line += f" {_num(v / 1024 if v else None, '{:.1f}'):>{width}}"
-            line += f" {_ratio(v, cg.get('rss_per_object')):>6}"
+            line += f" {_ratio(v, cg_rss):>6}"
         line += f" {_num(mm.get('full_gc_seconds_after_full_read'), '{:.3f}'):>9}"
         print(line)
     if cg:
-        rss = cg.get("rss_per_object")
-        print(f"{labels['client-go']:<42} {_num(rss / 1024 if rss else None, '{:.1f}'):>12}")
+        print(f"{labels['client-go']:<42} {_num(cg_rss / 1024 if cg_rss else None, '{:.1f}'):>12}")
     print(
         "(reconcile read = labels, each container's image and env, status.phase and conditions"
         " of every cached pod;\n full read = every field of every pod; full GC s = one full"
         " collection with every pod fully read)"
     )
+    floor = med.get(FLOOR)
+    if not floor:
+        return
+    ours = med.get("kubeinformers-read", {})
+    print()
+    print(
+        f"{'FLOOR, not a contender: pydantic alone':<42} {'us/pod':>7} {'CPU us':>7} "
+        f"{'s, N pods':>9} {'/cg sync':>8} {'ours sync+it /cg':>16} {'KB/pod':>7} {'/cg':>6}"
+    )
+    for what, seconds, cpu, rss, before in (
+        (
+            "reconcile read's parts validated",
+            "reconcile_read_seconds",
+            "reconcile_read_cpu_seconds",
+            "rss_per_object_after_reconcile",
+            "sync_seconds",
+        ),
+        (
+            "whole Pod validated",
+            "full_read_seconds",
+            "full_read_cpu_seconds",
+            "rss_per_object_after_full_read",
+            "sync_seconds",
+        ),
+    ):
+        t, c, kb = floor.get(seconds), floor.get(cpu), floor.get(rss)
+        best = _sum(ours.get(before), t)
+        line = f"{what:<42} {_num(t / n * 1e6 if t else None, '{:.1f}'):>7}"
+        line += f" {_num(c / n * 1e6 if c else None, '{:.1f}'):>7} {_num(t):>9}"
+        line += f" {_ratio(t, cg_sync):>8} {_ratio(best, cg_sync):>16}"
+        line += f" {_num(kb / 1024 if kb else None, '{:.1f}'):>7} {_ratio(kb, cg_rss):>6}"
+        print(line)
+    print(
+        "(what any implementation returning the generated models pays at least: the same pods'"
+        " JSON, cut beforehand into\n exactly what is read (spec.containers, status.conditions)"
+        " or the whole pod, validated with validate_json, GC off;\n KB/pod = the RSS of the"
+        " models alone; 'ours sync+it' = our default's sync plus the floor's read)"
+    )
+
+
+def _sum(a: Any, b: Any) -> float | None:
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+        return None
+    return float(a + b)
 
 
 def print_report(r: dict[str, Any]) -> None:
@@ -301,6 +353,29 @@ def verdicts(r: dict[str, Any]) -> list[dict[str, Any]]:
         (
             "sync + reconcile read, eager / client-go sync",
             _div(_get(med, "kubeinformers-eager-read", "sync_and_read_seconds"), sync("client-go")),
+            None,
+            "",
+        ),
+        # The pydantic floor (a floor, not a contender): what the targets above cannot beat
+        # while objects are the generated models.
+        (
+            "FLOOR: our sync + pydantic's reconcile-read validation / client-go sync",
+            _div(
+                _sum(reader.get("sync_seconds"), _get(med, FLOOR, "reconcile_read_seconds")),
+                sync("client-go"),
+            ),
+            None,
+            "",
+        ),
+        (
+            "FLOOR: RSS/pod of the reconcile read's models alone / client-go",
+            _div(_get(med, FLOOR, "rss_per_object_after_reconcile"), rss("client-go")),
+            None,
+            "",
+        ),
+        (
+            "FLOOR: RSS/pod of whole Pod models alone / client-go",
+            _div(_get(med, FLOOR, "rss_per_object_after_full_read"), rss("client-go")),
             None,
             "",
         ),

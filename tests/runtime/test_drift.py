@@ -200,4 +200,15 @@ def test_k10_k11_concurrent_first_reads_of_a_drifted_object_build_it_once() -> N
         obj = _lazy_list(DRIFTED, reported)
         seen = read_concurrently(lambda obj=obj: obj.spec)  # type: ignore[misc]
         assert len(seen) == 4 and all(s is seen[0] for s in seen)
+        assert reported == []  # a nested lazy spec (K19): nothing invalid read yet
+        errors = read_concurrently(lambda obj=obj: _bad_read(obj))  # type: ignore[misc]
+        assert len(errors) == 4 and all(isinstance(e, InvalidFieldError) for e in errors)
         assert len(reported) == 1
+
+
+def _bad_read(obj: Widget) -> Exception | None:
+    try:
+        _ = obj.spec.replicas  # type: ignore[union-attr]
+    except InvalidFieldError as exc:
+        return exc
+    return None

@@ -303,17 +303,24 @@ def object_key(data: Any) -> str:
 
 
 def build_lenient(
-    model: type[M], data: Any, key: str | None = None
+    model: type[M],
+    data: Any,
+    key: str | None = None,
+    *,
+    root: type[BaseModel] | None = None,
+    path: str = "",
 ) -> tuple[M, PartlyInvalidObjectError | None]:
     """`model` built from `data` (the item's JSON-shaped value) field by field, and what to
     report about its bad fields (None when every field validates). Raises ValidationError
     only when `data` is no JSON object. `key` names the object in errors (read from the
-    data's metadata unless given)."""
+    data's metadata unless given). A part of an object (a nested lazy object, K19) gives its
+    object's model as `root` and its own field path as `path`: errors name them."""
     if type(data) is not dict:
         return model.model_validate(data), None
-    lenient = _Lenient(model, object_key(data) if key is None else key)
-    obj = lenient.model(model, data, "")
+    root = root or model
+    lenient = _Lenient(root, object_key(data) if key is None else key)
+    obj = lenient.model(model, data, path)
     if not lenient.bad:
         return typing.cast(M, obj), None
     fields = tuple(b.error() for b in lenient.bad)
-    return typing.cast(M, obj), PartlyInvalidObjectError(model, lenient.key, fields)
+    return typing.cast(M, obj), PartlyInvalidObjectError(root, lenient.key, fields)

@@ -58,6 +58,8 @@ _ERROR = "__kubeinformers_error__"  # set once validation has failed (in the __d
 _REPORT = "__kubeinformers_report__"  # the builder's on_invalid hook, on its own lazy classes
 # [reported?], in the __dict__ of a lazy object and its twins (lazy_twin): one report for all.
 _REPORTED = "__kubeinformers_reported__"
+# A nested lazy object's owner's metadata (in its __dict__): whose object it is, for errors.
+_OWNER = "__kubeinformers_owner__"
 
 # Until a lazy object is built, pydantic's instance slots are free; they hold its state:
 _RAW_SLOT = "__pydantic_fields_set__"  # the bytes it is built from (the whole item), both kinds
@@ -242,16 +244,26 @@ def _materialise(obj: Any) -> None:
             else:
                 full = cls.__kubeinformers_build__(base, raw)
         except ValidationError as exc:
+            owner = cls.__kubeinformers_owner_model__
             if cls.__kubeinformers_item__:
                 meta = object.__getattribute__(obj, _META_SLOT)
+                fields = object.__getattribute__(meta, "__dict__") if meta is not None else {}
+            elif owner is not None:  # a nested lazy object (K19): its item's identity
+                meta = state.get(_OWNER)
                 fields = object.__getattribute__(meta, "__dict__") if meta is not None else {}
             else:
                 fields = state
             key = _key_of(fields)
             try:  # field by field: only the fields that do not validate stay unreadable
-                full, partly = build_lenient(base, cls.__kubeinformers_data__(raw), key)
+                full, partly = build_lenient(
+                    base,
+                    cls.__kubeinformers_data__(raw),
+                    key,
+                    root=owner,
+                    path=cls.__kubeinformers_path__,
+                )
             except (ValueError, TypeError):  # no object at all: nothing reads past identity
-                invalid = InvalidObjectError(base, key, exc)
+                invalid = InvalidObjectError(owner or base, key, exc)
                 state[_ERROR] = invalid
                 report = getattr(cls, _REPORT, None)
                 if report is not None and _claim_report(state):
@@ -259,6 +271,12 @@ def _materialise(obj: Any) -> None:
                 raise invalid from exc
         if built:
             full.__dict__.update(built)
+            if cls.__kubeinformers_item__:
+                # Nested lazy objects handed out (K19) are built now, in place: the whole
+                # item is its model all the way down (its dump, equality, copies read it).
+                for value in built.values():
+                    if getattr(type(value), "__kubeinformers_lazy_base__", None) is not None:
+                        _materialise(value)
         if cls.__kubeinformers_item__:
             # The metadata handed out stays the item's: a lazy one becomes the built one in
             # place, one built (or changed by a transform) before is kept as it is.
@@ -316,6 +334,11 @@ class FieldUnavailable(LookupError):
     the wire format): the whole model is built instead."""
 
 
+class FieldAbsent(FieldUnavailable):
+    """A field of a lazy object is absent from its raw bytes as the server's JSON has it (not
+    sent): it reads as its default, None, and is not in the fields set."""
+
+
 FieldBuild = Callable[[type[BaseModel], str, bytes], Any]
 """Builds the value of one top-level field (by its Python name) of a model from a lazy
 item's raw bytes: raises FieldUnavailable when it cannot alone, ValidationError when the
@@ -358,6 +381,15 @@ class RawFormat:
     item_without: ItemWithout | None = None
     # The item's raw bytes without metadata.managedFields (ValueError when they are no item).
     strip_managed_fields: Callable[[bytes], bytes] | None = None
+    # A top-level field that is a model, as a nested lazy object (K19): its model's format
+    # and its raw bytes (raising FieldUnavailable when it cannot be one).
+    nested: NestedRaw | None = None
+
+
+NestedRaw = Callable[[type[BaseModel], str, Any], tuple[RawFormat, Any]]
+"""The format and raw bytes of an item's top-level field `name` of `model`, itself a model,
+for a nested lazy object of it (K19); FieldUnavailable when the format cannot give them
+(FieldAbsent when the field was not sent)."""
 
 
 def _unpacking(build: ModelBuild, unpack: Callable[[bytes], bytes]) -> ModelBuild:
@@ -389,7 +421,7 @@ def _unpacking_field(
 
 
 def _validate_json_item(model: type[BaseModel], raw: bytes) -> BaseModel:
-    return model.model_validate_json(raw)
+    return model.model_validate_json(raw if type(raw) is bytes else bytes(raw))
 
 
 def _validate_json_metadata(model: type[BaseModel], raw: bytes) -> BaseModel:
@@ -432,8 +464,32 @@ def _json_field(model: type[BaseModel], name: str, raw: bytes) -> Any:
         _last_split = (raw, model, top)
     part = getattr(top, name)
     if part is msgspec.UNSET:
-        raise FieldUnavailable(name)
+        raise FieldAbsent(name)
     return field_adapter(model, name).validate_json(bytes(part))
+
+
+def _json_nested(model: type[BaseModel], name: str, raw: bytes) -> tuple[RawFormat, Any]:
+    """The JSON format and the raw object of the item's field `name` (K19): its slice of the
+    item's bytes, a msgspec.Raw over them (no copy)."""
+    global _last_split
+    last_raw, last_model, top = _last_split
+    if last_raw is not raw or last_model is not model:
+        try:
+            top = _json_top_level(model)(raw)
+        except msgspec.DecodeError:
+            raise FieldUnavailable(name) from None
+        _last_split = (raw, model, top)
+    part = getattr(top, name)
+    if part is msgspec.UNSET:
+        raise FieldAbsent(name)
+    if not _is_json_object(part):
+        raise FieldUnavailable(name)  # null, or no object: validated as a value
+    return JSON_OBJECT, part
+
+
+def _is_json_object(part: msgspec.Raw) -> bool:
+    view = memoryview(part)
+    return len(view) > 0 and view[0] == 0x7B  # "{"
 
 
 _decode_members = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
@@ -467,8 +523,8 @@ def _json_strip_managed_fields(raw: bytes) -> bytes:
 def _json_item_without(model: type[BaseModel], raw: bytes, names: Collection[str]) -> BaseModel:
     try:
         members = _decode_members(raw)
-    except msgspec.DecodeError:
-        return model.model_validate_json(raw)  # the whole build says precisely what is wrong
+    except msgspec.DecodeError:  # the whole build says precisely what is wrong
+        return model.model_validate_json(raw if type(raw) is bytes else bytes(raw))
     for name in names:
         info = model.model_fields[name]
         members.pop(info.alias or name, None)
@@ -483,8 +539,19 @@ JSON = RawFormat(
     field=_json_field,
     strip_managed_fields=_json_strip_managed_fields,
     item_without=_json_item_without,
+    nested=_json_nested,
 )
 """The raw bytes are the item's JSON."""
+
+JSON_OBJECT = RawFormat(
+    item=_validate_json_item,
+    metadata=_validate_json_item,
+    item_data=_json_item_data,
+    metadata_data=_json_item_data,
+    field=_json_field,
+    item_without=_json_item_without,
+)
+"""A nested lazy object's format over JSON (K19): its raw bytes are one JSON object."""
 
 
 def _lazy_getattr(self: Any, item: str) -> Any:
@@ -495,12 +562,16 @@ def _lazy_getattr(self: Any, item: str) -> Any:
 
 
 def _lazy_item_getattr(self: Any, item: str) -> Any:
-    """A lazy item's field not built yet: build that field alone, when its class can (the
-    rest stays raw until read: issue 26), else the whole model."""
+    """A lazy item's (or nested lazy object's) field not built yet: build that field alone,
+    when its class can (the rest stays raw until read: K13), else the whole model. An item's
+    field that is itself a model comes as a nested lazy object when the format can (K19)."""
     cls = type(self)
     base = getattr(cls, "__kubeinformers_lazy_base__", None)
     field = getattr(cls, "__kubeinformers_field__", None)
-    if base is None or field is None or item not in base.model_fields or item == "metadata":
+    if base is None or field is None or item not in base.model_fields:
+        return _lazy_getattr(self, item)
+    is_item = cls.__kubeinformers_item__
+    if is_item and item == "metadata":
         return _lazy_getattr(self, item)
     with _LOCK:
         if type(self) is not cls:  # built meanwhile
@@ -510,8 +581,16 @@ def _lazy_item_getattr(self: Any, item: str) -> Any:
             return state[item]
         if _ERROR not in state:
             read_burst()
+            raw = object.__getattribute__(self, _RAW_SLOT)
             try:
-                value = field(base, item, object.__getattribute__(self, _RAW_SLOT))
+                if is_item and cls.__kubeinformers_nested__ is not None:
+                    nested = _nested_object(self, cls, base, item, raw, state)
+                    if nested is not None:
+                        return nested
+                value = field(base, item, raw)
+            except FieldAbsent:
+                if _reads_none_when_absent(base, item):
+                    return None  # not sent: the default, and not in the fields set
             except (FieldUnavailable, ValidationError, ValueError):
                 pass  # the whole model: it says precisely what is wrong
             else:
@@ -519,6 +598,69 @@ def _lazy_item_getattr(self: Any, item: str) -> Any:
                 return value
     _materialise(self)
     return getattr(self, item)
+
+
+@functools.cache
+def _reads_none_when_absent(model: type[BaseModel], name: str) -> bool:
+    info = model.model_fields[name]
+    return not info.is_required() and info.default is None and info.default_factory is None
+
+
+@functools.cache
+def _nested_model(model: type[BaseModel], name: str) -> type[BaseModel] | None:
+    """The model of `model`'s field `name` when it is one (`X | None`), else None."""
+    return _unwrap_model(model.model_fields[name].annotation)
+
+
+def _nested_object(
+    obj: Any, cls: Any, base: type[BaseModel], name: str, raw: Any, state: dict[str, Any]
+) -> Any:
+    """The nested lazy object for the item `obj`'s field `name` (K19), kept in its `state`;
+    None when the field is no model or the format cannot give it raw (then built alone).
+    Under _LOCK."""
+    model = _nested_model(base, name)
+    if model is None:
+        return None
+    fmt, sub_raw = cls.__kubeinformers_nested__(base, name, raw)
+    nested_cls = _nested_class(cls, name, model, fmt)
+    nested = object.__new__(nested_cls)
+    _set_raw_slot(nested, sub_raw)
+    set_slot = object.__setattr__
+    set_slot(nested, _OWNER, _read_meta_slot(obj))
+    if getattr(cls, _REPORT, None) is not None:
+        cell = state.get(_REPORTED)
+        if cell is None:
+            cell = state[_REPORTED] = [False]
+        set_slot(nested, _REPORTED, cell)  # the item and its fields are reported once (K11)
+    state[name] = nested
+    return nested
+
+
+def _nested_class(cls: Any, name: str, model: type[BaseModel], fmt: RawFormat) -> Any:
+    """The lazy class of `cls`'s (an item class's) field `name`: one per item class and field,
+    telling the item class's `on_invalid` hook (K11). Under _LOCK."""
+    known: dict[str, Any] | None = cls.__dict__.get("__kubeinformers_nested_classes__")
+    if known is None:
+        known = {}
+        type.__setattr__(cls, "__kubeinformers_nested_classes__", known)
+    nested = known.get(name)
+    if nested is None:
+        nested = _lazy_class(
+            model, fmt.item, fmt.item_data, False, fmt.field, None, fmt.item_without
+        )
+        report = getattr(cls, _REPORT, None)
+        namespace: dict[str, Any] = {
+            "__slots__": (),
+            "__module__": nested.__module__,
+            "__qualname__": nested.__qualname__,
+            "__kubeinformers_owner_model__": cls.__kubeinformers_lazy_base__,
+            "__kubeinformers_path__": cls.__kubeinformers_lazy_base__.model_fields[name].alias
+            or name,
+        }
+        if report is not None:
+            namespace[_REPORT] = staticmethod(report)
+        nested = known[name] = type(nested.__name__, (nested,), namespace)
+    return nested
 
 
 def _materialising(name: str) -> Callable[..., Any]:
@@ -560,13 +702,14 @@ def _new_lazy_class(
     field: FieldBuild | None = None,
     strip: Callable[[bytes], bytes] | None = None,
     without: ItemWithout | None = None,
+    nested: NestedRaw | None = None,
 ) -> type[BaseModel]:
     namespace: dict[str, Any] = {
         "__slots__": (),
         "__module__": base.__module__,
         # The model's own names: logs, messages and `type(obj).__name__` read as the model.
         "__qualname__": base.__qualname__,
-        "__getattr__": _lazy_item_getattr if item and field is not None else _lazy_getattr,
+        "__getattr__": _lazy_item_getattr if field is not None else _lazy_getattr,
         "__eq__": _lazy_eq,
         "__hash__": None,
         "__kubeinformers_lazy_base__": base,
@@ -576,6 +719,10 @@ def _new_lazy_class(
         "__kubeinformers_field__": staticmethod(field) if field is not None else None,
         "__kubeinformers_strip__": staticmethod(strip) if strip is not None else None,
         "__kubeinformers_without__": staticmethod(without) if without is not None else None,
+        "__kubeinformers_nested__": staticmethod(nested) if nested is not None else None,
+        # A nested lazy object's owner model and field path (K19), set on its class.
+        "__kubeinformers_owner_model__": None,
+        "__kubeinformers_path__": "",
     }
     for name in _MATERIALISE_BEFORE:
         namespace[name] = _materialising(name)
@@ -667,6 +814,7 @@ class LazyModelBuilder(typing.Generic[M]):
                     raw_format.field,
                     raw_format.strip_managed_fields,
                     raw_format.item_without,
+                    raw_format.nested,
                 )
                 if on_invalid is not None:
                     self._meta_class = _reporting_class(self._meta_class, on_invalid)

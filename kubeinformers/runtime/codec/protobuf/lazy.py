@@ -17,7 +17,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from kubeinformers.runtime.codec.lazy import FieldUnavailable, RawFormat, field_adapter
+from kubeinformers.runtime.codec.lazy import (
+    FieldAbsent,
+    FieldUnavailable,
+    RawFormat,
+    field_adapter,
+)
 from kubeinformers.runtime.codec.protobuf.reader import (
     ProtobufDecodeError,
     read_length,
@@ -244,6 +249,26 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
             fields = {"apiVersion": type_meta[0], "kind": type_meta[1], **fields}
         return model.model_validate(fields)
 
+    # Nested lazy objects (K19): an item's message field read alone comes as a lazy object of
+    # its model over the field's bytes, each of its own fields built on first read.
+    sub_formats: dict[str, RawFormat] = {}
+
+    def sub_format(ref: str) -> RawFormat:
+        known = sub_formats.get(ref)
+        if known is None:
+            known = sub_formats[ref] = _sub_format(transcoder, messages, ref, shared)
+        return known
+
+    def nested(model: type[BaseModel], name: str, raw: bytes) -> tuple[RawFormat, Any]:
+        info = model.model_fields[name]
+        found = alone.get(info.alias or name)
+        if found is None:
+            raise FieldUnavailable(name)
+        data = _field(raw, found[0])
+        if data is None:
+            raise FieldUnavailable(name)  # Go writes a struct left out as {}: built alone
+        return sub_format(found[1]), data
+
     managed_fields = next(
         (
             number
@@ -268,6 +293,88 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
         metadata_data=metadata_data,
         field=field,
         strip_managed_fields=strip_managed_fields,
+        item_without=item_without,
+        nested=nested,
+    )
+
+
+def _sub_format(
+    transcoder: Transcoder,
+    messages: Messages,
+    message: str,
+    shared: typing.Callable[[type[BaseModel], str], frozenset[str]],
+) -> RawFormat:
+    """The RawFormat of nested lazy objects (K19) whose raw bytes are a `message`."""
+    fields_of = messages.get(message, ())
+    inline = any(flags & INLINE for *_rest, flags in fields_of)
+    by_name: dict[str, set[int]] = {}
+    for number, json_name, _kind, _ref, flags in fields_of:
+        if not flags & INLINE:
+            by_name.setdefault(json_name, set()).add(number)
+
+    # The last nested object's message split by field number: a reconcile reads a few fields
+    # of the same object in a row (`status.phase`, then `status.conditions`), which one scan
+    # serves (fields are built under the build lock; the tuple is replaced whole).
+    last: list[tuple[bytes | None, dict[int, list[bytes]]]] = [(None, {})]
+
+    def only(raw: bytes, numbers: Collection[int]) -> bytes:
+        seen, split = last[0]
+        if seen is not raw:
+            split = _split(raw)
+            last[0] = (raw, split)
+        return b"".join(chunk for number in sorted(numbers) for chunk in split.get(number, ()))
+
+    def item(model: type[BaseModel], raw: bytes) -> BaseModel:
+        try:
+            fields = transcoder.for_validation(message, raw, shared(model, message))
+        except ProtobufDecodeError as exc:
+            raise _invalid(model, exc) from exc
+        return model.model_validate(fields)
+
+    def item_data(raw: bytes) -> Any:
+        try:
+            return transcoder.to_json_object(message, raw)
+        except ProtobufDecodeError as exc:
+            raise ValueError(str(exc)) from None
+
+    def field(model: type[BaseModel], name: str, raw: bytes) -> Any:
+        alias = model.model_fields[name].alias or name
+        numbers = by_name.get(alias)
+        if numbers is None:
+            if inline:
+                raise FieldUnavailable(name)  # perhaps an inlined struct's: built whole
+            raise FieldAbsent(name)  # no such field on the wire: never sent
+        try:
+            value = transcoder.for_validation(message, only(raw, numbers), shared(model, message))
+        except ProtobufDecodeError:
+            raise FieldUnavailable(name) from None
+        if alias not in value:
+            raise FieldAbsent(name)  # Go's JSON omits it (omitempty, nil)
+        return field_adapter(model, name).validate_python(value[alias])
+
+    def item_without(model: type[BaseModel], raw: bytes, names: Collection[str]) -> BaseModel:
+        aliases = [model.model_fields[name].alias or name for name in names]
+        numbers: set[int] = set()
+        for alias in aliases:
+            known = by_name.get(alias)
+            if known is None:
+                return item(model, raw)
+            numbers |= known
+        try:
+            fields = transcoder.for_validation(
+                message, _without_fields(raw, numbers), shared(model, message)
+            )
+        except ProtobufDecodeError as exc:
+            raise _invalid(model, exc) from exc
+        fields = {k: v for k, v in fields.items() if k not in aliases}
+        return model.model_validate(fields)
+
+    return RawFormat(
+        item=item,
+        metadata=item,
+        item_data=item_data,
+        metadata_data=item_data,
+        field=field,
         item_without=item_without,
     )
 
@@ -335,6 +442,36 @@ def _without_fields(data: bytes, numbers: Collection[int]) -> bytes:
         return data
     pieces.append(data[copied:])
     return b"".join(pieces)
+
+
+def _split(data: bytes) -> dict[int, list[bytes]]:
+    """`data` (a message) split by field number: each occurrence's bytes (key included), in
+    order; joined, those of some numbers are the message with only those fields."""
+    split: dict[int, list[bytes]] = {}
+    pos, end = 0, len(data)
+    while pos < end:
+        key_at = pos
+        key = data[pos]
+        if key < 0x80:  # fields 1-15, the common case, inline
+            pos += 1
+        else:
+            key, pos = read_varint(data, pos, end)
+        if key & 7 == 2:
+            length = data[pos] if pos < end else 0x80
+            if length < 0x80:
+                pos += 1 + length
+                if pos > end:
+                    raise ProtobufDecodeError(f"field at byte {key_at} runs past its message")
+            else:
+                pos = read_length(data, pos, end)[1]
+        else:
+            pos = skip_field(data, pos, key & 7, end)
+        chunks = split.get(key >> 3)
+        if chunks is None:
+            split[key >> 3] = [data[key_at:pos]]
+        else:
+            chunks.append(data[key_at:pos])
+    return split
 
 
 def _field(data: bytes, number: int) -> bytes | None:
