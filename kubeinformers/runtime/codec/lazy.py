@@ -235,6 +235,16 @@ def _materialise(obj: Any) -> None:
         # validated alone, so a build field by field finds them valid too); the rest is built
         # without them when the format can (not validated twice).
         built = {k: v for k, v in state.items() if k in base.model_fields}
+        # Nested lazy objects handed out (K19) are built with the rest, in one pass over the
+        # item's bytes (cheaper than building each one's rest on its own), then take their
+        # part of it in place, keeping what they built alone.
+        parts = (
+            {k: v for k, v in built.items() if is_lazy(v)}
+            if built and cls.__kubeinformers_item__
+            else {}
+        )
+        if parts:
+            built = {k: v for k, v in built.items() if k not in parts}
         without = cls.__kubeinformers_without__ if built else None
         try:
             if without is not None:
@@ -271,12 +281,8 @@ def _materialise(obj: Any) -> None:
                 raise invalid from exc
         if built:
             full.__dict__.update(built)
-            if cls.__kubeinformers_item__:
-                # Nested lazy objects handed out (K19) are built now, in place: the whole
-                # item is its model all the way down (its dump, equality, copies read it).
-                for value in built.values():
-                    if getattr(type(value), "__kubeinformers_lazy_base__", None) is not None:
-                        _materialise(value)
+        for name, part in parts.items():
+            _take_part(part, full, name)
         if cls.__kubeinformers_item__:
             # The metadata handed out stays the item's: a lazy one becomes the built one in
             # place, one built (or changed by a transform) before is kept as it is.
@@ -301,6 +307,23 @@ def _materialise(obj: Any) -> None:
         report = getattr(cls, _REPORT, None)
         if report is not None:
             report(typing.cast(InvalidObjectError, partly))
+
+
+def _take_part(part: Any, full: BaseModel, name: str) -> None:
+    """The nested lazy object `part` (K19), handed out as the item's field `name`, becomes
+    the model `full` (the item's whole build) has there, in place, keeping the fields it
+    built alone; `full` then holds `part`. Under _LOCK. Where the build has no model (a
+    value that does not validate, which raises when read: K11) `full` keeps that."""
+    sub = full.__dict__.get(name)
+    if not isinstance(sub, BaseModel):
+        return
+    state = object.__getattribute__(part, "__dict__")
+    model_fields = type(part).__kubeinformers_lazy_base__.model_fields
+    alone = {k: v for k, v in state.items() if k in model_fields}
+    if alone:
+        sub.__dict__.update(alone)  # they validated alone: the whole build found them valid
+    _adopt(part, sub)
+    full.__dict__[name] = part
 
 
 def _claim_report(state: dict[str, Any]) -> bool:

@@ -264,10 +264,11 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
         found = alone.get(info.alias or name)
         if found is None:
             raise FieldUnavailable(name)
-        data = _field(raw, found[0])
-        if data is None:
+        bounds = _field_bounds(raw, found[0])
+        if bounds is None:
             raise FieldUnavailable(name)  # Go writes a struct left out as {}: built alone
-        return sub_format(found[1]), data
+        # A view of the item's bytes, not a copy: the item keeps them until it is built.
+        return sub_format(found[1]), memoryview(raw)[bounds[0] : bounds[1]]
 
     managed_fields = next(
         (
@@ -315,25 +316,27 @@ def _sub_format(
     # The last nested object's message split by field number: a reconcile reads a few fields
     # of the same object in a row (`status.phase`, then `status.conditions`), which one scan
     # serves (fields are built under the build lock; the tuple is replaced whole).
-    last: list[tuple[bytes | None, dict[int, list[bytes]]]] = [(None, {})]
+    # A nested object's raw bytes are a view of its item's (a memoryview, typed as the bytes
+    # it reads as): each build reads them through bytes().
+    last: list[tuple[object, dict[int, list[bytes]]]] = [(None, {})]
 
     def only(raw: bytes, numbers: Collection[int]) -> bytes:
         seen, split = last[0]
         if seen is not raw:
-            split = _split(raw)
+            split = _split(bytes(raw))
             last[0] = (raw, split)
         return b"".join(chunk for number in sorted(numbers) for chunk in split.get(number, ()))
 
     def item(model: type[BaseModel], raw: bytes) -> BaseModel:
         try:
-            fields = transcoder.for_validation(message, raw, shared(model, message))
+            fields = transcoder.for_validation(message, bytes(raw), shared(model, message))
         except ProtobufDecodeError as exc:
             raise _invalid(model, exc) from exc
         return model.model_validate(fields)
 
     def item_data(raw: bytes) -> Any:
         try:
-            return transcoder.to_json_object(message, raw)
+            return transcoder.to_json_object(message, bytes(raw))
         except ProtobufDecodeError as exc:
             raise ValueError(str(exc)) from None
 
@@ -362,7 +365,7 @@ def _sub_format(
             numbers |= known
         try:
             fields = transcoder.for_validation(
-                message, _without_fields(raw, numbers), shared(model, message)
+                message, _without_fields(bytes(raw), numbers), shared(model, message)
             )
         except ProtobufDecodeError as exc:
             raise _invalid(model, exc) from exc
@@ -472,6 +475,22 @@ def _split(data: bytes) -> dict[int, list[bytes]]:
         else:
             chunks.append(data[key_at:pos])
     return split
+
+
+def _field_bounds(data: bytes, number: int) -> tuple[int, int] | None:
+    """Where a message's length-delimited field `number` (its last occurrence) is, or None
+    when absent."""
+    want = (number << 3) | 2
+    pos, end = 0, len(data)
+    found = None
+    while pos < end:
+        key, pos = read_varint(data, pos, end)
+        if key == want:
+            start, pos = read_length(data, pos, end)
+            found = (start, pos)
+        else:
+            pos = skip_field(data, pos, key & 7, end)
+    return found
 
 
 def _field(data: bytes, number: int) -> bytes | None:
