@@ -1,0 +1,360 @@
+"""K19: an item's field that is itself a model (`spec`, `status`) comes as a nested lazy
+object, each of whose own fields is built alone on first read; whatever was read, every wire
+format and every whole-object read gives what a build of everything gives."""
+
+from __future__ import annotations
+
+import copy
+import gc
+import itertools
+import json
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from kubeinformers.generated.core.v1 import Pod as GeneratedPod
+from kubeinformers.runtime.codec.drift import (
+    InvalidFieldError,
+    InvalidObjectError,
+    PartlyInvalidObjectError,
+)
+from kubeinformers.runtime.codec.lazy import is_lazy, lazy_twin, materialize
+from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
+from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
+from kubeinformers.runtime.codec.protobuf.transcode import to_json_object
+from tests.runtime.test_protobuf_shared import (
+    SHELF,
+    SPEC,
+    TABLE,
+    Shelf,
+    ShelfSpec,
+    _shelf,
+    _spec,
+)
+from tests.support.protobuf import ld, list_body, object_meta
+from tests.support.threads import read_concurrently
+
+TITLES = ("Dune", "Emma")
+
+
+def _protobuf(name: str = "a", raw: bytes | None = None) -> Shelf:
+    decoder = ProtobufLazyDecoder(Shelf, message=SHELF, messages=TABLE, describe="shelves")
+    body = list_body("v1", "ShelfList", [raw if raw is not None else _shelf(name, *TITLES)])
+    (obj,) = decoder.decode_list(body).items
+    return obj
+
+
+def _json(name: str = "a", item: dict[str, Any] | None = None) -> Shelf:
+    item = item if item is not None else to_json_object(TABLE, SHELF, _shelf(name, *TITLES))
+    body = json.dumps({"apiVersion": "v1", "kind": "ShelfList", "items": [item]}).encode()
+    (obj,) = LazyDecoder(Shelf, describe="shelves").decode_list(body).items
+    return obj
+
+
+def _everything(name: str = "a") -> Shelf:
+    """What any wire gives: the model of the server's JSON, built whole."""
+    return Shelf.model_validate(to_json_object(TABLE, SHELF, _shelf(name, *TITLES)))
+
+
+WIRES = [pytest.param(_protobuf, id="protobuf"), pytest.param(_json, id="json")]
+
+
+def _state(obj: object) -> dict[str, Any]:
+    return object.__getattribute__(obj, "__dict__")  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_k19_a_model_field_is_a_nested_lazy_object_that_builds_each_field_alone(
+    wire: Callable[[], Shelf],
+) -> None:
+    obj = wire()
+    spec = obj.spec
+    assert isinstance(spec, ShelfSpec) and type(spec).__name__ == "ShelfSpec"
+    assert is_lazy(spec) and is_lazy(obj) and obj.spec is spec
+    assert not {"books", "note"} & _state(spec).keys()  # nothing of it built yet
+    books = spec.books
+    assert books is not None and [b.title for b in books] == list(TITLES)
+    assert spec.books is books and is_lazy(spec)  # one field built alone, kept
+    assert "note" not in _state(spec)  # the other field is still raw
+    fresh = _everything()
+    assert spec.note == fresh.spec.note  # type: ignore[union-attr]
+    assert spec.model_extra == fresh.spec.model_extra  # type: ignore[union-attr]
+    assert not is_lazy(spec)  # the unknown field's read built the rest in place
+    assert spec.books is books and spec == fresh.spec
+
+
+PARTIAL_READS: dict[str, Callable[[Shelf], object]] = {
+    "nothing": lambda obj: None,
+    "spec": lambda obj: obj.spec,
+    "spec.books": lambda obj: obj.spec.books,  # type: ignore[union-attr]
+    "spec.note": lambda obj: obj.spec.note,  # type: ignore[union-attr]
+    "spec.books, then the spec whole": lambda obj: _books_then_whole_spec(obj),
+}
+
+
+def _books_then_whole_spec(obj: Shelf) -> object:
+    assert obj.spec is not None and obj.spec.books is not None
+    return materialize(obj.spec)
+
+
+WHOLE_READS: dict[str, Callable[[Shelf], Any]] = {
+    "materialize": lambda obj: materialize(obj),
+    "copy": copy.copy,
+    "deepcopy": copy.deepcopy,
+    "pickle": lambda obj: pickle.loads(pickle.dumps(obj)),
+    "model_copy": lambda obj: obj.model_copy(),
+    "dump": lambda obj: Shelf.model_validate(obj.model_dump(by_alias=True, exclude_unset=True)),
+}
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("partial", PARTIAL_READS, ids=str)
+@pytest.mark.parametrize("whole", WHOLE_READS, ids=str)
+def test_k19_whatever_was_read_a_whole_read_gives_a_build_of_everything(
+    wire: Callable[[], Shelf], partial: str, whole: str
+) -> None:
+    obj = wire()
+    PARTIAL_READS[partial](obj)
+    spec_before = _state(obj).get("spec")
+    books_before = _state(spec_before).get("books") if spec_before is not None else None
+    result = WHOLE_READS[whole](obj)
+    fresh = _everything()
+    assert result == fresh and obj == fresh and fresh == obj
+    assert not is_lazy(obj) and not is_lazy(obj.spec)
+    assert obj.model_fields_set == fresh.model_fields_set
+    assert obj.spec is not None and fresh.spec is not None
+    assert obj.spec.model_fields_set == fresh.spec.model_fields_set
+    assert obj.model_dump_json() == fresh.model_dump_json()
+    assert obj.model_dump(exclude_unset=True) == fresh.model_dump(exclude_unset=True)
+    if spec_before is not None:  # what was handed out stays what the object holds (K13)
+        assert obj.spec is spec_before
+    if books_before is not None:
+        assert obj.spec.books is books_before
+
+
+def test_k19_every_wire_and_every_partial_read_gives_equal_objects() -> None:
+    objs = []
+    wires: tuple[Callable[[], Shelf], ...] = (_protobuf, _json)
+    for wire, partial in itertools.product(wires, PARTIAL_READS.values()):
+        obj = wire()
+        partial(obj)
+        objs.append(obj)
+    fresh = _everything()
+    for a, b in itertools.combinations(objs, 2):
+        assert a == b
+    assert all(o == fresh for o in objs)
+    assert all(o.spec == fresh.spec for o in objs)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_k19_k10_concurrent_readers_of_a_nested_object_see_no_torn_object_and_lose_no_field(
+    wire: Callable[[], Shelf],
+) -> None:
+    fresh = _everything()
+    reads: list[Callable[[Shelf], object]] = [
+        lambda obj: obj.spec.books,  # type: ignore[union-attr]
+        lambda obj: obj.spec.note,  # type: ignore[union-attr]
+        lambda obj: obj.spec == fresh.spec,
+        lambda obj: copy.copy(obj.spec),
+        lambda obj: pickle.loads(pickle.dumps(obj.spec)),
+        lambda obj: materialize(obj),
+        lambda obj: obj.model_dump_json(),
+        lambda obj: obj == fresh,
+    ]
+    for _ in range(20):
+        obj = wire()
+        spec = obj.spec  # handed out before the race: it must stay the object's
+        results: dict[int, object] = {}
+        pending = list(range(len(reads)))
+
+        def read(
+            obj: Shelf = obj, pending: list[int] = pending, results: dict[int, object] = results
+        ) -> object:
+            index = pending.pop()  # each thread one read (list.pop is atomic)
+            results[index] = reads[index](obj)
+            return index
+
+        assert len(read_concurrently(read, threads=len(reads))) == len(reads)
+        books, note, spec_equal, spec_copy, spec_pickled, built, dumped, equal = (
+            results[i] for i in range(len(reads))
+        )
+        assert spec_equal is True and equal is True
+        assert spec_copy == fresh.spec and spec_pickled == fresh.spec
+        assert books == fresh.spec.books and note == fresh.spec.note  # type: ignore[union-attr]
+        assert dumped == fresh.model_dump_json() and built is obj
+        # No field lost: what one thread was handed is what every later read finds.
+        assert spec is not None and obj.spec is spec and spec.books is books and spec.note is note
+        assert obj == fresh and not is_lazy(obj) and not is_lazy(spec)
+
+
+def test_k19_k10_concurrent_first_reads_of_one_nested_field_build_it_once() -> None:
+    for wire in (_protobuf, _json):
+        for _ in range(20):
+            obj = wire()
+            seen = read_concurrently(lambda obj=obj: obj.spec.books, threads=6)  # type: ignore[misc]
+            assert len(seen) == 6 and all(s is seen[0] for s in seen)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_k19_g12_a_twin_shares_the_nested_object_handed_out(wire: Callable[[], Shelf]) -> None:
+    obj = wire()
+    spec = obj.spec
+    twin = lazy_twin(obj)
+    assert twin is not obj and twin.spec is spec  # a field built alone is shared (G12)
+    assert twin == obj == _everything()
+
+
+def test_k19_a_field_not_sent_reads_as_its_default_and_is_not_in_the_fields_set() -> None:
+    item = to_json_object(TABLE, SHELF, _shelf("a", *TITLES))
+    del item["spec"]["note"]
+    obj = _json(item=item)
+    spec = obj.spec
+    assert spec is not None and spec.note is None and "note" not in _state(spec)
+    assert is_lazy(spec)  # reading a field not sent builds nothing
+    materialize(obj)
+    assert spec.note is None and "note" not in spec.model_fields_set
+    assert obj == Shelf.model_validate(item)
+
+
+def test_k19_a_protobuf_field_left_out_reads_as_go_writes_it() -> None:
+    raw = _shelf_without_note()
+    item = to_json_object(TABLE, SHELF, raw)
+    assert item["spec"]["note"] is None  # a nil pointer without omitempty: JSON null, sent
+    obj = _protobuf(raw=raw)
+    spec = obj.spec
+    assert spec is not None and spec.note is None
+    materialize(obj)
+    assert "note" in spec.model_fields_set and obj == Shelf.model_validate(item)
+    assert obj.model_dump(exclude_unset=True) == Shelf.model_validate(item).model_dump(
+        exclude_unset=True
+    )
+
+
+def _shelf_without_note() -> bytes:
+    from tests.runtime.test_protobuf_shared import _book
+
+    meta = object_meta(name="a", namespace="ns", uid="uid-a", resource_version="1")
+    return ld(1, meta) + ld(2, b"".join(ld(1, _book(t)) for t in TITLES))
+
+
+def test_k19_k11_a_nested_field_that_does_not_validate_raises_naming_the_item_reported_once() -> (
+    None
+):
+    reported: list[InvalidObjectError] = []
+    item = to_json_object(TABLE, SHELF, _shelf("a", *TITLES))
+    item["spec"]["books"][1]["title"] = ["not", "a", "title"]  # a server newer than the models
+    body = json.dumps({"kind": "ShelfList", "metadata": {}, "items": [item]}).encode()
+    decoder = LazyDecoder(Shelf, on_invalid=reported.append, describe="shelves")
+    (obj,) = decoder.decode_list(body).items
+    spec = obj.spec
+    assert spec is not None and is_lazy(spec) and not reported  # nothing invalid read yet
+    assert spec.note is not None and not reported
+    with pytest.raises(InvalidFieldError, match=r"spec\.books\[1\]\.title") as raised:
+        _ = spec.books[1].title  # type: ignore[index]
+    assert raised.value.key == "ns/a" and raised.value.model is Shelf
+    assert spec.books[0].title == "Dune"  # type: ignore[index]  # the rest reads
+    (report,) = reported
+    assert isinstance(report, PartlyInvalidObjectError) and report.key == "ns/a"
+    assert [f.path for f in report.fields] == ["spec.books[1].title"]
+    materialize(obj)  # the whole object: built, not reported again
+    assert obj.spec is spec and len(reported) == 1
+    copy.deepcopy(obj)
+    twin = pickle.loads(pickle.dumps(obj))
+    assert twin == obj and len(reported) == 1
+
+
+def test_k19_k11_the_whole_item_read_first_reports_a_bad_nested_field_once() -> None:
+    reported: list[InvalidObjectError] = []
+    item = to_json_object(TABLE, SHELF, _shelf("a", *TITLES))
+    item["spec"]["books"][0]["title"] = 7
+    body = json.dumps({"kind": "ShelfList", "metadata": {}, "items": [item]}).encode()
+    decoder = LazyDecoder(Shelf, on_invalid=reported.append, describe="shelves")
+    (obj,) = decoder.decode_list(body).items
+    spec = obj.spec
+    assert spec is not None and spec.note is not None  # a good field read alone
+    materialize(obj)  # the whole item: built field by field, the spec handed out kept
+    assert obj.spec is spec and len(reported) == 1
+    with pytest.raises(InvalidFieldError, match=r"spec\.books\[0\]\.title"):
+        _ = spec.books[0].title  # type: ignore[index]
+    assert spec.books[1].title == "Emma" and len(reported) == 1  # type: ignore[index]
+
+
+def _reconcile(pod: Any) -> list[object]:
+    """What a pod controller's reconcile reads (bench.child.reconcile_read's fields)."""
+    seen: list[object] = [pod.metadata.labels]
+    for container in pod.spec.containers:
+        seen += [container.image, container.env]
+    seen += [pod.status.phase, pod.status.conditions]
+    return seen
+
+
+def _real_pod(i: int) -> bytes:
+    from bench.pods import realistic_pod
+
+    return json.dumps(realistic_pod(i, "perf")).encode()
+
+
+def test_k19_a_generated_pod_read_as_a_reconcile_then_whole_equals_its_eager_build() -> None:
+    raws = [_real_pod(i) for i in range(3)]
+    body = b'{"kind":"PodList","metadata":{},"items":[' + b",".join(raws) + b"]}"
+    pods = LazyDecoder(GeneratedPod).decode_list(body).items
+    for pod, raw in zip(pods, raws, strict=True):
+        eager = GeneratedPod.model_validate_json(raw)
+        assert _reconcile(pod) == _reconcile(eager)
+        assert is_lazy(pod.spec) and is_lazy(pod.status)  # what the reconcile did not read: raw
+        assert "tolerations" not in _state(pod.spec) and "container_statuses" not in _state(
+            pod.status
+        )
+        spec, containers = pod.spec, pod.spec.containers  # type: ignore[union-attr]
+        assert pod == eager and pod.model_dump_json() == eager.model_dump_json()
+        assert pod.spec is spec and pod.spec.containers is containers  # type: ignore[union-attr]
+        assert pod.model_fields_set == eager.model_fields_set
+        assert pod.spec.model_fields_set == eager.spec.model_fields_set  # type: ignore[union-attr]
+
+
+def test_k19_k9_reading_nested_objects_leaves_no_cyclic_garbage() -> None:
+    decoder = LazyDecoder(GeneratedPod)
+    body = (
+        b'{"kind":"PodList","metadata":{},"items":['
+        + b",".join(_real_pod(i) for i in range(20))
+        + b"]}"
+    )
+
+    def build_and_read(whole: bool) -> None:
+        pods = decoder.decode_list(body).items
+        for pod in pods:
+            _reconcile(pod)
+            if whole:
+                materialize(pod)
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        build_and_read(True)  # validators and classes built once: not garbage
+        for whole in (False, True):
+            gc.collect()
+            build_and_read(whole)
+            assert gc.collect() == 0
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def test_k19_nested_specs_of_a_protobuf_item_read_the_same_as_its_json() -> None:
+    for name in ("a", "b"):
+        raw = _shelf(name, *TITLES)
+        pb, js = _protobuf(name), _json(name)
+        assert pb.spec.books == js.spec.books  # type: ignore[union-attr]
+        assert pb.spec.note == js.spec.note  # type: ignore[union-attr]
+        assert (
+            pb.spec
+            == js.spec
+            == ShelfSpec.model_validate(to_json_object(TABLE, SPEC, _spec(*TITLES)))
+        )
+        assert (
+            materialize(pb)
+            == materialize(js)
+            == Shelf.model_validate(to_json_object(TABLE, SHELF, raw))
+        )
