@@ -234,7 +234,8 @@ def _materialise(obj: Any) -> None:
         # Fields built on their own before (issue 26) stay the objects handed out (they
         # validated alone, so a build field by field finds them valid too); the rest is built
         # without them when the format can (not validated twice).
-        built = {k: v for k, v in state.items() if k in base.model_fields}
+        names = cls.__kubeinformers_fields__
+        built = {k: v for k, v in state.items() if k in names}
         # Nested lazy objects handed out (K19) are built with the rest, in one pass over the
         # item's bytes (cheaper than building each one's rest on its own), then take their
         # part of it in place, keeping what they built alone.
@@ -318,8 +319,8 @@ def _take_part(part: Any, full: BaseModel, name: str) -> None:
     if not isinstance(sub, BaseModel):
         return
     state = object.__getattribute__(part, "__dict__")
-    model_fields = type(part).__kubeinformers_lazy_base__.model_fields
-    alone = {k: v for k, v in state.items() if k in model_fields}
+    names = type(part).__kubeinformers_fields__
+    alone = {k: v for k, v in state.items() if k in names}
     if alone:
         sub.__dict__.update(alone)  # they validated alone: the whole build found them valid
     _adopt(part, sub)
@@ -591,7 +592,7 @@ def _lazy_item_getattr(self: Any, item: str) -> Any:
     cls = type(self)
     base = getattr(cls, "__kubeinformers_lazy_base__", None)
     field = getattr(cls, "__kubeinformers_field__", None)
-    if base is None or field is None or item not in base.model_fields:
+    if base is None or field is None or item not in cls.__kubeinformers_fields__:
         return _lazy_getattr(self, item)
     is_item = cls.__kubeinformers_item__
     if is_item and item == "metadata":
@@ -736,6 +737,8 @@ def _new_lazy_class(
         "__eq__": _lazy_eq,
         "__hash__": None,
         "__kubeinformers_lazy_base__": base,
+        # The model's field names (`model_fields` is a property that builds its answer).
+        "__kubeinformers_fields__": frozenset(base.model_fields),
         "__kubeinformers_build__": staticmethod(build),
         "__kubeinformers_data__": staticmethod(data),
         "__kubeinformers_item__": item,
