@@ -10,6 +10,12 @@ bytes with the model, fills the instance in place and turns its class into the m
 from then on it *is* the model, with no overhead. Reading is indistinguishable from an
 eagerly decoded model; nothing the server sent is lost.
 
+Reading one top-level field of a lazy item builds that field alone (K13); a field that is
+itself a model (`spec`, `status`) comes as a nested lazy object over the field's bytes, built
+the same way one level down: each of its fields alone on first read, the rest in place on a
+whole read (K19). A whole read of the item builds it once; its nested objects take their part
+of that build in place, keeping what they built.
+
 How a lazy object builds its model from the raw bytes is its class's `RawFormat`: `JSON`
 validates the item's JSON (or its metadata's slice) with `model_validate_json`; the protobuf
 codec's format transcodes the protobuf item (or its ObjectMeta) to the JSON-shaped dict and
