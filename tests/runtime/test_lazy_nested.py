@@ -334,9 +334,14 @@ def test_k19_k9_reading_nested_objects_leaves_no_cyclic_garbage() -> None:
     try:
         build_and_read(True)  # validators and classes built once: not garbage
         for whole in (False, True):
-            gc.collect()
-            build_and_read(whole)
-            assert gc.collect() == 0
+            left = []
+            # The least of three, as in test_reference_cycles: garbage another thread makes
+            # meanwhile (one an earlier test left winding down) is not this read's.
+            for _ in range(3):
+                gc.collect()
+                build_and_read(whole)
+                left.append(gc.collect())  # what reference counting could not free
+            assert min(left) == 0
     finally:
         if was_enabled:
             gc.enable()
