@@ -252,14 +252,8 @@ def _materialise(obj: Any) -> None:
         )
         if parts:
             built = {k: v for k, v in built.items() if k not in parts}
-        without = cls.__kubeinformers_without__ if built else None
         try:
-            if without is not None:
-                full = without(base, raw, built.keys())
-                # The fields set is the whole object's: the fields built alone were sent.
-                _publish(full, "__pydantic_fields_set__", full.model_fields_set | built.keys())
-            else:
-                full = cls.__kubeinformers_build__(base, raw)
+            full = _build(cls, base, raw, built.keys(), parts)
         except ValidationError as exc:
             owner = cls.__kubeinformers_owner_model__
             if cls.__kubeinformers_item__:
@@ -314,6 +308,46 @@ def _materialise(obj: Any) -> None:
         report = getattr(cls, _REPORT, None)
         if report is not None:
             report(typing.cast(InvalidObjectError, partly))
+
+
+def _build(
+    cls: Any, base: type[BaseModel], raw: Any, built: Collection[str], parts: dict[str, Any]
+) -> BaseModel:
+    """The model of a lazy object's raw bytes, without the fields it `built` alone (the
+    caller puts them back) and, when the format can, without transcoding nor validating
+    again what its nested objects (`parts`, K19) built; raises ValidationError."""
+    with_parts = cls.__kubeinformers_with__ if parts else None
+    if with_parts is not None:
+        try:
+            full: BaseModel = with_parts(base, raw, built, _parts_of(parts))
+        except FieldUnavailable:
+            pass
+        else:
+            if built:  # the fields set is the whole object's: the fields built alone were sent
+                _publish(full, "__pydantic_fields_set__", full.model_fields_set | set(built))
+            return full
+    without = cls.__kubeinformers_without__ if built else None
+    if without is not None:
+        full = without(base, raw, built)
+        _publish(full, "__pydantic_fields_set__", full.model_fields_set | set(built))
+        return full
+    return typing.cast(BaseModel, cls.__kubeinformers_build__(base, raw))
+
+
+def _parts_of(parts: dict[str, Any]) -> dict[str, tuple[type[BaseModel], Any, dict[str, Any]]]:
+    """What ItemWith takes of nested lazy objects: their model, raw bytes and built fields."""
+    out: dict[str, tuple[type[BaseModel], Any, dict[str, Any]]] = {}
+    for name, part in parts.items():
+        cls = type(part)
+        names = cls.__kubeinformers_fields__
+        state = object.__getattribute__(part, "__dict__")
+        built = {k: v for k, v in state.items() if k in names}
+        out[name] = (
+            cls.__kubeinformers_lazy_base__,
+            object.__getattribute__(part, _RAW_SLOT),
+            built,
+        )
+    return out
 
 
 def _take_part(part: Any, full: BaseModel, name: str) -> None:
@@ -414,6 +448,25 @@ class RawFormat:
     # A top-level field that is a model, as a nested lazy object (K19): its model's format
     # and its raw bytes (raising FieldUnavailable when it cannot be one).
     nested: NestedRaw | None = None
+    # The whole item but the named top-level fields, its nested objects' parts holding the
+    # fields they built (K19); FieldUnavailable when it cannot (the whole item is built).
+    item_with: ItemWith | None = None
+
+
+ItemWith = Callable[
+    [
+        type[BaseModel],
+        bytes,
+        Collection[str],
+        dict[str, tuple[type[BaseModel], Any, dict[str, Any]]],
+    ],
+    BaseModel,
+]
+"""Builds a model of the given class from a lazy item's raw bytes as if the named top-level
+fields (Python names) were absent, each nested lazy object's field (by Python name: its model,
+its raw bytes, its fields built alone by Python name) holding those fields as they are, the
+rest of it built from its bytes: what a whole read of an item read in part builds (K19),
+without transcoding nor validating again what was built."""
 
 
 NestedRaw = Callable[[type[BaseModel], str, Any], tuple[RawFormat, Any]]
@@ -733,6 +786,7 @@ def _new_lazy_class(
     strip: Callable[[bytes], bytes] | None = None,
     without: ItemWithout | None = None,
     nested: NestedRaw | None = None,
+    item_with: ItemWith | None = None,
 ) -> type[BaseModel]:
     namespace: dict[str, Any] = {
         "__slots__": (),
@@ -752,6 +806,7 @@ def _new_lazy_class(
         "__kubeinformers_strip__": staticmethod(strip) if strip is not None else None,
         "__kubeinformers_without__": staticmethod(without) if without is not None else None,
         "__kubeinformers_nested__": staticmethod(nested) if nested is not None else None,
+        "__kubeinformers_with__": staticmethod(item_with) if item_with is not None else None,
         # A nested lazy object's owner model and field path (K19), set on its class.
         "__kubeinformers_owner_model__": None,
         "__kubeinformers_path__": "",
@@ -847,6 +902,7 @@ class LazyModelBuilder(typing.Generic[M]):
                     raw_format.strip_managed_fields,
                     raw_format.item_without,
                     raw_format.nested,
+                    raw_format.item_with,
                 )
                 if on_invalid is not None:
                     self._meta_class = _reporting_class(self._meta_class, on_invalid)

@@ -251,13 +251,40 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
 
     # Nested lazy objects (K19): an item's message field read alone comes as a lazy object of
     # its model over the field's bytes, each of its own fields built on first read.
-    sub_formats: dict[str, RawFormat] = {}
+    sub_formats: dict[str, tuple[RawFormat, _Rest]] = {}
 
-    def sub_format(ref: str) -> RawFormat:
+    def sub_format(ref: str) -> tuple[RawFormat, _Rest]:
         known = sub_formats.get(ref)
         if known is None:
             known = sub_formats[ref] = _sub_format(transcoder, messages, ref, shared)
         return known
+
+    def item_with(
+        model: type[BaseModel],
+        raw: bytes,
+        names: Collection[str],
+        parts: dict[str, tuple[type[BaseModel], Any, dict[str, Any]]],
+    ) -> BaseModel:
+        aliases = [model.model_fields[name].alias or name for name in (*names, *parts)]
+        found = [alone.get(alias) for alias in aliases]
+        numbers = {f[0] for f in found if f is not None}
+        if len(numbers) < len(aliases):
+            raise FieldUnavailable(", ".join(aliases))
+        try:
+            fields = transcoder.for_validation(
+                message, _without_fields(raw, numbers), shared(model, message)
+            )
+            for alias in aliases:  # a Go struct left out is written as {}: absent instead
+                fields.pop(alias, None)
+            for name, (sub_model, sub_raw, built) in parts.items():
+                alias = model.model_fields[name].alias or name
+                _fmt, rest = sub_format(alone[alias][1])
+                fields[alias] = rest(sub_model, sub_raw, built)
+        except ProtobufDecodeError as exc:
+            raise _invalid(model, exc) from exc
+        if type_meta is not None:
+            fields = {"apiVersion": type_meta[0], "kind": type_meta[1], **fields}
+        return model.model_validate(fields)
 
     def nested(model: type[BaseModel], name: str, raw: bytes) -> tuple[RawFormat, Any]:
         info = model.model_fields[name]
@@ -268,7 +295,7 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
         if bounds is None:
             raise FieldUnavailable(name)  # Go writes a struct left out as {}: built alone
         # A view of the item's bytes, not a copy: the item keeps them until it is built.
-        return sub_format(found[1]), memoryview(raw)[bounds[0] : bounds[1]]
+        return sub_format(found[1])[0], memoryview(raw)[bounds[0] : bounds[1]]
 
     managed_fields = next(
         (
@@ -296,7 +323,14 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
         strip_managed_fields=strip_managed_fields,
         item_without=item_without,
         nested=nested,
+        item_with=item_with,
     )
+
+
+# A nested object's rest (K19): its model, raw bytes and fields built alone (Python names)
+# -> the JSON object of its bytes without those fields, the built values in their place
+# (validation keeps a model instance as it is); FieldUnavailable when it cannot.
+_Rest = typing.Callable[[type[BaseModel], Any, dict[str, Any]], dict[str, Any]]
 
 
 def _sub_format(
@@ -304,8 +338,9 @@ def _sub_format(
     messages: Messages,
     message: str,
     shared: typing.Callable[[type[BaseModel], str], frozenset[str]],
-) -> RawFormat:
-    """The RawFormat of nested lazy objects (K19) whose raw bytes are a `message`."""
+) -> tuple[RawFormat, _Rest]:
+    """The RawFormat of nested lazy objects (K19) whose raw bytes are a `message`, and how
+    its rest is transcoded for the whole build of its item."""
     fields_of = messages.get(message, ())
     inline = any(flags & INLINE for *_rest, flags in fields_of)
     by_name: dict[str, set[int]] = {}
@@ -372,7 +407,24 @@ def _sub_format(
         fields = {k: v for k, v in fields.items() if k not in aliases}
         return model.model_validate(fields)
 
-    return RawFormat(
+    def rest(model: type[BaseModel], raw: bytes, built: dict[str, Any]) -> dict[str, Any]:
+        aliases = {name: model.model_fields[name].alias or name for name in built}
+        numbers: set[int] = set()
+        for alias in aliases.values():
+            known = by_name.get(alias)
+            if known is None:
+                raise FieldUnavailable(alias)
+            numbers |= known
+        fields = dict(
+            transcoder.for_validation(
+                message, _without_fields(bytes(raw), numbers), shared(model, message)
+            )
+        )
+        for name, alias in aliases.items():
+            fields[alias] = built[name]
+        return fields
+
+    fmt = RawFormat(
         item=item,
         metadata=item,
         item_data=item_data,
@@ -380,6 +432,7 @@ def _sub_format(
         field=field,
         item_without=item_without,
     )
+    return fmt, rest
 
 
 def _varint(value: int) -> bytes:
@@ -434,11 +487,22 @@ def _without_fields(data: bytes, numbers: Collection[int]) -> bytes:
     end = len(data)
     while pos < end:
         key_at = pos
-        key, pos = read_varint(data, pos, end)
-        if key & 7 == 2 and key >> 3 in numbers:
-            _start, pos = read_length(data, pos, end)
-            pieces.append(data[copied:key_at])
-            copied = pos
+        key = data[pos]
+        if key < 0x80:  # fields 1-15, the common case, inline
+            pos += 1
+        else:
+            key, pos = read_varint(data, pos, end)
+        if key & 7 == 2:
+            length = data[pos] if pos < end else 0x80
+            if length < 0x80:
+                pos += 1 + length
+                if pos > end:
+                    raise ProtobufDecodeError(f"field at byte {key_at} runs past its message")
+            else:
+                pos = read_length(data, pos, end)[1]
+            if key >> 3 in numbers:
+                pieces.append(data[copied:key_at])
+                copied = pos
         else:
             pos = skip_field(data, pos, key & 7, end)
     if not pieces:
