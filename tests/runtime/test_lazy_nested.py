@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from kubeinformers.generated.core.v1 import Pod as GeneratedPod
+from kubeinformers.runtime.api.model import KubeModel
 from kubeinformers.runtime.codec.drift import (
     InvalidFieldError,
     InvalidObjectError,
@@ -23,17 +24,19 @@ from kubeinformers.runtime.codec.drift import (
 from kubeinformers.runtime.codec.lazy import is_lazy, lazy_twin, materialize
 from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
 from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
+from kubeinformers.runtime.codec.protobuf.schema import MESSAGE, OMITEMPTY, REPEATED, STRING
 from kubeinformers.runtime.codec.protobuf.transcode import to_json_object
 from tests.runtime.test_protobuf_shared import (
     SHELF,
     SPEC,
     TABLE,
+    ObjectMeta,
     Shelf,
     ShelfSpec,
     _shelf,
     _spec,
 )
-from tests.support.protobuf import ld, list_body, object_meta
+from tests.support.protobuf import META, ld, list_body, object_meta
 from tests.support.threads import read_concurrently
 
 TITLES = ("Dune", "Emma")
@@ -363,3 +366,57 @@ def test_k19_nested_specs_of_a_protobuf_item_read_the_same_as_its_json() -> None
             == materialize(js)
             == Shelf.model_validate(to_json_object(TABLE, SHELF, raw))
         )
+
+
+# --- a string Go's JSON omits when empty, read straight from a nested object's bytes --------
+
+_T = "example.gauge.v1."
+GAUGE, GAUGE_STATUS = _T + "Gauge", _T + "GaugeStatus"
+GAUGE_TABLE = {
+    **TABLE,
+    GAUGE: (
+        (1, "metadata", MESSAGE, META + "ObjectMeta", 0),
+        (2, "status", MESSAGE, GAUGE_STATUS, 0),
+    ),
+    GAUGE_STATUS: (
+        (1, "phase", STRING, None, OMITEMPTY),
+        (2, "reason", STRING, None, 0),  # written even when empty
+        (3, "tags", STRING, None, REPEATED),
+    ),
+}
+
+
+class GaugeStatus(KubeModel):
+    phase: str | None = None
+    reason: str | None = None
+    tags: list[str] | None = None
+
+
+class Gauge(KubeModel):
+    metadata: ObjectMeta | None = None
+    status: GaugeStatus | None = None
+
+
+@pytest.mark.parametrize(
+    "status",
+    [
+        pytest.param(ld(1, "Running") + ld(2, "ok"), id="sent"),
+        pytest.param(ld(1, "") + ld(3, "a"), id="empty"),
+        pytest.param(ld(3, "a"), id="absent"),
+        pytest.param(ld(1, "Pending") + ld(3, "a") + ld(1, "Running"), id="twice-the-last-wins"),
+    ],
+)
+def test_k19_k3_a_string_read_alone_from_a_nested_protobuf_object_reads_as_go_writes_it(
+    status: bytes,
+) -> None:
+    meta = object_meta(name="g", namespace="ns", uid="uid-g", resource_version="1")
+    raw = ld(1, meta) + ld(2, status)
+    decoder = ProtobufLazyDecoder(Gauge, message=GAUGE, messages=GAUGE_TABLE, describe="gauges")
+    (obj,) = decoder.decode_list(list_body("v1", "GaugeList", [raw])).items
+    expected = Gauge.model_validate(to_json_object(GAUGE_TABLE, GAUGE, raw))
+    assert expected.status is not None and obj.status is not None
+    assert (obj.status.phase, obj.status.reason) == (expected.status.phase, expected.status.reason)
+    assert is_lazy(obj.status)  # read alone
+    materialize(obj)
+    assert obj == expected
+    assert obj.status.model_fields_set == expected.status.model_fields_set

@@ -34,8 +34,10 @@ from kubeinformers.runtime.codec.protobuf.schema import (
     ITEMS,
     MAP,
     MESSAGE,
+    OMITEMPTY,
     RAW_JSON,
     REPEATED,
+    STRING,
     Messages,
 )
 from kubeinformers.runtime.codec.protobuf.transcode import Transcoder
@@ -344,9 +346,13 @@ def _sub_format(
     fields_of = messages.get(message, ())
     inline = any(flags & INLINE for *_rest, flags in fields_of)
     by_name: dict[str, set[int]] = {}
-    for number, json_name, _kind, _ref, flags in fields_of:
+    # Strings Go's JSON omits when empty (`status.phase`): read straight from the bytes.
+    plain_strings: dict[str, int] = {}
+    for number, json_name, kind, _ref, flags in fields_of:
         if not flags & INLINE:
             by_name.setdefault(json_name, set()).add(number)
+            if kind == STRING and flags == OMITEMPTY:
+                plain_strings[json_name] = number
 
     # The last nested object's message split by field number: a reconcile reads a few fields
     # of the same object in a row (`status.phase`, then `status.conditions`), which one scan
@@ -355,12 +361,26 @@ def _sub_format(
     # it reads as): each build reads them through bytes().
     last: list[tuple[object, dict[int, list[bytes]]]] = [(None, {})]
 
-    def only(raw: bytes, numbers: Collection[int]) -> bytes:
+    def split_of(raw: bytes) -> dict[int, list[bytes]]:
         seen, split = last[0]
         if seen is not raw:
             split = _split(bytes(raw))
             last[0] = (raw, split)
+        return split
+
+    def only(raw: bytes, numbers: Collection[int]) -> bytes:
+        split = split_of(raw)
         return b"".join(chunk for number in sorted(numbers) for chunk in split.get(number, ()))
+
+    def plain_string(raw: bytes, number: int) -> str | None:
+        """The value of a string field omitted when empty; None when absent or empty."""
+        chunks = split_of(raw).get(number)
+        if not chunks:
+            return None
+        chunk = chunks[-1]  # the last occurrence wins
+        _key, pos = read_varint(chunk, 0, len(chunk))
+        start, stop = read_length(chunk, pos, len(chunk))
+        return transcoder.text(chunk[start:stop]) if stop > start else None
 
     def item(model: type[BaseModel], raw: bytes) -> BaseModel:
         try:
@@ -377,6 +397,15 @@ def _sub_format(
 
     def field(model: type[BaseModel], name: str, raw: bytes) -> Any:
         alias = model.model_fields[name].alias or name
+        number = plain_strings.get(alias)
+        if number is not None:
+            try:
+                text = plain_string(raw, number)
+            except (ProtobufDecodeError, UnicodeDecodeError):
+                raise FieldUnavailable(name) from None
+            if text is None:
+                raise FieldAbsent(name)  # Go's JSON omits an empty string
+            return field_adapter(model, name).validate_python(text)
         numbers = by_name.get(alias)
         if numbers is None:
             if inline:

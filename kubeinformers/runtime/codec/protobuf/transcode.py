@@ -171,6 +171,17 @@ class Transcoder:
         self._memo_entries += 1
         return value
 
+    def text(self, chunk: bytes) -> str:
+        """A string field's value from its bytes, one str per distinct short value as the
+        transcode hands out (K15); UnicodeDecodeError when they are not UTF-8."""
+        strings = self._strings
+        text = strings.get(chunk)
+        if text is None:
+            text = chunk.decode()
+            if len(chunk) <= _SHARED_LENGTH and len(strings) < _SHARED_STRINGS:
+                strings[chunk] = text
+        return text
+
     def to_json_object(self, message: str, data: bytes) -> dict[str, Any]:
         """The JSON object Go writes for the `message` struct decoded from `data`."""
         try:
