@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import urllib3
+from pydantic import BaseModel
 
 from kubeinformers.generated.protobuf_schema import KINDS, MESSAGES
 from kubeinformers.generated.registry import RESOURCES, model_for
@@ -352,6 +353,7 @@ def test_k3_k5_every_object_reads_from_protobuf_as_the_servers_json(
     _, objects = server_objects
     http = Http(real_apiserver)
     lists_seen: set[str] = set()
+    nested = 0  # nested lazy objects read field by field (K19)
     for obj in objects:
         res = _resource_of(obj["apiVersion"], obj["kind"])
         message = KINDS[(res.group, res.version, res.kind)]
@@ -385,7 +387,26 @@ def test_k3_k5_every_object_reads_from_protobuf_as_the_servers_json(
             assert lazy.metadata.resource_version == item_meta["resourceVersion"]
             assert lazy.metadata.labels == item_meta.get("labels"), what
             assert lazy == model.model_validate(item), f"{what}: lazy model from protobuf"
+        # K19: every field of every nested lazy object (spec, status...) read alone first,
+        # then the whole object: the same model, fields sets and dump as the server's JSON.
+        again = decoder.decode_list(http.get(collection, PROTOBUF).data)
+        for lazy, item in zip(again.items, json_list["items"], strict=True):
+            eager = model.model_validate(item)
+            for name in type(eager).model_fields:
+                whole = getattr(eager, name)
+                if name == "metadata" or not isinstance(whole, BaseModel):
+                    continue  # (apiVersion and kind are not built alone: read, they build all)
+                part = getattr(lazy, name)
+                nested += is_lazy(part)
+                for field in type(part).model_fields:  # each of its fields built alone
+                    assert getattr(part, field) == getattr(whole, field), (
+                        f"{what}: {name}.{field} read alone from protobuf"
+                    )
+            assert lazy == eager, f"{what}: read field by field, then whole"
+            assert lazy.model_fields_set == eager.model_fields_set, what
+            assert lazy.model_dump_json() == eager.model_dump_json(), what
     assert len(objects) == 18 and len(lists_seen) == 16  # every kind's list was compared too
+    assert nested >= 16  # a spec or status of each kind came nested
 
 
 def _frames(response: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
