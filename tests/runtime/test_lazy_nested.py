@@ -420,3 +420,19 @@ def test_k19_k3_a_string_read_alone_from_a_nested_protobuf_object_reads_as_go_wr
     materialize(obj)
     assert obj == expected
     assert obj.status.model_fields_set == expected.status.model_fields_set
+
+
+def test_k19_a_top_level_field_a_json_item_was_not_sent_reads_as_none_building_nothing() -> None:
+    from bench.pods import realistic_pod
+
+    item = realistic_pod(1, "perf")
+    del item["status"]
+    raw = json.dumps(item).encode()
+    (pod,) = (
+        LazyDecoder(GeneratedPod)
+        .decode_list(b'{"kind":"PodList","metadata":{},"items":[' + raw + b"]}")
+        .items
+    )
+    assert pod.status is None and is_lazy(pod) and "status" not in _state(pod)
+    assert pod == GeneratedPod.model_validate_json(raw)
+    assert "status" not in pod.model_fields_set
