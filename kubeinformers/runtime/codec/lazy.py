@@ -419,6 +419,13 @@ def field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
     return TypeAdapter(annotation)
 
 
+@functools.cache
+def field_alias(model: type[BaseModel], name: str) -> str:
+    """The API name of `model`'s field `name` (`model_fields` is a property that builds its
+    answer on every read: too slow for every first read of a field)."""
+    return model.model_fields[name].alias or name
+
+
 ItemWithout = Callable[[type[BaseModel], bytes, Collection[str]], BaseModel]
 """Builds a model of the given class from a lazy item's raw bytes as if the named top-level
 fields (Python names) were absent: the rest of an item whose fields were built alone (K13),
@@ -609,8 +616,7 @@ def _json_item_without(model: type[BaseModel], raw: bytes, names: Collection[str
     except msgspec.DecodeError:  # the whole build says precisely what is wrong
         return model.model_validate_json(raw if type(raw) is bytes else bytes(raw))
     for name in names:
-        info = model.model_fields[name]
-        members.pop(info.alias or name, None)
+        members.pop(field_alias(model, name), None)
     return model.model_validate_json(_json_object(members))
 
 

@@ -22,6 +22,7 @@ from kubeinformers.runtime.codec.lazy import (
     FieldUnavailable,
     RawFormat,
     field_adapter,
+    field_alias,
 )
 from kubeinformers.runtime.codec.protobuf.reader import (
     ProtobufDecodeError,
@@ -221,8 +222,7 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
     }
 
     def field(model: type[BaseModel], name: str, raw: bytes) -> Any:
-        info = model.model_fields[name]
-        found = alone.get(info.alias or name)
+        found = alone.get(field_alias(model, name))
         if found is None:
             raise FieldUnavailable(name)
         data = _field(raw, found[0])
@@ -235,7 +235,7 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
         return field_adapter(model, name).validate_python(value)
 
     def item_without(model: type[BaseModel], raw: bytes, names: Collection[str]) -> BaseModel:
-        aliases = [model.model_fields[name].alias or name for name in names]
+        aliases = [field_alias(model, name) for name in names]
         numbers = {alone[alias][0] for alias in aliases if alias in alone}
         if len(numbers) < len(aliases):
             return item(model, raw)
@@ -267,7 +267,7 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
         names: Collection[str],
         parts: dict[str, tuple[type[BaseModel], Any, dict[str, Any]]],
     ) -> BaseModel:
-        aliases = [model.model_fields[name].alias or name for name in (*names, *parts)]
+        aliases = [field_alias(model, name) for name in (*names, *parts)]
         found = [alone.get(alias) for alias in aliases]
         numbers = {f[0] for f in found if f is not None}
         if len(numbers) < len(aliases):
@@ -279,7 +279,7 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
             for alias in aliases:  # a Go struct left out is written as {}: absent instead
                 fields.pop(alias, None)
             for name, (sub_model, sub_raw, built) in parts.items():
-                alias = model.model_fields[name].alias or name
+                alias = field_alias(model, name)
                 _fmt, rest = sub_format(alone[alias][1])
                 fields[alias] = rest(sub_model, sub_raw, built)
         except ProtobufDecodeError as exc:
@@ -289,8 +289,7 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
         return model.model_validate(fields)
 
     def nested(model: type[BaseModel], name: str, raw: bytes) -> tuple[RawFormat, Any]:
-        info = model.model_fields[name]
-        found = alone.get(info.alias or name)
+        found = alone.get(field_alias(model, name))
         if found is None:
             raise FieldUnavailable(name)
         bounds = _field_bounds(raw, found[0])
@@ -396,7 +395,7 @@ def _sub_format(
             raise ValueError(str(exc)) from None
 
     def field(model: type[BaseModel], name: str, raw: bytes) -> Any:
-        alias = model.model_fields[name].alias or name
+        alias = field_alias(model, name)
         number = plain_strings.get(alias)
         if number is not None:
             try:
@@ -420,7 +419,7 @@ def _sub_format(
         return field_adapter(model, name).validate_python(value[alias])
 
     def item_without(model: type[BaseModel], raw: bytes, names: Collection[str]) -> BaseModel:
-        aliases = [model.model_fields[name].alias or name for name in names]
+        aliases = [field_alias(model, name) for name in names]
         numbers: set[int] = set()
         for alias in aliases:
             known = by_name.get(alias)
@@ -437,7 +436,7 @@ def _sub_format(
         return model.model_validate(fields)
 
     def rest(model: type[BaseModel], raw: bytes, built: dict[str, Any]) -> dict[str, Any]:
-        aliases = {name: model.model_fields[name].alias or name for name in built}
+        aliases = {name: field_alias(model, name) for name in built}
         numbers: set[int] = set()
         for alias in aliases.values():
             known = by_name.get(alias)
