@@ -46,7 +46,9 @@ SYNC_TIMEOUT = 900.0
 
 def measure_sync(factory: Any, informer: Any) -> dict[str, Any]:
     """Start `factory` and wait for its caches; what the sync cost: objects cached, wall and
-    CPU seconds, who filtered, and RSS over the baseline taken after the informer was built."""
+    CPU seconds, who filtered, and RSS over the baseline taken after the informer was built
+    (the baseline itself, `rss_baseline`: the interpreter, the imports, the client and the
+    informer, is every replica's fixed cost)."""
     probe = MemoryProbe(trace=False)
     probe.start()
     with stopwatch() as synced:
@@ -58,6 +60,7 @@ def measure_sync(factory: Any, informer: Any) -> dict[str, Any]:
         "sync_seconds": synced[0],
         "cpu_seconds": synced[1],
         "filter": informer.health().shard_filter,
+        "rss_baseline": float(probe.rss_before),
     }
     return result | probe.per_object(objects)
 
@@ -206,6 +209,7 @@ def summarize(total: int, results: list[dict[str, Any]]) -> dict[str, Any]:
         "filter": sorted({r["filter"] for r in results}),
         "objects": statistics.median(r["objects"] for r in results),
         "rss_mb": statistics.median(r["rss_after_over_baseline"] for r in results) / 2**20,
+        "baseline_mb": statistics.median(r["rss_baseline"] for r in results) / 2**20,
         "peak_mb": statistics.median(r.get("peak_rss_over_baseline", 0) for r in results) / 2**20,
         "sync_s": statistics.median(r["sync_seconds"] for r in results),
         "cpu_s": statistics.median(r["cpu_seconds"] for r in results),
@@ -231,7 +235,7 @@ def print_layout(pods: int, gate: str, layout: str, rows: list[dict[str, Any]]) 
     kind = "ring replicas, run together" if layout == "ring" else "static shards, one at a time"
     print(f"{pods} pods, gate {gate}, {kind}; per replica, median:")
     print(
-        "replicas filter  objects  RSS MB (x of 1)  peak MB  sync s (x of 1)  cpu s  "
+        "replicas filter  objects  RSS MB (x of 1)  peak MB  base MB  sync s (x of 1)  cpu s  "
         "move s (x of its sync)"
     )
     for r in rows:
@@ -243,6 +247,7 @@ def print_layout(pods: int, gate: str, layout: str, rows: list[dict[str, Any]]) 
         print(
             f"{r['replicas']:>8} {','.join(r['filter']):<7} {r['objects']:>8.0f} "
             f"{r['rss_mb']:>7.1f} ({r['rss_mb'] / base['rss_mb']:.2f}) {r['peak_mb']:>8.1f} "
+            f"{r['baseline_mb']:>8.1f} "
             f"{r['sync_s']:>7.2f} ({r['sync_s'] / base['sync_s']:.2f}) {r['cpu_s']:>7.2f}  " + move
         )
     for key, unit in (("rss_mb", "MB"), ("cpu_s", "CPU s")):
@@ -250,6 +255,7 @@ def print_layout(pods: int, gate: str, layout: str, rows: list[dict[str, Any]]) 
         if fit is not None:
             print(
                 f"  {key}: fixed {fit['fixed']:.2f} {unit} + {fit['shared']:.2f} {unit} / replicas"
+                + (f" (+ the process's {base['baseline_mb']:.1f} MB)" if key == "rss_mb" else "")
             )
 
 
