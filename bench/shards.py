@@ -4,11 +4,13 @@ N pods are loaded into a real kube-apiserver (with the ShardedListAndWatch gate 
 `--gate off`); then, for each replica count R of `--replicas`, each of the R static shards
 (`Shard.static(i, R)`) is synced by a pod informer in a fresh process, one replica at a time
 (as replicas on their own nodes: no CPU shared between them). Each prints one JSON line:
-objects cached, sync seconds, RSS over its baseline after the sync, and who filtered
-("server" or "client"). The report gives, per R, the median over its replicas and the ratio
-to R = 1. With the gate, a replica's memory and sync time should be about 1/R of one
-replica's plus a fixed part; without it (client filtering), memory still shrinks but every
-replica receives and decodes the identity of every pod.
+objects cached, sync seconds, its baseline RSS (after the imports and the informer's
+construction: what every replica pays), the RSS the sync added over it, and who filtered
+("server" or "client"). The report gives, per R, the median over its replicas, the ratio to
+R = 1, and RSS and CPU seconds fitted as `fixed + shared / R` (least squares). With the gate,
+a replica's memory and sync time should be about 1/R of one replica's plus a fixed part;
+without it (client filtering), memory still shrinks but every replica receives and decodes
+the identity of every pod.
 
 With more than one replica, each then moves its informer to the next shard
 (`factory.set_shard(Shard.static(index + 1, R))`, rule N8) and measures how long until its
