@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from kubernetes.client import ApiClient, V1Lease
 from kubernetes.client.exceptions import ApiException
 
 from kubeinformers.runtime.clock import FakeClock
@@ -24,82 +22,10 @@ from kubeinformers.runtime.leaderelection.elector import (
     LeaseLock,
     LockNotFoundError,
 )
+from tests.support.leases import FakeLeaseApi, LeaseStore
 
 TIMEOUT = 10.0
 NS, NAME = "kube-system", "test-lock"
-
-
-# What CoordinationV1Api returns, built as the client builds it from a response body. The
-# client's own deserializer: V1Lease.from_dict exists only from kubernetes 37, and the lowest
-# declared client (31) must run these tests too (make test-lowest).
-_CLIENT = ApiClient()
-
-
-def lease(body: dict[str, Any]) -> V1Lease:
-    model = _CLIENT._ApiClient__deserialize(body, "V1Lease")  # type: ignore[attr-defined]
-    assert isinstance(model, V1Lease)
-    return model
-
-
-class LeaseStore:
-    """The server side: one namespace of Leases with resourceVersion conflicts."""
-
-    def __init__(self) -> None:
-        self.leases: dict[tuple[str, str], dict[str, Any]] = {}
-        self.rv = 0
-        self.lock = threading.Lock()
-
-    def _bump(self, body: dict[str, Any]) -> V1Lease:
-        self.rv += 1
-        body = {**body, "metadata": {**body["metadata"], "resourceVersion": str(self.rv)}}
-        key = (body["metadata"]["namespace"], body["metadata"]["name"])
-        self.leases[key] = body
-        return lease(body)
-
-    def spec(self) -> dict[str, Any]:
-        with self.lock:
-            return dict(self.leases[(NS, NAME)]["spec"])
-
-
-class FakeLeaseApi:
-    """CoordinationV1Api's three Lease calls for one candidate; ``fail`` cuts it off."""
-
-    def __init__(self, store: LeaseStore) -> None:
-        self.store = store
-        self.fail = False
-        self.calls: Counter[str] = Counter()
-
-    def _check(self, call: str) -> None:
-        self.calls[call] += 1
-        if self.fail:
-            raise ApiException(status=503, reason="Service Unavailable")
-
-    def read_namespaced_lease(self, name: str, namespace: str, **kwargs: Any) -> V1Lease:
-        self._check("read")
-        with self.store.lock:
-            body = self.store.leases.get((namespace, name))
-            if body is None:
-                raise ApiException(status=404, reason="Not Found")
-            return lease(body)
-
-    def create_namespaced_lease(self, namespace: str, body: Any, **kwargs: Any) -> V1Lease:
-        self._check("create")
-        with self.store.lock:
-            if (namespace, body["metadata"]["name"]) in self.store.leases:
-                raise ApiException(status=409, reason="AlreadyExists")
-            return self.store._bump(body)
-
-    def replace_namespaced_lease(
-        self, name: str, namespace: str, body: Any, **kwargs: Any
-    ) -> V1Lease:
-        self._check("replace")
-        with self.store.lock:
-            current = self.store.leases.get((namespace, name))
-            if current is None:
-                raise ApiException(status=404, reason="Not Found")
-            if body["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]:
-                raise ApiException(status=409, reason="Conflict")
-            return self.store._bump(body)
 
 
 class Candidate:
@@ -179,7 +105,7 @@ def test_exactly_one_candidate_leads_and_both_learn_who() -> None:
     assert leader.elector.is_leader() and not follower.elector.is_leader()
     assert follower.wait_new_leader(leader.identity)
     assert follower.elector.get_leader() == leader.identity
-    spec = store.spec()
+    spec = store.spec(NS, NAME)
     assert spec["holderIdentity"] == leader.identity
     assert spec["leaseDurationSeconds"] == 1
     assert spec["leaseTransitions"] == 0  # created by the first leader
@@ -198,7 +124,7 @@ def test_leader_that_cannot_renew_stops_and_the_other_takes_over() -> None:
     assert not leader.thread.is_alive()
     assert follower.started.wait(TIMEOUT)
     assert follower.wait_new_leader(follower.identity)
-    spec = store.spec()
+    spec = store.spec(NS, NAME)
     assert spec["holderIdentity"] == follower.identity
     assert spec["leaseTransitions"] == 1
     follower.shutdown()
@@ -213,7 +139,7 @@ def test_release_on_cancel_gives_the_lease_up_at_once() -> None:
     assert b.wait_new_leader("a")
     a.shutdown()
     assert a.stopped.is_set()
-    spec = store.spec()
+    spec = store.spec(NS, NAME)
     assert spec["holderIdentity"] == "" and spec["leaseDurationSeconds"] == 1
     # b takes over well before a's 5 s lease would have expired
     assert b.started.wait(3.0)
@@ -249,7 +175,7 @@ def test_release_waits_for_the_leaders_work_to_return() -> None:
     def work(stop: threading.Event) -> None:
         stop.wait()
         time.sleep(0.1)  # cleanup after being told to stop
-        finished_before_release.append(store.spec()["holderIdentity"] == "a")
+        finished_before_release.append(store.spec(NS, NAME)["holderIdentity"] == "a")
 
     elector, started = release_test_elector(store, work)
     stop = threading.Event()
@@ -259,7 +185,7 @@ def test_release_waits_for_the_leaders_work_to_return() -> None:
     stop.set()
     runner.join(TIMEOUT)
     assert finished_before_release == [True]  # still held while the work finished
-    assert store.spec()["holderIdentity"] == ""  # then released
+    assert store.spec(NS, NAME)["holderIdentity"] == ""  # then released
 
 
 def test_release_is_skipped_when_the_leaders_work_does_not_stop() -> None:
@@ -277,7 +203,7 @@ def test_release_is_skipped_when_the_leaders_work_does_not_stop() -> None:
     stop.set()
     runner.join(TIMEOUT)
     never.set()
-    assert store.spec()["holderIdentity"] == "a"  # left to expire, never handed over
+    assert store.spec(NS, NAME)["holderIdentity"] == "a"  # left to expire, never handed over
 
 
 def test_leader_renews_on_the_fast_path_without_reading() -> None:
@@ -285,14 +211,14 @@ def test_leader_renews_on_the_fast_path_without_reading() -> None:
     a = Candidate(store, "a", retry_period=0.05).start()
     assert a.started.wait(TIMEOUT)
     reads_after_start = a.api.calls["read"]
-    first = store.spec()
+    first = store.spec(NS, NAME)
     deadline = time.monotonic() + TIMEOUT
     while a.api.calls["replace"] < 5 and time.monotonic() < deadline:
         a.stopped.wait(0.02)
     assert a.api.calls["replace"] >= 5
     assert a.api.calls["read"] == reads_after_start  # optimistic updates succeeded
-    assert store.spec()["renewTime"] > first["renewTime"]
-    assert store.spec()["acquireTime"] == first["acquireTime"]  # kept on renewals
+    assert store.spec(NS, NAME)["renewTime"] > first["renewTime"]
+    assert store.spec(NS, NAME)["acquireTime"] == first["acquireTime"]  # kept on renewals
     a.shutdown()
 
 
@@ -324,7 +250,7 @@ def test_lease_expiry_is_measured_from_when_the_record_last_changed_locally() ->
     a = elector_with_clock(store, "a", clock)
     b = elector_with_clock(store, "b", clock)
     assert a.try_acquire_or_renew()
-    assert store.spec()["leaseDurationSeconds"] == 15
+    assert store.spec(NS, NAME)["leaseDurationSeconds"] == 15
     assert not b.try_acquire_or_renew()  # held, fresh
     clock.step(14.9)
     assert not b.try_acquire_or_renew()  # b first saw the record at t=100
@@ -333,7 +259,7 @@ def test_lease_expiry_is_measured_from_when_the_record_last_changed_locally() ->
     assert not b.try_acquire_or_renew()  # b saw the change at t=114.9
     clock.step(15.0)
     assert b.try_acquire_or_renew()  # unchanged for a full lease: taken over
-    assert b.is_leader() and store.spec()["leaseTransitions"] == 1
+    assert b.is_leader() and store.spec(NS, NAME)["leaseTransitions"] == 1
     # a's optimistic update now conflicts; on the slow path it sees b's fresh record
     assert not a.try_acquire_or_renew()
     assert not a.is_leader() and a.get_leader() == "b"

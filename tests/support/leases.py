@@ -1,9 +1,11 @@
-"""An in-memory coordination.k8s.io/v1 Lease API for ring and election tests: one namespace
-store with resourceVersion conflicts, list by label and by name, and per-client failure."""
+"""An in-memory coordination.k8s.io/v1 Lease API for ring and election tests: one store with
+resourceVersion conflicts, read, list by label and by name, a count of each client's calls,
+and per-client failure."""
 
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from typing import Any
 
 from kubernetes.client import ApiClient, V1Lease, V1LeaseList
@@ -33,20 +35,37 @@ class LeaseStore:
         model: V1Lease = _model(body, "V1Lease")
         return model
 
+    def spec(self, namespace: str, name: str) -> dict[str, Any]:
+        """A copy of one Lease's spec as stored."""
+        with self.lock:
+            return dict(self.leases[(namespace, name)]["spec"])
+
 
 class FakeLeaseApi:
-    """The Lease calls of CoordinationV1Api for one client; `fail` cuts it off (503)."""
+    """The Lease calls of CoordinationV1Api for one client; `fail` cuts it off (503);
+    `calls` counts them by verb."""
 
     def __init__(self, store: LeaseStore) -> None:
         self.store = store
         self.fail = False
+        self.calls: Counter[str] = Counter()
 
-    def _check(self) -> None:
+    def _check(self, call: str) -> None:
+        self.calls[call] += 1
         if self.fail:
             raise ApiException(status=503, reason="Service Unavailable")
 
+    def read_namespaced_lease(self, name: str, namespace: str, **kwargs: Any) -> V1Lease:
+        self._check("read")
+        with self.store.lock:
+            body = self.store.leases.get((namespace, name))
+            if body is None:
+                raise ApiException(status=404, reason="Not Found")
+            model: V1Lease = _model(body, "V1Lease")
+            return model
+
     def list_namespaced_lease(self, namespace: str, **kwargs: Any) -> V1LeaseList:
-        self._check()
+        self._check("list")
         label = kwargs.get("label_selector")
         name = kwargs.get("field_selector", "").removeprefix("metadata.name=")
         with self.store.lock:
@@ -67,7 +86,7 @@ class FakeLeaseApi:
             return listed
 
     def create_namespaced_lease(self, namespace: str, body: Any, **kwargs: Any) -> V1Lease:
-        self._check()
+        self._check("create")
         with self.store.lock:
             if (namespace, body["metadata"]["name"]) in self.store.leases:
                 raise ApiException(status=409, reason="AlreadyExists")
@@ -76,7 +95,7 @@ class FakeLeaseApi:
     def replace_namespaced_lease(
         self, name: str, namespace: str, body: Any, **kwargs: Any
     ) -> V1Lease:
-        self._check()
+        self._check("replace")
         with self.store.lock:
             current = self.store.leases.get((namespace, name))
             if current is None:
@@ -86,7 +105,7 @@ class FakeLeaseApi:
             return self.store.put(body)
 
     def delete_namespaced_lease(self, name: str, namespace: str, **kwargs: Any) -> Any:
-        self._check()
+        self._check("delete")
         precondition = (kwargs.get("body") or {}).get("preconditions", {}).get("resourceVersion")
         with self.store.lock:
             current = self.store.leases.get((namespace, name))
