@@ -22,7 +22,7 @@ help:
 	@echo "make generate regenerate the example CRD informers, or yours: CRDS=path OUT=dir [PACKAGE=name]"
 	@echo "make verify   regenerate into a temporary folder and fail on any difference"
 	@echo "make bench    informers beside client-go and the official client on a real kube-apiserver (BIG=1: 100,000 pods; ARGS='--server local --pods N')"
-	@echo "make bench-shards  per-replica RSS and sync time of 1, 2, 4 static shards (ARGS='--pods N --replicas 1,2,4 --gate on|off [--ring]')"
+	@echo "make bench-shards  per-replica RSS and sync time of 1, 2, 4 static shards or ring replicas (ARGS='--pods N --replicas 1,2,4 --gate on|off --layouts static,ring')"
 	@echo "make soak     fault-injection soak (SEED=n FAULTS=n SERVER=real|local; real when its binaries are found)"
 	@echo "make docs     build the user guide and API reference into site/ (mkdocs build --strict)"
 

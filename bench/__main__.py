@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -25,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.measure import peak_rss_bytes
+from bench.measure import machine, peak_rss_bytes
 from bench.report import METHOD, print_report, verdicts
 from bench.servers import NAMESPACE, BenchServer, open_server, real_server_available
 
@@ -256,24 +255,6 @@ def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
 def spread_of(runs: list[dict[str, Any]], key: str) -> list[float] | None:
     values = [r[key] for r in runs if isinstance(r.get(key), (int, float))]
     return [min(values), max(values)] if values else None
-
-
-def machine() -> dict[str, Any]:
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(
-                (line.split(":", 1)[1].strip() for line in f if line.startswith("model name")),
-                cpu,
-            )
-    except OSError:
-        pass
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-    }
 
 
 def run_rounds(

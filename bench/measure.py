@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import gc
 import os
+import platform
 import resource
 import time
 import tracemalloc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -33,6 +35,25 @@ def peak_rss_bytes(pid: int | str = "self") -> int | None:
     except OSError:
         return None
     return None
+
+
+def machine() -> dict[str, Any]:
+    """The machine a result was measured on (written beside every result)."""
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(
+                (line.split(":", 1)[1].strip() for line in f if line.startswith("model name")),
+                cpu,
+            )
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
 
 
 def full_collect() -> None:

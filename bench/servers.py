@@ -147,9 +147,16 @@ class RealBenchServer:
         )
 
     def _concurrently(self, fn: Any, count: int) -> None:
-        with ThreadPoolExecutor(LOAD_CONCURRENCY) as pool:
-            for _ in pool.map(fn, range(count), chunksize=64):
+        pool = ThreadPoolExecutor(LOAD_CONCURRENCY)
+        try:
+            for _ in pool.map(fn, range(count)):
                 pass
+        except BaseException:
+            # A request that failed for good, or Ctrl-C: the requests not yet begun are
+            # dropped (leaving the pool would otherwise send every one of 100,000 first).
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown()
 
     def load_pods(self, n: int) -> None:
         self._concurrently(self._create, n)

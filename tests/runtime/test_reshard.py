@@ -218,6 +218,45 @@ def test_n8_has_synced_is_false_until_the_new_shard_is_cached(
         assert _cached_uids(informer) == _uids(created, UPPER)
 
 
+def test_n8_the_shard_in_force_again_is_no_change(local_api_server_factory: Any) -> None:
+    """N8: set_shard with a shard equal to the one in force (a ring replica given back the
+    buckets it still caches) changes nothing: no relist, still synced, not counted; the
+    watch goes on."""
+    from kubeinformers.generated.core.v1 import ConfigMap
+    from kubeinformers.runtime.client.shard import ShardedListerWatcher
+
+    server = local_api_server_factory(sharded_list_and_watch=True)
+    created = _configmaps(server, 30)
+    with _factory(server, LOWER, "delta", "lazy") as factory:
+        informer = factory.informer(ConfigMap)
+        recorder = Recorder()
+        informer.add_event_handler(recorder)
+        factory.start()
+        factory.wait_for_cache_sync_or_raise(WAIT)
+        assert recorder.wait_for(_uids(created, LOWER))
+        lw = informer.lister_watcher
+        assert isinstance(lw, ShardedListerWatcher)
+        hook = lw.on_list_start
+        assert hook is not None
+        relisted = threading.Event()
+
+        def list_start() -> None:
+            relisted.set()
+            hook()
+
+        lw.on_list_start = list_start
+        factory.set_shard(Shard.static(0, 2))  # equal to LOWER, another object
+        assert informer.has_synced() and not informer.health().resharding
+        assert informer.metrics().shard_changes == 0
+        late = _configmaps(server, 12, prefix="late")  # arrive by the same watch
+        expected = _uids(created, LOWER) | _uids(late, LOWER)
+        assert recorder.wait_for(expected)
+        assert not relisted.is_set()
+        assert _cached_uids(informer) == expected
+        with recorder.lock:
+            assert recorder.left == [] and recorder.deleted == []
+
+
 @pytest.mark.parametrize("kind", ["delta", "ordered", "atomic"])
 def test_n8_repopulate_makes_the_next_replace_a_new_initial_population(kind: str) -> None:
     """N8: after repopulate() the queue is not synced until every item of the next Replace
