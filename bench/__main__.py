@@ -320,8 +320,8 @@ def main(argv: list[str] | None = None) -> int:
         "--baseline",
         metavar="DIR",
         default=None,
-        help="with --only read: also run the read rows from the code in DIR (e.g. `git archive "
-        "main | tar -x -C DIR`), as 'before' contenders in the same rounds",
+        help="also run the read rows from the code in DIR (e.g. `git archive main | tar -x -C "
+        "DIR`), as 'before' contenders in the same rounds",
     )
     args = parser.parse_args(argv)
     n = args.pods or (100_000 if args.big else 10_000)
