@@ -25,7 +25,7 @@ from kubeinformers.runtime.codec.lazy import is_lazy, lazy_twin, materialize
 from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
 from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
 from kubeinformers.runtime.codec.protobuf.schema import MESSAGE, OMITEMPTY, REPEATED, STRING
-from kubeinformers.runtime.codec.protobuf.transcode import to_json_object
+from kubeinformers.runtime.codec.protobuf.transcode import Transcoder, to_json_object
 from tests.runtime.test_protobuf_shared import (
     SHELF,
     SPEC,
@@ -368,7 +368,7 @@ def test_k19_nested_specs_of_a_protobuf_item_read_the_same_as_its_json() -> None
         )
 
 
-# --- a string Go's JSON omits when empty, read straight from a nested object's bytes --------
+# --- a nested protobuf object's field read alone: a transcode passing over the others -----
 
 _T = "example.gauge.v1."
 GAUGE, GAUGE_STATUS = _T + "Gauge", _T + "GaugeStatus"
@@ -420,6 +420,36 @@ def test_k19_k3_a_string_read_alone_from_a_nested_protobuf_object_reads_as_go_wr
     materialize(obj)
     assert obj == expected
     assert obj.status.model_fields_set == expected.status.model_fields_set
+
+
+@pytest.mark.parametrize(
+    "status",
+    [
+        pytest.param(ld(1, "Running") + ld(2, "ok") + ld(3, "a") + ld(3, "b"), id="sent"),
+        pytest.param(ld(1, "") + ld(3, "a"), id="empty"),
+        pytest.param(ld(2, ""), id="absent"),
+        pytest.param(ld(1, "Pending") + ld(3, "a") + ld(1, "Running"), id="twice-the-last-wins"),
+    ],
+)
+@pytest.mark.parametrize("numbers", [{1}, {3}, {1, 3}, {1, 2, 3}], ids=str)
+def test_k19_a_transcode_of_some_fields_or_all_but_them_is_the_whole_transcode_cut(
+    status: bytes, numbers: set[int]
+) -> None:
+    """What a nested object's field read alone (only it) and its item's whole read after it
+    (all but the fields built) transcode: the whole message's JSON object, cut."""
+    whole = to_json_object(GAUGE_TABLE, GAUGE_STATUS, status)
+    names = {json_name for number, json_name, *_ in GAUGE_TABLE[GAUGE_STATUS] if number in numbers}
+    transcoder = Transcoder(GAUGE_TABLE)
+    only = transcoder.selected(GAUGE_STATUS, numbers, True)
+    without = transcoder.selected(GAUGE_STATUS, numbers, False)
+    for _ in range(2):  # compiled once, the same after
+        assert transcoder.to_json_object(only, status) == {
+            k: v for k, v in whole.items() if k in names
+        }
+        assert transcoder.for_validation(without, status, frozenset()) == {
+            k: v for k, v in whole.items() if k not in names
+        }
+    assert transcoder.to_json_object(GAUGE_STATUS, status) == whole  # the message itself
 
 
 def test_k19_a_top_level_field_a_json_item_was_not_sent_reads_as_none_building_nothing() -> None:

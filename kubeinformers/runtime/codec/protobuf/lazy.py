@@ -35,10 +35,8 @@ from kubeinformers.runtime.codec.protobuf.schema import (
     ITEMS,
     MAP,
     MESSAGE,
-    OMITEMPTY,
     RAW_JSON,
     REPEATED,
-    STRING,
     Messages,
 )
 from kubeinformers.runtime.codec.protobuf.transcode import Transcoder
@@ -239,14 +237,12 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
         numbers = {alone[alias][0] for alias in aliases if alias in alone}
         if len(numbers) < len(aliases):
             return item(model, raw)
-        try:
+        try:  # the fields left out are absent (a Go struct would be written as {})
             fields = transcoder.for_validation(
-                message, _without_fields(raw, numbers), shared(model, message)
+                transcoder.selected(message, numbers, False), raw, shared(model, message)
             )
         except ProtobufDecodeError as exc:
             raise _invalid(model, exc) from exc
-        for alias in aliases:  # a Go struct left out is written as {}: absent instead
-            fields.pop(alias, None)
         if type_meta is not None:
             fields = {"apiVersion": type_meta[0], "kind": type_meta[1], **fields}
         return model.model_validate(fields)
@@ -272,12 +268,10 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
         numbers = {f[0] for f in found if f is not None}
         if len(numbers) < len(aliases):
             raise FieldUnavailable(", ".join(aliases))
-        try:
+        try:  # the fields left out are absent (a Go struct would be written as {})
             fields = transcoder.for_validation(
-                message, _without_fields(raw, numbers), shared(model, message)
+                transcoder.selected(message, numbers, False), raw, shared(model, message)
             )
-            for alias in aliases:  # a Go struct left out is written as {}: absent instead
-                fields.pop(alias, None)
             for name, (sub_model, sub_raw, built) in parts.items():
                 alias = field_alias(model, name)
                 _fmt, rest = sub_format(alone[alias][1])
@@ -345,41 +339,13 @@ def _sub_format(
     fields_of = messages.get(message, ())
     inline = any(flags & INLINE for *_rest, flags in fields_of)
     by_name: dict[str, set[int]] = {}
-    # Strings Go's JSON omits when empty (`status.phase`): read straight from the bytes.
-    plain_strings: dict[str, int] = {}
-    for number, json_name, kind, _ref, flags in fields_of:
+    for number, json_name, _kind, _ref, flags in fields_of:
         if not flags & INLINE:
             by_name.setdefault(json_name, set()).add(number)
-            if kind == STRING and flags == OMITEMPTY:
-                plain_strings[json_name] = number
-
-    # The last nested object's message split by field number: a reconcile reads a few fields
-    # of the same object in a row (`status.phase`, then `status.conditions`), which one scan
-    # serves (fields are built under the build lock; the tuple is replaced whole).
     # A nested object's raw bytes are a view of its item's (a memoryview, typed as the bytes
-    # it reads as): each build reads them through bytes().
-    last: list[tuple[object, dict[int, list[bytes]]]] = [(None, {})]
-
-    def split_of(raw: bytes) -> dict[int, list[bytes]]:
-        seen, split = last[0]
-        if seen is not raw:
-            split = _split(bytes(raw))
-            last[0] = (raw, split)
-        return split
-
-    def only(raw: bytes, numbers: Collection[int]) -> bytes:
-        split = split_of(raw)
-        return b"".join(chunk for number in sorted(numbers) for chunk in split.get(number, ()))
-
-    def plain_string(raw: bytes, number: int) -> str | None:
-        """The value of a string field omitted when empty; None when absent or empty."""
-        chunks = split_of(raw).get(number)
-        if not chunks:
-            return None
-        chunk = chunks[-1]  # the last occurrence wins
-        _key, pos = read_varint(chunk, 0, len(chunk))
-        start, stop = read_length(chunk, pos, len(chunk))
-        return transcoder.text(chunk[start:stop]) if stop > start else None
+    # it reads as): each build reads them through bytes(). A field read alone, or the rest
+    # of the object, is transcoded in one pass that passes over the other fields
+    # (Transcoder.selected): no copy of the message with or without them first.
 
     def item(model: type[BaseModel], raw: bytes) -> BaseModel:
         try:
@@ -396,22 +362,15 @@ def _sub_format(
 
     def field(model: type[BaseModel], name: str, raw: bytes) -> Any:
         alias = field_alias(model, name)
-        number = plain_strings.get(alias)
-        if number is not None:
-            try:
-                text = plain_string(raw, number)
-            except (ProtobufDecodeError, UnicodeDecodeError):
-                raise FieldUnavailable(name) from None
-            if text is None:
-                raise FieldAbsent(name)  # Go's JSON omits an empty string
-            return field_adapter(model, name).validate_python(text)
         numbers = by_name.get(alias)
         if numbers is None:
             if inline:
                 raise FieldUnavailable(name)  # perhaps an inlined struct's: built whole
             raise FieldAbsent(name)  # no such field on the wire: never sent
         try:
-            value = transcoder.for_validation(message, only(raw, numbers), shared(model, message))
+            value = transcoder.for_validation(
+                transcoder.selected(message, numbers, True), bytes(raw), shared(model, message)
+            )
         except ProtobufDecodeError:
             raise FieldUnavailable(name) from None
         if alias not in value:
@@ -426,13 +385,12 @@ def _sub_format(
             if known is None:
                 return item(model, raw)
             numbers |= known
-        try:
+        try:  # the fields left out are absent
             fields = transcoder.for_validation(
-                message, _without_fields(bytes(raw), numbers), shared(model, message)
+                transcoder.selected(message, numbers, False), bytes(raw), shared(model, message)
             )
         except ProtobufDecodeError as exc:
             raise _invalid(model, exc) from exc
-        fields = {k: v for k, v in fields.items() if k not in aliases}
         return model.model_validate(fields)
 
     def rest(model: type[BaseModel], raw: bytes, built: dict[str, Any]) -> dict[str, Any]:
@@ -445,7 +403,7 @@ def _sub_format(
             numbers |= known
         fields = dict(
             transcoder.for_validation(
-                message, _without_fields(bytes(raw), numbers), shared(model, message)
+                transcoder.selected(message, numbers, False), bytes(raw), shared(model, message)
             )
         )
         for name, alias in aliases.items():
@@ -506,67 +464,6 @@ def _without_metadata_field(data: bytes, number: int) -> bytes:
         return data
     pieces.append(data[copied:])
     return b"".join(pieces)
-
-
-def _without_fields(data: bytes, numbers: Collection[int]) -> bytes:
-    """`data` (a message) without its length-delimited fields `numbers`, the rest as it is."""
-    pieces: list[bytes] = []
-    copied = pos = 0
-    end = len(data)
-    while pos < end:
-        key_at = pos
-        key = data[pos]
-        if key < 0x80:  # fields 1-15, the common case, inline
-            pos += 1
-        else:
-            key, pos = read_varint(data, pos, end)
-        if key & 7 == 2:
-            length = data[pos] if pos < end else 0x80
-            if length < 0x80:
-                pos += 1 + length
-                if pos > end:
-                    raise ProtobufDecodeError(f"field at byte {key_at} runs past its message")
-            else:
-                pos = read_length(data, pos, end)[1]
-            if key >> 3 in numbers:
-                pieces.append(data[copied:key_at])
-                copied = pos
-        else:
-            pos = skip_field(data, pos, key & 7, end)
-    if not pieces:
-        return data
-    pieces.append(data[copied:])
-    return b"".join(pieces)
-
-
-def _split(data: bytes) -> dict[int, list[bytes]]:
-    """`data` (a message) split by field number: each occurrence's bytes (key included), in
-    order; joined, those of some numbers are the message with only those fields."""
-    split: dict[int, list[bytes]] = {}
-    pos, end = 0, len(data)
-    while pos < end:
-        key_at = pos
-        key = data[pos]
-        if key < 0x80:  # fields 1-15, the common case, inline
-            pos += 1
-        else:
-            key, pos = read_varint(data, pos, end)
-        if key & 7 == 2:
-            length = data[pos] if pos < end else 0x80
-            if length < 0x80:
-                pos += 1 + length
-                if pos > end:
-                    raise ProtobufDecodeError(f"field at byte {key_at} runs past its message")
-            else:
-                pos = read_length(data, pos, end)[1]
-        else:
-            pos = skip_field(data, pos, key & 7, end)
-        chunks = split.get(key >> 3)
-        if chunks is None:
-            split[key >> 3] = [data[key_at:pos]]
-        else:
-            chunks.append(data[key_at:pos])
-    return split
 
 
 def _field_bounds(data: bytes, number: int) -> tuple[int, int] | None:

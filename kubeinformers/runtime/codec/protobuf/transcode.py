@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import time
+from collections.abc import Collection
 from typing import Any, NamedTuple
 
 import msgspec
@@ -67,8 +68,8 @@ _SHARED_STRINGS = 16_384
 # field needs anything else (packed scalars, bytes, omitzero, named slices, maps of messages,
 # durations, a wire type that contradicts the table, unknown fields) take `Transcoder._field`.
 _STR, _STR_OMIT, _STR_REP, _MSG, _MSG_REP, _INLINE_MSG, _MAP_STR, _MAP_QTY = range(8)
-_TIME_VALUE, _MICROTIME_VALUE, _QTY, _IOS, _RAW = range(8, 13)
-_LAST_LENGTH_CODE = _RAW
+_TIME_VALUE, _MICROTIME_VALUE, _QTY, _IOS, _RAW, _SKIP = range(8, 14)
+_LAST_LENGTH_CODE = _SKIP  # _SKIP: a length-delimited field passed over (Transcoder.selected)
 _INT_VALUE, _INT_OMIT, _BOOL_VALUE, _BOOL_OMIT = range(20, 24)
 
 _Entry = tuple[int, str, Any]  # (code, json_name, ref or field)
@@ -107,6 +108,7 @@ class Transcoder:
     def __init__(self, messages: Messages) -> None:
         self.messages = messages
         self._compiled: dict[str, _Compiled] = {}
+        self._selected: dict[tuple[str, frozenset[int], bool], str] = {}  # see `selected`
         # One str per distinct short string value among the objects transcoded (see
         # _SHARED_STRINGS); a built object's strings are then shared as JSON's are.
         self._strings: dict[bytes, str] = {}
@@ -171,16 +173,43 @@ class Transcoder:
         self._memo_entries += 1
         return value
 
-    def text(self, chunk: bytes) -> str:
-        """A string field's value from its bytes, one str per distinct short value as the
-        transcode hands out (K15); UnicodeDecodeError when they are not UTF-8."""
-        strings = self._strings
-        text = strings.get(chunk)
-        if text is None:
-            text = chunk.decode()
-            if len(chunk) <= _SHARED_LENGTH and len(strings) < _SHARED_STRINGS:
-                strings[chunk] = text
-        return text
+    def selected(self, message: str, numbers: Collection[int], keep: bool) -> str:
+        """A name to transcode `message` by (for_validation, to_json_object) reading only its
+        own fields `numbers` (`keep`) or all but them: the others are passed over on the wire
+        and absent from the object (their absent values too).
+
+        Why: a part of an object built on its own (runtime.codec.lazy, K13 and K19) is
+        transcoded without the fields built before, and a field read alone without the rest,
+        in the one pass over the message the transcode makes anyway, instead of a scan that
+        copies the message without them (or with only them) first."""
+        wanted = frozenset(numbers)
+        key = (message, wanted, keep)
+        name = self._selected.get(key)
+        if name is not None:
+            return name
+        name = f"{message} {'only' if keep else 'without'} {sorted(wanted)}"
+        self._selected[key] = name
+        compiled = self._compile(message)
+
+        def chosen(number: int) -> bool:
+            return (number in wanted) == keep
+
+        dropped = {f[1] for n, f in compiled.by_number.items() if not chosen(n)}
+        fast: dict[int, _Entry] = {}
+        for tag, entry in compiled.fast.items():
+            if chosen(tag >> 3):
+                fast[tag] = entry
+            elif tag & 7 == LENGTH:
+                fast[tag] = (_SKIP, "", None)
+        self._compiled[name] = _Compiled(
+            fast,
+            {k: v for k, v in compiled.template.items() if k not in dropped},
+            tuple(f for f in compiled.fresh if f[0] not in dropped),
+            {n: f for n, f in compiled.by_number.items() if chosen(n)},
+            compiled.names,
+            message,
+        )
+        return name
 
     def to_json_object(self, message: str, data: bytes) -> dict[str, Any]:
         """The JSON object Go writes for the `message` struct decoded from `data`."""
@@ -346,6 +375,8 @@ class Transcoder:
                     out[name] = _raw_json(data, start, pos)
                 elif code == _IOS:
                     out[name] = _int_or_string(data, start, pos)
+                elif code == _SKIP:
+                    pass
                 else:  # _MICROTIME_VALUE
                     out[name] = _time(data, start, pos, True)
             else:
