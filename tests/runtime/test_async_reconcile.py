@@ -21,7 +21,8 @@ from kubeinformers.runtime.reconcile.loop import ReconcileLoop
 from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue, QueueShutDown
 from kubeinformers.runtime.workqueue.rate_limiters import ItemExponentialFailureRateLimiter
 from tests.runtime.test_async_api import run_debug
-from tests.runtime.test_leaderelection import NAME, NS, FakeLeaseApi, LeaseStore
+from tests.runtime.test_leaderelection import NAME, NS
+from tests.support.leases import FakeLeaseApi, LeaseStore
 
 TIMEOUT = 30.0
 
@@ -315,7 +316,7 @@ def test_async_leader_election_one_leads_then_hands_over(caplog: pytest.LogCaptu
         task_a.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task_a
-        assert store.spec()["holderIdentity"] in ("", None)  # released
+        assert store.spec(NS, NAME)["holderIdentity"] in ("", None)  # released
         await asyncio.wait_for(lead_b.wait(), TIMEOUT)
         assert leading == ["a", "b"]
 
