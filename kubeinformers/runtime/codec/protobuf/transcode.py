@@ -188,7 +188,6 @@ class Transcoder:
         if name is not None:
             return name
         name = f"{message} {'only' if keep else 'without'} {sorted(wanted)}"
-        self._selected[key] = name
         compiled = self._compile(message)
 
         def chosen(number: int) -> bool:
@@ -209,6 +208,7 @@ class Transcoder:
             compiled.names,
             message,
         )
+        self._selected[key] = name  # once compiled: a reader of the name finds it
         return name
 
     def to_json_object(self, message: str, data: bytes) -> dict[str, Any]:
