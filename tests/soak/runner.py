@@ -350,6 +350,22 @@ def cache_state(informer: SharedIndexInformer[Any]) -> dict[str, str]:
     }
 
 
+def _delivery_state(informer: SharedIndexInformer[Any]) -> str:
+    """Where a view that did not converge stands: the informer's health, its queue, and per
+    handler what is buffered, delivered and how old the oldest buffered notification is."""
+    metrics = informer.metrics()
+    handlers = ", ".join(
+        f"{h.handler}: {h.buffered} buffered (oldest {h.oldest_buffered_age:.1f}s), "
+        f"{h.delivered} delivered, {h.errors} raised"
+        for h in metrics.handlers
+    )
+    health = informer.health()
+    return (
+        f"informer healthy={health.healthy} synced={health.synced} stopped={health.stopped} "
+        f"problems={health.problems()}; {metrics.queued_items} queued; handlers: {handlers}"
+    )
+
+
 def _diff(expected: dict[str, str], actual: dict[str, str]) -> tuple[list[str], list[str]]:
     """(lost: on the server but missing or at another resourceVersion, phantom: extra keys)."""
     lost = [f"{k}@{rv} (has {actual.get(k)})" for k, rv in expected.items() if actual.get(k) != rv]
@@ -444,7 +460,7 @@ class Soak:
                         self._violation(
                             f"{w.name} {what} did not converge in "
                             f"{self.config.converge_timeout:.0f}s: lost {lost[:5]} "
-                            f"phantom {phantom[:5]}"
+                            f"phantom {phantom[:5]}; {_delivery_state(w.informer)}"
                         )
         return ok
 
