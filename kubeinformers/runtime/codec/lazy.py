@@ -543,7 +543,9 @@ def _json_top_level(model: type[BaseModel]) -> Callable[[bytes], Any]:
 _last_split: tuple[Any, type[BaseModel], Any] = (None, BaseModel, None)
 
 
-def _json_field(model: type[BaseModel], name: str, raw: bytes) -> Any:
+def _json_part(model: type[BaseModel], name: str, raw: bytes) -> msgspec.Raw:
+    """The raw JSON of the item's top-level field `name` (FieldAbsent when not sent,
+    FieldUnavailable when `raw` is no JSON object), from the last split when it is this item's."""
     global _last_split
     last_raw, last_model, top = _last_split
     if last_raw is not raw or last_model is not model:
@@ -555,23 +557,17 @@ def _json_field(model: type[BaseModel], name: str, raw: bytes) -> Any:
     part = getattr(top, name)
     if part is msgspec.UNSET:
         raise FieldAbsent(name)
-    return field_adapter(model, name).validate_json(bytes(part))
+    return typing.cast(msgspec.Raw, part)
+
+
+def _json_field(model: type[BaseModel], name: str, raw: bytes) -> Any:
+    return field_adapter(model, name).validate_json(bytes(_json_part(model, name, raw)))
 
 
 def _json_nested(model: type[BaseModel], name: str, raw: bytes) -> tuple[RawFormat, Any]:
     """The JSON format and the raw object of the item's field `name` (K19): its slice of the
     item's bytes, a msgspec.Raw over them (no copy)."""
-    global _last_split
-    last_raw, last_model, top = _last_split
-    if last_raw is not raw or last_model is not model:
-        try:
-            top = _json_top_level(model)(raw)
-        except msgspec.DecodeError:
-            raise FieldUnavailable(name) from None
-        _last_split = (raw, model, top)
-    part = getattr(top, name)
-    if part is msgspec.UNSET:
-        raise FieldAbsent(name)
+    part = _json_part(model, name, raw)
     if not _is_json_object(part):
         raise FieldUnavailable(name)  # null, or no object: validated as a value
     return JSON_OBJECT, part
