@@ -314,19 +314,30 @@ def run_ring_scenario(
     return {"worst_takeover_s": worst_takeover, "reconciles": sum(map(len, runs_by_key.values()))}
 
 
+def _ring_on(
+    server: RealApiServer,
+    prefix: str,
+    replicas_on: Callable[[RealApiServer, str], Replicas],
+    filtered_by: str,
+) -> dict[str, float]:
+    """The ring scenario on `server` over a fresh namespace of OBJECTS ConfigMaps; the
+    replicas are stopped before the server is."""
+    namespace = f"{prefix}-{next(_RUNS)}"
+    uids = populate(server, namespace, OBJECTS)
+    replicas = replicas_on(server, namespace)
+    try:
+        return run_ring_scenario(replicas, uids, filtered_by)
+    finally:
+        replicas.stop_all()
+
+
 def test_n22_ring_replicas_share_hand_over_and_never_overlap_gate_on(
     real_apiserver_assets: Path,
     replicas_on: Callable[[RealApiServer, str], Replicas],
     record_property: Callable[[str, object], None],
 ) -> None:
     with RealApiServer(real_apiserver_assets, extra_apiserver_args=[GATE]) as server:
-        namespace = f"ring-on-{next(_RUNS)}"
-        uids = populate(server, namespace, OBJECTS)
-        replicas = replicas_on(server, namespace)
-        try:
-            record_property("ring", run_ring_scenario(replicas, uids, "server"))
-        finally:
-            replicas.stop_all()  # before the server stops
+        record_property("ring", _ring_on(server, "ring-on", replicas_on, "server"))
 
 
 def test_n22_ring_replicas_share_hand_over_and_never_overlap_gate_off(
@@ -336,13 +347,7 @@ def test_n22_ring_replicas_share_hand_over_and_never_overlap_gate_off(
 ) -> None:
     # A private server without the gate: the session's is shared, and this fills it.
     with RealApiServer(real_apiserver_assets) as server:
-        namespace = f"ring-off-{next(_RUNS)}"
-        uids = populate(server, namespace, OBJECTS)
-        replicas = replicas_on(server, namespace)
-        try:
-            record_property("ring", run_ring_scenario(replicas, uids, "client"))
-        finally:
-            replicas.stop_all()  # before the server stops
+        record_property("ring", _ring_on(server, "ring-off", replicas_on, "client"))
 
 
 def test_n4_static_shard_replicas_cache_and_reconcile_exactly_their_shard(
