@@ -24,7 +24,15 @@ from kubeinformers.runtime.codec.drift import (
 from kubeinformers.runtime.codec.lazy import is_lazy, lazy_twin, materialize
 from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
 from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
-from kubeinformers.runtime.codec.protobuf.schema import MESSAGE, OMITEMPTY, REPEATED, STRING
+from kubeinformers.runtime.codec.protobuf.schema import (
+    BOOL,
+    DOUBLE,
+    INT,
+    MESSAGE,
+    OMITEMPTY,
+    REPEATED,
+    STRING,
+)
 from kubeinformers.runtime.codec.protobuf.transcode import Transcoder, to_json_object
 from tests.runtime.test_protobuf_shared import (
     SHELF,
@@ -36,7 +44,7 @@ from tests.runtime.test_protobuf_shared import (
     _shelf,
     _spec,
 )
-from tests.support.protobuf import META, ld, list_body, object_meta
+from tests.support.protobuf import META, fixed64, ld, list_body, object_meta, packed, vint
 from tests.support.threads import read_concurrently
 
 TITLES = ("Dune", "Emma")
@@ -450,6 +458,65 @@ def test_k19_a_transcode_of_some_fields_or_all_but_them_is_the_whole_transcode_c
             k: v for k, v in whole.items() if k not in names
         }
     assert transcoder.to_json_object(GAUGE_STATUS, status) == whole  # the message itself
+
+
+METER = _T + "Meter"
+METER_TABLE = {
+    METER: (
+        (1, "phase", STRING, None, OMITEMPTY),
+        (2, "count", INT, None, 0),
+        (3, "ready", BOOL, None, OMITEMPTY),
+        (4, "sizes", INT, None, REPEATED),
+        (5, "ratio", DOUBLE, None, 0),
+        (6, "tags", STRING, None, REPEATED),
+    ),
+}
+# Every wire type a field passed over can come as, an unknown field (9) among them, and a
+# repeated int both packed and not.
+METER_BYTES = (
+    ld(1, "Running")
+    + vint(2, 300)
+    + vint(3, 1)
+    + packed(4, [1, 200, 3])
+    + vint(4, 70_000)
+    + fixed64(5, 0.5)
+    + ld(6, "a")
+    + vint(9, 7)
+    + ld(9, "unknown")
+    + ld(6, "b")
+    + vint(2, 5)  # the last occurrence wins
+)
+
+
+@pytest.mark.parametrize(
+    "numbers", [{1}, {2}, {3}, {4}, {5}, {6}, {2, 4}, {1, 2, 3, 4, 5, 6}], ids=str
+)
+def test_k19_a_transcode_of_some_fields_passes_over_the_others_of_every_wire_type(
+    numbers: set[int],
+) -> None:
+    """A field read alone passes over the others in one scan, whatever their wire type (a
+    varint, a packed run, a fixed64, a field the table lacks): the whole transcode, cut."""
+    whole = to_json_object(METER_TABLE, METER, METER_BYTES)
+    assert whole["count"] == 5 and whole["sizes"] == [1, 200, 3, 70_000]
+    names = {json_name for number, json_name, *_ in METER_TABLE[METER] if number in numbers}
+    transcoder = Transcoder(METER_TABLE)
+    only = transcoder.selected(METER, numbers, True)
+    without = transcoder.selected(METER, numbers, False)
+    assert transcoder.to_json_object(only, METER_BYTES) == {
+        k: v for k, v in whole.items() if k in names
+    }
+    assert transcoder.to_json_object(without, METER_BYTES) == {
+        k: v for k, v in whole.items() if k not in names
+    }
+    # A span of a larger buffer (what a nested object holds) reads the same as its bytes.
+    framed = b"\x00" * 3 + METER_BYTES + b"\xff"
+    span = (3, 3 + len(METER_BYTES))
+    assert transcoder.to_json_object(only, framed, *span) == transcoder.to_json_object(
+        only, METER_BYTES
+    )
+    assert transcoder.for_validation(without, framed, frozenset(), *span) == {
+        k: v for k, v in whole.items() if k not in names
+    }
 
 
 def test_k19_a_top_level_field_a_json_item_was_not_sent_reads_as_none_building_nothing() -> None:

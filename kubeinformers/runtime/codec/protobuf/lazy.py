@@ -21,8 +21,8 @@ from kubeinformers.runtime.codec.lazy import (
     FieldAbsent,
     FieldUnavailable,
     RawFormat,
-    field_adapter,
     field_alias,
+    field_validators,
 )
 from kubeinformers.runtime.codec.protobuf.reader import (
     ProtobufDecodeError,
@@ -230,7 +230,7 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
             value = transcoder.for_validation(found[1], data, shared(model, message))
         except ProtobufDecodeError:
             raise FieldUnavailable(name) from None
-        return field_adapter(model, name).validate_python(value)
+        return field_validators(model, name)[0](value)
 
     def item_without(model: type[BaseModel], raw: bytes, names: Collection[str]) -> BaseModel:
         aliases = [field_alias(model, name) for name in names]
@@ -289,8 +289,9 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
         bounds = _field_bounds(raw, found[0])
         if bounds is None:
             raise FieldUnavailable(name)  # Go writes a struct left out as {}: built alone
-        # A view of the item's bytes, not a copy: the item keeps them until it is built.
-        return sub_format(found[1])[0], memoryview(raw)[bounds[0] : bounds[1]]
+        # Where the field is in the item's bytes, not a copy of it: the item keeps them until
+        # it is built (a tuple of three: ~180 bytes less than a memoryview of the slice).
+        return sub_format(found[1])[0], (raw, bounds[0], bounds[1])
 
     managed_fields = next(
         (
@@ -342,23 +343,29 @@ def _sub_format(
     for number, json_name, _kind, _ref, flags in fields_of:
         if not flags & INLINE:
             by_name.setdefault(json_name, set()).add(number)
-    # A nested object's raw bytes are a view of its item's (a memoryview, typed as the bytes
-    # it reads as): each build reads them through bytes(). A field read alone, or the rest
-    # of the object, is transcoded in one pass that passes over the other fields
-    # (Transcoder.selected): no copy of the message with or without them first.
+    # A nested object's raw bytes are where it is in its item's bytes: (the item's bytes,
+    # start, end), what the functions below take as `raw`. A field read alone, or the rest of the
+    # object, is transcoded in one pass over that span that passes over the other fields
+    # (Transcoder.selected): no copy of the message, with or without them, first.
 
-    def item(model: type[BaseModel], raw: bytes) -> BaseModel:
+    def item(model: type[BaseModel], raw: Any) -> BaseModel:
+        data, start, end = raw
         try:
-            fields = transcoder.for_validation(message, bytes(raw), shared(model, message))
+            fields = transcoder.for_validation(message, data, shared(model, message), start, end)
         except ProtobufDecodeError as exc:
             raise _invalid(model, exc) from exc
         return model.model_validate(fields)
 
-    def item_data(raw: bytes) -> Any:
+    def item_data(raw: Any) -> Any:
         try:
-            return transcoder.to_json_object(message, bytes(raw))
+            return transcoder.to_json_object(message, *raw)
         except ProtobufDecodeError as exc:
             raise ValueError(str(exc)) from None
+
+    def selected(model: type[BaseModel], raw: Any, numbers: set[int], keep: bool) -> Any:
+        data, start, end = raw
+        name = transcoder.selected(message, numbers, keep)
+        return transcoder.for_validation(name, data, shared(model, message), start, end)
 
     def field(model: type[BaseModel], name: str, raw: bytes) -> Any:
         alias = field_alias(model, name)
@@ -368,14 +375,12 @@ def _sub_format(
                 raise FieldUnavailable(name)  # perhaps an inlined struct's: built whole
             raise FieldAbsent(name)  # no such field on the wire: never sent
         try:
-            value = transcoder.for_validation(
-                transcoder.selected(message, numbers, True), bytes(raw), shared(model, message)
-            )
+            value = selected(model, raw, numbers, True)
         except ProtobufDecodeError:
             raise FieldUnavailable(name) from None
         if alias not in value:
             raise FieldAbsent(name)  # Go's JSON omits it (omitempty, nil)
-        return field_adapter(model, name).validate_python(value[alias])
+        return field_validators(model, name)[0](value[alias])
 
     def item_without(model: type[BaseModel], raw: bytes, names: Collection[str]) -> BaseModel:
         aliases = [field_alias(model, name) for name in names]
@@ -386,9 +391,7 @@ def _sub_format(
                 return item(model, raw)
             numbers |= known
         try:  # the fields left out are absent
-            fields = transcoder.for_validation(
-                transcoder.selected(message, numbers, False), bytes(raw), shared(model, message)
-            )
+            fields = selected(model, raw, numbers, False)
         except ProtobufDecodeError as exc:
             raise _invalid(model, exc) from exc
         return model.model_validate(fields)
@@ -401,11 +404,7 @@ def _sub_format(
             if known is None:
                 raise FieldUnavailable(alias)
             numbers |= known
-        fields = dict(
-            transcoder.for_validation(
-                transcoder.selected(message, numbers, False), bytes(raw), shared(model, message)
-            )
-        )
+        fields = dict(selected(model, raw, numbers, False))
         for name, alias in aliases.items():
             fields[alias] = built[name]
         return fields
@@ -468,45 +467,47 @@ def _without_metadata_field(data: bytes, number: int) -> bytes:
 
 def _field_bounds(data: bytes, number: int) -> tuple[int, int] | None:
     """Where a message's length-delimited field `number` (its last occurrence) is, or None
-    when absent."""
+    when absent. Tags and lengths of one or two bytes (all of an item's top-level fields and
+    their lengths up to 16 KB) are read inline: this runs on every first read of an item's
+    `spec` or `status`."""
     want = (number << 3) | 2
     pos, end = 0, len(data)
     found = None
     while pos < end:
-        key, pos = read_varint(data, pos, end)
-        if key == want:
-            start, pos = read_length(data, pos, end)
-            found = (start, pos)
+        key = data[pos]
+        if key < 0x80:
+            pos += 1
         else:
+            key, pos = read_varint(data, pos, end)
+        if key & 7 != 2:
             pos = skip_field(data, pos, key & 7, end)
+            continue
+        length = data[pos] if pos < end else 0x80
+        if length < 0x80:
+            start = pos + 1
+        elif pos + 1 < end and data[pos + 1] < 0x80:
+            length = (length & 0x7F) | data[pos + 1] << 7
+            start = pos + 2
+        else:
+            length, start = read_varint(data, pos, end)
+        pos = start + length
+        if pos > end:
+            raise ProtobufDecodeError(
+                f"length-delimited field at byte {start} runs {pos - end} bytes past its message"
+            )
+        if key == want:
+            found = (start, pos)
     return found
 
 
 def _field(data: bytes, number: int) -> bytes | None:
     """The bytes of a message's length-delimited field `number` (its last occurrence), or
     None when absent."""
-    want = (number << 3) | 2
-    pos, end = 0, len(data)
-    found = None
-    while pos < end:
-        key, pos = read_varint(data, pos, end)
-        if key == want:
-            start, pos = read_length(data, pos, end)
-            found = data[start:pos]
-        else:
-            pos = skip_field(data, pos, key & 7, end)
-    return found
+    bounds = _field_bounds(data, number)
+    return None if bounds is None else data[bounds[0] : bounds[1]]
 
 
 def _field_1(data: bytes) -> bytes:
     """The bytes of a message's field 1 (b"" when absent: an empty ObjectMeta)."""
-    pos, end = 0, len(data)
-    found = b""
-    while pos < end:
-        key, pos = read_varint(data, pos, end)
-        if key == 0x0A:
-            start, pos = read_length(data, pos, end)
-            found = data[start:pos]
-        else:
-            pos = skip_field(data, pos, key & 7, end)
-    return found
+    bounds = _field_bounds(data, 1)
+    return b"" if bounds is None else data[bounds[0] : bounds[1]]

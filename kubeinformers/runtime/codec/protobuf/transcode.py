@@ -71,6 +71,7 @@ _STR, _STR_OMIT, _STR_REP, _MSG, _MSG_REP, _INLINE_MSG, _MAP_STR, _MAP_QTY = ran
 _TIME_VALUE, _MICROTIME_VALUE, _QTY, _IOS, _RAW, _SKIP = range(8, 14)
 _LAST_LENGTH_CODE = _SKIP  # _SKIP: a length-delimited field passed over (Transcoder.selected)
 _INT_VALUE, _INT_OMIT, _BOOL_VALUE, _BOOL_OMIT = range(20, 24)
+_SKIP_VARINT = 24  # a varint field passed over (Transcoder.selected)
 
 _Entry = tuple[int, str, Any]  # (code, json_name, ref or field)
 # Sub-messages transcoded for validation, by message and bytes (see Transcoder.for_validation):
@@ -116,8 +117,16 @@ class Transcoder:
         self._memo_entries = 0
         self._memo_counts: dict[str, list[int]] = {}
 
-    def for_validation(self, message: str, data: bytes, shared: frozenset[str]) -> dict[str, Any]:
-        """What `to_json_object` gives, for validation only: treat it as read-only.
+    def for_validation(
+        self,
+        message: str,
+        data: bytes,
+        shared: frozenset[str],
+        start: int = 0,
+        end: int | None = None,
+    ) -> dict[str, Any]:
+        """What `to_json_object` gives (of data[start:end]), for validation only: treat it as
+        read-only.
 
         Why: pods of one workload repeat many of their sub-messages byte for byte (a
         container's ports, resources and probes, tolerations, security contexts), and
@@ -128,7 +137,7 @@ class Transcoder:
         JSON or an unknown field is): `protobuf.lazy.shareable_messages`.
         """
         try:
-            return self._message(message, data, 0, len(data), shared)
+            return self._message(message, data, start, len(data) if end is None else end, shared)
         except ProtobufDecodeError as exc:
             raise ProtobufDecodeError(f"malformed {message}: {exc}") from None
         except UnicodeDecodeError as exc:
@@ -198,8 +207,17 @@ class Transcoder:
         for tag, entry in compiled.fast.items():
             if chosen(tag >> 3):
                 fast[tag] = entry
-            elif tag & 7 == LENGTH:
-                fast[tag] = (_SKIP, "", None)
+        # The fields passed over, by the wire types they can come as (any other goes the
+        # slow way, `_field`, which passes over what its table lacks): one lookup each.
+        for number, (_n, _name, kind, _ref, flags) in compiled.by_number.items():
+            if chosen(number):
+                continue
+            if kind in _VARINT_KINDS:
+                fast[number << 3 | VARINT] = (_SKIP_VARINT, "", None)
+                if flags & (_REPEATED | _ITEMS):  # packed
+                    fast[number << 3 | LENGTH] = (_SKIP, "", None)
+            elif kind not in (_DOUBLE, _FLOAT) or flags & (_REPEATED | _ITEMS):
+                fast[number << 3 | LENGTH] = (_SKIP, "", None)
         self._compiled[name] = _Compiled(
             fast,
             {k: v for k, v in compiled.template.items() if k not in dropped},
@@ -211,10 +229,12 @@ class Transcoder:
         self._selected[key] = name  # once compiled: a reader of the name finds it
         return name
 
-    def to_json_object(self, message: str, data: bytes) -> dict[str, Any]:
-        """The JSON object Go writes for the `message` struct decoded from `data`."""
+    def to_json_object(
+        self, message: str, data: bytes, start: int = 0, end: int | None = None
+    ) -> dict[str, Any]:
+        """The JSON object Go writes for the `message` struct decoded from data[start:end]."""
         try:
-            return self._message(message, data, 0, len(data))
+            return self._message(message, data, start, len(data) if end is None else end)
         except ProtobufDecodeError as exc:
             raise ProtobufDecodeError(f"malformed {message}: {exc}") from None
         except UnicodeDecodeError as exc:
@@ -313,6 +333,8 @@ class Transcoder:
                         f"length-delimited field at byte {start} runs {pos - end} bytes "
                         "past its message"
                     )
+                if code == _SKIP:  # a field passed over (`selected`): most of a scan
+                    continue
                 if code == _STR_OMIT:  # the most frequent first
                     if pos > start:
                         chunk = data[start:pos]
@@ -375,8 +397,6 @@ class Transcoder:
                     out[name] = _raw_json(data, start, pos)
                 elif code == _IOS:
                     out[name] = _int_or_string(data, start, pos)
-                elif code == _SKIP:
-                    pass
                 else:  # _MICROTIME_VALUE
                     out[name] = _time(data, start, pos, True)
             else:
@@ -385,6 +405,8 @@ class Transcoder:
                     pos += 1
                 else:
                     raw, pos = read_varint(data, pos, end)
+                if code == _SKIP_VARINT:
+                    continue
                 if code == _INT_OMIT:
                     if raw:
                         out[name] = raw - _WRAP if raw >= _SIGN else raw
