@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
 from kubeinformers.generated.core.v1 import Pod as GeneratedPod
 from kubeinformers.runtime.api.model import KubeModel
@@ -21,7 +22,7 @@ from kubeinformers.runtime.codec.drift import (
     InvalidObjectError,
     PartlyInvalidObjectError,
 )
-from kubeinformers.runtime.codec.lazy import is_lazy, lazy_twin, materialize
+from kubeinformers.runtime.codec.lazy import _state_of, is_lazy, lazy_twin, materialize
 from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
 from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
 from kubeinformers.runtime.codec.protobuf.schema import (
@@ -73,7 +74,7 @@ WIRES = [pytest.param(_protobuf, id="protobuf"), pytest.param(_json, id="json")]
 
 
 def _state(obj: object) -> dict[str, Any]:
-    return object.__getattribute__(obj, "__dict__")  # type: ignore[no-any-return]
+    return _state_of(obj)  # the instance dict itself, past the lazy class' `__dict__`
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -117,7 +118,22 @@ WHOLE_READS: dict[str, Callable[[Shelf], Any]] = {
     "pickle": lambda obj: pickle.loads(pickle.dumps(obj)),
     "model_copy": lambda obj: obj.model_copy(),
     "dump": lambda obj: Shelf.model_validate(obj.model_dump(by_alias=True, exclude_unset=True)),
+    # Dumped from outside: pydantic's serializer reads the object's __dict__ (K13).
+    "TypeAdapter dump": lambda obj: Shelf.model_validate(
+        TypeAdapter(Shelf).dump_python(obj, by_alias=True, exclude_unset=True)
+    ),
+    "TypeAdapter dump_json": lambda obj: Shelf.model_validate_json(
+        TypeAdapter(Shelf).dump_json(obj, by_alias=True)
+    ),
+    "dump as another model's field": lambda obj: Shelf.model_validate(
+        _Holder(shelf=obj).model_dump(by_alias=True, exclude_unset=True)["shelf"]
+    ),
+    "vars": lambda obj: Shelf.model_validate(vars(obj)),
 }
+
+
+class _Holder(KubeModel):
+    shelf: Shelf
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -143,6 +159,52 @@ def test_k19_whatever_was_read_a_whole_read_gives_a_build_of_everything(
         assert obj.spec is spec_before
     if books_before is not None:
         assert obj.spec.books is books_before
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("partial", PARTIAL_READS, ids=str)
+def test_k13_k19_a_lazy_object_dumped_from_outside_dumps_its_build_of_everything(
+    wire: Callable[[], Shelf], partial: str
+) -> None:
+    """A lazy item, its lazy metadata and its nested lazy objects dumped through a TypeAdapter
+    (or as another model's field: a web framework's response, a list of cached objects) dump
+    what a build of everything does, whatever was read before. (Until 2026-11-25 they dumped
+    only what had been read: `{}`, or the metadata's identity.)"""
+    fresh = _everything()
+    assert fresh.metadata is not None and fresh.spec is not None
+    obj = wire()
+    PARTIAL_READS[partial](obj)
+    meta = obj.metadata
+    assert TypeAdapter(ObjectMeta).dump_python(meta, exclude_unset=True) == (
+        fresh.metadata.model_dump(exclude_unset=True)
+    )
+    obj = wire()
+    PARTIAL_READS[partial](obj)
+    spec = obj.spec
+    assert TypeAdapter(ShelfSpec).dump_python(spec, exclude_unset=True) == (
+        fresh.spec.model_dump(exclude_unset=True)
+    )
+    assert not is_lazy(spec)
+    obj = wire()
+    PARTIAL_READS[partial](obj)
+    shelves = TypeAdapter(list[Shelf])
+    assert shelves.dump_json([obj]) == shelves.dump_json([fresh])
+    assert not is_lazy(obj) and obj == fresh
+
+
+def test_k13_a_generated_pod_dumped_from_outside_over_either_wire_dumps_every_field() -> None:
+    from bench.pods import realistic_pod
+
+    raw = json.dumps(realistic_pod(3, "perf")).encode()
+    fresh = GeneratedPod.model_validate_json(raw)
+    (pod,) = (
+        LazyDecoder(GeneratedPod)
+        .decode_list(b'{"kind":"PodList","metadata":{},"items":[' + raw + b"]}")
+        .items
+    )
+    assert pod.status is not None and pod.status.phase == "Running"  # read in part
+    pods = TypeAdapter(list[GeneratedPod])
+    assert pods.dump_python([pod], exclude_unset=True) == [fresh.model_dump(exclude_unset=True)]
 
 
 def test_k19_every_wire_and_every_partial_read_gives_equal_objects() -> None:

@@ -19,7 +19,13 @@ from kubeinformers.runtime.cache.processor import (
     ProcessorListener,
 )
 from kubeinformers.runtime.codec.drift import InvalidObjectError, PartlyInvalidObjectError
-from kubeinformers.runtime.codec.lazy import LazyModelBuilder, is_lazy, lazy_twin, materialize
+from kubeinformers.runtime.codec.lazy import (
+    LazyModelBuilder,
+    _state_of,
+    is_lazy,
+    lazy_twin,
+    materialize,
+)
 from tests.runtime._informer_support import Recorder
 from tests.runtime.test_lazy import Pod, pod_json
 
@@ -27,7 +33,7 @@ _RAW = "__pydantic_fields_set__"  # a lazy object's raw bytes, until it is built
 
 
 def _state(obj: Any) -> dict[str, Any]:
-    return dict(object.__getattribute__(obj, "__dict__"))
+    return dict(_state_of(obj))
 
 
 def _raw(obj: Any) -> bytes:

@@ -74,8 +74,19 @@ _META_SLOT = "__pydantic_private__"  # a lazy item's metadata, read through `met
 _read_meta_slot = BaseModel.__dict__[_META_SLOT].__get__  # reads that slot at C speed
 # Sets the raw slot at C speed (KubeModel's setter of it shares field sets: runtime.api.model).
 _set_raw_slot = BaseModel.__dict__[_RAW_SLOT].__set__
-# Each step of publishing a built object's state (module-level: tests watch every step).
-_publish = object.__setattr__
+# A lazy object's own instance dict, read and replaced past its class' `__dict__` property
+# (which builds the object first: `_lazy_instance_dict`).
+_state_of = BaseModel.__dict__["__dict__"].__get__
+_set_state = BaseModel.__dict__["__dict__"].__set__
+
+
+def _publish(obj: object, name: str, value: Any) -> None:
+    """One step of publishing a built object's state (module-level: tests watch every step)."""
+    if name == "__dict__":
+        _set_state(obj, value)
+    else:
+        object.__setattr__(obj, name, value)
+
 
 # The identity fields decoded up front, by their API (alias) names.
 _IDENTITY_FIELDS = ("name", "namespace", "resourceVersion", "uid", "labels")
@@ -175,7 +186,7 @@ def lazy_twin(obj: M) -> M:
             return obj
         twin: object = object.__new__(cls)
         set_slot = object.__setattr__
-        state = object.__getattribute__(obj, "__dict__")
+        state = _state_of(obj)
         if _REPORTED not in state and getattr(cls, _REPORT, None) is not None:
             state[_REPORTED] = [False]  # an invalid object is reported once, by either (K11)
         # Attribute by attribute: a lazy metadata's dict then shares its keys (see assemble).
@@ -232,7 +243,7 @@ def _materialise(obj: Any) -> None:
         if type(obj) is not cls:
             return
         read_burst()  # the collector stays off while first reads keep coming (issue 26)
-        state = object.__getattribute__(obj, "__dict__")  # the metadata's fields; {} for an item
+        state = _state_of(obj)  # the metadata's fields; {} for an item
         error = state.get(_ERROR)
         if error is not None:
             raise error
@@ -259,10 +270,10 @@ def _materialise(obj: Any) -> None:
             owner = cls.__kubeinformers_owner_model__
             if cls.__kubeinformers_item__:
                 meta = object.__getattribute__(obj, _META_SLOT)
-                fields = object.__getattribute__(meta, "__dict__") if meta is not None else {}
+                fields = _state_of(meta) if meta is not None else {}
             elif owner is not None:  # a nested lazy object (K19): its item's identity
                 meta = state.get(_OWNER)
-                fields = object.__getattribute__(meta, "__dict__") if meta is not None else {}
+                fields = _state_of(meta) if meta is not None else {}
             else:
                 fields = state
             key = _key_of(fields)
@@ -341,7 +352,7 @@ def _parts_of(parts: dict[str, Any]) -> dict[str, tuple[type[BaseModel], Any, di
     for name, part in parts.items():
         cls = type(part)
         names = cls.__kubeinformers_fields__
-        state = object.__getattribute__(part, "__dict__")
+        state = _state_of(part)
         built = {k: v for k, v in state.items() if k in names}
         out[name] = (
             cls.__kubeinformers_lazy_base__,
@@ -359,7 +370,7 @@ def _take_part(part: Any, full: BaseModel, name: str) -> None:
     sub = full.__dict__.get(name)
     if not isinstance(sub, BaseModel):
         return
-    state = object.__getattribute__(part, "__dict__")
+    state = _state_of(part)
     names = type(part).__kubeinformers_fields__
     alone = {k: v for k, v in state.items() if k in names}
     if alone:
@@ -676,7 +687,7 @@ def _lazy_item_getattr(self: Any, item: str) -> Any:
     with _LOCK:
         if type(self) is not cls:  # built meanwhile
             return getattr(self, item)
-        state = object.__getattribute__(self, "__dict__")
+        state = _state_of(self)
         if item in state:
             return state[item]
         if _ERROR not in state:
@@ -785,8 +796,17 @@ def _lazy_item_metadata(self: Any) -> Any:
     built model's, which the instance dict holds by then."""
     meta = _read_meta_slot(self)
     if meta is None or type(meta) is dict:
-        return object.__getattribute__(self, "__dict__").get("metadata")
+        return _state_of(self).get("metadata")
     return meta
+
+
+def _lazy_instance_dict(self: Any) -> dict[str, Any]:
+    """A lazy object's `__dict__` read from outside: the built model's (it is built first).
+    Why: pydantic's serializer reads a model's fields from its `__dict__`, so a lazy object
+    dumped as another model's field or through a TypeAdapter (a web framework's response, a
+    list of cached objects) would otherwise dump only what was read so far."""
+    _materialise(self)
+    return typing.cast(dict[str, Any], _state_of(self))
 
 
 def _lazy_fields_set(self: Any) -> set[str]:
@@ -835,6 +855,10 @@ def _new_lazy_class(
         namespace[name] = _materialising(name)
     # The slots hold the lazy state: their public readers build the object first.
     namespace["model_fields_set"] = property(_lazy_fields_set)
+    # So does the instance dict, which holds only what was read so far: what reads it from
+    # outside (pydantic's serializer, for a field of another model or a TypeAdapter; vars())
+    # gets the built model's.
+    namespace["__dict__"] = property(_lazy_instance_dict)
     # type() on a pydantic model builds the subclass' schema once; the subclass adds no
     # field, so it validates exactly like the model (it is never validated itself).
     lazy = type(base.__name__, (base,), namespace)
