@@ -17,6 +17,7 @@ from pydantic import TypeAdapter
 
 from kubeinformers.generated.core.v1 import Pod as GeneratedPod
 from kubeinformers.runtime.api.model import KubeModel
+from kubeinformers.runtime.codec import lazy as lazy_module
 from kubeinformers.runtime.codec.drift import (
     InvalidFieldError,
     InvalidObjectError,
@@ -39,6 +40,8 @@ from tests.runtime.test_protobuf_shared import (
     SHELF,
     SPEC,
     TABLE,
+    Book,
+    Note,
     ObjectMeta,
     Shelf,
     ShelfSpec,
@@ -49,6 +52,17 @@ from tests.support.protobuf import META, fixed64, ld, list_body, object_meta, pa
 from tests.support.threads import read_concurrently
 
 TITLES = ("Dune", "Emma")
+
+
+@pytest.fixture(autouse=True, params=["small lists built", "every list lazy"])
+def lazy_lists(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Every K19 case twice: as the test models' small lists and nested objects are read by
+    default (built alone, K20's threshold), and with every list of models and every model
+    nested below the item's own fields handed out lazy (K20), at any depth."""
+    every: bool = request.param == "every list lazy"
+    if every:
+        monkeypatch.setattr(lazy_module, "LAZY_MIN_BYTES", 1)
+    return every
 
 
 def _protobuf(name: str = "a", raw: bytes | None = None) -> Shelf:
@@ -74,7 +88,8 @@ WIRES = [pytest.param(_protobuf, id="protobuf"), pytest.param(_json, id="json")]
 
 
 def _state(obj: object) -> dict[str, Any]:
-    return _state_of(obj)  # the instance dict itself, past the lazy class' `__dict__`
+    state: dict[str, Any] = _state_of(obj)  # the instance dict, past the class' `__dict__`
+    return state
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -103,6 +118,8 @@ PARTIAL_READS: dict[str, Callable[[Shelf], object]] = {
     "spec.books": lambda obj: obj.spec.books,  # type: ignore[union-attr]
     "spec.note": lambda obj: obj.spec.note,  # type: ignore[union-attr]
     "spec.books, then the spec whole": lambda obj: _books_then_whole_spec(obj),
+    "spec.books[1].title": lambda obj: obj.spec.books[1].title,  # type: ignore[union-attr, index]
+    "spec.note.text": lambda obj: obj.spec.note.text,  # type: ignore[union-attr]
 }
 
 
@@ -175,12 +192,14 @@ def test_k13_k19_a_lazy_object_dumped_from_outside_dumps_its_build_of_everything
     obj = wire()
     PARTIAL_READS[partial](obj)
     meta = obj.metadata
+    assert meta is not None
     assert TypeAdapter(ObjectMeta).dump_python(meta, exclude_unset=True) == (
         fresh.metadata.model_dump(exclude_unset=True)
     )
     obj = wire()
     PARTIAL_READS[partial](obj)
     spec = obj.spec
+    assert spec is not None
     assert TypeAdapter(ShelfSpec).dump_python(spec, exclude_unset=True) == (
         fresh.spec.model_dump(exclude_unset=True)
     )
@@ -228,6 +247,9 @@ def test_k19_k10_concurrent_readers_of_a_nested_object_see_no_torn_object_and_lo
     fresh = _everything()
     reads: list[Callable[[Shelf], object]] = [
         lambda obj: obj.spec.books,  # type: ignore[union-attr]
+        lambda obj: obj.spec.books[1].title,  # type: ignore[union-attr, index]
+        lambda obj: obj.spec.books[0] == fresh.spec.books[0],  # type: ignore[union-attr, index]
+        lambda obj: obj.spec.note.text,  # type: ignore[union-attr]
         lambda obj: obj.spec.note,  # type: ignore[union-attr]
         lambda obj: obj.spec == fresh.spec,
         lambda obj: copy.copy(obj.spec),
@@ -250,10 +272,12 @@ def test_k19_k10_concurrent_readers_of_a_nested_object_see_no_torn_object_and_lo
             return index
 
         assert len(read_concurrently(read, threads=len(reads))) == len(reads)
-        books, note, spec_equal, spec_copy, spec_pickled, built, dumped, equal = (
-            results[i] for i in range(len(reads))
+        books, title, book_equal, text, note, spec_equal, spec_copy, spec_pickled = (
+            results[i] for i in range(8)
         )
-        assert spec_equal is True and equal is True
+        built, dumped, equal = (results[i] for i in range(8, len(reads)))
+        assert spec_equal is True and equal is True and book_equal is True
+        assert (title, text) == ("Emma", fresh.spec.note.text)  # type: ignore[union-attr]
         assert spec_copy == fresh.spec and spec_pickled == fresh.spec
         assert books == fresh.spec.books and note == fresh.spec.note  # type: ignore[union-attr]
         assert dumped == fresh.model_dump_json() and built is obj
@@ -354,6 +378,52 @@ def test_k19_k11_the_whole_item_read_first_reports_a_bad_nested_field_once() -> 
     assert spec.books[1].title == "Emma" and len(reported) == 1  # type: ignore[index]
 
 
+@pytest.mark.parametrize("wire", WIRES)
+def test_k20_a_list_of_big_models_comes_as_lazy_items_each_built_alone(
+    wire: Callable[[], Shelf], lazy_lists: bool
+) -> None:
+    obj = wire()
+    spec = obj.spec
+    assert spec is not None
+    books = spec.books
+    assert books is not None and [type(b).__name__ for b in books] == ["Book", "Book"]
+    assert all(isinstance(b, Book) for b in books)
+    if not lazy_lists:  # items under LAZY_MIN_BYTES: built with the list, in one pass
+        assert not any(is_lazy(b) for b in books)
+        assert obj == _everything()
+        return
+    assert all(is_lazy(b) for b in books) and spec.books is books
+    assert books[1].title == "Emma" and is_lazy(books[1])  # one field built alone
+    assert set(_state(books[1])) & {"title", "tags", "labels"} == {"title"}
+    assert is_lazy(books[0]) and "title" not in _state(books[0])
+    note = spec.note  # a model below the item's own fields: a nested lazy object too
+    assert isinstance(note, Note) and is_lazy(note)
+    fresh = _everything()
+    materialize(obj)  # the whole item: what was handed out is kept, and built in place
+    assert obj.spec is spec and spec.books is books and spec.note is note
+    assert not any(is_lazy(b) for b in books) and not is_lazy(note)
+    assert obj == fresh and obj.model_dump_json() == fresh.model_dump_json()
+    assert books[1].model_fields_set == fresh.spec.books[1].model_fields_set  # type: ignore[union-attr, index]
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_k20_a_lazy_item_of_a_list_builds_alone_keeping_its_place_and_equality(
+    wire: Callable[[], Shelf], lazy_lists: bool
+) -> None:
+    """A list's lazy item read whole (==, a copy, a pickle, a dump) builds itself alone, in
+    place; its list and its object stay as lazy as they were."""
+    obj = wire()
+    books = obj.spec.books  # type: ignore[union-attr]
+    assert books is not None
+    fresh = _everything().spec.books  # type: ignore[union-attr]
+    assert fresh is not None
+    assert books[0] == fresh[0] and pickle.loads(pickle.dumps(books[1])) == fresh[1]
+    assert copy.deepcopy(books) == fresh
+    assert TypeAdapter(list[Book]).dump_json(books) == TypeAdapter(list[Book]).dump_json(fresh)
+    assert not is_lazy(books[0]) and is_lazy(obj) and is_lazy(obj.spec)
+    assert obj == _everything() and obj.spec.books is books  # type: ignore[union-attr]
+
+
 def _reconcile(pod: Any) -> list[object]:
     """What a pod controller's reconcile reads (bench.child.reconcile_read's fields)."""
     seen: list[object] = [pod.metadata.labels]
@@ -381,8 +451,14 @@ def test_k19_a_generated_pod_read_as_a_reconcile_then_whole_equals_its_eager_bui
             pod.status
         )
         spec, containers = pod.spec, pod.spec.containers  # type: ignore[union-attr]
+        # A container (~500 bytes) comes lazy (K20): its image and env built, its ports,
+        # resources and probes still raw; its env vars (~30 bytes each) were built.
+        assert all(is_lazy(c) for c in containers)
+        assert "resources" not in _state(containers[0]) and "image" in _state(containers[0])
+        assert not any(is_lazy(e) for e in containers[0].env or ())
         assert pod == eager and pod.model_dump_json() == eager.model_dump_json()
         assert pod.spec is spec and pod.spec.containers is containers  # type: ignore[union-attr]
+        assert not any(is_lazy(c) for c in containers)  # built in place with the pod
         assert pod.model_fields_set == eager.model_fields_set
         assert pod.spec.model_fields_set == eager.spec.model_fields_set  # type: ignore[union-attr]
 

@@ -16,7 +16,7 @@ sees the difference (a TypeError saying so).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
@@ -73,6 +73,11 @@ def own_fields_set(model: BaseModel) -> None:
 
 class KubeModel(BaseModel):
     """Base class of generated Kubernetes models."""
+
+    # Read by the lazy objects' machinery (runtime.codec.lazy: `is_lazy`) of every model it
+    # meets; a lazy class sets it. Here so that a built model answers None at once, not
+    # through pydantic's metaclass __getattr__ (an exception per look, ~1 µs).
+    __kubeinformers_lazy_base__: ClassVar[type[BaseModel] | None] = None
 
     def __setattr__(self, name: str, value: Any) -> None:
         own_fields_set(self)

@@ -67,6 +67,21 @@ _REPORT = "__kubeinformers_report__"  # the builder's on_invalid hook, on its ow
 _REPORTED = "__kubeinformers_reported__"
 # A nested lazy object's owner's metadata (in its __dict__): whose object it is, for errors.
 _OWNER = "__kubeinformers_owner__"
+# A nested lazy object's path from its item (in its __dict__) when its class' does not say it:
+# an item of a list (`spec.containers[1]`), or an object nested in a nested one (K20).
+_PATH = "__kubeinformers_path__"
+# A list of models whose items take at least this many bytes each on the wire (on average)
+# comes as a list of lazy objects, and a model nested in a nested object of at least this
+# size as a nested lazy object (K20): smaller ones cost less built than handed out lazy (a
+# lazy object and a read of one of its fields cost about what building ~200 bytes does).
+LAZY_MIN_BYTES = 200
+
+
+def worth_lazy(size: int, count: int = 1) -> bool:
+    """Whether `count` objects taking `size` bytes on the wire in all are handed out lazy
+    (K20): at least LAZY_MIN_BYTES each on average."""
+    return size >= LAZY_MIN_BYTES * count
+
 
 # Until a lazy object is built, pydantic's instance slots are free; they hold its state:
 _RAW_SLOT = "__pydantic_fields_set__"  # the bytes it is built from (the whole item), both kinds
@@ -207,6 +222,8 @@ def strip_raw_managed_fields(obj: object) -> bool:
     `obj` is no such object (built, its metadata built, compact, or bytes that are no item),
     for the caller to strip the built model instead."""
     cls = type(obj)
+    if getattr(cls, "__kubeinformers_lazy_base__", None) is None:
+        return False
     strip = getattr(cls, "__kubeinformers_strip__", None)
     if strip is None:
         return False
@@ -264,6 +281,12 @@ def _materialise(obj: Any) -> None:
         )
         if parts:
             built = {k: v for k, v in built.items() if k not in parts}
+        # Lazy objects handed out inside the fields built alone (a list's lazy items, objects
+        # nested in a nested object: K20) are built after this object, each in place.
+        held = _lazy_in(built.values())
+        for part in parts.values():
+            part_names = type(part).__kubeinformers_fields__
+            held += _lazy_in(v for k, v in _state_of(part).items() if k in part_names)
         try:
             full = _build(cls, base, raw, built.keys(), parts)
         except ValidationError as exc:
@@ -283,7 +306,7 @@ def _materialise(obj: Any) -> None:
                     cls.__kubeinformers_data__(raw),
                     key,
                     root=owner,
-                    path=cls.__kubeinformers_path__,
+                    path=state.get(_PATH) or cls.__kubeinformers_path__,
                 )
             except (ValueError, TypeError):  # no object at all: nothing reads past identity
                 invalid = InvalidObjectError(owner or base, key, exc)
@@ -316,10 +339,26 @@ def _materialise(obj: Any) -> None:
         _publish(obj, _META_SLOT, full.__pydantic_private__)
         _publish(obj, "__class__", type(full))
         tell = partly is not None and _claim_report(state)
+        for lazy in held:
+            try:
+                _materialise(lazy)
+            except InvalidObjectError:
+                pass  # no object at all: it raises where it is read (K11), reported once
     if tell:
         report = getattr(cls, _REPORT, None)
         if report is not None:
             report(typing.cast(InvalidObjectError, partly))
+
+
+def _lazy_in(values: Iterable[Any]) -> list[Any]:
+    """The lazy objects among `values` and among the items of the lists among them."""
+    found = []
+    for value in values:
+        if type(value) is list:
+            found += [item for item in value if is_lazy(item)]
+        elif is_lazy(value):
+            found.append(value)
+    return found
 
 
 def _build(
@@ -484,6 +523,9 @@ class RawFormat:
     # The whole item but the named top-level fields, its nested objects' parts holding the
     # fields they built (K19); FieldUnavailable when it cannot (the whole item is built).
     item_with: ItemWith | None = None
+    # A field that is a list of models, as lazy objects (K20): its items' format and their
+    # raw bytes, or None and the list built when they are small (see ItemsRaw).
+    items: ItemsRaw | None = None
 
 
 ItemWith = Callable[
@@ -502,10 +544,16 @@ rest of it built from its bytes: what a whole read of an item read in part build
 without transcoding nor validating again what was built."""
 
 
-NestedRaw = Callable[[type[BaseModel], str, Any], tuple[RawFormat, Any]]
-"""The format and raw bytes of an item's top-level field `name` of `model`, itself a model,
-for a nested lazy object of it (K19); FieldUnavailable when the format cannot give them
+NestedRaw = Callable[[type[BaseModel], str, Any], tuple[RawFormat, Any, int]]
+"""The format, raw bytes and size of a lazy object's field `name` of `model`, itself a model,
+for a nested lazy object of it (K19, K20); FieldUnavailable when the format cannot give them
 (FieldAbsent when the field was not sent)."""
+
+ItemsRaw = Callable[[type[BaseModel], str, Any], tuple["RawFormat | None", list[Any]]]
+"""The items' format and each item's raw bytes of a lazy object's field `name` of `model`, a
+list of models, for lazy objects of them (K20); when its items take less than LAZY_MIN_BYTES
+each on average, None and the list built as `field` builds it (one pass over the bytes, not
+two); FieldUnavailable when the format cannot give them (absent, null, an item no object)."""
 
 
 def _unpacking(build: ModelBuild, unpack: Callable[[bytes], bytes]) -> ModelBuild:
@@ -590,13 +638,33 @@ def _json_field(model: type[BaseModel], name: str, raw: bytes) -> Any:
     return field_validators(model, name)[1](bytes(_json_part(model, name, raw)))
 
 
-def _json_nested(model: type[BaseModel], name: str, raw: bytes) -> tuple[RawFormat, Any]:
-    """The JSON format and the raw object of the item's field `name` (K19): its slice of the
-    item's bytes, a msgspec.Raw over them (no copy)."""
+def _json_nested(model: type[BaseModel], name: str, raw: bytes) -> tuple[RawFormat, Any, int]:
+    """The JSON format, raw object and size of the object's field `name` (K19, K20): its slice
+    of the item's bytes, a msgspec.Raw over them (no copy)."""
     part = _json_part(model, name, raw)
     if not _is_json_object(part):
         raise FieldUnavailable(name)  # null, or no object: validated as a value
-    return JSON_OBJECT, part
+    return JSON_OBJECT, part, len(memoryview(part))
+
+
+_decode_raw_items = msgspec.json.Decoder(list[msgspec.Raw]).decode
+
+
+def _json_items(
+    model: type[BaseModel], name: str, raw: bytes
+) -> tuple[RawFormat | None, list[Any]]:
+    """The JSON format and raw objects of the object's list field `name` (K20): each item's
+    slice of the item's bytes; small ones validated as `_json_field` does."""
+    part = _json_part(model, name, raw)
+    try:
+        items = _decode_raw_items(part)
+    except msgspec.DecodeError:
+        raise FieldUnavailable(name) from None  # null, or no list: validated as a value
+    if not worth_lazy(len(memoryview(part)), len(items)):
+        return None, field_validators(model, name)[1](bytes(part))
+    if not all(_is_json_object(item) for item in items):
+        raise FieldUnavailable(name)  # a null item, or no object: validated as a value
+    return JSON_OBJECT, items
 
 
 def _is_json_object(part: msgspec.Raw) -> bool:
@@ -651,6 +719,7 @@ JSON = RawFormat(
     strip_managed_fields=_json_strip_managed_fields,
     item_without=_json_item_without,
     nested=_json_nested,
+    items=_json_items,
 )
 """The raw bytes are the item's JSON."""
 
@@ -661,8 +730,10 @@ JSON_OBJECT = RawFormat(
     metadata_data=_json_item_data,
     field=_json_field,
     item_without=_json_item_without,
+    nested=_json_nested,
+    items=_json_items,
 )
-"""A nested lazy object's format over JSON (K19): its raw bytes are one JSON object."""
+"""A nested lazy object's format over JSON (K19, K20): its raw bytes are one JSON object."""
 
 
 def _lazy_getattr(self: Any, item: str) -> Any:
@@ -694,10 +765,14 @@ def _lazy_item_getattr(self: Any, item: str) -> Any:
             read_burst()
             raw = object.__getattribute__(self, _RAW_SLOT)
             try:
-                if is_item and cls.__kubeinformers_nested__ is not None:
+                if cls.__kubeinformers_nested__ is not None:
                     nested = _nested_object(self, cls, base, item, raw, state)
                     if nested is not None:
                         return nested
+                if cls.__kubeinformers_items__ is not None:
+                    items = _lazy_items(self, cls, base, item, raw, state)
+                    if items is not None:
+                        return items
                 value = field(base, item, raw)
             except FieldAbsent:
                 if _reads_none_when_absent(base, item):
@@ -723,33 +798,107 @@ def _nested_model(model: type[BaseModel], name: str) -> type[BaseModel] | None:
     return _unwrap_model(model.model_fields[name].annotation)
 
 
-def _nested_object(
-    obj: Any, cls: Any, base: type[BaseModel], name: str, raw: Any, state: dict[str, Any]
-) -> Any:
-    """The nested lazy object for the item `obj`'s field `name` (K19), kept in its `state`;
-    None when the field is no model or the format cannot give it raw (then built alone).
-    Under _LOCK."""
-    model = _nested_model(base, name)
-    if model is None:
-        return None
-    fmt, sub_raw = cls.__kubeinformers_nested__(base, name, raw)
-    nested_cls = _nested_class(cls, name, model, fmt)
-    nested = object.__new__(nested_cls)
-    _set_raw_slot(nested, sub_raw)
+@functools.cache
+def _list_model(model: type[BaseModel], name: str) -> type[BaseModel] | None:
+    """The item model of `model`'s field `name` when it is a list of models, with no
+    constraint of its own (`list[X] | None`), else None."""
+    info = model.model_fields[name]
+    if info.metadata:
+        return None  # a constraint on the list is checked by building it whole
+    annotation = info.annotation
+    for arg in (annotation, *typing.get_args(annotation)):
+        if typing.get_origin(arg) is list:
+            (item,) = typing.get_args(arg) or (None,)
+            if isinstance(item, type) and issubclass(item, BaseModel):
+                return item
+    return None
+
+
+def _child_state(obj: Any, cls: Any, state: dict[str, Any], child: Any, path: str) -> None:
+    """Hand the nested lazy object `child` of `obj` (whose instance dict is `state`) what it
+    needs to name itself in errors and to be reported once (K11, K19, K20). Under _LOCK."""
     set_slot = object.__setattr__
-    set_slot(nested, _OWNER, _read_meta_slot(obj))
+    if cls.__kubeinformers_item__:
+        set_slot(child, _OWNER, _read_meta_slot(obj))
+    else:
+        set_slot(child, _OWNER, state.get(_OWNER))
+        set_slot(child, _PATH, path)
     if getattr(cls, _REPORT, None) is not None:
         cell = state.get(_REPORTED)
         if cell is None:
             cell = state[_REPORTED] = [False]
-        set_slot(nested, _REPORTED, cell)  # the item and its fields are reported once (K11)
+        set_slot(child, _REPORTED, cell)  # the item and its parts are reported once (K11)
+
+
+def _child_path(cls: Any, state: dict[str, Any], base: type[BaseModel], name: str) -> str:
+    """The path from the item of the field `name` of a lazy object (`spec.containers`)."""
+    alias = field_alias(base, name)
+    if cls.__kubeinformers_item__:
+        return alias
+    return f"{state.get(_PATH) or cls.__kubeinformers_path__}.{alias}"
+
+
+def _nested_object(
+    obj: Any, cls: Any, base: type[BaseModel], name: str, raw: Any, state: dict[str, Any]
+) -> Any:
+    """The nested lazy object for the lazy object `obj`'s field `name` (K19, K20), kept in its
+    `state`; below an item's own fields, the model built (and kept) when it is smaller than
+    LAZY_MIN_BYTES. None when the field is no model or the format cannot give it raw (then
+    built alone by the format's `field`: absent, null). Under _LOCK."""
+    model = _nested_model(base, name)
+    if model is None:
+        return None
+    item = cls.__kubeinformers_item__
+    try:
+        fmt, sub_raw, size = cls.__kubeinformers_nested__(base, name, raw)
+    except FieldUnavailable:
+        if item:
+            raise  # an item's own field the format cannot give: the whole item is built
+        return None
+    nested_cls = _nested_class(cls, name, model, fmt)
+    if not item and not worth_lazy(size):
+        built = state[name] = nested_cls.__kubeinformers_build__(model, sub_raw)
+        return built
+    nested = object.__new__(nested_cls)
+    _set_raw_slot(nested, sub_raw)
+    _child_state(obj, cls, state, nested, _child_path(cls, state, base, name))
     state[name] = nested
     return nested
 
 
+def _lazy_items(
+    obj: Any, cls: Any, base: type[BaseModel], name: str, raw: Any, state: dict[str, Any]
+) -> list[Any] | None:
+    """The list of lazy objects for the lazy object `obj`'s field `name` (K20), kept in its
+    `state`; the list of models built (and kept) when they are smaller than LAZY_MIN_BYTES on
+    average. None when the field is no list of models or the format cannot give its items
+    raw (then built alone by the format's `field`: absent, null). Under _LOCK."""
+    model = _list_model(base, name)
+    if model is None:
+        return None
+    try:
+        fmt, raws = cls.__kubeinformers_items__(base, name, raw)
+    except FieldUnavailable:
+        return None
+    if fmt is None:  # small items: built, as the format's `field` would
+        built: list[Any] = raws
+        state[name] = built
+        return built
+    item_cls = _nested_class(cls, name, model, fmt)
+    path = _child_path(cls, state, base, name)
+    items = []
+    for index, item_raw in enumerate(raws):
+        item = object.__new__(item_cls)
+        _set_raw_slot(item, item_raw)
+        _child_state(obj, cls, state, item, f"{path}[{index}]")
+        items.append(item)
+    state[name] = items
+    return items
+
+
 def _nested_class(cls: Any, name: str, model: type[BaseModel], fmt: RawFormat) -> Any:
-    """The lazy class of `cls`'s (an item class's) field `name`: one per item class and field,
-    telling the item class's `on_invalid` hook (K11). Under _LOCK."""
+    """The lazy class of `cls`'s (a lazy class') field `name` (or of its items, for a list):
+    one per class and field, telling the item class's `on_invalid` hook (K11). Under _LOCK."""
     known: dict[str, Any] | None = cls.__dict__.get("__kubeinformers_nested_classes__")
     if known is None:
         known = {}
@@ -757,16 +906,26 @@ def _nested_class(cls: Any, name: str, model: type[BaseModel], fmt: RawFormat) -
     nested = known.get(name)
     if nested is None:
         nested = _lazy_class(
-            model, fmt.item, fmt.item_data, False, fmt.field, None, fmt.item_without
+            model,
+            fmt.item,
+            fmt.item_data,
+            False,
+            fmt.field,
+            None,
+            fmt.item_without,
+            fmt.nested,
+            None,
+            fmt.items,
         )
         report = getattr(cls, _REPORT, None)
+        base = cls.__kubeinformers_lazy_base__
         namespace: dict[str, Any] = {
             "__slots__": (),
             "__module__": nested.__module__,
             "__qualname__": nested.__qualname__,
-            "__kubeinformers_owner_model__": cls.__kubeinformers_lazy_base__,
-            "__kubeinformers_path__": cls.__kubeinformers_lazy_base__.model_fields[name].alias
-            or name,
+            "__kubeinformers_owner_model__": cls.__kubeinformers_owner_model__ or base,
+            # An item's own fields' path; below them each object has its own (_PATH).
+            "__kubeinformers_path__": field_alias(base, name) if cls.__kubeinformers_item__ else "",
         }
         if report is not None:
             namespace[_REPORT] = staticmethod(report)
@@ -824,6 +983,7 @@ def _new_lazy_class(
     without: ItemWithout | None = None,
     nested: NestedRaw | None = None,
     item_with: ItemWith | None = None,
+    items: ItemsRaw | None = None,
 ) -> type[BaseModel]:
     namespace: dict[str, Any] = {
         "__slots__": (),
@@ -844,6 +1004,7 @@ def _new_lazy_class(
         "__kubeinformers_without__": staticmethod(without) if without is not None else None,
         "__kubeinformers_nested__": staticmethod(nested) if nested is not None else None,
         "__kubeinformers_with__": staticmethod(item_with) if item_with is not None else None,
+        "__kubeinformers_items__": staticmethod(items) if items is not None else None,
         # The builder's on_invalid hook, set on its own subclasses (`_reporting_class`); None
         # here, so that looking it up never falls through to pydantic's metaclass __getattr__.
         _REPORT: None,
@@ -947,6 +1108,7 @@ class LazyModelBuilder(typing.Generic[M]):
                     raw_format.item_without,
                     raw_format.nested,
                     raw_format.item_with,
+                    raw_format.items,
                 )
                 if on_invalid is not None:
                     self._meta_class = _reporting_class(self._meta_class, on_invalid)

@@ -23,6 +23,7 @@ from kubeinformers.runtime.codec.lazy import (
     RawFormat,
     field_alias,
     field_validators,
+    worth_lazy,
 )
 from kubeinformers.runtime.codec.protobuf.reader import (
     ProtobufDecodeError,
@@ -254,7 +255,7 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
     def sub_format(ref: str) -> tuple[RawFormat, _Rest]:
         known = sub_formats.get(ref)
         if known is None:
-            known = sub_formats[ref] = _sub_format(transcoder, messages, ref, shared)
+            known = sub_formats[ref] = _sub_format(transcoder, messages, ref, shared, sub_format)
         return known
 
     def item_with(
@@ -282,7 +283,7 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
             fields = {"apiVersion": type_meta[0], "kind": type_meta[1], **fields}
         return model.model_validate(fields)
 
-    def nested(model: type[BaseModel], name: str, raw: bytes) -> tuple[RawFormat, Any]:
+    def nested(model: type[BaseModel], name: str, raw: bytes) -> tuple[RawFormat, Any, int]:
         found = alone.get(field_alias(model, name))
         if found is None:
             raise FieldUnavailable(name)
@@ -291,7 +292,8 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
             raise FieldUnavailable(name)  # Go writes a struct left out as {}: built alone
         # Where the field is in the item's bytes, not a copy of it: the item keeps them until
         # it is built (a tuple of three: ~180 bytes less than a memoryview of the slice).
-        return sub_format(found[1])[0], (raw, bounds[0], bounds[1])
+        start, end = bounds
+        return sub_format(found[1])[0], (raw, start, end), end - start
 
     managed_fields = next(
         (
@@ -334,15 +336,24 @@ def _sub_format(
     messages: Messages,
     message: str,
     shared: typing.Callable[[type[BaseModel], str], frozenset[str]],
+    sub_format: typing.Callable[[str], tuple[RawFormat, _Rest]],
 ) -> tuple[RawFormat, _Rest]:
-    """The RawFormat of nested lazy objects (K19) whose raw bytes are a `message`, and how
-    its rest is transcoded for the whole build of its item."""
+    """The RawFormat of nested lazy objects (K19, K20) whose raw bytes are a `message`, and
+    how its rest is transcoded for the whole build of its item (`sub_format` gives those of
+    the messages nested in it)."""
     fields_of = messages.get(message, ())
     inline = any(flags & INLINE for *_rest, flags in fields_of)
     by_name: dict[str, set[int]] = {}
     for number, json_name, _kind, _ref, flags in fields_of:
         if not flags & INLINE:
             by_name.setdefault(json_name, set()).add(number)
+    # Its message fields, and its lists of messages, by JSON name: (number, message).
+    singles: dict[str, tuple[int, str]] = {}
+    lists: dict[str, tuple[int, str]] = {}
+    for number, json_name, kind, ref, flags in fields_of:
+        if kind != MESSAGE or ref is None or flags & (MAP | INLINE | ITEMS):
+            continue
+        (lists if flags & REPEATED else singles)[json_name] = (number, ref)
     # A nested object's raw bytes are where it is in its item's bytes: (the item's bytes,
     # start, end), what the functions below take as `raw`. A field read alone, or the rest of the
     # object, is transcoded in one pass over that span that passes over the other fields
@@ -409,6 +420,33 @@ def _sub_format(
             fields[alias] = built[name]
         return fields
 
+    def nested(model: type[BaseModel], name: str, raw: Any) -> tuple[RawFormat, Any, int]:
+        found = singles.get(field_alias(model, name))
+        if found is None:
+            raise FieldUnavailable(name)
+        data, start, end = raw
+        bounds = _field_bounds(data, found[0], start, end)
+        if bounds is None:
+            raise FieldUnavailable(name)  # absent: built alone, as Go writes it
+        return sub_format(found[1])[0], (data, *bounds), bounds[1] - bounds[0]
+
+    def items(model: type[BaseModel], name: str, raw: Any) -> tuple[RawFormat | None, list[Any]]:
+        found = lists.get(field_alias(model, name))
+        if found is None:
+            raise FieldUnavailable(name)
+        data, start, end = raw
+        spans = _field_spans(data, found[0], start, end)
+        if not spans:
+            raise FieldUnavailable(name)  # absent: built alone, as Go writes it
+        ref = found[1]
+        if not worth_lazy(sum(stop - begin for begin, stop in spans), len(spans)):
+            try:  # small items: the list `field` would build, without a second pass
+                value = transcoder.messages_at(ref, data, spans, shared(model, message))
+            except ProtobufDecodeError:
+                raise FieldUnavailable(name) from None
+            return None, field_validators(model, name)[0](value)
+        return sub_format(ref)[0], [(data, *span) for span in spans]
+
     fmt = RawFormat(
         item=item,
         metadata=item,
@@ -416,6 +454,8 @@ def _sub_format(
         metadata_data=item_data,
         field=field,
         item_without=item_without,
+        nested=nested,
+        items=items,
     )
     return fmt, rest
 
@@ -465,22 +505,40 @@ def _without_metadata_field(data: bytes, number: int) -> bytes:
     return b"".join(pieces)
 
 
-def _field_bounds(data: bytes, number: int) -> tuple[int, int] | None:
-    """Where a message's length-delimited field `number` (its last occurrence) is, or None
-    when absent. Tags and lengths of one or two bytes (all of an item's top-level fields and
-    their lengths up to 16 KB) are read inline: this runs on every first read of an item's
-    `spec` or `status`."""
+def _field_bounds(
+    data: bytes, number: int, pos: int = 0, end: int | None = None
+) -> tuple[int, int] | None:
+    """Where the length-delimited field `number` (its last occurrence) of the message at
+    data[pos:end] is, or None when absent."""
+    spans = _field_spans(data, number, pos, end)
+    return spans[-1] if spans else None
+
+
+def _field_spans(
+    data: bytes, number: int, pos: int = 0, end: int | None = None
+) -> list[tuple[int, int]]:
+    """Where each occurrence of the length-delimited field `number` of the message at
+    data[pos:end] is, in order. Tags and lengths of one or two bytes (all of an item's
+    top-level fields and their lengths up to 16 KB) are read inline: this runs on every first
+    read of an item's `spec` or `status`, and of a list of lazy objects (K20)."""
     want = (number << 3) | 2
-    pos, end = 0, len(data)
-    found = None
+    if end is None:
+        end = len(data)
+    found = []
     while pos < end:
         key = data[pos]
         if key < 0x80:
             pos += 1
+        elif pos + 1 < end and data[pos + 1] < 0x80:  # fields 16-2047
+            key = (key & 0x7F) | data[pos + 1] << 7
+            pos += 2
         else:
             key, pos = read_varint(data, pos, end)
         if key & 7 != 2:
-            pos = skip_field(data, pos, key & 7, end)
+            if key & 7 == 0 and pos < end and data[pos] < 0x80:
+                pos += 1  # a one-byte varint (a bool, a small int)
+            else:
+                pos = skip_field(data, pos, key & 7, end)
             continue
         length = data[pos] if pos < end else 0x80
         if length < 0x80:
@@ -496,7 +554,7 @@ def _field_bounds(data: bytes, number: int) -> tuple[int, int] | None:
                 f"length-delimited field at byte {start} runs {pos - end} bytes past its message"
             )
         if key == want:
-            found = (start, pos)
+            found.append((start, pos))
     return found
 
 

@@ -145,6 +145,20 @@ class Transcoder:
                 f"malformed {message}: a string is not UTF-8 ({exc})"
             ) from None
 
+    def messages_at(
+        self, message: str, data: bytes, spans: list[tuple[int, int]], shared: frozenset[str]
+    ) -> list[dict[str, Any]]:
+        """What `for_validation` gives of each `message` at data[start:end] of `spans`: the
+        items of a repeated field found beforehand, as its transcode would give them."""
+        try:
+            return [self._shared(message, data, start, end, shared) for start, end in spans]
+        except ProtobufDecodeError as exc:
+            raise ProtobufDecodeError(f"malformed {message}: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ProtobufDecodeError(
+                f"malformed {message}: a string is not UTF-8 ({exc})"
+            ) from None
+
     def _shared(
         self, message: str, data: bytes, start: int, end: int, shared: frozenset[str]
     ) -> dict[str, Any]:
