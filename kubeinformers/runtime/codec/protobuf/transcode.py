@@ -138,12 +138,8 @@ class Transcoder:
         """
         try:
             return self._message(message, data, start, len(data) if end is None else end, shared)
-        except ProtobufDecodeError as exc:
-            raise ProtobufDecodeError(f"malformed {message}: {exc}") from None
-        except UnicodeDecodeError as exc:
-            raise ProtobufDecodeError(
-                f"malformed {message}: a string is not UTF-8 ({exc})"
-            ) from None
+        except (ProtobufDecodeError, UnicodeDecodeError) as exc:
+            raise _malformed(message, exc) from None
 
     def messages_at(
         self, message: str, data: bytes, spans: list[tuple[int, int]], shared: frozenset[str]
@@ -152,12 +148,8 @@ class Transcoder:
         items of a repeated field found beforehand, as its transcode would give them."""
         try:
             return [self._shared(message, data, start, end, shared) for start, end in spans]
-        except ProtobufDecodeError as exc:
-            raise ProtobufDecodeError(f"malformed {message}: {exc}") from None
-        except UnicodeDecodeError as exc:
-            raise ProtobufDecodeError(
-                f"malformed {message}: a string is not UTF-8 ({exc})"
-            ) from None
+        except (ProtobufDecodeError, UnicodeDecodeError) as exc:
+            raise _malformed(message, exc) from None
 
     def _shared(
         self, message: str, data: bytes, start: int, end: int, shared: frozenset[str]
@@ -249,12 +241,8 @@ class Transcoder:
         """The JSON object Go writes for the `message` struct decoded from data[start:end]."""
         try:
             return self._message(message, data, start, len(data) if end is None else end)
-        except ProtobufDecodeError as exc:
-            raise ProtobufDecodeError(f"malformed {message}: {exc}") from None
-        except UnicodeDecodeError as exc:
-            raise ProtobufDecodeError(
-                f"malformed {message}: a string is not UTF-8 ({exc})"
-            ) from None
+        except (ProtobufDecodeError, UnicodeDecodeError) as exc:
+            raise _malformed(message, exc) from None
 
     def _compile(self, message: str) -> _Compiled:
         compiled = self._compiled.get(message)
@@ -897,6 +885,13 @@ def go_duration(nanoseconds: int) -> str:
 
 
 _transcoders: dict[int, Transcoder] = {}
+
+
+def _malformed(message: str, exc: ProtobufDecodeError | UnicodeDecodeError) -> ProtobufDecodeError:
+    """What went wrong transcoding `message`, saying which message."""
+    if isinstance(exc, UnicodeDecodeError):
+        return ProtobufDecodeError(f"malformed {message}: a string is not UTF-8 ({exc})")
+    return ProtobufDecodeError(f"malformed {message}: {exc}")
 
 
 def to_json_object(messages: Messages, message_name: str, data: bytes) -> dict[str, Any]:
