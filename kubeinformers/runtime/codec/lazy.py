@@ -806,11 +806,13 @@ def _list_model(model: type[BaseModel], name: str) -> type[BaseModel] | None:
     if info.metadata:
         return None  # a constraint on the list is checked by building it whole
     annotation = info.annotation
-    for arg in (annotation, *typing.get_args(annotation)):
-        if typing.get_origin(arg) is list:
-            (item,) = typing.get_args(arg) or (None,)
-            if isinstance(item, type) and issubclass(item, BaseModel):
-                return item
+    if typing.get_origin(annotation) is not list:  # `list[X] | None`: the list alone
+        args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        annotation = args[0] if len(args) == 1 else None
+    if typing.get_origin(annotation) is list:
+        (item,) = typing.get_args(annotation) or (None,)
+        if isinstance(item, type) and issubclass(item, BaseModel):
+            return item
     return None
 
 
@@ -1049,10 +1051,13 @@ def _reporting_class(lazy: type[BaseModel], report: Callable[[InvalidObjectError
 
 
 def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
-    """The model class inside `X | None` (or `Optional[X]`), else None."""
+    """The model class `X` of `X` or `X | None` (`Optional[X]`), else None (a union of
+    anything else: which member a value is, only validation says)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
-    for arg in typing.get_args(annotation):
+    args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+    if typing.get_origin(annotation) is not list and len(args) == 1:
+        (arg,) = args
         if isinstance(arg, type) and issubclass(arg, BaseModel):
             return arg
     return None
