@@ -857,11 +857,10 @@ def _nested_object(
         if item:
             raise  # an item's own field the format cannot give: the whole item is built
         return None
-    nested_cls = _nested_class(cls, name, model, fmt)
     if not item and not worth_lazy(size):
-        built = state[name] = nested_cls.__kubeinformers_build__(model, sub_raw)
+        built = state[name] = fmt.item(model, sub_raw)
         return built
-    nested = object.__new__(nested_cls)
+    nested = object.__new__(_nested_class(cls, name, model, fmt))
     _set_raw_slot(nested, sub_raw)
     _child_state(obj, cls, state, nested, _child_path(cls, state, base, name))
     state[name] = nested

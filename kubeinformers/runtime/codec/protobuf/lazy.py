@@ -284,16 +284,7 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
         return model.model_validate(fields)
 
     def nested(model: type[BaseModel], name: str, raw: bytes) -> tuple[RawFormat, Any, int]:
-        found = alone.get(field_alias(model, name))
-        if found is None:
-            raise FieldUnavailable(name)
-        bounds = _field_bounds(raw, found[0])
-        if bounds is None:
-            raise FieldUnavailable(name)  # Go writes a struct left out as {}: built alone
-        # Where the field is in the item's bytes, not a copy of it: the item keeps them until
-        # it is built (a tuple of three: ~180 bytes less than a memoryview of the slice).
-        start, end = bounds
-        return sub_format(found[1])[0], (raw, start, end), end - start
+        return _nested_span(alone, sub_format, model, name, raw, 0, len(raw))
 
     managed_fields = next(
         (
@@ -421,14 +412,7 @@ def _sub_format(
         return fields
 
     def nested(model: type[BaseModel], name: str, raw: Any) -> tuple[RawFormat, Any, int]:
-        found = singles.get(field_alias(model, name))
-        if found is None:
-            raise FieldUnavailable(name)
-        data, start, end = raw
-        bounds = _field_bounds(data, found[0], start, end)
-        if bounds is None:
-            raise FieldUnavailable(name)  # absent: built alone, as Go writes it
-        return sub_format(found[1])[0], (data, *bounds), bounds[1] - bounds[0]
+        return _nested_span(singles, sub_format, model, name, *raw)
 
     def items(model: type[BaseModel], name: str, raw: Any) -> tuple[RawFormat | None, list[Any]]:
         found = lists.get(field_alias(model, name))
@@ -458,6 +442,30 @@ def _sub_format(
         items=items,
     )
     return fmt, rest
+
+
+def _nested_span(
+    fields: dict[str, tuple[int, str]],
+    sub_format: typing.Callable[[str], tuple[RawFormat, _Rest]],
+    model: type[BaseModel],
+    name: str,
+    data: bytes,
+    start: int,
+    end: int,
+) -> tuple[RawFormat, Any, int]:
+    """The format, raw bytes and size of the message field `name` (of `fields`: JSON name ->
+    number, message) of the message at data[start:end], for a nested lazy object of it (K19,
+    K20); FieldUnavailable when it is no such field or absent (then built alone, as Go
+    writes it). Its raw bytes are where it is in the item's bytes, not a copy: the item keeps
+    them until it is built (a tuple of three: ~180 bytes less than a memoryview of the slice)."""
+    found = fields.get(field_alias(model, name))
+    if found is None:
+        raise FieldUnavailable(name)
+    bounds = _field_bounds(data, found[0], start, end)
+    if bounds is None:
+        raise FieldUnavailable(name)
+    begin, stop = bounds
+    return sub_format(found[1])[0], (data, begin, stop), stop - begin
 
 
 def _varint(value: int) -> bytes:
