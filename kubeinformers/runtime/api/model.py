@@ -11,15 +11,26 @@ of fields (a `set` that refuses changes): no walk over the built objects, one ca
 as pydantic-core builds it. A model takes its own set again before a change (an assignment, a
 deletion, `model_copy(update=...)`), so only a caller changing `model_fields_set` in place
 sees the difference (a TypeError saying so).
+
+The same setter gives each model a key-sharing instance dict (K21): pydantic-core builds a
+dict with its own copy of the field names per instance; an equal dict whose names live once
+per class holds only the values, a third of the size for a container.
+
+A model with no declared fields (FieldsV1's trie of managed fields) holds its content as JSON
+until read (K22, `free_form`).
 """
 
 from __future__ import annotations
 
+import inspect
+import sys
 from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
+
+from kubeinformers.runtime.api.free_form import keep_content_as_json
 
 
 class SharedFieldsSet(set[str]):
@@ -61,7 +72,67 @@ def _share(model: BaseModel, fields_set: Any) -> None:
             one = _shared_sets.setdefault(key, SharedFieldsSet(key))
         if one is not None:
             fields_set = one
+        _set_fields_set(model, fields_set)
+        _compact_dict(model)
+        return
     _set_fields_set(model, fields_set)
+
+
+# Models share their field names too (K21): pydantic-core gives every model instance a dict
+# of its own keys (272 bytes for a 7-field condition, 832 for a container); a key-sharing
+# dict, whose keys live once per class, holds only the values (128 and 272 bytes).
+_dict_slot = BaseModel.__dict__["__dict__"]
+_get_dict = _dict_slot.__get__
+_set_dict = _dict_slot.__set__
+# Per model class: an empty-valued key-sharing dict of its fields, in their order, copied per
+# instance; None where CPython would not share its keys (over 30 fields, as a pod's spec).
+_key_sharing: dict[type, dict[str, Any] | None] = {}
+_SHRINK_INSTANCES = 40  # see _key_sharing_dict
+
+
+def _key_sharing_dict(cls: type[BaseModel]) -> dict[str, Any] | None:
+    """A key-sharing dict of `cls`'s field names (values None), or None if it is no smaller.
+
+    CPython shares the keys of the instance dicts of a class without `__slots__` (PEP 412)
+    and sizes each new instance's values for the keys the class has seen plus a margin that
+    shrinks with every instance made: a private class per model, given every field name once
+    and then made enough instances of, yields dicts with values for exactly those names.
+    Checked by size, since the layout is CPython's to change.
+    """
+    names = list(cls.model_fields)
+    holder = type(f"{cls.__name__}Fields", (), {})
+    first = holder()
+    for name in names:
+        setattr(first, name, None)
+    for _ in range(_SHRINK_INSTANCES):
+        holder()
+    last = holder()
+    for name in names:
+        setattr(last, name, None)
+    keys: dict[str, Any] = last.__dict__
+    if not names or sys.getsizeof(keys.copy()) >= sys.getsizeof(dict.fromkeys(names)):
+        return None
+    return keys
+
+
+def _compact_dict(model: BaseModel) -> None:
+    """Replace `model`'s instance dict with an equal key-sharing one (K21) when it holds
+    exactly its class's fields (what validation, construction and copies give)."""
+    cls = type(model)
+    try:
+        keys = _key_sharing[cls]
+    except KeyError:
+        lazy = getattr(cls, "__kubeinformers_lazy_base__", None) is not None
+        keys = _key_sharing.setdefault(cls, None if lazy else _key_sharing_dict(cls))
+    if keys is None:
+        return
+    values = _get_dict(model)
+    if len(values) != len(keys):
+        return  # fields missing (a construction without them) or set before the dict (unpickle)
+    compact = keys.copy()
+    compact.update(values)
+    if len(compact) == len(values):  # the same names: nothing of `values` left out
+        _set_dict(model, compact)
 
 
 def own_fields_set(model: BaseModel) -> None:
@@ -78,6 +149,15 @@ class KubeModel(BaseModel):
     # meets; a lazy class sets it. Here so that a built model answers None at once, not
     # through pydantic's metaclass __getattr__ (an exception per look, ~1 µs).
     __kubeinformers_lazy_base__: ClassVar[type[BaseModel] | None] = None
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        # A model with no fields of its own holds only unknown ones: FieldsV1's trie, a
+        # RawExtension (K22). Its subclasses (lazy classes included) inherit what it has.
+        held_as = inspect.getattr_static(cls, "__pydantic_extra__")
+        if not cls.model_fields and not isinstance(held_as, property):
+            keep_content_as_json(cls)
 
     def __setattr__(self, name: str, value: Any) -> None:
         own_fields_set(self)
