@@ -98,6 +98,9 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.codec.gc_pause import (
         freeze_burst_survivors as freeze_burst_survivors,
     )
+    from kubeinformers.runtime.codec.heap_trim import (
+        release_freed_memory as release_freed_memory,
+    )
     from kubeinformers.runtime.labels.selector import Selector as Selector
     from kubeinformers.runtime.leaderelection.async_elector import (
         AsyncLeaderElector as AsyncLeaderElector,

@@ -48,6 +48,7 @@ FACES: dict[str, set[str]] = {
         "strip_managed_fields",
         "chain_transforms",
         "freeze_burst_survivors",
+        "release_freed_memory",
         "Indexer",
         # sharding (section N)
         "Shard",

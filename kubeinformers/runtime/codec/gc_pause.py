@@ -19,6 +19,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from kubeinformers.runtime.codec.heap_trim import trim_heap
+
 __all__ = ["end_read_burst", "freeze_burst_survivors", "gc_paused", "read_burst"]
 
 _gc_lock = threading.Lock()
@@ -221,15 +223,17 @@ class _ReadBurst:
         if pause is None:
             self._check_in(max(quiet_left, 0.001))
             return
-        if pause.release() and quiet_left > 0:  # a big hold cut at READ_LONGEST
-            self._continues_until = time.monotonic() + READ_QUIET
+        if pause.release():
+            if quiet_left > 0:  # a big hold cut at READ_LONGEST
+                self._continues_until = time.monotonic() + READ_QUIET
+            trim_heap()  # what whole builds freed (their raw bytes) back to the OS (K23)
 
     def end(self) -> None:
         """End the current hold now (tests; a process about to measure itself)."""
         with self._lock:
             pause, self._pause = self._pause, None
-        if pause is not None:
-            pause.release()
+        if pause is not None and pause.release():
+            trim_heap()
 
 
 _read_burst = _ReadBurst()

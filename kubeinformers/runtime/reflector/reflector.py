@@ -35,6 +35,7 @@ from kubeinformers.runtime.api.listwatch import (
 from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE
 from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.codec.drift import InvalidObjectError
+from kubeinformers.runtime.codec.heap_trim import trim_heap
 from kubeinformers.runtime.codec.wire import ObjectDecodeError
 from kubeinformers.runtime.metrics import ReflectorCounters
 from kubeinformers.runtime.reflector.backoff import (
@@ -375,6 +376,7 @@ class Reflector(Generic[T]):
             if fallback:
                 self._list(stop)
             logger.debug("%s: caches populated for %s", self.name, self.type_description)
+            trim_heap()  # the list's response bytes are freed: their pages back to the OS (K23)
             self._watch_with_resync(w, stop)
             w = None
         finally:
