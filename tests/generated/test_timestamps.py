@@ -87,3 +87,40 @@ def test_formatters_and_the_reexported_aliases() -> None:
     from kubeinformers.runtime.api import timestamps
 
     assert Time is timestamps.Time and MicroTime is timestamps.MicroTime
+
+
+def _conditions(*times: str) -> list[datetime | None]:
+    pod = Pod.model_validate(
+        {
+            "status": {
+                "conditions": [
+                    {"type": f"T{i}", "status": "True", "lastTransitionTime": t}
+                    for i, t in enumerate(times)
+                ]
+            }
+        }
+    )
+    assert pod.status is not None and pod.status.conditions is not None
+    return [c.last_transition_time for c in pod.status.conditions]
+
+
+def test_k24_equal_server_times_are_one_datetime_object() -> None:
+    a, b, c = _conditions("2026-11-27T10:00:00Z", "2026-11-27T10:00:00Z", "2026-11-27T10:00:01Z")
+    assert a is b and a is not c
+    (again,) = _conditions("2026-11-27T10:00:00Z")  # another object, another time: shared too
+    assert again is a
+    protobuf_like = Lease.model_validate({"spec": {"renewTime": "2026-11-27T10:00:00.000000Z"}})
+    assert protobuf_like.spec is not None and protobuf_like.spec.renew_time is a  # MicroTime too
+
+
+def test_k24_a_time_not_as_the_server_writes_it_is_kept_as_given() -> None:
+    given = [
+        datetime(2026, 11, 27, 10, tzinfo=UTC),  # Python's own UTC, not pydantic's "Z"
+        datetime(2026, 11, 27, 11, tzinfo=timezone(timedelta(hours=1))),
+    ]
+    for value in given:
+        lease = Lease(spec=LeaseSpec(renew_time=value))
+        assert lease.spec is not None and lease.spec.renew_time is value
+    (shared,) = _conditions("2026-11-27T10:00:00Z")
+    assert shared == given[0] == given[1] and shared is not given[0]
+    assert shared.tzinfo is not None and shared.utcoffset() == timedelta(0)

@@ -131,3 +131,14 @@ def test_k22_only_models_without_declared_fields_hold_json() -> None:
     assert type(_held(loose)) is dict and loose.model_extra == {"unknown": {"a": 1}}
     empty = FieldsV1.model_validate({})
     assert _held(empty) == {} and empty == FieldsV1()
+
+
+def test_k22_equal_contents_share_one_json_and_change_apart() -> None:
+    one, two = _trie(_entry()), _trie(_entry())
+    raw = _held(one)
+    assert type(raw) is bytes and _held(two) is raw  # one bytes for every equal trie
+    content = one.model_extra
+    assert content is not None
+    content["f:mine"] = {}
+    assert two.model_extra == TRIE and "f:mine" not in two.model_dump()
+    assert _held(_trie(_entry())) is raw

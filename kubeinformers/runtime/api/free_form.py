@@ -5,8 +5,9 @@ a model: all it holds is its unknown fields (pydantic's `__pydantic_extra__`), a
 Built, a pod's entries are ~120 dicts and ~11 KB, over a third of a pod read whole, for data
 almost no controller reads (client-go keeps it as its raw bytes, `FieldsV1.Raw`). Kept as
 its JSON (one `bytes` of a few hundred bytes) and decoded the first time anything reads it,
-the same model costs a twentieth of that until then. `RawExtension`, `Patch` and other
-field-less models get the same.
+the same model costs a twentieth of that until then, and nothing where another object's is
+the same JSON (one `bytes` is kept for all: a workload's pods mostly share their tries).
+`RawExtension`, `Patch` and other field-less models get the same.
 
 Every read of the content goes through the slot's property (attribute access, `model_extra`,
 equality, dumps, copies, pickles, repr), so nothing a user can observe changes: the first
@@ -34,6 +35,10 @@ _decode = msgspec.json.decode
 # The first reads of one object from several threads decode it once: every reader gets the
 # same dicts, so a change made through one of them is never lost.
 _LOCK = threading.Lock()
+# Contents held, by their JSON (see _one_of); at most this many bytes of them.
+_SHARED_BYTES = 4 << 20
+_shared: dict[bytes, bytes] = {}
+_shared_bytes = 0
 
 
 def _content(model: BaseModel) -> dict[str, Any] | None:
@@ -58,8 +63,24 @@ def _keep(model: BaseModel, extra: Any) -> None:
         except (msgspec.EncodeError, TypeError, ValueError, OverflowError):
             raw = None  # not JSON (a datetime, a set): kept as given
         if raw is not None and _decode(raw) == extra:
-            extra = raw
+            extra = _one_of(raw)
     _set_extra(model, extra)
+
+
+def _one_of(raw: bytes) -> bytes:
+    """The one `bytes` kept for every content whose JSON is `raw`: the managed-fields tries of
+    a workload's objects are mostly the same (the same manager, fields and owner), and bytes
+    never change. Bounded: past _SHARED_BYTES the table starts again (what is already shared
+    stays shared)."""
+    global _shared_bytes
+    one = _shared.get(raw)
+    if one is not None:
+        return one
+    if _shared_bytes + len(raw) > _SHARED_BYTES:
+        _shared.clear()
+        _shared_bytes = 0
+    _shared_bytes += len(raw)
+    return _shared.setdefault(raw, raw)
 
 
 def _equal(self: BaseModel, other: object) -> bool:
