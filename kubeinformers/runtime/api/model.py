@@ -56,28 +56,6 @@ _get_fields_set = _fields_set_slot.__get__
 _set_fields_set = _fields_set_slot.__set__
 
 
-def _share(model: BaseModel, fields_set: Any) -> None:
-    """Store `fields_set` in `model`'s slot, a set as the shared one equal to it.
-
-    KubeModel's `__pydantic_fields_set__` setter: pydantic-core sets the slot through it for
-    every model it validates, pydantic for a construction, a copy, an unpickle. Anything else
-    (a lazy object's raw bytes, which live in the same slot until it is built) is stored as
-    it is.
-    """
-    kind = type(fields_set)
-    if kind is set or kind is SharedFieldsSet:
-        key = frozenset(fields_set)
-        one = _shared_sets.get(key)
-        if one is None and len(_shared_sets) < _MAX_SHARED_SETS:
-            one = _shared_sets.setdefault(key, SharedFieldsSet(key))
-        if one is not None:
-            fields_set = one
-        _set_fields_set(model, fields_set)
-        _compact_dict(model)
-        return
-    _set_fields_set(model, fields_set)
-
-
 # Models share their field names too (K21): pydantic-core gives every model instance a dict
 # of its own keys (272 bytes for a 7-field condition, 832 for a container); a key-sharing
 # dict, whose keys live once per class, holds only the values (128 and 272 bytes).
@@ -86,7 +64,8 @@ _get_dict = _dict_slot.__get__
 _set_dict = _dict_slot.__set__
 # Per model class: an empty-valued key-sharing dict of its fields, in their order, copied per
 # instance; None where CPython would not share its keys (over 30 fields, as a pod's spec).
-_key_sharing: dict[type, dict[str, Any] | None] = {}
+_key_sharing: dict[type, Any] = {}
+_UNKNOWN = object()  # a class not seen yet
 _SHRINK_INSTANCES = 40  # see _key_sharing_dict
 
 
@@ -115,24 +94,40 @@ def _key_sharing_dict(cls: type[BaseModel]) -> dict[str, Any] | None:
     return keys
 
 
-def _compact_dict(model: BaseModel) -> None:
-    """Replace `model`'s instance dict with an equal key-sharing one (K21) when it holds
-    exactly its class's fields (what validation, construction and copies give)."""
+def _share(model: BaseModel, fields_set: Any) -> None:
+    """Store `fields_set` in `model`'s slot, a set as the shared one equal to it (K15), and
+    give the model a key-sharing dict of its fields (K21).
+
+    KubeModel's `__pydantic_fields_set__` setter: pydantic-core sets the slot through it for
+    every model it validates (after the dict), pydantic for a construction, a copy, an
+    unpickle. Anything else (a lazy object's raw bytes, which live in the same slot until it
+    is built) is stored as it is.
+    """
+    kind = type(fields_set)
+    if kind is not set and kind is not SharedFieldsSet:
+        _set_fields_set(model, fields_set)
+        return
+    key = frozenset(fields_set)
+    one = _shared_sets.get(key)
+    if one is None and len(_shared_sets) < _MAX_SHARED_SETS:
+        one = _shared_sets.setdefault(key, SharedFieldsSet(key))
+    _set_fields_set(model, fields_set if one is None else one)
+    # K21, inline (once per model built): an equal dict whose names the class holds once,
+    # when the model's dict holds exactly its class's fields (validation, construction and
+    # copies give that; a construction without some, or an unpickle, which sets this slot
+    # before the dict, does not).
     cls = type(model)
-    try:
-        keys = _key_sharing[cls]
-    except KeyError:
+    keys = _key_sharing.get(cls, _UNKNOWN)
+    if keys is _UNKNOWN:
         lazy = getattr(cls, "__kubeinformers_lazy_base__", None) is not None
         keys = _key_sharing.setdefault(cls, None if lazy else _key_sharing_dict(cls))
-    if keys is None:
-        return
-    values = _get_dict(model)
-    if len(values) != len(keys):
-        return  # fields missing (a construction without them) or set before the dict (unpickle)
-    compact = keys.copy()
-    compact.update(values)
-    if len(compact) == len(values):  # the same names: nothing of `values` left out
-        _set_dict(model, compact)
+    if keys is not None:
+        values = _get_dict(model)
+        if len(values) == len(keys):
+            compact = keys.copy()
+            compact.update(values)
+            if len(compact) == len(values):  # the same names: nothing of `values` left out
+                _set_dict(model, compact)
 
 
 def own_fields_set(model: BaseModel) -> None:

@@ -16,9 +16,9 @@ A naive datetime is taken to be UTC (Go has no naive times; the server always se
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, TypeAlias
+from typing import Annotated, Any, TypeAlias
 
-from pydantic import AfterValidator, PlainSerializer, TypeAdapter
+from pydantic import PlainSerializer, TypeAdapter, ValidatorFunctionWrapHandler, WrapValidator
 
 __all__ = ["MicroTime", "Time", "format_micro_time", "format_time"]
 
@@ -42,32 +42,39 @@ def format_micro_time(value: datetime) -> str:
 # The tzinfo pydantic gives a time written with "Z" (one object for all of them).
 _SERVER_UTC = TypeAdapter(datetime).validate_python("2000-01-01T00:00:00Z").tzinfo
 _INSTANTS = 16_384
-_instants: dict[datetime, datetime] = {}
+_instants: dict[datetime, datetime] = {}  # every instant kept: itself
+_by_text: dict[str, datetime] = {}  # a time as the server wrote it: its instant's datetime
 
 
-def _one_per_instant(value: datetime) -> datetime:
-    """One `datetime` object for every equal UTC time validated (K24): an object's times
+def _one_per_instant(value: Any, parse: ValidatorFunctionWrapHandler) -> datetime:
+    """One `datetime` object for every equal time the server wrote (K24): an object's times
     repeat (its conditions', its creation, a container's start), and objects created in the
-    same second share theirs; 48 bytes each. Only for the times the server writes (UTC, as
-    pydantic reads "Z"); any other is kept as given. Bounded: the table starts again when
-    full (what is already shared stays shared)."""
-    if value.tzinfo is not _SERVER_UTC or value.fold:
-        return value
-    one = _instants.get(value)
-    if one is None:
-        if len(_instants) >= _INSTANTS:
-            _instants.clear()
-        one = _instants.setdefault(value, value)
+    same second share theirs; 48 bytes each. A text seen before is not parsed again. Only
+    for text in UTC, as the server writes it ("Z"); a datetime given or another offset is kept
+    as parsed. Bounded: the tables start again when full (what is shared stays shared)."""
+    if type(value) is not str:
+        return parse(value)  # type: ignore[no-any-return]
+    one = _by_text.get(value)
+    if one is not None:
+        return one
+    parsed: datetime = parse(value)
+    if parsed.tzinfo is not _SERVER_UTC or parsed.fold:
+        return parsed
+    if len(_by_text) >= _INSTANTS:
+        _by_text.clear()
+        _instants.clear()
+    one = _instants.setdefault(parsed, parsed)
+    _by_text[value] = one
     return one
 
 
 Time: TypeAlias = Annotated[
     datetime,
-    AfterValidator(_one_per_instant),
+    WrapValidator(_one_per_instant),
     PlainSerializer(format_time, return_type=str, when_used="json"),
 ]
 MicroTime: TypeAlias = Annotated[
     datetime,
-    AfterValidator(_one_per_instant),
+    WrapValidator(_one_per_instant),
     PlainSerializer(format_micro_time, return_type=str, when_used="json"),
 ]
