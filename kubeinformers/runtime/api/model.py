@@ -18,6 +18,10 @@ per class holds only the values, a third of the size for a container.
 
 A model with no declared fields (FieldsV1's trie of managed fields) holds its content as JSON
 until read (K22, `free_form`).
+
+And models without unknown fields share one empty, read-only mapping of them (K25,
+`NO_EXTRA_FIELDS`) instead of an empty dict each; an unknown attribute set later gives the
+model its own.
 """
 
 from __future__ import annotations
@@ -47,6 +51,44 @@ class SharedFieldsSet(set[str]):
     add = discard = remove = pop = clear = update = _refuse
     difference_update = intersection_update = symmetric_difference_update = _refuse
     __ior__ = __iand__ = __isub__ = __ixor__ = _refuse
+
+
+class NoExtraFields(dict[str, Any]):
+    """The unknown fields of a model that has none, one object for all of them (K25): an
+    empty dict that refuses additions. pydantic gives every model of a config with
+    `extra="allow"` its own empty dict (64 bytes; 27 of a pod's 30 models have no unknown
+    field). Setting an unknown attribute gives the model its own dict first."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            "this model has no unknown fields and shares the empty mapping of them with other "
+            "models; set the attribute instead (setattr(model, name, value)), which gives the "
+            "model its own"
+        )
+
+    __setitem__ = update = setdefault = __ior__ = _refuse
+
+    def __copy__(self) -> NoExtraFields:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> NoExtraFields:
+        return self
+
+    def __reduce__(self) -> Any:
+        return (_no_extra_fields, ())
+
+
+def _no_extra_fields() -> NoExtraFields:
+    """The one NoExtraFields (what an unpickled one becomes)."""
+    return NO_EXTRA_FIELDS
+
+
+NO_EXTRA_FIELDS = NoExtraFields()
+_extra_slot = BaseModel.__dict__["__pydantic_extra__"]
+_get_extra = _extra_slot.__get__
+_set_extra = _extra_slot.__set__
 
 
 _MAX_SHARED_SETS = 10_000  # distinct field sets kept; a kind has a few dozen
@@ -112,6 +154,14 @@ def _share(model: BaseModel, fields_set: Any) -> None:
     if one is None and len(_shared_sets) < _MAX_SHARED_SETS:
         one = _shared_sets.setdefault(key, SharedFieldsSet(key))
     _set_fields_set(model, fields_set if one is None else one)
+    # K25: no unknown fields, as most models: the one empty mapping (set before this slot).
+    try:
+        extra = _get_extra(model)
+    except AttributeError:
+        pass  # not set yet: an unpickle sets this slot first
+    else:
+        if type(extra) is dict and not extra:
+            _set_extra(model, NO_EXTRA_FIELDS)
     # K21, inline (once per model built): an equal dict whose names the class holds once,
     # when the model's dict holds exactly its class's fields (validation, construction and
     # copies give that; a construction without some, or an unpickle, which sets this slot
@@ -128,6 +178,16 @@ def _share(model: BaseModel, fields_set: Any) -> None:
             compact.update(values)
             if len(compact) == len(values):  # the same names: nothing of `values` left out
                 _set_dict(model, compact)
+
+
+def own_extra_fields(model: BaseModel) -> None:
+    """Give `model` its own mutable dict of unknown fields again (before adding one)."""
+    try:
+        extra = _get_extra(model)
+    except AttributeError:
+        return  # not set yet
+    if extra is NO_EXTRA_FIELDS:
+        _set_extra(model, {})
 
 
 def own_fields_set(model: BaseModel) -> None:
@@ -156,6 +216,7 @@ class KubeModel(BaseModel):
 
     def __setattr__(self, name: str, value: Any) -> None:
         own_fields_set(self)
+        own_extra_fields(self)  # an unknown attribute goes in a dict of its own
         super().__setattr__(name, value)
 
     def __delattr__(self, name: str) -> None:
@@ -173,6 +234,7 @@ class KubeModel(BaseModel):
                 if key in fields or not allow_extra:
                     copied.__dict__[key] = value
                 else:
+                    own_extra_fields(copied)
                     extra = copied.__pydantic_extra__
                     if extra is None:
                         extra = {}
@@ -268,6 +330,7 @@ class Scale(KubeModel):
 
 __all__ = [
     "KubeModel",
+    "NoExtraFields",
     "Scale",
     "ScaleSpec",
     "ScaleStatus",
@@ -276,6 +339,7 @@ __all__ = [
     "StatusCause",
     "StatusDetails",
     "UnknownEnumValue",
+    "own_extra_fields",
     "own_fields_set",
 ]
 
