@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import types
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -148,3 +149,30 @@ def test_k14_an_application_that_disabled_the_collector_keeps_it_disabled() -> N
     assert pod.spec is not None
     end_read_burst()
     assert not gc.isenabled()
+
+
+def test_k16_a_list_arriving_for_longer_than_the_pause_limit_is_frozen_in_turns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if not gc_pause._FREEZE_PROMOTES:
+        pytest.skip("free-threaded build: a big pause ends with one full collection instead")
+    monkeypatch.setattr(gc_pause, "_COLLECT_AFTER_YOUNG", 500)
+    now = [0.0]
+    monkeypatch.setattr(gc_pause, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+
+    def arriving() -> Iterator[int]:
+        for i in range(6):
+            now[0] += 10.0  # a slow server: 60 s for the whole list, the limit is 30
+            yield i
+
+    kept: list[list[list[int]]] = []
+    frozen_as_read = []
+    for _ in gc_pause.paused_over(arriving(), max_seconds=30.0):
+        assert not gc.isenabled()  # held for the whole stream, not only its first 30 s
+        kept.append([[n] for n in range(400)])  # tracked survivors, as decoded objects
+        frozen_as_read.append(gc.get_freeze_count())
+    assert gc.isenabled()
+    # Each turn (15 s, half the limit) froze what it decoded: before the end, and all of it.
+    assert frozen_as_read[0] < frozen_as_read[-1]
+    assert all(gc.is_tracked(d) for batch in kept for d in batch)
+    assert gc.get_freeze_count() >= sum(len(batch) for batch in kept)

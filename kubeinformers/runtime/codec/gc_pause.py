@@ -16,12 +16,21 @@ import gc
 import sysconfig
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 from kubeinformers.runtime.codec.heap_trim import trim_heap
 
-__all__ = ["end_read_burst", "freeze_burst_survivors", "gc_paused", "read_burst"]
+__all__ = [
+    "end_read_burst",
+    "freeze_burst_survivors",
+    "gc_paused",
+    "paused_over",
+    "read_burst",
+]
+
+T = TypeVar("T")
 
 _gc_lock = threading.Lock()
 _gc_depth = 0
@@ -158,6 +167,31 @@ def gc_paused(max_seconds: float | None = None) -> Iterator[None]:
     pause = _GcPause(max_seconds)
     try:
         yield
+    finally:
+        pause.release()
+
+
+def paused_over(items: Iterable[T], max_seconds: float) -> Generator[T, None, None]:
+    """`items`, with the collector held off while they keep coming (a list's items, a
+    watch-list's initial events).
+
+    A stall of `max_seconds` ends the hold (a stalled server must not keep the collector off);
+    a stream that goes on for longer is held in turns of half that, each ending as a pause does
+    (its survivors frozen when they are many: K16), so that every part of a list that takes
+    minutes to arrive is frozen, not only its first `max_seconds`. Close the iterator when
+    leaving it early (`with contextlib.closing(...)`) to end the hold at once.
+    """
+    pause = _GcPause(max_seconds)
+    turn = max_seconds / 2
+    started = time.monotonic()
+    try:
+        for item in items:
+            now = time.monotonic()
+            if now - started >= turn:
+                pause.release()  # a no-op if a stall already ended it
+                pause = _GcPause(max_seconds)
+                started = now
+            yield item
     finally:
         pause.release()
 

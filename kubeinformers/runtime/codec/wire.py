@@ -16,6 +16,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Iterable
+from contextlib import closing
 from typing import Any, Generic, TypeVar, cast
 
 import msgspec
@@ -24,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.codec.drift import build_lenient
-from kubeinformers.runtime.codec.gc_pause import gc_paused
+from kubeinformers.runtime.codec.gc_pause import gc_paused, paused_over
 from kubeinformers.runtime.codec.json_list import (
     JsonListStream,
     decode_list_body,
@@ -42,8 +43,8 @@ try:  # optional speed-up (the `bench` extra)
 except ImportError:  # pragma: no cover - depends on the environment
     _loads = json.loads
 
-# The longest the collector stays off while a streamed list page arrives (a stalled server
-# must not keep it off): as long as for a watch-list's initial events.
+# A stall this long while a streamed list page arrives turns the collector on (a stalled
+# server must not keep it off): as for a watch-list's initial events.
 LIST_GC_PAUSE_LIMIT = 30.0
 
 _TYPE_RE = re.compile(rb'^\s*\{\s*"type"\s*:\s*"([A-Z]+)"')
@@ -227,11 +228,11 @@ class JsonDecoder(Generic[T]):
         items: list[Any] = []
         bad: list[ObjectDecodeError] = []
         try:
-            with gc_paused(max_seconds=LIST_GC_PAUSE_LIMIT):
+            with closing(paused_over(stream.items(), LIST_GC_PAUSE_LIMIT)) as arriving:
                 if self._dict:
-                    items.extend(_loads(item) for item in stream.items())
+                    items.extend(_loads(item) for item in arriving)
                 else:
-                    self._validate_items(stream.items(), items, bad)
+                    self._validate_items(arriving, items, bad)
         except ValueError as exc:  # the body itself (items are checked one by one above)
             raise ValueError(f"cannot decode a list page of {self.what}: {exc}") from None
         reject_table(stream.kind, self.what)

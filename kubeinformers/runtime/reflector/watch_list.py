@@ -8,12 +8,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from contextlib import closing
 from typing import Any, Generic, TypeVar
 
 from kubeinformers.runtime.api.errors import is_expired, is_too_large_resource_version
 from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions
 from kubeinformers.runtime.clock import Now
-from kubeinformers.runtime.codec.gc_pause import gc_paused
+from kubeinformers.runtime.codec.gc_pause import paused_over
 from kubeinformers.runtime.metrics import ReflectorCounters
 from kubeinformers.runtime.reflector.backoff import is_watch_error_retriable
 from kubeinformers.runtime.reflector.outage import OutageLog, is_server_unavailable
@@ -32,7 +33,7 @@ T = TypeVar("T")
 
 logger = logging.getLogger("kubeinformers.reflector")  # the reflector's logger
 
-GC_PAUSE_LIMIT = 30.0  # seconds the collector may stay off during watch-list's initial events
+GC_PAUSE_LIMIT = 30.0  # a stall of watch-list's initial events this long turns the collector on
 
 
 class WatchList(Generic[T]):
@@ -131,10 +132,11 @@ class WatchList(Generic[T]):
             self.counters.watch_list_starts += 1
             self.counters.lists += 1
             try:
-                with gc_paused(max_seconds=GC_PAUSE_LIMIT):  # thousands of survivors: see wire
+                # Thousands of survivors (see wire), for as long as the events keep coming.
+                with closing(paused_over(w.events, GC_PAUSE_LIMIT)) as events:
                     done = self.stream.handle(
                         start,
-                        w.events,
+                        events,
                         temp,
                         set_rv,
                         stop,
