@@ -15,10 +15,10 @@ A naive datetime is taken to be UTC (Go has no naive times; the server always se
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, TypeAlias
 
-from pydantic import PlainSerializer, TypeAdapter, ValidatorFunctionWrapHandler, WrapValidator
+from pydantic import PlainSerializer, ValidatorFunctionWrapHandler, WrapValidator
 
 __all__ = ["MicroTime", "Time", "format_micro_time", "format_time"]
 
@@ -39,31 +39,33 @@ def format_micro_time(value: datetime) -> str:
     return _utc_naive(value).isoformat(timespec="microseconds") + "Z"
 
 
-# The tzinfo pydantic gives a time written with "Z" (one object for all of them).
-_SERVER_UTC = TypeAdapter(datetime).validate_python("2000-01-01T00:00:00Z").tzinfo
+_NO_OFFSET = timedelta(0)
 _INSTANTS = 16_384
-_instants: dict[datetime, datetime] = {}  # every instant kept: itself
-_by_text: dict[str, datetime] = {}  # a time as the server wrote it: its instant's datetime
+_instants: dict[datetime, datetime] = {}  # every UTC instant kept: itself
+_by_text: dict[str, datetime] = {}  # a time's text: the datetime it gave
 
 
 def _one_per_instant(value: Any, parse: ValidatorFunctionWrapHandler) -> datetime:
     """One `datetime` object for every equal time the server wrote (K24): an object's times
     repeat (its conditions', its creation, a container's start), and objects created in the
-    same second share theirs; 48 bytes each. A text seen before is not parsed again. Only
-    for text in UTC, as the server writes it ("Z"); a datetime given or another offset is kept
-    as parsed. Bounded: the tables start again when full (what is shared stays shared)."""
+    same second share theirs; 48 bytes each. A text seen before is not parsed again (the same
+    text always gives the same datetime). Equal instants written differently share one
+    object only in UTC ("Z", as the server writes them), where nothing tells them apart; a
+    `datetime` given is kept as it is. Bounded: the tables start again when full (what is
+    already shared stays shared)."""
     if type(value) is not str:
         return parse(value)  # type: ignore[no-any-return]
     one = _by_text.get(value)
     if one is not None:
         return one
     parsed: datetime = parse(value)
-    if parsed.tzinfo is not _SERVER_UTC or parsed.fold:
-        return parsed
     if len(_by_text) >= _INSTANTS:
         _by_text.clear()
         _instants.clear()
-    one = _instants.setdefault(parsed, parsed)
+    if parsed.fold or parsed.utcoffset() != _NO_OFFSET:
+        one = parsed  # another offset, or none: this text's own object
+    else:
+        one = _instants.setdefault(parsed, parsed)
     _by_text[value] = one
     return one
 
