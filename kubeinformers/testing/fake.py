@@ -3,7 +3,9 @@
 `FakeListerWatcher` keeps objects in memory and a resourceVersion counter. `add`, `modify`
 and `delete` store a copy of the object carrying the next resourceVersion and send the
 matching event to every open watch. `list` answers with the current state (optionally paged),
-`watch` replays the events after the requested resourceVersion and then streams new ones.
+`watch` replays the events after the requested resourceVersion and then streams new ones;
+from "" or "0" it starts with the current state as synthetic ADDEDs, except that once a `list`
+answered "0" (nothing written yet), a watch from "0" resumes right after that empty state.
 Faults: `drop_watches()` closes every open watch cleanly (the reflector re-watches),
 `expire(rv)` makes older resourceVersions answer 410 Expired (the reflector relists), and
 `fail_next_list` / `fail_next_watch` make the next requests raise.
@@ -150,6 +152,9 @@ class FakeListerWatcher(Generic[T]):
         self._snapshots: OrderedDict[int, list[T]] = OrderedDict()
         self._expired_below = 0
         self._watches: list[FakeWatch[T]] = []
+        # A list answered "0": a watch from "0" then means "after that (empty) state", not
+        # "any version" (a real API server never lists at "0": etcd's revisions start at 1).
+        self._listed_zero = False
         self._list_errors: deque[BaseException] = deque()
         self._watch_errors: deque[BaseException] = deque()
         self._model = model
@@ -287,6 +292,8 @@ class FakeListerWatcher(Generic[T]):
                         f"({self._expired_below})",
                     )
                 list_rv, offset = str(self._rv), 0
+                if self._rv == 0:
+                    self._listed_zero = True
                 snapshot = [self._objects[k] for k in sorted(self._objects)]
             # Every page comes from the state at the first page's resourceVersion, as etcd
             # serves a continue token: writes in between must neither shift keys out of the
@@ -315,11 +322,11 @@ class FakeListerWatcher(Generic[T]):
                     w._push(WatchEvent("ADDED", self._objects[key]))
                 bookmark = self._bookmark(str(self._rv), {INITIAL_EVENTS_END_ANNOTATION: "true"})
                 w._push(WatchEvent("BOOKMARK", bookmark))
-            elif not rv or rv == "0":
+            elif not rv or (rv == "0" and not self._listed_zero):
                 # "Start at most recent" / "any": the current state as synthetic ADDEDs.
                 for key in sorted(self._objects):
                     w._push(WatchEvent("ADDED", self._objects[key]))
-            elif self._too_old(rv):
+            elif self._too_old(rv) or (rv == "0" and self._expired_below > 0):
                 w._push(WatchEvent("ERROR", _expired_status(f"too old resource version: {rv}")))
                 w._finish()
                 return w

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -140,6 +140,69 @@ def test_watch_from_empty_or_zero_resource_version_starts_with_current_state() -
         w = fake.watch(ListOptions(resource_version=rv))
         assert [describe(e.object) for e in collect(w, 2)] == ["default/a@3", "default/b@2"]
         w.stop()
+
+
+def test_a_watch_from_the_zero_an_empty_list_answered_replays_every_event_since() -> None:
+    """The list of a source nothing was written to answers "0", which as a watch's version
+    means "any" (the current state as synthetic ADDEDs); a watch from the version the list
+    answered must still resume right after it, as from any other listed version."""
+    fake: FakeListerWatcher[Pod] = FakeListerWatcher()
+    listed = fake.list(ListOptions(resource_version="0"))
+    assert listed.resource_version == "0" and listed.items == []
+    fake.add(pod("a"))
+    fake.modify(pod("a", value=1))
+    fake.delete(pod("a"))
+    fake.add(pod("b"))
+    w = fake.watch(ListOptions(resource_version=listed.resource_version))
+    assert [(e.type, describe(e.object)) for e in collect(w, 4)] == [
+        ("ADDED", "default/a@1"),
+        ("MODIFIED", "default/a@2"),
+        ("DELETED", "default/a@3"),
+        ("ADDED", "default/b@4"),
+    ]
+    w.stop()
+    fake.expire(2)  # like any other version, that "0" can become too old
+    events = list(fake.watch(ListOptions(resource_version="0")))  # ends after the ERROR
+    assert len(events) == 1 and events[0].type == "ERROR"
+    assert isinstance(events[0].object, Status) and events[0].object.code == 410
+
+
+@pytest.mark.parametrize("queue", ["delta", "ordered", "atomic"])
+def test_g1_writes_between_the_informers_empty_list_and_its_watch_are_each_delivered(
+    queue: Literal["delta", "ordered", "atomic"],
+) -> None:
+    """G1 on the fake: the informer syncs on its empty list before its watch is open; every
+    write made in between still reaches the handler as its own event, in order."""
+    written = threading.Event()
+
+    class LateWatch(FakeListerWatcher[Pod]):
+        def watch(self, options: ListOptions) -> FakeWatch[Pod]:
+            written.wait(WAIT)  # the watch opens only once the writes below are made
+            return super().watch(options)
+
+    fake = LateWatch()
+    inf: SharedIndexInformer[Pod] = SharedIndexInformer(fake, Pod, queue=queue)
+    rec = Recorder()
+    inf.add_event_handler(rec)
+    runner = Runner(inf.run)
+    try:
+        assert wait_for(inf.has_synced)
+        fake.add(pod("a"))
+        fake.modify(pod("a", value=1))
+        fake.delete(pod("a"))
+        fake.add(pod("b"))
+        written.set()
+        assert rec.expect(4).wait(WAIT), rec.snapshot()
+        assert rec.snapshot() == [
+            ("add", "default/a@1", False),
+            ("update", "default/a@1", "default/a@2"),
+            ("delete", "default/a@3"),
+            ("add", "default/b@4", False),
+        ]
+        assert fake.watch_calls[0].resource_version == "0"
+    finally:
+        written.set()
+        runner.stop()
 
 
 def test_stop_from_another_thread_ends_a_blocked_iteration() -> None:
