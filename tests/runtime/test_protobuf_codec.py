@@ -701,17 +701,27 @@ def test_k15_repeated_short_strings_are_one_str_among_transcoded_objects(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A transcoder hands out one str per distinct short string (as pydantic-core's cache
-    does for JSON), keeps at most _SHARED_STRINGS of them, and never changes a value."""
+    does for JSON), map keys and values included, remembers at most _SHARED_STRINGS of them
+    (then starts again), and never changes a value."""
     from kubeinformers.runtime.codec.protobuf import transcode
     from kubeinformers.runtime.codec.protobuf.transcode import Transcoder
 
     transcoder = Transcoder(MESSAGES)
-    one = transcoder.to_json_object(WIDGET, _widget("a"))
-    two = transcoder.to_json_object(WIDGET, _widget("b"))
+    one = transcoder.to_json_object(WIDGET, _widget("a", app="web"))
+    two = transcoder.to_json_object(WIDGET, _widget("b", app="web"))
     assert one["spec"]["title"] == two["spec"]["title"] == "T"
     assert one["spec"]["title"] is two["spec"]["title"]
     assert one["metadata"]["name"] == "a" and two["metadata"]["name"] == "b"
-    monkeypatch.setattr(transcode, "_SHARED_STRINGS", len(transcoder._strings))
-    three = transcoder.to_json_object(WIDGET, _widget("c"))
-    assert three["metadata"]["name"] == "c" and b"c" not in transcoder._strings
-    assert three["spec"]["title"] is one["spec"]["title"]  # those kept are still shared
+    ((key_one, value_one),) = one["metadata"]["labels"].items()
+    ((key_two, value_two),) = two["metadata"]["labels"].items()
+    assert (key_one, value_one) == (key_two, value_two) == ("app", "web")
+    assert key_one is key_two and value_one is value_two
+    full = len(transcoder._strings)
+    monkeypatch.setattr(transcode, "_SHARED_STRINGS", full)
+    three = transcoder.to_json_object(WIDGET, _widget("c", app="db"))
+    assert three["metadata"]["name"] == "c" and three["metadata"]["labels"] == {"app": "db"}
+    assert len(transcoder._strings) < full  # full: it started again
+    monkeypatch.setattr(transcode, "_SHARED_STRINGS", 2 * full)
+    four = transcoder.to_json_object(WIDGET, _widget("d", app="db"))
+    assert four["metadata"]["labels"]["app"] is three["metadata"]["labels"]["app"]
+    assert four["spec"]["title"] is three["spec"]["title"] == "T"

@@ -56,11 +56,12 @@ _SIGN = 1 << 63
 _WRAP = 1 << 64
 _GO_ZERO_TIME = -62135596800  # time.Time{}.Unix(): 0001-01-01T00:00:00Z
 _decode_json = msgspec.json.decode
-# Strings of up to _SHARED_LENGTH bytes decode once per transcoder: the first
-# _SHARED_STRINGS distinct ones are kept and handed out again (a pod's phase, condition types
-# and statuses, image, pull policy, protocol... are the same str object in every pod), as
-# pydantic-core's string cache does for JSON. ~50 bytes saved per repeated string of a built
-# object; unique values (names, uids, addresses) fill the rest, then nothing more is kept.
+# Strings of up to _SHARED_LENGTH bytes decode once per transcoder and are handed out again
+# while remembered (a pod's phase, condition types and statuses, image, pull policy, protocol,
+# label and annotation keys and values... are the same str object in every pod), as
+# pydantic-core's string cache does for JSON: ~50 bytes saved per repeated string of a built
+# object. Unique values (names, uids, addresses) fill the table too; when it holds
+# _SHARED_STRINGS it starts again, so values common later in a long list are shared as well.
 _SHARED_LENGTH = 64
 _SHARED_STRINGS = 16_384
 
@@ -342,9 +343,7 @@ class Transcoder:
                         chunk = data[start:pos]
                         text = strings.get(chunk)
                         if text is None:
-                            text = chunk.decode()
-                            if pos - start <= _SHARED_LENGTH and len(strings) < _SHARED_STRINGS:
-                                strings[chunk] = text
+                            text = _remember(strings, chunk)
                         out[name] = text
                     elif name in out:
                         del out[name]  # a later empty occurrence: the last one wins
@@ -352,9 +351,7 @@ class Transcoder:
                     chunk = data[start:pos]
                     text = strings.get(chunk)
                     if text is None:
-                        text = chunk.decode()
-                        if pos - start <= _SHARED_LENGTH and len(strings) < _SHARED_STRINGS:
-                            strings[chunk] = text
+                        text = _remember(strings, chunk)
                     out[name] = text
                 elif code == _MSG_REP:
                     if shared is None:
@@ -374,11 +371,15 @@ class Transcoder:
                     else:
                         out[name] = self._shared(arg, data, start, pos, shared)
                 elif code == _STR_REP:
+                    chunk = data[start:pos]
+                    text = strings.get(chunk)
+                    if text is None:
+                        text = _remember(strings, chunk)
                     items = out.get(name)
                     if items is None:
-                        out[name] = [data[start:pos].decode()]
+                        out[name] = [text]
                     else:
-                        items.append(data[start:pos].decode())
+                        items.append(text)
                 elif code == _MAP_STR or code == _MAP_QTY:
                     entries = out.get(name)
                     if entries is None:
@@ -386,10 +387,14 @@ class Transcoder:
                     found = _plain_entry(data, start, pos)
                     if found is None:
                         map_key, map_value = self._entry(arg, data, start, pos)
-                    elif code == _MAP_STR:
-                        map_key, map_value = found[0], data[found[1] : pos].decode()
                     else:
-                        map_key, map_value = found[0], _quantity(data, found[1], pos)
+                        chunk = data[start + 2 : found[0]]
+                        map_key = strings.get(chunk) or _remember(strings, chunk)
+                        if code == _MAP_STR:
+                            chunk = data[found[1] : pos]
+                            map_value = strings.get(chunk) or _remember(strings, chunk)
+                        else:
+                            map_value = _quantity(data, found[1], pos)
                     entries[map_key] = map_value
                 elif code == _QTY:
                     out[name] = _quantity(data, start, pos)
@@ -670,9 +675,10 @@ def _scalar_zero(kind: int) -> Any:
     return None  # Time, MicroTime (zero: null), RawExtension (nil Raw: null), nil []byte
 
 
-def _plain_entry(data: bytes, pos: int, end: int) -> tuple[str, int] | None:
-    """A map entry as Go writes it, {key=1, value=2 length-delimited, to the end}: the key and
-    where the value starts (None for any other layout, which `Transcoder._entry` reads)."""
+def _plain_entry(data: bytes, pos: int, end: int) -> tuple[int, int] | None:
+    """A map entry as Go writes it, {key=1, value=2 length-delimited, to the end}: where its
+    key ends (it starts at pos + 2) and where its value starts (None for any other layout,
+    which `Transcoder._entry` reads)."""
     if end - pos < 4 or data[pos] != 0x0A:
         return None
     key_end = pos + 2 + data[pos + 1]
@@ -685,7 +691,17 @@ def _plain_entry(data: bytes, pos: int, end: int) -> tuple[str, int] | None:
         length, start = read_varint(data, key_end + 1, end)
     if start + length != end:
         return None
-    return data[pos + 2 : key_end].decode(), start
+    return key_end, start
+
+
+def _remember(strings: dict[bytes, str], chunk: bytes) -> str:
+    """Decode `chunk` and, when short, remember it for the next transcode (_SHARED_STRINGS)."""
+    text = chunk.decode()
+    if len(chunk) <= _SHARED_LENGTH:
+        if len(strings) >= _SHARED_STRINGS:
+            strings.clear()
+        strings[chunk] = text
+    return text
 
 
 _MISSING: Any = object()
