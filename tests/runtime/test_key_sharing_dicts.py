@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import gc
 import json
 import pickle
 import sys
+import weakref
 from typing import Any
 
 from pydantic import BaseModel
@@ -13,6 +15,7 @@ from pydantic import BaseModel
 from bench.pods import realistic_pod
 from kubeinformers.generated.core.v1 import Container, Pod, PodCondition, PodSpec
 from kubeinformers.runtime.codec.lazy import LazyModelBuilder, materialize
+from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
 from kubeinformers.runtime.codec.wire import JsonDecoder
 
 _get_dict = BaseModel.__dict__["__dict__"].__get__
@@ -118,3 +121,30 @@ def test_k21_a_model_whose_dict_cannot_be_compacted_keeps_pydantics() -> None:
     assert "status" not in partial.__dict__ and partial.type == "Ready"
     revived = pickle.loads(pickle.dumps(PodCondition(type="Ready", status="True")))
     assert revived == PodCondition(type="Ready", status="True")
+
+
+class _Informer:
+    """Stands for what a decoder's on_invalid hook names: an informer's lister-watcher, which
+    holds its reflector, its store and the reflector's last error."""
+
+    def report(self, error: BaseException) -> None:
+        raise AssertionError(f"nothing here is invalid: {error}")
+
+
+def test_k21_k9_a_dropped_decoder_and_its_informer_are_collected_after_full_reads() -> None:
+    # A decoder's lazy classes are its own (they hold its on_invalid hook, K11); a whole
+    # read publishes the built state through the field-set setter with the lazy class still
+    # the object's. Keeping those classes in K21's table of key-sharing dicts kept every
+    # dropped decoder's informer alive for good: in the soak, a stopped informer's reflector
+    # whose last error pinned a socket of a failed TLS handshake.
+    informer = _Informer()
+    decoder = LazyDecoder(Pod, on_invalid=informer.report)
+    page = decoder.decode_list(b'{"kind":"PodList","metadata":{},"items":[' + _raw(1) + b"]}")
+    pod = page.items[0]
+    assert pod.spec is not None and pod.spec.containers  # nested lazy objects, their classes
+    assert materialize(pod).status is not None  # the whole build: the class switched
+    assert type(pod) is Pod and _compact(pod.spec.containers[0])
+    gone = weakref.ref(informer)
+    del informer, decoder, page, pod
+    gc.collect()
+    assert gone() is None

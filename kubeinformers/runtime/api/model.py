@@ -106,6 +106,7 @@ _get_dict = _dict_slot.__get__
 _set_dict = _dict_slot.__set__
 # Per model class: an empty-valued key-sharing dict of its fields, in their order, copied per
 # instance; None where CPython would not share its keys (over 30 fields, as a pod's spec).
+# Model classes only, never a lazy class (see _share).
 _key_sharing: dict[type, Any] = {}
 _UNKNOWN = object()  # a class not seen yet
 _SHRINK_INSTANCES = 40  # see _key_sharing_dict
@@ -169,8 +170,14 @@ def _share(model: BaseModel, fields_set: Any) -> None:
     cls = type(model)
     keys = _key_sharing.get(cls, _UNKNOWN)
     if keys is _UNKNOWN:
-        lazy = getattr(cls, "__kubeinformers_lazy_base__", None) is not None
-        keys = _key_sharing.setdefault(cls, None if lazy else _key_sharing_dict(cls))
+        if getattr(cls, "__kubeinformers_lazy_base__", None) is not None:
+            # A lazy object being built, its class switched next: none, and its class not
+            # kept here. Lazy classes are made at run time, a decoder's own holding its
+            # on_invalid hook (K11): kept here, they would keep a dropped decoder and the
+            # informer the hook names (its reflector, store, last error) for good (K9).
+            keys = None
+        else:
+            keys = _key_sharing.setdefault(cls, _key_sharing_dict(cls))
     if keys is not None:
         values = _get_dict(model)
         if len(values) == len(keys):
