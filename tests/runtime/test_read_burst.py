@@ -143,6 +143,107 @@ def test_k16_the_tail_of_a_long_burst_cut_at_read_longest_is_frozen_too(
         gc.unfreeze()
 
 
+def test_k14_a_slow_burst_is_held_until_it_is_big_and_then_frozen_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a slow or busy machine a burst builds fewer objects per second: a hold not big yet at
+    READ_LONGEST while reads keep coming goes on until it is, and then freezes (K16), instead
+    of ending small again and again, its survivors left to every full collection after."""
+    if not gc_pause._FREEZE_PROMOTES:
+        pytest.skip("free-threaded build: a big pause ends with one full collection instead")
+    clock = _Clock()
+    monkeypatch.setattr(gc_pause, "time", clock)
+    monkeypatch.setattr(gc_pause, "_COLLECT_AFTER_YOUNG", 2000)
+    monkeypatch.setattr(gc_pause._ReadBurst, "_check_in", lambda self, delay: None)
+    burst = gc_pause._ReadBurst()
+    kept: list[list[int]] = []
+    try:
+        burst.touch()
+        kept.extend([i] for i in range(200))  # slow reads: not big at READ_LONGEST...
+        clock.now += gc_pause.READ_LONGEST
+        burst.touch()
+        burst._check()
+        assert not gc.isenabled()  # ...so the hold goes on while they keep coming
+        kept.extend([i] for i in range(2000))
+        clock.now += gc_pause.READ_QUIET / 2
+        burst.touch()
+        burst._check()  # big now: cut, and its survivors frozen, the first ones too
+        assert gc.isenabled()
+        tracked = {id(o) for o in gc.get_objects()}
+        assert not any(id(o) in tracked for o in kept[:200:20] + kept[-10:])
+    finally:
+        burst.end()
+        gc.unfreeze()
+
+
+def test_k14_a_steady_stream_of_reads_is_held_at_most_read_longest_growing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Reads that never stop but build few objects (a busy controller's events) never become
+    a big burst: the collector is back on after READ_LONGEST_GROWING, nothing frozen."""
+    clock = _Clock()
+    monkeypatch.setattr(gc_pause, "time", clock)
+    monkeypatch.setattr(gc_pause._ReadBurst, "_check_in", lambda self, delay: None)
+    burst = gc_pause._ReadBurst()
+    frozen = gc.get_freeze_count()
+    try:
+        burst.touch()
+        while clock.now - 1000.0 < gc_pause.READ_LONGEST_GROWING - gc_pause.READ_QUIET:
+            clock.now += gc_pause.READ_QUIET / 2
+            burst.touch()
+            burst._check()
+            assert not gc.isenabled()
+        clock.now += gc_pause.READ_QUIET
+        burst.touch()
+        burst._check()
+        assert gc.isenabled() and gc.get_freeze_count() == frozen
+        burst.touch()  # the stream goes on: a new hold, continuing nothing
+        assert not gc.isenabled()
+    finally:
+        burst.end()
+
+
+def test_k16_a_read_arriving_while_a_cut_burst_is_released_continues_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The burst's next hold continues a big one cut while reads kept coming even when its
+    first read comes while the cut one is still being released (its freeze, its trim)."""
+    if not gc_pause._FREEZE_PROMOTES:
+        pytest.skip("free-threaded build: a big pause ends with one full collection instead")
+    clock = _Clock()
+    monkeypatch.setattr(gc_pause, "time", clock)
+    monkeypatch.setattr(gc_pause, "_COLLECT_AFTER_YOUNG", 500)
+    monkeypatch.setattr(gc_pause._ReadBurst, "_check_in", lambda self, delay: None)
+    burst = gc_pause._ReadBurst()
+    release = gc_pause._GcPause.release
+    during: list[bool] = []
+
+    def release_while_a_read_arrives(pause: gc_pause._GcPause) -> bool:
+        was_big = release(pause)
+        if not during:
+            during.append(True)
+            burst.touch()  # another thread's read, before the releasing thread goes on
+        return was_big
+
+    monkeypatch.setattr(gc_pause._GcPause, "release", release_while_a_read_arrives)
+    kept: list[list[int]] = []
+    try:
+        burst.touch()
+        kept.extend([i] for i in range(1000))
+        clock.now += gc_pause.READ_LONGEST
+        burst.touch()
+        burst._check()  # cut while reads keep coming; the read above arrives during it
+        assert during and not gc.isenabled()
+        tail = [[i] for i in range(10)]
+        clock.now += gc_pause.READ_QUIET * 2
+        burst._check()
+        tracked = {id(o) for o in gc.get_objects()}
+        assert not any(id(o) in tracked for o in tail)  # continued: frozen, though only a few
+    finally:
+        burst.end()
+        gc.unfreeze()
+
+
 def test_k14_an_application_that_disabled_the_collector_keeps_it_disabled() -> None:
     pod = LazyModelBuilder(Pod).build(pod_json())
     gc.disable()

@@ -118,6 +118,12 @@ class _GcPause:
             self._timer.daemon = True
             self._timer.start()
 
+    def grown(self) -> bool:
+        """Whether this hold has seen enough young objects to end as a big one (if it is the
+        only hold and the collector was on: `release` checks those)."""
+        big_after = _COLLECT_AFTER_YOUNG if self._big_after is None else self._big_after
+        return gc.get_count()[0] >= big_after
+
     def release(self) -> bool:
         """End this hold; True when it was big (its survivors left the young generations)."""
         global _gc_survivors
@@ -204,8 +210,14 @@ def paused_over(items: Iterable[T], max_seconds: float) -> Generator[T, None, No
 # seconds in a row), and the hold then ends as any pause does: a big one (a burst of ~800
 # pods or more) freezes its survivors untraversed, a small one (a steady
 # trickle of events) just turns the collector back on, which then runs as it would have.
+# A hold that reads keep extending but that is not big yet at READ_LONGEST (a slow or busy
+# machine: fewer builds per second) goes on until it is, for at most READ_LONGEST_GROWING
+# seconds, so that how big a burst is does not depend on the machine's speed; and a hold that
+# starts within READ_RESUMES seconds of a big one cut while reads kept coming continues it.
 READ_QUIET = 0.05
 READ_LONGEST = 2.0
+READ_LONGEST_GROWING = 8.0
+READ_RESUMES = 0.5
 
 
 class _ReadBurst:
@@ -216,9 +228,10 @@ class _ReadBurst:
         self._pause: _GcPause | None = None
         self._last = 0.0
         self._started = 0.0
-        # A big hold cut at READ_LONGEST while reads kept coming is continued by a hold that
-        # starts before this time: its survivors leave the young generations however few they
-        # are (the tail of a long first read of the cache is the cache's too).
+        # A big hold cut while reads kept coming is continued by a hold that starts before this
+        # time: its survivors leave the young generations however few they are (the tail of a
+        # long first read of the cache is the cache's too). Set before the cut hold is
+        # released, so that a read arriving during the release continues it.
         self._continues_until = 0.0
 
     def touch(self) -> None:
@@ -250,16 +263,20 @@ class _ReadBurst:
             if pause is None:
                 return
             quiet_left = self._last + READ_QUIET - now
-            if quiet_left > 0 and now - self._started < READ_LONGEST:
+            reading = quiet_left > 0
+            held = now - self._started
+            if reading and (
+                held < READ_LONGEST or (held < READ_LONGEST_GROWING and not pause.grown())
+            ):
                 pause = None  # reads keep coming: look again when they may have stopped
             else:
                 self._pause = None
+                if reading and pause.grown():  # a big hold cut while reads keep coming
+                    self._continues_until = now + READ_RESUMES
         if pause is None:
             self._check_in(max(quiet_left, 0.001))
             return
         if pause.release():
-            if quiet_left > 0:  # a big hold cut at READ_LONGEST
-                self._continues_until = time.monotonic() + READ_QUIET
             trim_heap()  # what whole builds freed (their raw bytes) back to the OS (K23)
 
     def end(self) -> None:
