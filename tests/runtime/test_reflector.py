@@ -9,6 +9,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import traceback
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -139,6 +141,8 @@ class ScriptedLW:
         step = self.lists.pop(0)
         if isinstance(step, BaseException):
             raise step
+        if callable(step):
+            step = step()
         assert isinstance(step, ObjectList)
         return step
 
@@ -282,6 +286,41 @@ def test_d3_run_loop_reports_errors_and_backs_off_between_attempts() -> None:
     assert h.errors[0].code == 500  # type: ignore[attr-defined]
     # one backoff delay after each failed attempt: 0.8 then 1.6 (jitter 0 here)
     assert h.waits[:2] == [0.8, 1.6]
+
+
+class _Connection:
+    """Stands for a socket a failed request left open (weakly referable, like socket.socket)."""
+
+
+def _handshake(conns: list[weakref.ref[_Connection]]) -> None:
+    conn = _Connection()  # as ssl.SSLSocket._create's `self` when the peer resets the handshake
+    conns.append(weakref.ref(conn))
+    raise ConnectionResetError(104, "Connection reset by peer")
+
+
+def _unreachable(conns: list[weakref.ref[_Connection]]) -> ObjectList[Any]:
+    """A list whose connection was reset during its TLS handshake, as urllib3 reports it: the
+    error that reached the reflector holds the frame that kept the socket in its cause."""
+    try:
+        _handshake(conns)
+    except OSError as e:
+        raise ConnectionError("https://127.0.0.1:6443 unreachable") from e
+    raise AssertionError("unreachable")
+
+
+def test_d3_the_last_error_is_kept_without_what_the_failed_call_held() -> None:
+    conns: list[weakref.ref[_Connection]] = []
+    h = Harness([lambda: _unreachable(conns), page("7")], [ScriptedWatch()])
+    h.run()
+    assert len(h.lw.list_calls) == 2 and len(conns) == 1
+    err = h.reflector.last_error()
+    assert isinstance(err, ConnectionError) and h.errors == [err]
+    # What the failed call held is gone (in the soak, an open socket of a reset handshake)...
+    assert conns[0]() is None
+    # ...and the error still says where it came from.
+    printed = "".join(traceback.format_exception(err))
+    assert "_handshake" in printed and "Connection reset by peer" in printed
+    assert "unreachable" in printed
 
 
 def test_d3_watch_error_handler_that_raises_does_not_stop_the_loop(

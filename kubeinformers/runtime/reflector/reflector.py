@@ -55,6 +55,7 @@ from kubeinformers.runtime.reflector.support import (
     WatchListInconsistencyError,
     caller_name,
     error_from_status,
+    forget_frame_locals,
     watch_list_gate_enabled,
 )
 from kubeinformers.runtime.reflector.watch import StreamHandler, Watches, _Stream
@@ -253,7 +254,10 @@ class Reflector(Generic[T]):
         self._call_error_handler(err)
 
     def _note_failure(self, err: BaseException) -> None:
-        """Every failure, also those retried here without the error handler (for health())."""
+        """Every failure, also those retried here without the error handler (for health()).
+        Kept without the local variables of the frames it went through (forget_frame_locals):
+        what the failed call held (a socket, a page's decoded items) is not kept with it."""
+        forget_frame_locals(err)
         self._last_error = err
 
     def last_error(self) -> BaseException | None:

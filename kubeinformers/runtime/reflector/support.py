@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from inspect import CO_ASYNC_GENERATOR, CO_COROUTINE, CO_GENERATOR, CO_ITERABLE_COROUTINE
 from types import FrameType
 from typing import Any, Protocol, runtime_checkable
 
@@ -22,6 +23,8 @@ logger = logging.getLogger("kubeinformers.reflector")
 WATCH_LIST_GATE_ENV = "KUBE_FEATURE_WatchListClient"
 CONSISTENCY_DETECTOR_ENV = "KUBE_WATCHLIST_INCONSISTENCY_DETECTOR"
 _RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
+# Code flags of frames that can be suspended: generators, coroutines, async generators.
+_SUSPENDABLE = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE
 
 
 class WatchStore(Protocol):
@@ -169,6 +172,42 @@ def check_watch_list_consistency(
         )
 
 
+def forget_frame_locals(err: BaseException) -> None:
+    """Clear the local variables of the frames `err` went through before it was caught, and
+    of those its cause's and context's went through (and an exception group's members'): an
+    error kept after it was handled (the reflector's last error) then holds its message and
+    traceback (files, lines and functions still print) but not what the failed call held.
+    Why: CPython's ssl leaves the socket of a TLS handshake the peer reset open in the frame
+    that raised (`SSLSocket._create`, its `self`); a connection error kept whole kept that
+    socket open until the next failure, or for good once its informer stopped.
+
+    Left alone: the first frame of each traceback, where the exception was caught (it may
+    still run), and generators' and coroutines' frames (clearing a suspended one closes it);
+    a frame still running refuses (RuntimeError) and keeps its locals.
+    """
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [err]
+    while pending:
+        exc = pending.pop()
+        if exc is None or id(exc) in seen:
+            continue
+        seen.add(id(exc))
+        tb = exc.__traceback__
+        tb = tb.tb_next if tb is not None else None
+        while tb is not None:
+            frame = tb.tb_frame
+            if not frame.f_code.co_flags & _SUSPENDABLE:
+                try:
+                    frame.clear()
+                except RuntimeError:
+                    pass
+            tb = tb.tb_next
+        pending.append(exc.__cause__)
+        pending.append(exc.__context__)
+        if isinstance(exc, BaseExceptionGroup):
+            pending.extend(exc.exceptions)
+
+
 def wrap_list_error(type_description: str, err: BaseException) -> BaseException:
     """D9's wording, keeping the kind of error (callers test a 401's code or a ConnectionError)."""
     message = f"failed to list {type_description}: {err}"
@@ -199,6 +238,7 @@ __all__ = [
     "check_watch_list_consistency",
     "env_true",
     "error_from_status",
+    "forget_frame_locals",
     "watch_list_gate_enabled",
     "wrap_list_error",
 ]
