@@ -34,9 +34,12 @@ import logging
 import os
 import random
 import re
+import socket
+import sys
 import tempfile
 import threading
 import time
+import types
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -193,9 +196,135 @@ def leaked(
         if (not threads and not sockets) or time.monotonic() > deadline:
             break
         tick.wait(0.05)
-    return [f"thread left running: {t.name}" for t in threads] + [
-        f"socket left open: {describe_socket(s)}" for s in sorted(sockets)
-    ]
+    problems = [f"thread left running: {t.name}" for t in threads]
+    for link in sorted(sockets):
+        problems.append(f"socket left open: {describe_socket(link)}; {socket_holders(link)}")
+    return problems
+
+
+def _fds_of(link: str) -> set[int]:
+    """This process' file descriptors open on `link` ('socket:[inode]')."""
+    fds = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") == link:
+                fds.add(int(fd))
+        except OSError:
+            continue
+    return fds
+
+
+def _name(obj: object) -> str:
+    """A short description of an object on a referrer chain: its type, and what names it."""
+    kind = type(obj)
+    if isinstance(obj, types.FrameType):
+        code = obj.f_code
+        text = f"frame {code.co_qualname} ({Path(code.co_filename).name}:{obj.f_lineno})"
+    elif isinstance(obj, types.GeneratorType):
+        state = "finished" if obj.gi_frame is None else "suspended"
+        text = f"generator {obj.gi_code.co_qualname} ({'running' if obj.gi_running else state})"
+    elif isinstance(obj, types.FunctionType):
+        text = f"function {obj.__qualname__}"
+    elif isinstance(obj, types.TracebackType):
+        text = f"traceback of {obj.tb_frame.f_code.co_qualname}"
+    elif isinstance(obj, BaseException):
+        text = f"exception {kind.__qualname__}: {obj}"
+    elif isinstance(obj, types.ModuleType):
+        text = f"module {obj.__name__}"
+    elif isinstance(obj, dict):
+        text = f"dict of {len(obj)} ({', '.join(str(k)[:40] for k in list(obj)[:4])})"
+    elif isinstance(obj, (list, tuple, set)):
+        text = f"{kind.__name__} of {len(obj)}"
+    else:
+        text = f"{kind.__module__}.{kind.__qualname__}"
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _named_class(obj: object) -> bool:
+    """A class its module names (alive as long as the module), not one made at run time."""
+    if not isinstance(obj, type):
+        return False
+    found: object = sys.modules.get(obj.__module__)
+    for part in obj.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return found is obj
+
+
+def socket_holders(link: str, max_depth: int = 40, max_level: int = 2000) -> str:
+    """What keeps the socket of `link` open: the chain of referrers from its Python socket
+    object to something alive for sure (a module, a class its module names, a frame a thread
+    runs), found a level at a time (one gc.get_referrers pass over the heap per level), else
+    to the farthest object reached.
+
+    What the collector does not see, neither does this: the local variables of a running
+    function (CPython keeps them out of its frame object), references held in C, and objects
+    gc.freeze moved to the permanent generation (K16; their count is given).
+    """
+    frozen = gc.get_freeze_count()
+    unseen = f"; {frozen} objects frozen by gc.freeze" if frozen else ""
+    fds = _fds_of(link)
+    # Every object met, breadth-first; parent[i] is the index of what nodes[i] refers to.
+    nodes: list[object] = []
+    for obj in gc.get_objects():
+        if issubclass(type(obj), socket.socket) and not getattr(obj, "_closed", True):
+            if obj.fileno() in fds:
+                nodes.append(obj)
+    del obj
+    if not nodes:
+        return f"no socket object of its fd among the collector's objects{unseen}"
+    running: set[int] = set()
+    for top in sys._current_frames().values():
+        frame: types.FrameType | None = top
+        while frame is not None:
+            running.add(id(frame))
+            frame = frame.f_back
+    del top
+    parent = [-1] * len(nodes)
+    index = {id(n): i for i, n in enumerate(nodes)}
+    level = list(range(len(nodes)))
+    own = socket_holders.__code__
+    root = -1
+    for _ in range(max_depth):
+        at_level = {id(nodes[i]): i for i in level}
+        targets = tuple(nodes[i] for i in level)
+        referrers = gc.get_referrers(*targets)
+        mine = {id(nodes), id(targets), id(referrers)}
+        found: list[int] = []
+        ref: object = None
+        for ref in referrers:
+            if id(ref) in index or id(ref) in mine:
+                continue
+            if isinstance(ref, types.FrameType) and ref.f_code is own:
+                continue
+            held = [at_level[id(x)] for x in gc.get_referents(ref) if id(x) in at_level]
+            if not held:
+                continue
+            index[id(ref)] = len(nodes)
+            nodes.append(ref)
+            parent.append(held[0])
+            found.append(len(nodes) - 1)
+            if isinstance(ref, types.ModuleType) or _named_class(ref) or id(ref) in running:
+                root = len(nodes) - 1
+                break
+        del targets, referrers, ref
+        if root >= 0 or not found:
+            break
+        level = found[:max_level]
+    # The chain to what is alive, or else to the farthest object reached.
+    end = root if root >= 0 else len(nodes) - 1
+    chain = []
+    while end >= 0:
+        chain.append(_name(nodes[end]))
+        end = parent[end]
+    text = "held by: " + " <- ".join(reversed(chain))
+    if root >= 0:
+        return text
+    if found:
+        return f"{text} <- ... (no module, named class or running frame within {max_depth} levels)"
+    return (
+        f"{text} (nothing the collector sees holds the last: a local variable of a running "
+        f"function, a reference from C, an object frozen by gc.freeze, or garbage{unseen})"
+    )
 
 
 # --- logging -------------------------------------------------------------------------------------
