@@ -1220,3 +1220,33 @@ def test_a_watch_read_to_its_last_chunk_leaves_its_connection_to_the_next_reques
     assert len(lw.list(ListOptions()).items) == 3
     watch, listed = server.requests
     assert listed.client_port == watch.client_port  # the same connection, reused
+
+
+def test_k9_k11_a_kept_lazy_object_does_not_keep_its_stopped_informers_lister_watcher(
+    server: CannedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A lazy object's class holds its decoder's on_invalid hook (K11); the hook holds the
+    ApiListerWatcher only weakly, so an object the application keeps does not keep a stopped
+    informer's lister-watcher (its reflector, store and last error) alive (K9), and a bad
+    field found by a later read is still logged."""
+    import gc
+    import weakref
+
+    from kubeinformers.generated.core.v1 import Pod
+
+    lw = ApiListerWatcher(api_client(server.url), PODS, Pod, wire_format="json")
+    bad = {
+        "metadata": {"name": "p", "namespace": "default", "resourceVersion": "1"},
+        "spec": {"containers": "not a list"},
+    }
+    body = json.dumps({"kind": "PodList", "metadata": {"resourceVersion": "1"}, "items": [bad]})
+    (kept,) = lw.decoder.decode_list(body.encode()).items
+    assert is_lazy(kept)
+    gone = weakref.ref(lw)
+    del lw
+    gc.collect()
+    assert gone() is None
+    with caplog.at_level(logging.ERROR, logger="kubeinformers.transport"):
+        with pytest.raises(InvalidFieldError, match=r"spec\.containers"):
+            _ = kept.spec.containers
+    assert "default/p" in caplog.text and "after its informer stopped" in caplog.text

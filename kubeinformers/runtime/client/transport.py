@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
 from urllib.parse import quote, urlencode
@@ -155,6 +156,28 @@ def default_decoder(
     return JsonDecoder(model, describe=describe)
 
 
+class _ReportWhileAlive:
+    """The lazy decoders' `on_invalid`: reports through an ApiListerWatcher while it lives.
+
+    Why: every lazy class holds its decoder's hook (K11), and every object cached holds its
+    class; holding the ApiListerWatcher (its reflector, store and last error) strongly would
+    keep a stopped informer, its whole cache included, alive as long as the application keeps
+    one object it cached (K9). Once the ApiListerWatcher is gone, a bad object found by a late
+    read is still logged."""
+
+    __slots__ = ("_report",)
+
+    def __init__(self, report: Callable[[BaseException], None]) -> None:
+        self._report = weakref.WeakMethod(report)
+
+    def __call__(self, err: BaseException) -> None:
+        report = self._report()
+        if report is None:
+            logger.error("%s (read after its informer stopped)", err)
+            return
+        report(err)
+
+
 def ensure_connection_pool_size(api_client: Any, minimum: int = MIN_CONNECTION_POOL_SIZE) -> None:
     """Grow (never shrink) the ApiClient's per-host connection pool to `minimum`.
 
@@ -252,7 +275,7 @@ class ApiListerWatcher(Generic[T]):
             model,
             decode,
             describe=self.describe(),
-            on_invalid=self.report_bad_object,
+            on_invalid=_ReportWhileAlive(self.report_bad_object),
             compactor=new_compactor(cache_compression),
         )
         if wire_format not in ("protobuf", "json"):
@@ -274,7 +297,7 @@ class ApiListerWatcher(Generic[T]):
                 cast(type[BaseModel], model),
                 message=resource.protobuf.message,
                 messages=messages_for(resource.protobuf),
-                on_invalid=self.report_bad_object,
+                on_invalid=_ReportWhileAlive(self.report_bad_object),
                 describe=self.describe(),
                 compactor=new_compactor(cache_compression),
             )
