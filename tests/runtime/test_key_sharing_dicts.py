@@ -148,3 +148,17 @@ def test_k21_k9_a_dropped_decoder_and_its_informer_are_collected_after_full_read
     del informer, decoder, page, pod
     gc.collect()
     assert gone() is None
+
+
+def test_k21_a_lazy_item_read_in_part_holds_what_it_built_in_a_key_sharing_dict() -> None:
+    """The fields a lazy item builds alone (K13, K19: a reconcile's `spec` and `status`)
+    are kept in a dict sharing its keys among the items of its model, not one of its own."""
+    decoder = LazyDecoder(Pod, on_invalid=lambda err: None)
+    body = b'{"kind":"PodList","metadata":{},"items":[' + _raw(1) + b"," + _raw(2) + b"]}"
+    for i, pod in enumerate(decoder.decode_list(body).items, start=1):
+        assert pod.spec is not None and pod.status is not None
+        assert pod.status.phase == "Running" and pod.spec.containers
+        state = _get_dict(pod)
+        assert set(state) >= {"spec", "status"}
+        assert _compact(pod)
+        assert materialize(pod) == _decoded(i)  # the whole read builds the model as before

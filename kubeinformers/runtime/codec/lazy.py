@@ -761,6 +761,11 @@ def _lazy_item_getattr(self: Any, item: str) -> Any:
         state = _state_of(self)
         if item in state:
             return state[item]
+        if not state and is_item:
+            holder = _item_state_holder(base)
+            if holder is not None:  # an empty dict sharing the keys it will hold (see there)
+                state = holder().__dict__
+                _set_state(self, state)
         if _ERROR not in state:
             read_burst()
             raw = object.__getattribute__(self, _RAW_SLOT)
@@ -784,6 +789,39 @@ def _lazy_item_getattr(self: Any, item: str) -> Any:
                 return value
     _materialise(self)
     return getattr(self, item)
+
+
+# See _item_state_holder: instances made of a holder class before its dicts are as small as
+# CPython makes them (it sizes a new instance's values for the keys seen plus a margin that
+# shrinks with every instance made, as K21's key-sharing dicts in runtime.api.model).
+_SHRINK_INSTANCES = 40
+_SHARED_KEYS_MAX = 30  # CPython shares no more keys than this
+
+
+@functools.cache
+def _item_state_holder(model: type[BaseModel]) -> type | None:
+    """A class whose new instances' dicts are empty dicts sharing the keys a lazy item of
+    `model` holds (its fields read alone, `_ERROR`, `_REPORTED`), or None where that is no
+    smaller. Why: the dict an instance of a lazy class gets shares that class's keys, which
+    a few fields stored in it turn into a dict of its own (272 bytes for a pod's `spec` and
+    `status`, 96 this way). Keyed by the model, not the lazy class: lazy classes are made at
+    run time, one per decoder, and must not be kept (K9)."""
+    names = [*model.model_fields, _ERROR, _REPORTED]
+    if len(names) > _SHARED_KEYS_MAX:
+        return None
+    holder = type(f"{model.__name__}LazyState", (), {})
+    first = holder()
+    for name in names:
+        setattr(first, name, None)
+    for _ in range(_SHRINK_INSTANCES):
+        holder()
+    probe = holder().__dict__
+    plain: dict[str, Any] = {}
+    for name in names[:2]:
+        probe[name] = plain[name] = None
+    if sys.getsizeof(probe) >= sys.getsizeof(plain):
+        return None
+    return holder
 
 
 @functools.cache
