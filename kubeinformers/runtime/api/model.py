@@ -109,7 +109,21 @@ _set_dict = _dict_slot.__set__
 # Model classes only, never a lazy class (see _share).
 _key_sharing: dict[type, Any] = {}
 _UNKNOWN = object()  # a class not seen yet
-_SHRINK_INSTANCES = 40  # see _key_sharing_dict
+_SHRINK_INSTANCES = 40  # see key_sharing_class
+
+
+def key_sharing_class(name: str, names: list[str]) -> type:
+    """A private class whose new instances' dicts share the keys `names` (PEP 412), with
+    values sized for just them: CPython sizes a new instance's values for the keys its class
+    has seen plus a margin that shrinks with every instance made. Callers check the size they
+    get, since the layout is CPython's to change."""
+    holder = type(name, (), {})
+    first = holder()
+    for key in names:
+        setattr(first, key, None)
+    for _ in range(_SHRINK_INSTANCES):
+        holder()
+    return holder
 
 
 def _key_sharing_dict(cls: type[BaseModel]) -> dict[str, Any] | None:
@@ -122,12 +136,7 @@ def _key_sharing_dict(cls: type[BaseModel]) -> dict[str, Any] | None:
     Checked by size, since the layout is CPython's to change.
     """
     names = list(cls.model_fields)
-    holder = type(f"{cls.__name__}Fields", (), {})
-    first = holder()
-    for name in names:
-        setattr(first, name, None)
-    for _ in range(_SHRINK_INSTANCES):
-        holder()
+    holder = key_sharing_class(f"{cls.__name__}Fields", names)
     last = holder()
     for name in names:
         setattr(last, name, None)

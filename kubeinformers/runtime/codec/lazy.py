@@ -44,6 +44,7 @@ import msgspec
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import SchemaValidator
 
+from kubeinformers.runtime.api.model import key_sharing_class
 from kubeinformers.runtime.codec.compact import Compactor
 from kubeinformers.runtime.codec.drift import InvalidObjectError, build_lenient
 from kubeinformers.runtime.codec.gc_pause import read_burst
@@ -791,10 +792,6 @@ def _lazy_item_getattr(self: Any, item: str) -> Any:
     return getattr(self, item)
 
 
-# See _item_state_holder: instances made of a holder class before its dicts are as small as
-# CPython makes them (it sizes a new instance's values for the keys seen plus a margin that
-# shrinks with every instance made, as K21's key-sharing dicts in runtime.api.model).
-_SHRINK_INSTANCES = 40
 _SHARED_KEYS_MAX = 30  # CPython shares no more keys than this
 
 
@@ -809,12 +806,7 @@ def _item_state_holder(model: type[BaseModel]) -> type | None:
     names = [*model.model_fields, _ERROR, _REPORTED]
     if len(names) > _SHARED_KEYS_MAX:
         return None
-    holder = type(f"{model.__name__}LazyState", (), {})
-    first = holder()
-    for name in names:
-        setattr(first, name, None)
-    for _ in range(_SHRINK_INSTANCES):
-        holder()
+    holder = key_sharing_class(f"{model.__name__}LazyState", names)
     probe = holder().__dict__
     plain: dict[str, Any] = {}
     for name in names[:2]:
