@@ -103,6 +103,16 @@ class _Clock:
         return self.now
 
 
+def _burst_on_a_manual_clock(
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[_Clock, gc_pause._ReadBurst]:
+    """A read burst whose time is `clock.now` and whose checks run only when called."""
+    clock = _Clock()
+    monkeypatch.setattr(gc_pause, "time", clock)
+    monkeypatch.setattr(gc_pause._ReadBurst, "_check_in", lambda self, delay: None)
+    return clock, gc_pause._ReadBurst()
+
+
 def test_k16_the_tail_of_a_long_burst_cut_at_read_longest_is_frozen_too(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -110,11 +120,8 @@ def test_k16_the_tail_of_a_long_burst_cut_at_read_longest_is_frozen_too(
     piece continues a big one, so its survivors are frozen however few they are."""
     if not gc_pause._FREEZE_PROMOTES:
         pytest.skip("free-threaded build: a big pause ends with one full collection instead")
-    clock = _Clock()
-    monkeypatch.setattr(gc_pause, "time", clock)
     monkeypatch.setattr(gc_pause, "_COLLECT_AFTER_YOUNG", 500)
-    monkeypatch.setattr(gc_pause._ReadBurst, "_check_in", lambda self, delay: None)
-    burst = gc_pause._ReadBurst()
+    clock, burst = _burst_on_a_manual_clock(monkeypatch)
     kept: list[list[int]] = []
     try:
         burst.touch()
@@ -151,11 +158,8 @@ def test_k14_a_slow_burst_is_held_until_it_is_big_and_then_frozen_whole(
     of ending small again and again, its survivors left to every full collection after."""
     if not gc_pause._FREEZE_PROMOTES:
         pytest.skip("free-threaded build: a big pause ends with one full collection instead")
-    clock = _Clock()
-    monkeypatch.setattr(gc_pause, "time", clock)
     monkeypatch.setattr(gc_pause, "_COLLECT_AFTER_YOUNG", 2000)
-    monkeypatch.setattr(gc_pause._ReadBurst, "_check_in", lambda self, delay: None)
-    burst = gc_pause._ReadBurst()
+    clock, burst = _burst_on_a_manual_clock(monkeypatch)
     kept: list[list[int]] = []
     try:
         burst.touch()
@@ -181,10 +185,7 @@ def test_k14_a_steady_stream_of_reads_is_held_at_most_read_longest_growing(
 ) -> None:
     """Reads that never stop but build few objects (a busy controller's events) never become
     a big burst: the collector is back on after READ_LONGEST_GROWING, nothing frozen."""
-    clock = _Clock()
-    monkeypatch.setattr(gc_pause, "time", clock)
-    monkeypatch.setattr(gc_pause._ReadBurst, "_check_in", lambda self, delay: None)
-    burst = gc_pause._ReadBurst()
+    clock, burst = _burst_on_a_manual_clock(monkeypatch)
     frozen = gc.get_freeze_count()
     try:
         burst.touch()
@@ -210,11 +211,8 @@ def test_k16_a_read_arriving_while_a_cut_burst_is_released_continues_it(
     first read comes while the cut one is still being released (its freeze, its trim)."""
     if not gc_pause._FREEZE_PROMOTES:
         pytest.skip("free-threaded build: a big pause ends with one full collection instead")
-    clock = _Clock()
-    monkeypatch.setattr(gc_pause, "time", clock)
     monkeypatch.setattr(gc_pause, "_COLLECT_AFTER_YOUNG", 500)
-    monkeypatch.setattr(gc_pause._ReadBurst, "_check_in", lambda self, delay: None)
-    burst = gc_pause._ReadBurst()
+    clock, burst = _burst_on_a_manual_clock(monkeypatch)
     release = gc_pause._GcPause.release
     during: list[bool] = []
 
