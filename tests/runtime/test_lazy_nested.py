@@ -5,7 +5,7 @@ format and every whole-object read gives what a build of everything gives."""
 from __future__ import annotations
 
 import copy
-import gc
+import functools
 import itertools
 import json
 import pickle
@@ -48,6 +48,7 @@ from tests.runtime.test_protobuf_shared import (
     _shelf,
     _spec,
 )
+from tests.support.garbage import cyclic_garbage_left_by
 from tests.support.protobuf import META, fixed64, ld, list_body, object_meta, packed, vint
 from tests.support.threads import read_concurrently
 
@@ -478,22 +479,8 @@ def test_k19_k9_reading_nested_objects_leaves_no_cyclic_garbage() -> None:
             if whole:
                 materialize(pod)
 
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        build_and_read(True)  # validators and classes built once: not garbage
-        for whole in (False, True):
-            left = []
-            # The least of three, as in test_reference_cycles: garbage another thread makes
-            # meanwhile (one an earlier test left winding down) is not this read's.
-            for _ in range(3):
-                gc.collect()
-                build_and_read(whole)
-                left.append(gc.collect())  # what reference counting could not free
-            assert min(left) == 0
-    finally:
-        if was_enabled:
-            gc.enable()
+    assert cyclic_garbage_left_by(functools.partial(build_and_read, False)) == 0
+    assert cyclic_garbage_left_by(functools.partial(build_and_read, True)) == 0
 
 
 def test_k19_nested_specs_of_a_protobuf_item_read_the_same_as_its_json() -> None:

@@ -5,9 +5,8 @@ for big eager caches) leaks nothing when its objects are later replaced or delet
 from __future__ import annotations
 
 import functools
-import gc
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -20,6 +19,7 @@ from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
 from kubeinformers.runtime.codec.wire import JsonDecoder
 from tests.runtime.test_lazy import Pod, list_body, pod_json
 from tests.runtime.test_protobuf_codec import WIDGET, Widget, _widget
+from tests.support.garbage import cyclic_garbage_left_by
 from tests.support.protobuf import MESSAGES, unknown, watch_frame
 from tests.support.protobuf import list_body as protobuf_list_body
 
@@ -135,33 +135,16 @@ def _lazy_protobuf(read: bool, compact: bool) -> Callable[[], list[Any]]:
     return build
 
 
-@pytest.fixture
-def collector_paused() -> Iterator[None]:
-    """No automatic collection between building and dropping, so a cycle cannot be freed
-    before the test's own collection counts it."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _cyclic_garbage_left_by(build: Callable[[], list[Any]]) -> int:
     """Objects decoded by one decoder (an informer's, which lives as long as the informer),
     then dropped: how many of them reference counting could not free."""
-    build()  # the first use builds validators, classes and caches that live on: not garbage
-    left = []
-    # The least of three: a cycle of the decoder's objects is left by every build, garbage
-    # another thread makes meanwhile (one a test before this one left winding down) is not.
-    for _ in range(3):
-        gc.collect()
+
+    def checked() -> list[Any]:
         objects = build()
         assert len(objects) == 2 * N
-        del objects
-        left.append(gc.collect())  # what reference counting could not free
-    return min(left)
+        return objects
+
+    return cyclic_garbage_left_by(checked)
 
 
 @pytest.mark.parametrize(
@@ -189,12 +172,12 @@ def _cyclic_garbage_left_by(build: Callable[[], list[Any]]) -> int:
     ],
 )
 def test_k9_dropped_objects_leave_no_cyclic_garbage(
-    collector_paused: None, make: Callable[[], Callable[[], list[Any]]]
+    make: Callable[[], Callable[[], list[Any]]],
 ) -> None:
     assert _cyclic_garbage_left_by(make()) == 0
 
 
-def test_k9_the_check_sees_a_cycle_when_there_is_one(collector_paused: None) -> None:
+def test_k9_the_check_sees_a_cycle_when_there_is_one() -> None:
     """The measure above can fail: objects that refer to themselves are found."""
 
     def cyclic() -> list[Any]:
