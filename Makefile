@@ -17,7 +17,7 @@ OPENAPI ?= ../shared/data/openapi/v3
 
 help:
 	@echo "make demo     generate from crds/ and run the example controllers against a local API server"
-	@echo "make test     ruff, mypy --strict, make verify, pytest, make test-lowest"
+	@echo "make test     ruff, mypy --strict, make verify, pytest (2 worker processes; PYTEST_WORKERS=0: one), make test-lowest"
 	@echo "make test-lowest  the real-server typed path with the lowest declared kubernetes, pydantic, msgspec, urllib3, PyYAML"
 	@echo "make generate regenerate the example CRD informers, or yours: CRDS=path OUT=dir [PACKAGE=name]"
 	@echo "make verify   regenerate into a temporary folder and fail on any difference"
