@@ -148,8 +148,8 @@ def print_read_report(r: dict[str, Any]) -> None:
             "the values the read returns, each alone",
             "exact_read_seconds",
             "exact_read_cpu_seconds",
-            "",
-            "",
+            None,  # timed only: its models are a few small ones per pod
+            None,
         ),
         (
             "reconcile read's parts validated",
@@ -166,8 +166,9 @@ def print_read_report(r: dict[str, Any]) -> None:
             "traced_per_object_after_full_read",
         ),
     ):
-        t, c, kb = floor.get(seconds), floor.get(cpu), floor.get(rss)
-        tb = floor.get(traced)
+        t, c = floor.get(seconds), floor.get(cpu)
+        kb = floor.get(rss) if rss else None
+        tb = floor.get(traced) if traced else None
         best = _sum(ours.get("sync_seconds"), t)
         line = f"{what:<42} {_num(t / n * 1e6 if t else None, '{:.1f}'):>7}"
         line += f" {_num(c / n * 1e6 if c else None, '{:.1f}'):>7} {_num(t):>9}"
@@ -179,8 +180,8 @@ def print_read_report(r: dict[str, Any]) -> None:
         "(what any implementation returning the generated models pays at least: the same pods'"
         " JSON, cut beforehand into\n each value the read returns (every container's image and"
         " env, status.phase and .conditions), the parts read\n (spec.containers,"
-        " status.conditions) or the whole pod, validated with validate_json, GC off;\n KB/pod = the RSS of the"
-        " models alone (traced KB: tracemalloc's bytes of them);\n 'ours sync+it' = our"
+        " status.conditions) or the whole pod, validated with validate_json, GC off;\n"
+        " KB/pod = the RSS of the models alone (traced KB: tracemalloc's bytes of them);\n 'ours sync+it' = our"
         " default's sync plus the floor's read)"
     )
 
