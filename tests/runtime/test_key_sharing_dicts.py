@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import gc
 import json
 import pickle
 import sys
@@ -17,6 +16,7 @@ from kubeinformers.generated.core.v1 import Container, Pod, PodCondition, PodSpe
 from kubeinformers.runtime.codec.lazy import LazyModelBuilder, materialize
 from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
 from kubeinformers.runtime.codec.wire import JsonDecoder
+from tests.support.garbage import collected
 
 _get_dict = BaseModel.__dict__["__dict__"].__get__
 _set_dict = BaseModel.__dict__["__dict__"].__set__
@@ -146,8 +146,7 @@ def test_k21_k9_a_dropped_decoder_and_its_informer_are_collected_after_full_read
     assert type(pod) is Pod and _compact(pod.spec.containers[0])
     gone = weakref.ref(informer)
     del informer, decoder, page, pod
-    gc.collect()
-    assert gone() is None
+    assert collected(lambda: gone() is None)
 
 
 def test_k21_a_lazy_item_read_in_part_holds_what_it_built_in_a_key_sharing_dict() -> None:

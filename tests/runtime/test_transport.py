@@ -40,6 +40,7 @@ from kubeinformers.runtime.codec.protobuf import decoder as protobuf_decoder
 from kubeinformers.runtime.codec.wire import JsonDecoder, ObjectDecodeError
 from kubeinformers.runtime.reflector.reflector import Reflector
 from tests.support import protobuf as pb
+from tests.support.garbage import collected
 
 kubernetes_client = pytest.importorskip("kubernetes.client")
 
@@ -1229,7 +1230,6 @@ def test_k9_k11_a_kept_lazy_object_does_not_keep_its_stopped_informers_lister_wa
     ApiListerWatcher only weakly, so an object the application keeps does not keep a stopped
     informer's lister-watcher (its reflector, store and last error) alive (K9), and a bad
     field found by a later read is still logged."""
-    import gc
     import weakref
 
     from kubeinformers.generated.core.v1 import Pod
@@ -1244,8 +1244,7 @@ def test_k9_k11_a_kept_lazy_object_does_not_keep_its_stopped_informers_lister_wa
     assert is_lazy(kept)
     gone = weakref.ref(lw)
     del lw
-    gc.collect()
-    assert gone() is None
+    assert collected(lambda: gone() is None)
     with caplog.at_level(logging.ERROR, logger="kubeinformers.transport"):
         with pytest.raises(InvalidFieldError, match=r"spec\.containers"):
             _ = kept.spec.containers

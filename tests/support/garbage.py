@@ -4,6 +4,8 @@ the test session has built by then."""
 from __future__ import annotations
 
 import gc
+import threading
+import time
 from collections.abc import Callable, Iterator, Sized
 from contextlib import contextmanager
 
@@ -42,3 +44,26 @@ def cyclic_garbage_left_by(build: Callable[[], Sized | None], rounds: int = 3) -
             del made
             left.append(gc.collect())
         return min(left)
+
+
+def collected(done: Callable[[], bool], timeout: float = 10.0) -> bool:
+    """Whether `done()` holds (a dropped object freed) once the collector has run, asked
+    again until `timeout`: one `gc.collect()` is not always a collection.
+
+    - It does nothing while another thread is inside one (CPython runs one collection at a
+      time; a leftover thread of an earlier test may be in one, its finalizers closing
+      sockets with the GIL released).
+    - A burst another thread ends meanwhile may freeze the dropped cycle (K16), which no
+      collection then walks: unfrozen here, as the K16 tests leave the process.
+
+    A strong reference that really keeps the object still fails the check."""
+    deadline = time.monotonic() + timeout
+    retry = threading.Event()
+    while True:
+        gc.collect()
+        if done():
+            return True
+        if time.monotonic() > deadline:
+            return False
+        gc.unfreeze()
+        retry.wait(0.05)
