@@ -104,11 +104,6 @@ _set_fields_set = _fields_set_slot.__set__
 _dict_slot = BaseModel.__dict__["__dict__"]
 _get_dict = _dict_slot.__get__
 _set_dict = _dict_slot.__set__
-# Per model class: an empty-valued key-sharing dict of its fields, in their order, copied per
-# instance; None where CPython would not share its keys (over 30 fields, as a pod's spec).
-# Model classes only, never a lazy class (see _share).
-_key_sharing: dict[type, Any] = {}
-_UNKNOWN = object()  # a class not seen yet
 _SHRINK_INSTANCES = 40  # see key_sharing_class
 
 
@@ -146,6 +141,43 @@ def _key_sharing_dict(cls: type[BaseModel]) -> dict[str, Any] | None:
     return keys
 
 
+def _shared_set(fields_set: set[str]) -> SharedFieldsSet | None:
+    """The one SharedFieldsSet equal to `fields_set` (None once _MAX_SHARED_SETS are kept)."""
+    key = frozenset(fields_set)
+    one = _shared_sets.get(key)
+    if one is None and len(_shared_sets) < _MAX_SHARED_SETS:
+        one = _shared_sets.setdefault(key, SharedFieldsSet(key))
+    return one
+
+
+class _Shape:
+    """What `_share` gives the models of one class: the field set it gave last (most models
+    of a class come with the same one, found by one set comparison instead of a lookup by a
+    frozenset made per model) and the key-sharing dict of its fields (None: none smaller)."""
+
+    __slots__ = ("keys", "last")
+
+    def __init__(self, keys: dict[str, Any] | None) -> None:
+        self.last: SharedFieldsSet | None = None
+        self.keys = keys
+
+
+# Per model class (never a lazy class, see _share): its _Shape.
+_shapes: dict[type, _Shape] = {}
+# A lazy object being built, its class switched next (see _share): nothing kept.
+_LAZY_SHAPE = _Shape(None)
+
+
+def _shape_of(cls: type[BaseModel]) -> _Shape:
+    if getattr(cls, "__kubeinformers_lazy_base__", None) is not None:
+        # Lazy classes are made at run time, a decoder's own holding its on_invalid hook
+        # (K11): kept here, they would keep a dropped decoder and the informer the hook names
+        # (its reflector, store, last error) for good (K9). Their models get their field set
+        # and dict from the model's class once built.
+        return _LAZY_SHAPE
+    return _shapes.setdefault(cls, _Shape(_key_sharing_dict(cls)))
+
+
 def _share(model: BaseModel, fields_set: Any) -> None:
     """Store `fields_set` in `model`'s slot, a set as the shared one equal to it (K15), and
     give the model a key-sharing dict of its fields (K21).
@@ -153,16 +185,22 @@ def _share(model: BaseModel, fields_set: Any) -> None:
     KubeModel's `__pydantic_fields_set__` setter: pydantic-core sets the slot through it for
     every model it validates (after the dict), pydantic for a construction, a copy, an
     unpickle. Anything else (a lazy object's raw bytes, which live in the same slot until it
-    is built) is stored as it is.
+    is built) is stored as it is. Runs once per model built: every step here is paid by every
+    model, so it is kept to the fewest calls (issue 26).
     """
     kind = type(fields_set)
     if kind is not set and kind is not SharedFieldsSet:
         _set_fields_set(model, fields_set)
         return
-    key = frozenset(fields_set)
-    one = _shared_sets.get(key)
-    if one is None and len(_shared_sets) < _MAX_SHARED_SETS:
-        one = _shared_sets.setdefault(key, SharedFieldsSet(key))
+    cls = type(model)
+    shape = _shapes.get(cls)
+    if shape is None:
+        shape = _shape_of(cls)
+    one = shape.last
+    if fields_set != one:
+        one = _shared_set(fields_set)
+        if shape is not _LAZY_SHAPE:
+            shape.last = one
     _set_fields_set(model, fields_set if one is None else one)
     # K25: no unknown fields, as most models: the one empty mapping (set before this slot).
     try:
@@ -172,26 +210,15 @@ def _share(model: BaseModel, fields_set: Any) -> None:
     else:
         if type(extra) is dict and not extra:
             _set_extra(model, NO_EXTRA_FIELDS)
-    # K21, inline (once per model built): an equal dict whose names the class holds once,
-    # when the model's dict holds exactly its class's fields (validation, construction and
-    # copies give that; a construction without some, or an unpickle, which sets this slot
-    # before the dict, does not).
-    cls = type(model)
-    keys = _key_sharing.get(cls, _UNKNOWN)
-    if keys is _UNKNOWN:
-        if getattr(cls, "__kubeinformers_lazy_base__", None) is not None:
-            # A lazy object being built, its class switched next: none, and its class not
-            # kept here. Lazy classes are made at run time, a decoder's own holding its
-            # on_invalid hook (K11): kept here, they would keep a dropped decoder and the
-            # informer the hook names (its reflector, store, last error) for good (K9).
-            keys = None
-        else:
-            keys = _key_sharing.setdefault(cls, _key_sharing_dict(cls))
+    # K21: an equal dict whose names the class holds once, when the model's dict holds exactly
+    # its class's fields (validation, construction and copies give that; a construction
+    # without some, or an unpickle, which sets this slot before the dict, does not). `keys |
+    # values` copies the key-sharing dict and sets the values in one call.
+    keys = shape.keys
     if keys is not None:
         values = _get_dict(model)
         if len(values) == len(keys):
-            compact = keys.copy()
-            compact.update(values)
+            compact = keys | values
             if len(compact) == len(values):  # the same names: nothing of `values` left out
                 _set_dict(model, compact)
 
@@ -220,6 +247,9 @@ class KubeModel(BaseModel):
     # meets; a lazy class sets it. Here so that a built model answers None at once, not
     # through pydantic's metaclass __getattr__ (an exception per look, ~1 µs).
     __kubeinformers_lazy_base__: ClassVar[type[BaseModel] | None] = None
+    # The same for the per-class state the lazy machinery reads (runtime.codec.lazy's
+    # `_LazyClass`, read through instances): None on a built model.
+    __kubeinformers_lazy__: ClassVar[Any] = None
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:

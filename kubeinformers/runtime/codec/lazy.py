@@ -136,6 +136,56 @@ _MATERIALISE_BEFORE = (
 _LOCK = threading.RLock()
 
 
+class _LazyClass:
+    """What the lazy machinery reads of a lazy class on every first read of a field, in one
+    object: the class attribute `__kubeinformers_lazy__`, read through the instance
+    (`_lazy_class_of`). Why: an attribute read on a pydantic model class goes through its
+    metaclass' `__getattr__` hook (~4x a plain class attribute's cost), and a first read took
+    a dozen of them; read through an instance, a class attribute costs a plain one's."""
+
+    __slots__ = (
+        "base",
+        "field",
+        "fields",
+        "item",
+        "items",
+        "nested",
+        "owner_model",
+        "path",
+        "report",
+    )
+
+    def __init__(
+        self,
+        base: type[BaseModel],
+        item: bool,
+        field: FieldBuild | None,
+        nested: NestedRaw | None,
+        items: ItemsRaw | None,
+    ) -> None:
+        self.base = base
+        self.fields = frozenset(base.model_fields)
+        self.item = item
+        self.field = field
+        self.nested = nested
+        self.items = items
+        self.report: Callable[[InvalidObjectError], None] | None = None
+        self.owner_model: type[BaseModel] | None = None
+        self.path = ""
+
+    def but(self, **changes: Any) -> _LazyClass:
+        """A copy with `changes` (a subclass' own: its report hook, owner model, path)."""
+        other = object.__new__(_LazyClass)
+        for name in _LazyClass.__slots__:
+            object.__setattr__(other, name, changes.get(name, getattr(self, name)))
+        return other
+
+
+def _lazy_class_of(obj: object) -> _LazyClass | None:
+    """`obj`'s lazy class' _LazyClass, or None when `obj` is not lazy (a built model too)."""
+    return getattr(obj, "__kubeinformers_lazy__", None)
+
+
 class _Identity(msgspec.Struct, gc=False):
     name: str | None = None
     namespace: str | None = None
@@ -173,7 +223,7 @@ def _share_repeated_strings(identity: _Identity) -> None:
 
 def is_lazy(obj: object) -> bool:
     """Whether `obj` is a lazy object not yet built (materialised objects are plain models)."""
-    return getattr(type(obj), "__kubeinformers_lazy_base__", None) is not None
+    return getattr(obj, "__kubeinformers_lazy__", None) is not None
 
 
 def materialize(obj: M) -> M:
@@ -254,9 +304,10 @@ def _key_of(identity: dict[str, Any]) -> str:
 
 def _materialise(obj: Any) -> None:
     cls = type(obj)
-    base: type[BaseModel] | None = getattr(cls, "__kubeinformers_lazy_base__", None)
-    if base is None:
+    info = _lazy_class_of(obj)
+    if info is None or type(obj) is not cls:
         return  # another thread got here first
+    base = info.base
     with _LOCK:
         if type(obj) is not cls:
             return
@@ -270,16 +321,12 @@ def _materialise(obj: Any) -> None:
         # Fields built on their own before (issue 26) stay the objects handed out (they
         # validated alone, so a build field by field finds them valid too); the rest is built
         # without them when the format can (not validated twice).
-        names = cls.__kubeinformers_fields__
+        names = info.fields
         built = {k: v for k, v in state.items() if k in names}
         # Nested lazy objects handed out (K19) are built with the rest, in one pass over the
         # item's bytes (cheaper than building each one's rest on its own), then take their
         # part of it in place, keeping what they built alone.
-        parts = (
-            {k: v for k, v in built.items() if is_lazy(v)}
-            if built and cls.__kubeinformers_item__
-            else {}
-        )
+        parts = {k: v for k, v in built.items() if is_lazy(v)} if built and info.item else {}
         if parts:
             built = {k: v for k, v in built.items() if k not in parts}
         # Lazy objects handed out inside the fields built alone (a list's lazy items, objects
@@ -291,8 +338,8 @@ def _materialise(obj: Any) -> None:
         try:
             full = _build(cls, base, raw, built.keys(), parts)
         except ValidationError as exc:
-            owner = cls.__kubeinformers_owner_model__
-            if cls.__kubeinformers_item__:
+            owner = info.owner_model
+            if info.item:
                 meta = object.__getattribute__(obj, _META_SLOT)
                 fields = _state_of(meta) if meta is not None else {}
             elif owner is not None:  # a nested lazy object (K19): its item's identity
@@ -307,12 +354,12 @@ def _materialise(obj: Any) -> None:
                     cls.__kubeinformers_data__(raw),
                     key,
                     root=owner,
-                    path=state.get(_PATH) or cls.__kubeinformers_path__,
+                    path=state.get(_PATH) or info.path,
                 )
             except (ValueError, TypeError):  # no object at all: nothing reads past identity
                 invalid = InvalidObjectError(owner or base, key, exc)
                 state[_ERROR] = invalid
-                report = getattr(cls, _REPORT, None)
+                report = info.report
                 if report is not None and _claim_report(state):
                     report(invalid)
                 raise invalid from exc
@@ -320,7 +367,7 @@ def _materialise(obj: Any) -> None:
             full.__dict__.update(built)
         for name, part in parts.items():
             _take_part(part, full, name)
-        if cls.__kubeinformers_item__:
+        if info.item:
             # The metadata handed out stays the item's: a lazy one becomes the built one in
             # place, one built (or changed by a transform) before is kept as it is.
             meta = object.__getattribute__(obj, _META_SLOT)
@@ -346,7 +393,7 @@ def _materialise(obj: Any) -> None:
             except InvalidObjectError:
                 pass  # no object at all: it raises where it is read (K11), reported once
     if tell:
-        report = getattr(cls, _REPORT, None)
+        report = info.report
         if report is not None:
             report(typing.cast(InvalidObjectError, partly))
 
@@ -613,22 +660,27 @@ def _json_top_level(model: type[BaseModel]) -> Callable[[bytes], Any]:
     return msgspec.json.Decoder(struct).decode
 
 
-# The last item split into its top-level fields: a reconcile reads `spec`, then `status`, of
-# the same object, which one split serves (builds run under _LOCK; a tuple is replaced whole).
-_last_split: tuple[Any, type[BaseModel], Any] = (None, BaseModel, None)
+# The last objects split into their top-level fields, the latest first: a reconcile reads
+# `spec`, its containers' fields (each container split), then `status` of the same item,
+# which the item's split, still here, serves (a pod's is ~45,000 instructions, managedFields
+# being most of its bytes). Builds run under _LOCK.
+_SPLITS_KEPT = 4
+_splits: list[tuple[Any, type[BaseModel], Any]] = []
 
 
 def _json_part(model: type[BaseModel], name: str, raw: bytes) -> msgspec.Raw:
-    """The raw JSON of the item's top-level field `name` (FieldAbsent when not sent,
-    FieldUnavailable when `raw` is no JSON object), from the last split when it is this item's."""
-    global _last_split
-    last_raw, last_model, top = _last_split
-    if last_raw is not raw or last_model is not model:
+    """The raw JSON of the object's top-level field `name` (FieldAbsent when not sent,
+    FieldUnavailable when `raw` is no JSON object), from a recent split of the same object."""
+    for last_raw, last_model, top in _splits:
+        if last_raw is raw and last_model is model:
+            break
+    else:
         try:
             top = _json_top_level(model)(raw)
         except msgspec.DecodeError:
             raise FieldUnavailable(name) from None
-        _last_split = (raw, model, top)
+        _splits.insert(0, (raw, model, top))
+        del _splits[_SPLITS_KEPT:]
     part = getattr(top, name)
     if part is msgspec.UNSET:
         raise FieldAbsent(name)
@@ -749,11 +801,10 @@ def _lazy_item_getattr(self: Any, item: str) -> Any:
     when its class can (the rest stays raw until read: K13), else the whole model. An item's
     field that is itself a model comes as a nested lazy object when the format can (K19)."""
     cls = type(self)
-    base = getattr(cls, "__kubeinformers_lazy_base__", None)
-    field = getattr(cls, "__kubeinformers_field__", None)
-    if base is None or field is None or item not in cls.__kubeinformers_fields__:
+    info = _lazy_class_of(self)
+    if info is None or info.field is None or item not in info.fields:
         return _lazy_getattr(self, item)
-    is_item = cls.__kubeinformers_item__
+    base, field, is_item = info.base, info.field, info.item
     if is_item and item == "metadata":
         return _lazy_getattr(self, item)
     with _LOCK:
@@ -771,12 +822,12 @@ def _lazy_item_getattr(self: Any, item: str) -> Any:
             read_burst()
             raw = object.__getattribute__(self, _RAW_SLOT)
             try:
-                if cls.__kubeinformers_nested__ is not None:
-                    nested = _nested_object(self, cls, base, item, raw, state)
+                if info.nested is not None:
+                    nested = _nested_object(self, cls, info, item, raw, state)
                     if nested is not None:
                         return nested
-                if cls.__kubeinformers_items__ is not None:
-                    items = _lazy_items(self, cls, base, item, raw, state)
+                if info.items is not None:
+                    items = _lazy_items(self, cls, info, item, raw, state)
                     if items is not None:
                         return items
                 value = field(base, item, raw)
@@ -846,43 +897,45 @@ def _list_model(model: type[BaseModel], name: str) -> type[BaseModel] | None:
     return None
 
 
-def _child_state(obj: Any, cls: Any, state: dict[str, Any], child: Any, path: str) -> None:
+def _child_state(obj: Any, info: _LazyClass, state: dict[str, Any], child: Any, path: str) -> None:
     """Hand the nested lazy object `child` of `obj` (whose instance dict is `state`) what it
     needs to name itself in errors and to be reported once (K11, K19, K20). Under _LOCK."""
     set_slot = object.__setattr__
-    if cls.__kubeinformers_item__:
+    if info.item:
         set_slot(child, _OWNER, _read_meta_slot(obj))
     else:
         set_slot(child, _OWNER, state.get(_OWNER))
         set_slot(child, _PATH, path)
-    if getattr(cls, _REPORT, None) is not None:
+    if info.report is not None:
         cell = state.get(_REPORTED)
         if cell is None:
             cell = state[_REPORTED] = [False]
         set_slot(child, _REPORTED, cell)  # the item and its parts are reported once (K11)
 
 
-def _child_path(cls: Any, state: dict[str, Any], base: type[BaseModel], name: str) -> str:
+def _child_path(info: _LazyClass, state: dict[str, Any], name: str) -> str:
     """The path from the item of the field `name` of a lazy object (`spec.containers`)."""
-    alias = field_alias(base, name)
-    if cls.__kubeinformers_item__:
+    alias = field_alias(info.base, name)
+    if info.item:
         return alias
-    return f"{state.get(_PATH) or cls.__kubeinformers_path__}.{alias}"
+    return f"{state.get(_PATH) or info.path}.{alias}"
 
 
 def _nested_object(
-    obj: Any, cls: Any, base: type[BaseModel], name: str, raw: Any, state: dict[str, Any]
+    obj: Any, cls: Any, info: _LazyClass, name: str, raw: Any, state: dict[str, Any]
 ) -> Any:
     """The nested lazy object for the lazy object `obj`'s field `name` (K19, K20), kept in its
     `state`; below an item's own fields, the model built (and kept) when it is smaller than
     LAZY_MIN_BYTES. None when the field is no model or the format cannot give it raw (then
     built alone by the format's `field`: absent, null). Under _LOCK."""
+    base = info.base
     model = _nested_model(base, name)
     if model is None:
         return None
-    item = cls.__kubeinformers_item__
+    item = info.item
+    assert info.nested is not None
     try:
-        fmt, sub_raw, size = cls.__kubeinformers_nested__(base, name, raw)
+        fmt, sub_raw, size = info.nested(base, name, raw)
     except FieldUnavailable:
         if item:
             raise  # an item's own field the format cannot give: the whole item is built
@@ -890,44 +943,48 @@ def _nested_object(
     if not item and not worth_lazy(size):
         built = state[name] = fmt.item(model, sub_raw)
         return built
-    nested = object.__new__(_nested_class(cls, name, model, fmt))
+    nested = object.__new__(_nested_class(cls, info, name, model, fmt))
     _set_raw_slot(nested, sub_raw)
-    _child_state(obj, cls, state, nested, _child_path(cls, state, base, name))
+    _child_state(obj, info, state, nested, _child_path(info, state, name))
     state[name] = nested
     return nested
 
 
 def _lazy_items(
-    obj: Any, cls: Any, base: type[BaseModel], name: str, raw: Any, state: dict[str, Any]
+    obj: Any, cls: Any, info: _LazyClass, name: str, raw: Any, state: dict[str, Any]
 ) -> list[Any] | None:
     """The list of lazy objects for the lazy object `obj`'s field `name` (K20), kept in its
     `state`; the list of models built (and kept) when they are smaller than LAZY_MIN_BYTES on
     average. None when the field is no list of models or the format cannot give its items
     raw (then built alone by the format's `field`: absent, null). Under _LOCK."""
+    base = info.base
     model = _list_model(base, name)
     if model is None:
         return None
+    assert info.items is not None
     try:
-        fmt, raws = cls.__kubeinformers_items__(base, name, raw)
+        fmt, raws = info.items(base, name, raw)
     except FieldUnavailable:
         return None
     if fmt is None:  # small items: built, as the format's `field` would
         built: list[Any] = raws
         state[name] = built
         return built
-    item_cls = _nested_class(cls, name, model, fmt)
-    path = _child_path(cls, state, base, name)
+    item_cls = _nested_class(cls, info, name, model, fmt)
+    path = _child_path(info, state, name)
     items = []
     for index, item_raw in enumerate(raws):
         item = object.__new__(item_cls)
         _set_raw_slot(item, item_raw)
-        _child_state(obj, cls, state, item, f"{path}[{index}]")
+        _child_state(obj, info, state, item, f"{path}[{index}]")
         items.append(item)
     state[name] = items
     return items
 
 
-def _nested_class(cls: Any, name: str, model: type[BaseModel], fmt: RawFormat) -> Any:
+def _nested_class(
+    cls: Any, info: _LazyClass, name: str, model: type[BaseModel], fmt: RawFormat
+) -> Any:
     """The lazy class of `cls`'s (a lazy class') field `name` (or of its items, for a list):
     one per class and field, telling the item class's `on_invalid` hook (K11). Under _LOCK."""
     known: dict[str, Any] | None = cls.__dict__.get("__kubeinformers_nested_classes__")
@@ -948,15 +1005,20 @@ def _nested_class(cls: Any, name: str, model: type[BaseModel], fmt: RawFormat) -
             None,
             fmt.items,
         )
-        report = getattr(cls, _REPORT, None)
-        base = cls.__kubeinformers_lazy_base__
+        report = info.report
+        base = info.base
+        owner_model = info.owner_model or base
+        # An item's own fields' path; below them each object has its own (_PATH).
+        path = field_alias(base, name) if info.item else ""
         namespace: dict[str, Any] = {
             "__slots__": (),
             "__module__": nested.__module__,
             "__qualname__": nested.__qualname__,
-            "__kubeinformers_owner_model__": cls.__kubeinformers_owner_model__ or base,
-            # An item's own fields' path; below them each object has its own (_PATH).
-            "__kubeinformers_path__": field_alias(base, name) if cls.__kubeinformers_item__ else "",
+            "__kubeinformers_owner_model__": owner_model,
+            "__kubeinformers_path__": path,
+            "__kubeinformers_lazy__": _lazy_class_of_class(nested).but(
+                report=report, owner_model=owner_model, path=path
+            ),
         }
         if report is not None:
             namespace[_REPORT] = staticmethod(report)
@@ -1042,6 +1104,7 @@ def _new_lazy_class(
         # A nested lazy object's owner model and field path (K19), set on its class.
         "__kubeinformers_owner_model__": None,
         "__kubeinformers_path__": "",
+        "__kubeinformers_lazy__": _LazyClass(base, item, field, nested, items),
     }
     for name in _MATERIALISE_BEFORE:
         namespace[name] = _materialising(name)
@@ -1075,8 +1138,16 @@ def _reporting_class(lazy: type[BaseModel], report: Callable[[InvalidObjectError
         "__module__": lazy.__module__,
         "__qualname__": lazy.__qualname__,
         _REPORT: staticmethod(report),
+        "__kubeinformers_lazy__": _lazy_class_of_class(lazy).but(report=report),
     }
     return type(lazy.__name__, (lazy,), namespace)
+
+
+def _lazy_class_of_class(lazy: type[BaseModel]) -> _LazyClass:
+    """The _LazyClass of the lazy class `lazy` (when making a subclass of it)."""
+    info = type.__getattribute__(lazy, "__kubeinformers_lazy__")
+    assert isinstance(info, _LazyClass)
+    return info
 
 
 def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
