@@ -145,6 +145,7 @@ class _LazyClass:
 
     __slots__ = (
         "base",
+        "classes",
         "field",
         "fields",
         "item",
@@ -172,12 +173,15 @@ class _LazyClass:
         self.report: Callable[[InvalidObjectError], None] | None = None
         self.owner_model: type[BaseModel] | None = None
         self.path = ""
+        # The lazy classes of its fields' nested objects (`_nested_class`), by field name.
+        self.classes: dict[str, Any] = {}
 
     def but(self, **changes: Any) -> _LazyClass:
         """A copy with `changes` (a subclass' own: its report hook, owner model, path)."""
         other = object.__new__(_LazyClass)
         for name in _LazyClass.__slots__:
             object.__setattr__(other, name, changes.get(name, getattr(self, name)))
+        other.classes = {}  # the subclass' own nested classes (they tell its report hook)
         return other
 
 
@@ -671,10 +675,12 @@ _splits: list[tuple[Any, type[BaseModel], Any]] = []
 def _json_part(model: type[BaseModel], name: str, raw: bytes) -> msgspec.Raw:
     """The raw JSON of the object's top-level field `name` (FieldAbsent when not sent,
     FieldUnavailable when `raw` is no JSON object), from a recent split of the same object."""
-    for last_raw, last_model, top in _splits:
-        if last_raw is raw and last_model is model:
+    top = None
+    for split in _splits:
+        if split[0] is raw and split[1] is model:
+            top = split[2]
             break
-    else:
+    if top is None:
         try:
             top = _json_top_level(model)(raw)
         except msgspec.DecodeError:
@@ -796,25 +802,47 @@ def _lazy_getattr(self: Any, item: str) -> Any:
     return getattr(self, item)
 
 
-def _lazy_item_getattr(self: Any, item: str) -> Any:
+class _LazyField:
+    """A field of a lazy class whose fields are built on their own (K13, K19): its first read
+    builds it (`_read_field`); once built, the instance dict holds it and answers (a non-data
+    descriptor yields to it). Why a descriptor: a read past a missing attribute goes through
+    an AttributeError and `__getattr__`, ~2,000 instructions more on every first read. It
+    holds what that read needs to know of the field, found once per class."""
+
+    __slots__ = ("alias", "list_model", "model", "name", "none_when_absent")
+
+    def __init__(self, base: type[BaseModel], name: str) -> None:
+        self.name = name
+        self.alias = field_alias(base, name)
+        self.model = _nested_model(base, name)  # a model field's model (K19)
+        self.list_model = _list_model(base, name)  # a list of models' item model (K20)
+        self.none_when_absent = _reads_none_when_absent(base, name)
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            raise AttributeError(self.name)  # as on the model's class: fields are no attributes
+        return _read_field(obj, self)
+
+
+def _read_field(self: Any, field: _LazyField) -> Any:
     """A lazy item's (or nested lazy object's) field not built yet: build that field alone,
-    when its class can (the rest stays raw until read: K13), else the whole model. An item's
-    field that is itself a model comes as a nested lazy object when the format can (K19)."""
+    when its class can (the rest stays raw until read: K13), else the whole model. A field
+    that is itself a model, or a list of them, comes as nested lazy objects when the format
+    can (K19, K20)."""
     cls = type(self)
     info = _lazy_class_of(self)
-    if info is None or info.field is None or item not in info.fields:
-        return _lazy_getattr(self, item)
-    base, field, is_item = info.base, info.field, info.item
-    if is_item and item == "metadata":
-        return _lazy_getattr(self, item)
+    name = field.name
+    if info is None:  # built meanwhile
+        return getattr(self, name)
     with _LOCK:
         if type(self) is not cls:  # built meanwhile
-            return getattr(self, item)
+            return getattr(self, name)
         state = _state_of(self)
-        if item in state:
-            return state[item]
+        if name in state:
+            return state[name]
+        is_item = info.item
         if not state and is_item:
-            holder = _item_state_holder(base)
+            holder = _item_state_holder(info.base)
             if holder is not None:  # an empty dict sharing the keys it will hold (see there)
                 state = holder().__dict__
                 _set_state(self, state)
@@ -822,25 +850,26 @@ def _lazy_item_getattr(self: Any, item: str) -> Any:
             read_burst()
             raw = object.__getattribute__(self, _RAW_SLOT)
             try:
-                if info.nested is not None:
-                    nested = _nested_object(self, cls, info, item, raw, state)
+                if field.model is not None and info.nested is not None:
+                    nested = _nested_object(self, cls, info, field, raw, state)
                     if nested is not None:
                         return nested
-                if info.items is not None:
-                    items = _lazy_items(self, cls, info, item, raw, state)
+                elif field.list_model is not None and info.items is not None:
+                    items = _lazy_items(self, cls, info, field, raw, state)
                     if items is not None:
                         return items
-                value = field(base, item, raw)
+                assert info.field is not None
+                value = info.field(info.base, name, raw)
             except FieldAbsent:
-                if _reads_none_when_absent(base, item):
+                if field.none_when_absent:
                     return None  # not sent: the default, and not in the fields set
             except (FieldUnavailable, ValidationError, ValueError):
                 pass  # the whole model: it says precisely what is wrong
             else:
-                state[item] = value
+                state[name] = value
                 return value
     _materialise(self)
-    return getattr(self, item)
+    return getattr(self, name)
 
 
 _SHARED_KEYS_MAX = 30  # CPython shares no more keys than this
@@ -913,29 +942,25 @@ def _child_state(obj: Any, info: _LazyClass, state: dict[str, Any], child: Any, 
         set_slot(child, _REPORTED, cell)  # the item and its parts are reported once (K11)
 
 
-def _child_path(info: _LazyClass, state: dict[str, Any], name: str) -> str:
-    """The path from the item of the field `name` of a lazy object (`spec.containers`)."""
-    alias = field_alias(info.base, name)
+def _child_path(info: _LazyClass, state: dict[str, Any], field: _LazyField) -> str:
+    """The path from the item of the `field` of a lazy object (`spec.containers`)."""
     if info.item:
-        return alias
-    return f"{state.get(_PATH) or info.path}.{alias}"
+        return field.alias
+    return f"{state.get(_PATH) or info.path}.{field.alias}"
 
 
 def _nested_object(
-    obj: Any, cls: Any, info: _LazyClass, name: str, raw: Any, state: dict[str, Any]
+    obj: Any, cls: Any, info: _LazyClass, field: _LazyField, raw: Any, state: dict[str, Any]
 ) -> Any:
     """The nested lazy object for the lazy object `obj`'s field `name` (K19, K20), kept in its
     `state`; below an item's own fields, the model built (and kept) when it is smaller than
     LAZY_MIN_BYTES. None when the field is no model or the format cannot give it raw (then
     built alone by the format's `field`: absent, null). Under _LOCK."""
-    base = info.base
-    model = _nested_model(base, name)
-    if model is None:
-        return None
+    name, model = field.name, field.model
+    assert model is not None and info.nested is not None
     item = info.item
-    assert info.nested is not None
     try:
-        fmt, sub_raw, size = info.nested(base, name, raw)
+        fmt, sub_raw, size = info.nested(info.base, name, raw)
     except FieldUnavailable:
         if item:
             raise  # an item's own field the format cannot give: the whole item is built
@@ -943,35 +968,32 @@ def _nested_object(
     if not item and not worth_lazy(size):
         built = state[name] = fmt.item(model, sub_raw)
         return built
-    nested = object.__new__(_nested_class(cls, info, name, model, fmt))
+    nested = object.__new__(_nested_class(info, name, model, fmt))
     _set_raw_slot(nested, sub_raw)
-    _child_state(obj, info, state, nested, _child_path(info, state, name))
+    _child_state(obj, info, state, nested, _child_path(info, state, field))
     state[name] = nested
     return nested
 
 
 def _lazy_items(
-    obj: Any, cls: Any, info: _LazyClass, name: str, raw: Any, state: dict[str, Any]
+    obj: Any, cls: Any, info: _LazyClass, field: _LazyField, raw: Any, state: dict[str, Any]
 ) -> list[Any] | None:
     """The list of lazy objects for the lazy object `obj`'s field `name` (K20), kept in its
     `state`; the list of models built (and kept) when they are smaller than LAZY_MIN_BYTES on
     average. None when the field is no list of models or the format cannot give its items
     raw (then built alone by the format's `field`: absent, null). Under _LOCK."""
-    base = info.base
-    model = _list_model(base, name)
-    if model is None:
-        return None
-    assert info.items is not None
+    name, model = field.name, field.list_model
+    assert model is not None and info.items is not None
     try:
-        fmt, raws = info.items(base, name, raw)
+        fmt, raws = info.items(info.base, name, raw)
     except FieldUnavailable:
         return None
     if fmt is None:  # small items: built, as the format's `field` would
         built: list[Any] = raws
         state[name] = built
         return built
-    item_cls = _nested_class(cls, info, name, model, fmt)
-    path = _child_path(info, state, name)
+    item_cls = _nested_class(info, name, model, fmt)
+    path = _child_path(info, state, field)
     items = []
     for index, item_raw in enumerate(raws):
         item = object.__new__(item_cls)
@@ -982,15 +1004,11 @@ def _lazy_items(
     return items
 
 
-def _nested_class(
-    cls: Any, info: _LazyClass, name: str, model: type[BaseModel], fmt: RawFormat
-) -> Any:
-    """The lazy class of `cls`'s (a lazy class') field `name` (or of its items, for a list):
-    one per class and field, telling the item class's `on_invalid` hook (K11). Under _LOCK."""
-    known: dict[str, Any] | None = cls.__dict__.get("__kubeinformers_nested_classes__")
-    if known is None:
-        known = {}
-        type.__setattr__(cls, "__kubeinformers_nested_classes__", known)
+def _nested_class(info: _LazyClass, name: str, model: type[BaseModel], fmt: RawFormat) -> Any:
+    """The lazy class of the field `name` (or of its items, for a list) of the lazy class
+    whose _LazyClass is `info`: one per class and field, telling the item class's
+    `on_invalid` hook (K11). Under _LOCK."""
+    known = info.classes
     nested = known.get(name)
     if nested is None:
         nested = _lazy_class(
@@ -1083,7 +1101,9 @@ def _new_lazy_class(
         "__module__": base.__module__,
         # The model's own names: logs, messages and `type(obj).__name__` read as the model.
         "__qualname__": base.__qualname__,
-        "__getattr__": _lazy_item_getattr if field is not None else _lazy_getattr,
+        # Any attribute the class does not answer (its fields are `_LazyField`s where it
+        # builds them alone): the built model answers.
+        "__getattr__": _lazy_getattr,
         "__eq__": _lazy_eq,
         "__hash__": None,
         "__kubeinformers_lazy_base__": base,
@@ -1122,6 +1142,14 @@ def _new_lazy_class(
         # is built: pydantic refuses a class attribute shadowing a field). Once built, the
         # model's own `metadata` in the instance dict is read, as the class is then the model.
         type.__setattr__(lazy, "metadata", property(_lazy_item_metadata))
+    if field is not None:
+        # Each other field a descriptor that builds it on first read (then the instance dict,
+        # which a non-data descriptor yields to, answers): a read past a missing attribute
+        # goes through an AttributeError and `__getattr__`, ~2,000 instructions more on every
+        # first read of a field.
+        for name in base.model_fields:
+            if not (item and name == "metadata"):
+                type.__setattr__(lazy, name, _LazyField(base, name))
     return lazy
 
 
