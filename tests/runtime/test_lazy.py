@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from pydantic import Field
 
+from kubeinformers.generated.core.v1 import Pod as CorePod
 from kubeinformers.runtime.api import keys
 from kubeinformers.runtime.api.model import KubeModel, Status
 from kubeinformers.runtime.codec import lazy as lazy_module
@@ -406,3 +407,54 @@ def test_k13_a_transform_that_changed_the_metadata_keeps_its_change_after_the_wh
     assert pod.spec is not None and pod.model_dump()["metadata"]["generation"] == 42
     assert pod.model_dump()["metadata"]["annotations"] == {"a": "b"}
     assert pod.metadata.generation == 42 and type(pod) is Pod
+
+
+def _numbered_pod(i: int) -> bytes:
+    """A pod whose every value a reconcile reads says which pod it is; its container is big
+    enough to come as a nested lazy object of its own (K20)."""
+    container = {
+        "name": "app",
+        "image": f"registry.example/app:{i}",
+        "command": ["sh", "-c", "x" * 240],
+        "env": [{"name": "POD", "value": f"p{i}"}],
+    }
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"p{i}", "namespace": "default", "uid": f"u{i}"},
+            "spec": {"containers": [container], "nodeName": f"node-{i}"},
+            "status": {
+                "phase": f"Phase{i}",
+                "conditions": [{"type": "Ready", "status": "True", "reason": f"r{i}"}],
+            },
+        }
+    ).encode()
+
+
+def test_k13_k19_first_reads_interleaved_over_many_items_each_read_their_own_values() -> None:
+    # A reconcile reads spec, containers and status of one pod after another; handlers read
+    # them in any order. Whatever was split or built for one object never answers another's.
+    builder = LazyModelBuilder(CorePod)
+    pods = [builder.build(_numbered_pod(i)) for i in range(7)]
+    specs = [pod.spec for pod in pods]
+    for i in reversed(range(7)):
+        spec = specs[i]
+        assert spec is not None and spec.containers[0].image == f"registry.example/app:{i}"
+    for i in (3, 0, 6, 1, 5, 2, 4):
+        spec, status = specs[i], pods[i].status
+        assert spec is not None and status is not None and status.conditions
+        assert (status.phase, status.conditions[0].reason) == (f"Phase{i}", f"r{i}")
+        env = spec.containers[0].env
+        assert env is not None and env[0].value == f"p{i}" and spec.node_name == f"node-{i}"
+    for i, pod in enumerate(pods):
+        assert is_lazy(pod) and pod == CorePod.model_validate_json(_numbered_pod(i))
+
+
+def test_k13_a_field_is_no_attribute_of_a_lazy_class_as_of_the_models() -> None:
+    pod = LazyModelBuilder(CorePod).build(_numbered_pod(1))
+    with pytest.raises(AttributeError):
+        CorePod.spec  # noqa: B018
+    with pytest.raises(AttributeError):
+        type(pod).spec  # noqa: B018
+    assert pod.spec is not None and pod.spec.node_name == "node-1"

@@ -8,6 +8,7 @@ import pickle
 
 import pytest
 
+from kubeinformers.generated.core.v1 import PodCondition
 from kubeinformers.runtime.api.model import SharedFieldsSet
 from kubeinformers.runtime.cache.transforms import strip_managed_fields
 from kubeinformers.runtime.codec.lazy import LazyModelBuilder, materialize
@@ -133,3 +134,18 @@ def test_k15_models_built_in_many_threads_at_once_share_exactly_their_own_sets()
                 id(pod.model_fields_set)
             )
     assert len(by_shape) == 3 and all(len(ids) == 1 for ids in by_shape.values())
+
+
+def test_k15_models_of_one_class_given_alternating_field_sets_each_get_their_own() -> None:
+    # Most models of a class come with the same set, found without a lookup; one given
+    # another set between them still gets exactly its own, shared with its shape.
+    shapes = [
+        {"type": "Ready", "status": "True"},
+        {"type": "Ready", "status": "True", "reason": "r"},
+    ]
+    made = [PodCondition.model_validate(shapes[i % 2]) for i in range(6)]
+    for i, condition in enumerate(made):
+        assert condition.model_fields_set == set(["type", "status", "reason"][: 2 + i % 2])
+        assert type(condition.model_fields_set) is SharedFieldsSet
+        assert condition.model_fields_set is made[i % 2].model_fields_set
+    assert made[0].model_fields_set is not made[1].model_fields_set

@@ -851,11 +851,11 @@ def _read_field(self: Any, field: _LazyField) -> Any:
             raw = object.__getattribute__(self, _RAW_SLOT)
             try:
                 if field.model is not None and info.nested is not None:
-                    nested = _nested_object(self, cls, info, field, raw, state)
+                    nested = _nested_object(self, info, field, raw, state)
                     if nested is not None:
                         return nested
                 elif field.list_model is not None and info.items is not None:
-                    items = _lazy_items(self, cls, info, field, raw, state)
+                    items = _lazy_items(self, info, field, raw, state)
                     if items is not None:
                         return items
                 assert info.field is not None
@@ -950,9 +950,9 @@ def _child_path(info: _LazyClass, state: dict[str, Any], field: _LazyField) -> s
 
 
 def _nested_object(
-    obj: Any, cls: Any, info: _LazyClass, field: _LazyField, raw: Any, state: dict[str, Any]
+    obj: Any, info: _LazyClass, field: _LazyField, raw: Any, state: dict[str, Any]
 ) -> Any:
-    """The nested lazy object for the lazy object `obj`'s field `name` (K19, K20), kept in its
+    """The nested lazy object for the lazy object `obj`'s `field` (K19, K20), kept in its
     `state`; below an item's own fields, the model built (and kept) when it is smaller than
     LAZY_MIN_BYTES. None when the field is no model or the format cannot give it raw (then
     built alone by the format's `field`: absent, null). Under _LOCK."""
@@ -976,9 +976,9 @@ def _nested_object(
 
 
 def _lazy_items(
-    obj: Any, cls: Any, info: _LazyClass, field: _LazyField, raw: Any, state: dict[str, Any]
+    obj: Any, info: _LazyClass, field: _LazyField, raw: Any, state: dict[str, Any]
 ) -> list[Any] | None:
-    """The list of lazy objects for the lazy object `obj`'s field `name` (K20), kept in its
+    """The list of lazy objects for the lazy object `obj`'s `field` (K20), kept in its
     `state`; the list of models built (and kept) when they are smaller than LAZY_MIN_BYTES on
     average. None when the field is no list of models or the format cannot give its items
     raw (then built alone by the format's `field`: absent, null). Under _LOCK."""
