@@ -290,9 +290,9 @@ class _ReadBurst:
 _read_burst = _ReadBurst()
 
 
-def read_burst() -> None:
-    """A lazy object's model is about to be built: hold the collector off for this burst."""
-    _read_burst.touch()
+# A lazy object's model (or a field of it) is about to be built: hold the collector off for
+# this burst. The bound method itself: it runs on every first read of a field.
+read_burst = _read_burst.touch
 
 
 def end_read_burst() -> None:

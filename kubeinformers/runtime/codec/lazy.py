@@ -830,7 +830,7 @@ def _read_field(self: Any, field: _LazyField) -> Any:
     that is itself a model, or a list of them, comes as nested lazy objects when the format
     can (K19, K20)."""
     cls = type(self)
-    info = _lazy_class_of(self)
+    info: _LazyClass | None = getattr(self, "__kubeinformers_lazy__", None)  # _lazy_class_of
     name = field.name
     if info is None:  # built meanwhile
         return getattr(self, name)
