@@ -687,10 +687,10 @@ def _json_part(model: type[BaseModel], name: str, raw: bytes) -> msgspec.Raw:
             raise FieldUnavailable(name) from None
         _splits.insert(0, (raw, model, top))
         del _splits[_SPLITS_KEPT:]
-    part = getattr(top, name)
+    part: msgspec.Raw | msgspec.UnsetType = getattr(top, name)
     if part is msgspec.UNSET:
         raise FieldAbsent(name)
-    return typing.cast(msgspec.Raw, part)
+    return part
 
 
 def _json_field(model: type[BaseModel], name: str, raw: bytes) -> Any:
@@ -701,9 +701,10 @@ def _json_nested(model: type[BaseModel], name: str, raw: bytes) -> tuple[RawForm
     """The JSON format, raw object and size of the object's field `name` (K19, K20): its slice
     of the item's bytes, a msgspec.Raw over them (no copy)."""
     part = _json_part(model, name, raw)
-    if not _is_json_object(part):
+    view = memoryview(part)
+    if not view or view[0] != 0x7B:  # "{"
         raise FieldUnavailable(name)  # null, or no object: validated as a value
-    return JSON_OBJECT, part, len(memoryview(part))
+    return JSON_OBJECT, part, len(view)
 
 
 _decode_raw_items = msgspec.json.Decoder(list[msgspec.Raw]).decode
@@ -721,14 +722,11 @@ def _json_items(
         raise FieldUnavailable(name) from None  # null, or no list: validated as a value
     if not worth_lazy(len(memoryview(part)), len(items)):
         return None, field_validators(model, name)[1](bytes(part))
-    if not all(_is_json_object(item) for item in items):
-        raise FieldUnavailable(name)  # a null item, or no object: validated as a value
+    for item in items:
+        view = memoryview(item)
+        if not view or view[0] != 0x7B:  # "{"
+            raise FieldUnavailable(name)  # a null item, or no object: validated as a value
     return JSON_OBJECT, items
-
-
-def _is_json_object(part: msgspec.Raw) -> bool:
-    view = memoryview(part)
-    return len(view) > 0 and view[0] == 0x7B  # "{"
 
 
 _decode_members = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
@@ -970,7 +968,7 @@ def _nested_object(
         return built
     nested = object.__new__(_nested_class(info, name, model, fmt))
     _set_raw_slot(nested, sub_raw)
-    _child_state(obj, info, state, nested, _child_path(info, state, field))
+    _child_state(obj, info, state, nested, field.alias if item else _child_path(info, state, field))
     state[name] = nested
     return nested
 
@@ -1302,7 +1300,7 @@ class LazyModelBuilder(typing.Generic[M]):
         obj = object.__new__(item_class)
         _set_raw_slot(obj, raw)
         set_slot(obj, _META_SLOT, meta)
-        return typing.cast(M, obj)
+        return obj  # type: ignore[return-value]  # an instance of a subclass of the model
 
     def assemble_values(self, raw: bytes, identity: tuple[Any, ...] | None) -> M:
         """The lazy object for `raw` whose identity values were decoded already, in
@@ -1319,7 +1317,7 @@ class LazyModelBuilder(typing.Generic[M]):
         obj = object.__new__(item_class)
         _set_raw_slot(obj, raw)
         set_slot(obj, _META_SLOT, meta)
-        return typing.cast(M, obj)
+        return obj  # type: ignore[return-value]  # an instance of a subclass of the model
 
     def train(self, raws: Iterable[bytes]) -> None:
         """Train the compactor's dictionary from a list page's items before they are built
