@@ -63,7 +63,6 @@ __all__ = [
 M = TypeVar("M", bound=BaseModel)
 
 _ERROR = "__kubeinformers_error__"  # set once validation has failed (in the __dict__)
-_REPORT = "__kubeinformers_report__"  # the builder's on_invalid hook, on its own lazy classes
 # [reported?], in the __dict__ of a lazy object and its twins (lazy_twin): one report for all.
 _REPORTED = "__kubeinformers_reported__"
 # A nested lazy object's owner's metadata (in its __dict__): whose object it is, for errors.
@@ -249,7 +248,8 @@ def lazy_twin(obj: M) -> M:
     of `obj` and its twins is built first (K11).
     """
     cls = type(obj)
-    if getattr(cls, "__kubeinformers_lazy_base__", None) is None:
+    info = _lazy_class_of(obj)
+    if info is None:
         return obj
     with _LOCK:
         if type(obj) is not cls:  # built meanwhile: nothing raw is left to share
@@ -257,13 +257,13 @@ def lazy_twin(obj: M) -> M:
         twin: object = object.__new__(cls)
         set_slot = object.__setattr__
         state = _state_of(obj)
-        if _REPORTED not in state and getattr(cls, _REPORT, None) is not None:
+        if _REPORTED not in state and info.report is not None:
             state[_REPORTED] = [False]  # an invalid object is reported once, by either (K11)
         # Attribute by attribute: a lazy metadata's dict then shares its keys (see assemble).
         for name, value in state.items():
             set_slot(twin, name, value)
         set_slot(twin, _RAW_SLOT, object.__getattribute__(obj, _RAW_SLOT))
-        if getattr(cls, "__kubeinformers_item__", False):
+        if info.item:
             meta = _read_meta_slot(obj)
             if meta is not None and type(meta) is not dict:
                 meta = lazy_twin(meta)  # the RLock is re-entered
@@ -1030,14 +1030,10 @@ def _nested_class(info: _LazyClass, name: str, model: type[BaseModel], fmt: RawF
             "__slots__": (),
             "__module__": nested.__module__,
             "__qualname__": nested.__qualname__,
-            "__kubeinformers_owner_model__": owner_model,
-            "__kubeinformers_path__": path,
             "__kubeinformers_lazy__": _lazy_class_of_class(nested).but(
                 report=report, owner_model=owner_model, path=path
             ),
         }
-        if report is not None:
-            namespace[_REPORT] = staticmethod(report)
         nested = known[name] = type(nested.__name__, (nested,), namespace)
     return nested
 
@@ -1109,19 +1105,12 @@ def _new_lazy_class(
         "__kubeinformers_fields__": frozenset(base.model_fields),
         "__kubeinformers_build__": staticmethod(build),
         "__kubeinformers_data__": staticmethod(data),
-        "__kubeinformers_item__": item,
-        "__kubeinformers_field__": staticmethod(field) if field is not None else None,
         "__kubeinformers_strip__": staticmethod(strip) if strip is not None else None,
         "__kubeinformers_without__": staticmethod(without) if without is not None else None,
-        "__kubeinformers_nested__": staticmethod(nested) if nested is not None else None,
         "__kubeinformers_with__": staticmethod(item_with) if item_with is not None else None,
-        "__kubeinformers_items__": staticmethod(items) if items is not None else None,
-        # The builder's on_invalid hook, set on its own subclasses (`_reporting_class`); None
-        # here, so that looking it up never falls through to pydantic's metaclass __getattr__.
-        _REPORT: None,
-        # A nested lazy object's owner model and field path (K19), set on its class.
-        "__kubeinformers_owner_model__": None,
-        "__kubeinformers_path__": "",
+        # What a first read of a field reads of the class; its subclasses' own (the builder's
+        # on_invalid hook: `_reporting_class`; a nested object's owner and path: `_nested_class`)
+        # are copies of it.
         "__kubeinformers_lazy__": _LazyClass(base, item, field, nested, items),
     }
     for name in _MATERIALISE_BEFORE:
@@ -1163,7 +1152,6 @@ def _reporting_class(lazy: type[BaseModel], report: Callable[[InvalidObjectError
         "__slots__": (),
         "__module__": lazy.__module__,
         "__qualname__": lazy.__qualname__,
-        _REPORT: staticmethod(report),
         "__kubeinformers_lazy__": _lazy_class_of_class(lazy).but(report=report),
     }
     return type(lazy.__name__, (lazy,), namespace)
