@@ -169,7 +169,7 @@ _LAZY_SHAPE = _Shape(None)
 
 
 def _shape_of(cls: type[BaseModel]) -> _Shape:
-    if getattr(cls, "__kubeinformers_lazy_base__", None) is not None:
+    if getattr(cls, "__kubeinformers_lazy__", None) is not None:
         # Lazy classes are made at run time, a decoder's own holding its on_invalid hook
         # (K11): kept here, they would keep a dropped decoder and the informer the hook names
         # (its reflector, store, last error) for good (K9). Their models get their field set
@@ -243,12 +243,10 @@ def own_fields_set(model: BaseModel) -> None:
 class KubeModel(BaseModel):
     """Base class of generated Kubernetes models."""
 
-    # Read by the lazy objects' machinery (runtime.codec.lazy: `is_lazy`) of every model it
-    # meets; a lazy class sets it. Here so that a built model answers None at once, not
-    # through pydantic's metaclass __getattr__ (an exception per look, ~1 µs).
-    __kubeinformers_lazy_base__: ClassVar[type[BaseModel] | None] = None
-    # The same for the per-class state the lazy machinery reads (runtime.codec.lazy's
-    # `_LazyClass`, read through instances): None on a built model.
+    # The per-class state of a lazy class (runtime.codec.lazy's `_LazyClass`, read through
+    # instances: `is_lazy` and every first read of a field) of every model the machinery
+    # meets. Here so that a built model answers None at once, not through pydantic's
+    # `__getattr__` (an exception per look, ~1 µs).
     __kubeinformers_lazy__: ClassVar[Any] = None
 
     @classmethod

@@ -277,7 +277,7 @@ def strip_raw_managed_fields(obj: object) -> bool:
     `obj` is no such object (built, its metadata built, compact, or bytes that are no item),
     for the caller to strip the built model instead."""
     cls = type(obj)
-    if getattr(cls, "__kubeinformers_lazy_base__", None) is None:
+    if _lazy_class_of(obj) is None:
         return False
     strip = getattr(cls, "__kubeinformers_strip__", None)
     if strip is None:
@@ -309,7 +309,7 @@ def _key_of(identity: dict[str, Any]) -> str:
 def _materialise(obj: Any) -> None:
     cls = type(obj)
     info = _lazy_class_of(obj)
-    if info is None or type(obj) is not cls:
+    if info is None:
         return  # another thread got here first
     base = info.base
     with _LOCK:
@@ -337,7 +337,7 @@ def _materialise(obj: Any) -> None:
         # nested in a nested object: K20) are built after this object, each in place.
         held = _lazy_in(built.values())
         for part in parts.values():
-            part_names = type(part).__kubeinformers_fields__
+            part_names = _lazy_class_of_class(type(part)).fields
             held += _lazy_in(v for k, v in _state_of(part).items() if k in part_names)
         try:
             full = _build(cls, base, raw, built.keys(), parts)
@@ -441,15 +441,10 @@ def _parts_of(parts: dict[str, Any]) -> dict[str, tuple[type[BaseModel], Any, di
     """What ItemWith takes of nested lazy objects: their model, raw bytes and built fields."""
     out: dict[str, tuple[type[BaseModel], Any, dict[str, Any]]] = {}
     for name, part in parts.items():
-        cls = type(part)
-        names = cls.__kubeinformers_fields__
+        info = _lazy_class_of_class(type(part))
         state = _state_of(part)
-        built = {k: v for k, v in state.items() if k in names}
-        out[name] = (
-            cls.__kubeinformers_lazy_base__,
-            object.__getattribute__(part, _RAW_SLOT),
-            built,
-        )
+        built = {k: v for k, v in state.items() if k in info.fields}
+        out[name] = (info.base, object.__getattribute__(part, _RAW_SLOT), built)
     return out
 
 
@@ -462,7 +457,7 @@ def _take_part(part: Any, full: BaseModel, name: str) -> None:
     if not isinstance(sub, BaseModel):
         return
     state = _state_of(part)
-    names = type(part).__kubeinformers_fields__
+    names = _lazy_class_of_class(type(part)).fields
     alone = {k: v for k, v in state.items() if k in names}
     if alone:
         sub.__dict__.update(alone)  # they validated alone: the whole build found them valid
@@ -968,7 +963,7 @@ def _nested_object(
         return built
     nested = object.__new__(_nested_class(info, name, model, fmt))
     _set_raw_slot(nested, sub_raw)
-    _child_state(obj, info, state, nested, field.alias if item else _child_path(info, state, field))
+    _child_state(obj, info, state, nested, _child_path(info, state, field))
     state[name] = nested
     return nested
 
@@ -1100,9 +1095,6 @@ def _new_lazy_class(
         "__getattr__": _lazy_getattr,
         "__eq__": _lazy_eq,
         "__hash__": None,
-        "__kubeinformers_lazy_base__": base,
-        # The model's field names (`model_fields` is a property that builds its answer).
-        "__kubeinformers_fields__": frozenset(base.model_fields),
         "__kubeinformers_build__": staticmethod(build),
         "__kubeinformers_data__": staticmethod(data),
         "__kubeinformers_strip__": staticmethod(strip) if strip is not None else None,
@@ -1158,7 +1150,7 @@ def _reporting_class(lazy: type[BaseModel], report: Callable[[InvalidObjectError
 
 
 def _lazy_class_of_class(lazy: type[BaseModel]) -> _LazyClass:
-    """The _LazyClass of the lazy class `lazy` (when making a subclass of it)."""
+    """The _LazyClass of the lazy class `lazy` (a subclass of it made, a whole build)."""
     info = type.__getattribute__(lazy, "__kubeinformers_lazy__")
     assert isinstance(info, _LazyClass)
     return info
