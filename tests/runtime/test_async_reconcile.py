@@ -316,9 +316,12 @@ def test_async_leader_election_one_leads_then_hands_over(caplog: pytest.LogCaptu
         task_a.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task_a
-        assert store.spec(NS, NAME)["holderIdentity"] in ("", None)  # released
+        # a released the lease (b may already have taken it since: it retries every 0.1 s)
+        released = store.first_written_after("a")
+        assert released is not None and not released.get("holderIdentity"), store.written
         await asyncio.wait_for(lead_b.wait(), TIMEOUT)
         assert leading == ["a", "b"]
+        assert store.spec(NS, NAME)["holderIdentity"] == "b"
 
         api_b.fail = True  # b can no longer renew: it stops leading by itself
         assert await asyncio.wait_for(task_b, TIMEOUT) is False

@@ -27,13 +27,29 @@ class LeaseStore:
         self.leases: dict[tuple[str, str], dict[str, Any]] = {}
         self.rv = 0
         self.lock = threading.Lock()
+        # Every spec written, in order: a release is seen even when another candidate takes
+        # the lease before the test looks.
+        self.written: list[dict[str, Any]] = []
 
     def put(self, body: dict[str, Any]) -> V1Lease:
         self.rv += 1
         body = {**body, "metadata": {**body["metadata"], "resourceVersion": str(self.rv)}}
         self.leases[(body["metadata"]["namespace"], body["metadata"]["name"])] = body
+        self.written.append(dict(body.get("spec") or {}))
         model: V1Lease = _model(body, "V1Lease")
         return model
+
+    def first_written_after(self, holder: str) -> dict[str, Any] | None:
+        """The first spec written after `holder`'s last one: its release, or the next holder's
+        takeover, whichever came first."""
+        with self.lock:
+            last = max(
+                (i for i, spec in enumerate(self.written) if spec.get("holderIdentity") == holder),
+                default=None,
+            )
+            if last is None or last + 1 >= len(self.written):
+                return None
+            return self.written[last + 1]
 
     def spec(self, namespace: str, name: str) -> dict[str, Any]:
         """A copy of one Lease's spec as stored."""
