@@ -278,7 +278,10 @@ def run_rounds(
                     result["server_cpu_seconds"] = after - server_cpu
                 runs[c.name].append(result)
             except ChildFailed as e:
-                print(f"  round {r + 1} {c.name}: FAILED ({str(e).splitlines()[0]})", flush=True)
+                # what failed and its last line (the exception a child's traceback ends with)
+                lines = [line for line in str(e).splitlines() if line.strip()]
+                why = " ".join(lines[:1] + lines[-1:] if len(lines) > 1 else lines)
+                print(f"  round {r + 1} {c.name}: FAILED ({why})", flush=True)
                 continue
             value = runs[c.name][-1].get(metric, 0.0)
             print(f"  round {r + 1} {c.name}: {metric} {value:,.3f}", flush=True)
