@@ -408,6 +408,24 @@ def test_k20_a_list_of_big_models_comes_as_lazy_items_each_built_alone(
 
 
 @pytest.mark.parametrize("wire", WIRES)
+def test_k20_lazy_objects_at_one_path_in_different_items_hold_one_path_str(
+    wire: Callable[[], Shelf], lazy_lists: bool
+) -> None:
+    """The path a deeper lazy object names itself by (K11) is one str for every object at
+    that path, in every item, not ~70 bytes per object read."""
+    if not lazy_lists:
+        pytest.skip("nothing below the item's own fields is lazy at the default threshold")
+    first, second = wire(), wire()
+    paths = []
+    for obj in (first, second):
+        spec = obj.spec
+        assert spec is not None and spec.books is not None and is_lazy(spec.note)
+        paths.append([_state(x)[lazy_module._PATH] for x in (*spec.books, spec.note)])
+    assert paths[0] == ["spec.books[0]", "spec.books[1]", "spec.note"]
+    assert all(a is b for a, b in zip(*paths, strict=True))
+
+
+@pytest.mark.parametrize("wire", WIRES)
 def test_k20_a_lazy_item_of_a_list_builds_alone_keeping_its_place_and_equality(
     wire: Callable[[], Shelf], lazy_lists: bool
 ) -> None:
