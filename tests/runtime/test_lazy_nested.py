@@ -409,12 +409,11 @@ def test_k20_a_list_of_big_models_comes_as_lazy_items_each_built_alone(
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_k20_lazy_objects_at_one_path_in_different_items_hold_one_path_str(
-    wire: Callable[[], Shelf], lazy_lists: bool
+    wire: Callable[[], Shelf], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The path a deeper lazy object names itself by (K11) is one str for every object at
     that path, in every item, not ~70 bytes per object read."""
-    if not lazy_lists:
-        pytest.skip("nothing below the item's own fields is lazy at the default threshold")
+    monkeypatch.setattr(lazy_module, "LAZY_MIN_BYTES", 1)  # every list and model lazy
     first, second = wire(), wire()
     paths = []
     for obj in (first, second):
