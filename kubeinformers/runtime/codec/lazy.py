@@ -935,12 +935,29 @@ def _child_state(obj: Any, info: _LazyClass, state: dict[str, Any], child: Any, 
         set_slot(child, _REPORTED, cell)  # the item and its parts are reported once (K11)
 
 
+# Paths of lazy objects below an item's own fields (`spec.containers[0]`), each kept once:
+# every object at a path, in every item, holds the same str (~70 bytes each otherwise). Not
+# sys.intern: interned strings were immortal in early 3.12 releases. Bounded: started again
+# when full (what already holds a path keeps it). Used under _LOCK.
+_PATHS_KEPT = 4096
+_paths: dict[str, str] = {}
+
+
+def _one_path(path: str) -> str:
+    one = _paths.get(path)
+    if one is None:
+        if len(_paths) >= _PATHS_KEPT:
+            _paths.clear()
+        one = _paths[path] = path
+    return one
+
+
 def _child_path(info: _LazyClass, state: dict[str, Any], field: _LazyField) -> str:
-    """The path from the item of the `field` of a lazy object (`spec.containers`): one str
-    for every object at that path, in every item (sys.intern), not ~70 bytes per object."""
+    """The path from the item of the `field` of a lazy object (`spec.containers`), one str
+    for every object at it (_one_path)."""
     if info.item:
         return field.alias
-    return sys.intern(f"{state.get(_PATH) or info.path}.{field.alias}")
+    return _one_path(f"{state.get(_PATH) or info.path}.{field.alias}")
 
 
 def _nested_object(
@@ -992,7 +1009,7 @@ def _lazy_items(
     for index, item_raw in enumerate(raws):
         item = object.__new__(item_cls)
         _set_raw_slot(item, item_raw)
-        _child_state(obj, info, state, item, sys.intern(f"{path}[{index}]"))  # see _child_path
+        _child_state(obj, info, state, item, _one_path(f"{path}[{index}]"))
         items.append(item)
     state[name] = items
     return items
