@@ -696,10 +696,10 @@ def _json_nested(model: type[BaseModel], name: str, raw: bytes) -> tuple[RawForm
     """The JSON format, raw object and size of the object's field `name` (K19, K20): its slice
     of the item's bytes, a msgspec.Raw over them (no copy)."""
     part = _json_part(model, name, raw)
-    view = memoryview(part)
-    if not view or view[0] != 0x7B:  # "{"
+    size = _json_object_size(part)
+    if not size:
         raise FieldUnavailable(name)  # null, or no object: validated as a value
-    return JSON_OBJECT, part, len(view)
+    return JSON_OBJECT, part, size
 
 
 _decode_raw_items = msgspec.json.Decoder(list[msgspec.Raw]).decode
@@ -717,11 +717,15 @@ def _json_items(
         raise FieldUnavailable(name) from None  # null, or no list: validated as a value
     if not worth_lazy(len(memoryview(part)), len(items)):
         return None, field_validators(model, name)[1](bytes(part))
-    for item in items:
-        view = memoryview(item)
-        if not view or view[0] != 0x7B:  # "{"
-            raise FieldUnavailable(name)  # a null item, or no object: validated as a value
+    if not all(_json_object_size(item) for item in items):
+        raise FieldUnavailable(name)  # a null item, or no object: validated as a value
     return JSON_OBJECT, items
+
+
+def _json_object_size(part: msgspec.Raw) -> int:
+    """The size of `part` when it is a JSON object, else 0 (null, or another value)."""
+    view = memoryview(part)
+    return len(view) if view and view[0] == 0x7B else 0  # "{"
 
 
 _decode_members = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
@@ -935,29 +939,14 @@ def _child_state(obj: Any, info: _LazyClass, state: dict[str, Any], child: Any, 
         set_slot(child, _REPORTED, cell)  # the item and its parts are reported once (K11)
 
 
-# Paths of lazy objects below an item's own fields (`spec.containers[0]`), each kept once:
-# every object at a path, in every item, holds the same str (~70 bytes each otherwise). Not
-# sys.intern: interned strings were immortal in early 3.12 releases. Bounded: started again
-# when full (what already holds a path keeps it). Used under _LOCK.
-_PATHS_KEPT = 4096
-_paths: dict[str, str] = {}
-
-
-def _one_path(path: str) -> str:
-    one = _paths.get(path)
-    if one is None:
-        if len(_paths) >= _PATHS_KEPT:
-            _paths.clear()
-        one = _paths[path] = path
-    return one
-
-
 def _child_path(info: _LazyClass, state: dict[str, Any], field: _LazyField) -> str:
-    """The path from the item of the `field` of a lazy object (`spec.containers`), one str
-    for every object at it (_one_path)."""
+    """The path from the item of the `field` of a lazy object (`spec.containers`): one str
+    for every object at that path, in every item, as the identity's shared strings are
+    (sys.intern), not ~70 bytes per object. Paths are as many as the schema's fields and its
+    lists' lengths, whatever the number of objects: kept, even immortal, they cannot grow."""
     if info.item:
         return field.alias
-    return _one_path(f"{state.get(_PATH) or info.path}.{field.alias}")
+    return sys.intern(f"{state.get(_PATH) or info.path}.{field.alias}")
 
 
 def _nested_object(
@@ -1009,7 +998,7 @@ def _lazy_items(
     for index, item_raw in enumerate(raws):
         item = object.__new__(item_cls)
         _set_raw_slot(item, item_raw)
-        _child_state(obj, info, state, item, _one_path(f"{path}[{index}]"))
+        _child_state(obj, info, state, item, sys.intern(f"{path}[{index}]"))  # _child_path
         items.append(item)
     state[name] = items
     return items
