@@ -7,6 +7,7 @@ skipped, stop() from another thread, and a Reflector over the transport (paging,
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import socket
@@ -23,7 +24,7 @@ from pydantic import Field
 
 from kubeinformers.generated.core.v1.models import ConfigMap
 from kubeinformers.runtime.api.errors import ApiStatusError
-from kubeinformers.runtime.api.keys import object_annotations, object_resource_version
+from kubeinformers.runtime.api.keys import object_annotations, object_name, object_resource_version
 from kubeinformers.runtime.api.listwatch import ListOptions, Status
 from kubeinformers.runtime.api.model import KubeModel
 from kubeinformers.runtime.api.resource import APIResource, ProtobufKind
@@ -1249,3 +1250,37 @@ def test_k9_k11_a_kept_lazy_object_does_not_keep_its_stopped_informers_lister_wa
         with pytest.raises(InvalidFieldError, match=r"spec\.containers"):
             _ = kept.spec.containers
     assert "default/p" in caplog.text and "after its informer stopped" in caplog.text
+
+
+def test_m4_the_clients_list_is_retried_after_retry_after_as_its_other_calls(
+    server: CannedServer,
+) -> None:
+    from kubeinformers.runtime.client.typed import AsyncClient, Client
+
+    throttled = Reply(429, status_body(429, "TooManyRequests", "slow"), {"Retry-After": "0"})
+    page = Reply(
+        200,
+        json.dumps(
+            {
+                "kind": "ConfigMapList",
+                "apiVersion": "v1",
+                "metadata": {"resourceVersion": "7"},
+                "items": [{"metadata": {"name": "c", "namespace": "n"}}],
+            }
+        ).encode(),
+    )
+    path = "/api/v1/namespaces/n/configmaps"
+    server.routes[path] = [lambda r: throttled, lambda r: throttled, lambda r: page]
+    listed = Client(api_client(server.url)).list(ConfigMap, namespace="n")
+    assert [object_name(c) for c in listed.items] == ["c"]
+    assert listed.resource_version == "7" and len(server.requests) == 3
+
+    server.routes[path] = [lambda r: throttled] * 11
+    with pytest.raises(ApiStatusError) as err:
+        asyncio.run(AsyncClient(api_client(server.url)).list(ConfigMap, namespace="n"))
+    assert err.value.code == 429 and len(server.requests) == 3 + 11  # 10 retries, then raised
+
+    server.routes[path] = [lambda r: Reply(403, status_body(403, "Forbidden", "no"))] * 2
+    with pytest.raises(ApiStatusError) as err:
+        Client(api_client(server.url)).list(ConfigMap, namespace="n")
+    assert err.value.code == 403 and len(server.requests) == 3 + 11 + 1  # not retried

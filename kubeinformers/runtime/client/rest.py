@@ -90,20 +90,28 @@ class RestCore:
                     credentials.accepted(f"{request.what} at {self.server}")
                 return body
             err = self.error(request, status, body, retry_after)
-            retriable = status == 429 or (status >= 500 and retry_after is not None)
-            if not retriable or attempt >= self.max_retries:
-                raise err
             attempt += 1
-            wait = min(retry_after if retry_after is not None else 1.0, MAX_RETRY_AFTER)
-            logger.debug(
-                "%s: the server answered %d, retrying in %.1f s (attempt %d of %d)",
-                request.what,
-                status,
-                wait,
-                attempt,
-                self.max_retries,
-            )
-            time.sleep(wait)
+            self.wait_to_retry(err, attempt, request.what)
+
+    def wait_to_retry(self, err: ApiStatusError, attempt: int, what: str) -> None:
+        """Wait before retry number `attempt` of a request that failed with `err`, or raise
+        `err` when it is not to be retried: as client-go's rest client, a 429 (or a 5xx with
+        Retry-After) is sent again after the server's Retry-After (1 s without one, at most
+        MAX_RETRY_AFTER), up to `max_retries` times."""
+        code = err.code
+        retriable = code == 429 or (code >= 500 and err.retry_after is not None)
+        if not retriable or attempt > self.max_retries:
+            raise err
+        wait = min(err.retry_after if err.retry_after is not None else 1.0, MAX_RETRY_AFTER)
+        logger.debug(
+            "%s: the server answered %d, retrying in %.1f s (attempt %d of %d)",
+            what,
+            code,
+            wait,
+            attempt,
+            self.max_retries,
+        )
+        time.sleep(wait)
 
     def _send_once(self, request: Request) -> tuple[int, bytes, float | None]:
         api = self.api_client

@@ -31,6 +31,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar, cast, overload
 from pydantic import BaseModel
 
 from kubeinformers.runtime.api.apply import ApplyConfiguration, apply_document
+from kubeinformers.runtime.api.errors import ApiStatusError
 from kubeinformers.runtime.api.kinds import resource_of
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
 from kubeinformers.runtime.api.model import Scale, Status
@@ -522,6 +523,20 @@ class _Base:
                 self._listers[key] = found
         return found
 
+    def _list_page(
+        self, model: type[Any], namespace: str | None, options: ListOptions
+    ) -> ObjectList[Any]:
+        """One page over the informers' transport, retried as every other call of the client
+        is (RestCore.wait_to_retry: a 429, or a 5xx with Retry-After)."""
+        lister = self._lister_watcher(model, namespace)
+        attempt = 0
+        while True:
+            try:
+                return cast(ObjectList[Any], lister.list(options))
+            except ApiStatusError as err:
+                attempt += 1
+                self._core.wait_to_retry(err, attempt, f"list {lister.describe()}")
+
 
 class Client(_Base):
     """Typed reads and writes of generated models over a kubernetes ApiClient.
@@ -587,7 +602,7 @@ class Client(_Base):
         """One page of objects (all of them without `limit`; `namespace=None`: every
         namespace). The page's `continue_` asks for the next page."""
         options = ListOptions(label_selector, field_selector, None, None, limit, continue_)
-        return cast(ObjectList[K], self._lister_watcher(model, namespace).list(options))
+        return cast(ObjectList[K], self._list_page(model, namespace, options))
 
     def create(self, obj: K, *, field_manager: str | None = None, dry_run: bool = False) -> K:
         """Create `obj` (AlreadyExists if its name is taken); the server's copy is returned."""
@@ -932,7 +947,7 @@ class AsyncClient(_Base):
         options = ListOptions(label_selector, field_selector, None, None, limit, continue_)
 
         def work() -> ObjectList[K]:
-            return cast(ObjectList[K], self._lister_watcher(model, namespace).list(options))
+            return cast(ObjectList[K], self._list_page(model, namespace, options))
 
         return await asyncio.to_thread(work)
 
