@@ -20,7 +20,7 @@ help:
 	@echo "make test     ruff, mypy --strict, make verify, pytest (2 worker processes; PYTEST_WORKERS=0: one), make test-lowest"
 	@echo "make test-lowest  the real-server typed path with the lowest declared kubernetes, pydantic, msgspec, urllib3, PyYAML"
 	@echo "make generate regenerate the example CRD informers, or yours: CRDS=path OUT=dir [PACKAGE=name]"
-	@echo "make verify   regenerate into a temporary folder and fail on any difference"
+	@echo "make verify   regenerate in memory and fail on any difference from the files"
 	@echo "make bench    informers beside client-go and the official client on a real kube-apiserver (BIG=1: 100,000 pods; ARGS='--server local --pods N')"
 	@echo "make bench-shards  per-replica RSS and sync time of 1, 2, 4 static shards or ring replicas (ARGS='--pods N --replicas 1,2,4 --gate on|off --layouts static,ring')"
 	@echo "make soak     fault-injection soak (SEED=n FAULTS=n SERVER=real|local; real when its binaries are found)"
