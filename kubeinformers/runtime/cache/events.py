@@ -14,7 +14,7 @@ informer; G2: in order). The handler's delivery thread hands events to the event
 
 Back-pressure: at most `buffer` events wait on the loop for the consumer. When they are not
 consumed, the delivery thread of this stream waits, and further notifications collect in
-this handler's own buffer in the informer (G1: unbounded, visible as `pending` in
+this handler's own buffer in the informer (G1: unbounded, visible as `buffered` in
 `informer.metrics().handlers`), never holding up the informer or other handlers. A stream
 that is closed (`aclose()`, leaving `async with`, or garbage-collected) unregisters itself.
 """
