@@ -21,6 +21,7 @@ from kubeinformers.runtime.leaderelection.elector import (
     LeaderElector,
     LeaseLock,
     LockNotFoundError,
+    lease_seconds,
 )
 from tests.support.leases import FakeLeaseApi, LeaseStore
 
@@ -471,3 +472,21 @@ def test_lease_times_go_out_as_micro_time_even_on_a_whole_second() -> None:
     when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
     spec = lock._body(LeaderElectionRecord("one", 15, when, when, 0))["spec"]
     assert spec["acquireTime"] == spec["renewTime"] == "2026-01-02T03:04:05.000000Z"
+
+
+def test_a_fractional_lease_duration_is_written_rounded_up_never_shorter() -> None:
+    # The others judge the lease by the whole seconds written: truncated (client-go), a 1.5 s
+    # lease would read as 1 s, expired before its holder's 1.2 s renew deadline has passed.
+    store = LeaseStore()
+    elector = LeaderElector(
+        LeaderElectionConfig(
+            LeaseLock(FakeLeaseApi(store), NS, NAME, "a"),
+            LeaderCallbacks(lambda stop: None, lambda: None),
+            lease_duration=1.5,
+            renew_deadline=1.2,
+            retry_period=0.1,
+        )
+    )
+    assert elector.try_acquire_or_renew()
+    assert store.spec(NS, NAME)["leaseDurationSeconds"] == 2
+    assert [lease_seconds(d) for d in (1.0, 1.5, 15.0, 15.2)] == [1, 2, 15, 16]

@@ -260,6 +260,17 @@ def test_n22_a_bucket_another_live_member_claims_is_withdrawn_not_started() -> N
     assert recorded == "4"
 
 
+def test_n21_a_fractional_lease_duration_is_written_rounded_up() -> None:
+    # The others judge a member's Lease by the whole seconds it holds (as leader election's).
+    store = LeaseStore()
+    core = RingCore(
+        RingConfig(RING, "a", NS, lease_duration=1.5, renew_deadline=1.2, retry_period=0.2),
+        MemberLeases(FakeLeaseApi(store), NS, RING, "a"),
+    )
+    assert core.renew()
+    assert store.spec(NS, "ctl-a")["leaseDurationSeconds"] == 2
+
+
 def test_n21_ring_and_identity_must_make_a_lease_name() -> None:
     api = FakeLeaseApi(LeaseStore())
     with pytest.raises(ValueError, match="identity"):

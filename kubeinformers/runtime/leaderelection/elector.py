@@ -20,6 +20,7 @@ elector.run(stop)      # blocks until stop is set or leadership is lost
 from __future__ import annotations
 
 import logging
+import math
 import random
 import threading
 import time
@@ -271,6 +272,13 @@ def check_lease_timing(lease_duration: float, renew_deadline: float, retry_perio
         raise ValueError(f"retry_period must be positive, got {retry_period}")
 
 
+def lease_seconds(lease_duration: float) -> int:
+    """The `leaseDurationSeconds` a holder with `lease_duration` writes: whole seconds, rounded
+    up. client-go truncates; rounded up, the others never judge a lease of a fractional
+    duration expired before its holder has stopped working (`check_lease_timing`)."""
+    return max(1, math.ceil(lease_duration))
+
+
 @dataclass
 class LeaderElectionConfig:
     """client-go's defaults: lease 15 s, renew deadline 10 s, retry every 2 s."""
@@ -422,7 +430,7 @@ class LeaderElector:
         now = self._clock()
         record = LeaderElectionRecord(
             holder_identity=lock.identity(),
-            lease_duration_seconds=max(1, int(self.config.lease_duration)),
+            lease_duration_seconds=lease_seconds(self.config.lease_duration),
             acquire_time=wall_now,
             renew_time=wall_now,
         )

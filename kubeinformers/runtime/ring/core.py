@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from kubeinformers.runtime.api.shard import Shard, ShardKey
 from kubeinformers.runtime.clock import Now
-from kubeinformers.runtime.leaderelection.elector import check_lease_timing
+from kubeinformers.runtime.leaderelection.elector import check_lease_timing, lease_seconds
 from kubeinformers.runtime.metrics import HistogramSnapshot, LatencyRecorder, track_ring
 from kubeinformers.runtime.ring.assignment import BUCKETS, assign, shard_of
 from kubeinformers.runtime.ring.members import (
@@ -264,7 +264,7 @@ class RingCore:
                 claimed = self._claimed
             try:
                 self.leases.write(
-                    claimed, max(1, int(self.config.lease_duration)), self._request_timeout()
+                    claimed, lease_seconds(self.config.lease_duration), self._request_timeout()
                 )
             except Exception as err:
                 with self._lock:
