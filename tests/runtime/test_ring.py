@@ -12,6 +12,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 from kubernetes.client.exceptions import ApiException
@@ -223,6 +224,45 @@ def test_n22_a_member_that_cannot_renew_stops_all_work_before_others_take_it_ove
         running["c"].api.fail = False  # back: it rejoins and takes its share again
         ledger.wait(lambda: ledger.covers(["a", "b", "c"]))
     assert ledger.violations == []
+
+
+class TimeoutRecordingLeaseApi(FakeLeaseApi):
+    """Records each request's timeout, by verb."""
+
+    def __init__(self, store: LeaseStore) -> None:
+        super().__init__(store)
+        self.timeouts: list[tuple[str, float]] = []
+
+    def list_namespaced_lease(self, namespace: str, **kwargs: Any) -> Any:
+        self.timeouts.append(("list", kwargs["_request_timeout"]))
+        return super().list_namespaced_lease(namespace, **kwargs)
+
+    def replace_namespaced_lease(self, name: str, namespace: str, body: Any, **kwargs: Any) -> Any:
+        self.timeouts.append(("replace", kwargs["_request_timeout"]))
+        return super().replace_namespaced_lease(name, namespace, body, **kwargs)
+
+
+def test_n22_every_lease_request_of_a_member_ends_by_its_renew_deadline() -> None:
+    now = [100.0]
+    api = TimeoutRecordingLeaseApi(LeaseStore())
+    core = RingCore(
+        RingConfig(
+            RING,
+            "a",
+            NS,
+            lease_duration=3.0,
+            renew_deadline=2.0,
+            retry_period=0.5,
+            clock=lambda: now[0],
+        ),
+        MemberLeases(api, NS, RING, "a"),
+    )
+    assert core.renew()  # sent at 100.0: the deadline is 102.0
+    now[0] = 101.5
+    assert core.observe() is not None  # a handoff step's list, 0.5 s before the deadline
+    assert core.claim(frozenset({1})) == frozenset({1})  # renews (to 103.5), then lists
+    timed = [(verb, round(timeout, 3)) for verb, timeout in api.timeouts]
+    assert timed[-3:] == [("list", 0.5), ("replace", 0.5), ("list", 2.0)]
 
 
 def test_n23_health_says_holds_no_range_and_in_transition() -> None:

@@ -244,11 +244,11 @@ class RingCore:
 
     # --------------------------------------------------------------------------- Lease steps
 
-    def _timeout(self) -> float:
-        return self.config.renew_deadline
-
     def _request_timeout(self) -> float:
-        """A member's renewal must not outlast its renew deadline: the time left until it."""
+        """A member's Lease request (a renewal, and every list or delete of a handoff step)
+        must not outlast its renew deadline: the time left until it. Why every request: the
+        faces drive a step's requests holding the lock that stopping all work at the deadline
+        takes, so a request hanging past the deadline would hold the stop back."""
         with self._lock:
             if not self._member or self._renewed_at is None:
                 return self.config.renew_deadline
@@ -335,7 +335,7 @@ class RingCore:
         if not self.is_member():
             return None
         try:
-            listed = self.leases.list(self._timeout())
+            listed = self.leases.list(self._request_timeout())
         except Exception as err:
             self._log.debug("ring %s: cannot list member leases: %s", self.config.ring, err)
             return None
@@ -373,7 +373,7 @@ class RingCore:
             abandoned = self._view.abandoned(now)
         for name, rv in abandoned.items():
             try:
-                if self.leases.delete_abandoned(name, rv, self._timeout()):
+                if self.leases.delete_abandoned(name, rv, self._request_timeout()):
                     self._log.info(
                         "ring %s: deleted member lease %s/%s, unchanged for %d lease durations",
                         self.config.ring,
@@ -412,7 +412,7 @@ class RingCore:
                 self._claimed -= wanted - self._held
             return frozenset()
         try:
-            listed = self.leases.list(self._timeout())
+            listed = self.leases.list(self._request_timeout())
         except Exception as err:
             self._log.debug("ring %s: cannot list member leases: %s", self.config.ring, err)
             with self._lock:
@@ -468,7 +468,7 @@ class RingCore:
             self._running = False
         with self._write_lock:
             try:
-                self.leases.delete(self._timeout())
+                self.leases.delete(self._request_timeout())
             except Exception as err:
                 self._log.warning(
                     "ring %s: could not delete member lease %s (%s); the others take its "
