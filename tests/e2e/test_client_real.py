@@ -346,6 +346,37 @@ def test_m1_a_write_through_the_factory_client_is_in_the_lister_when_it_returns(
                 lister.widgets(ns).get(f"r{i}")
 
 
+def test_m1_a_write_that_removes_the_last_finalizer_returns_once_the_object_is_gone(
+    real_apiserver: RealApiServer, ns: str
+) -> None:
+    # The server deletes the object after that write and answers with it as written, at the
+    # resourceVersion before the delete: waiting for that version would end too soon.
+    with SharedInformerFactory(real_apiserver.api_client(), namespace=ns) as factory:
+        lister = factory.lister(ConfigMap)
+        factory.start()
+        assert all(factory.wait_for_cache_sync(timeout=60).values())
+        client = factory.client()
+        for i, how in enumerate(["merge", "json", "update"] * 3):
+            name = f"fin-{i}"
+            client.create(
+                ConfigMap(metadata=ObjectMeta(name=name, namespace=ns, finalizers=["x.io/f"]))
+            )
+            kept = client.delete(ConfigMap, name, namespace=ns)  # the finalizer keeps it
+            assert not isinstance(kept, Status)
+            if how == "merge":
+                client.patch(ConfigMap, name, {"metadata": {"finalizers": None}}, namespace=ns)
+            elif how == "json":
+                patch = [{"op": "remove", "path": "/metadata/finalizers"}]
+                client.patch(ConfigMap, name, patch, namespace=ns, patch_type="json")
+            else:
+                current = client.get(ConfigMap, name, namespace=ns)
+                assert current.metadata is not None
+                current.metadata.finalizers = None
+                client.update(current)
+            with pytest.raises(NotFound):
+                lister.config_maps(ns).get(name)
+
+
 def test_m1_async_client_reads_its_writes_without_blocking_the_loop(
     real_apiserver: RealApiServer, ns: str
 ) -> None:

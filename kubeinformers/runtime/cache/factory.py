@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
 
+from kubeinformers.runtime.api.fields import field_of
 from kubeinformers.runtime.api.keys import (
     object_labels,
     object_name,
@@ -514,11 +515,15 @@ class SharedInformerFactory:
         result: object,
         deleted: bool,
     ) -> tuple[str, Callable[[], bool] | None]:
-        """The resourceVersion to wait for, or for a delete answered by a Status, a check
-        that the key no longer holds the deleted object."""
+        """The resourceVersion to wait for, or for a delete answered by a Status, or a write
+        that lets the server delete the object (`_deleted_by_write`), a check that the key no
+        longer holds the deleted object."""
         if not isinstance(result, Status):
-            return object_resource_version(result), None
-        uid = (result.details.uid if result.details else None) or ""
+            if not _deleted_by_write(result):
+                return object_resource_version(result), None
+            uid = object_uid(result)
+        else:
+            uid = (result.details.uid if result.details else None) or ""
         key = f"{namespace}/{name}" if namespace else name
         indexer = informer.get_indexer()
 
@@ -882,3 +887,16 @@ def _import_model(path: str, gvr: GroupVersionResource) -> type[Any]:
     if not isinstance(model, type):
         raise NoInformerFoundError(gvr, f"{path!r} is not a class")
     return model
+
+
+def _deleted_by_write(obj: object) -> bool:
+    """Whether the server deletes `obj` right after the write that returned it: an object
+    being deleted (deletionTimestamp set, no grace period left) whose last finalizer the write
+    removed. The server answers with the object as written, at the resourceVersion before the
+    delete, so waiting for that version would end before the informer drops it (M1)."""
+    md = field_of(obj, "metadata", "metadata")
+    if md is None or field_of(md, "deletion_timestamp", "deletionTimestamp") is None:
+        return False
+    if field_of(md, "finalizers", "finalizers"):
+        return False
+    return not field_of(md, "deletion_grace_period_seconds", "deletionGracePeriodSeconds")
