@@ -128,6 +128,27 @@ def test_m4_failures_raise_the_typed_error_with_the_status(
     assert "secret" not in str(err.value)
 
 
+def test_m4_a_conflict_says_what_to_do_by_the_kind_of_write_not_by_the_objects_name() -> None:
+    stale = _Resp(409, _status(409, "Conflict", "Operation cannot be fulfilled: modified"))
+    named_apply = ConfigMap(metadata=ObjectMeta(name="apply-cfg", namespace="apply", uid="u"))
+    with pytest.raises(Conflict) as err:
+        Client(_ApiClient([stale])).update(named_apply)
+    assert "read it again and redo the change" in str(err.value)
+    assert "force=True" not in str(err.value)
+    owned = _Resp(409, _status(409, "Conflict", "Apply failed with 1 conflict"))
+    with pytest.raises(Conflict) as err:
+        Client(_ApiClient([owned])).apply(named_apply, field_manager="me")
+    assert "take them over with force=True" in str(err.value)
+
+
+def test_m4_the_errors_status_holds_the_servers_own_message() -> None:
+    api = _ApiClient([_Resp(404, _status(404, "NotFound", 'configmaps "c" not found'))])
+    with pytest.raises(NotFound) as err:
+        Client(api).get(ConfigMap, "c", namespace="n")
+    assert err.value.status.message == 'configmaps "c" not found'
+    assert str(err.value).startswith('cannot get configmaps "c" in namespace "n" at https://')
+
+
 def test_m4_too_many_requests_is_retried_after_retry_after_then_raised() -> None:
     throttled = _Resp(429, _status(429, "TooManyRequests", "slow down"), {"Retry-After": "0"})
     ok = _Resp(200, json.dumps({"metadata": {"name": "c", "namespace": "n"}}).encode())

@@ -1284,3 +1284,18 @@ def test_m4_the_clients_list_is_retried_after_retry_after_as_its_other_calls(
     with pytest.raises(ApiStatusError) as err:
         Client(api_client(server.url)).list(ConfigMap, namespace="n")
     assert err.value.code == 403 and len(server.requests) == 3 + 11 + 1  # not retried
+
+
+def test_m4_a_bad_list_request_names_the_request_and_what_to_check(server: CannedServer) -> None:
+    from kubeinformers.runtime.client.typed import Client
+
+    server.routes["/api/v1/namespaces/n/configmaps"] = [
+        lambda r: Reply(400, status_body(400, "BadRequest", "found ',', expected: identifier"))
+    ]
+    with pytest.raises(ApiStatusError) as err:
+        Client(api_client(server.url)).list(ConfigMap, namespace="n", label_selector="a,")
+    text = str(err.value)
+    assert err.value.code == 400 and "found ',', expected: identifier" in text
+    assert 'cannot list configmaps in namespace "n" at http://127.0.0.1:' in text
+    assert "check the label and field selectors" in text
+    assert err.value.status.message == "found ',', expected: identifier"

@@ -28,7 +28,8 @@ class ApiStatusError(Exception):
         super().__init__(message)
         self.code = code
         self.reason = reason
-        self.message = message
+        self.message = message  # the client words it with the request and what to do
+        self.server_message = message  # as the server's Status says it
         self.details = details or {}
         self.retry_after = retry_after
         # Already reported by the layer that raised it (a 401 the credentials logged once per
@@ -37,13 +38,13 @@ class ApiStatusError(Exception):
 
     @property
     def status(self) -> Status:
-        """The server's Status (rebuilt from the error's fields)."""
+        """The server's Status (rebuilt from the error's fields, with the server's message)."""
         return Status.model_validate(
             {
                 "status": "Failure",
                 "code": self.code,
                 "reason": self.reason,
-                "message": self.message,
+                "message": self.server_message,
                 "details": self.details or None,
             }
         )

@@ -39,6 +39,7 @@ logger = logging.getLogger("kubeinformers.client")
 JSON = "application/json"
 REQUEST_TIMEOUT = urllib3.Timeout(connect=30.0, read=60.0)
 # client-go: rest.Request's maxRetries for a Retry-After answer, and no wait longer than this.
+APPLY_PATCH = "application/apply-patch+yaml"  # a server-side apply's content type
 DEFAULT_MAX_RETRIES = 10
 MAX_RETRY_AFTER = 30.0
 
@@ -160,7 +161,7 @@ class RestCore:
         err = error_from_status(status, retry_after=retry_after)
         err.code = code
         hint = _HINTS.get(code, "")
-        if code == 409 and err.reason == "Conflict" and "apply" in request.what:
+        if code == 409 and err.reason == "Conflict" and request.content_type == APPLY_PATCH:
             hint = (
                 "another field manager owns these fields: leave them out of the apply, or "
                 "take them over with force=True"

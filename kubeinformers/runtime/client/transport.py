@@ -456,6 +456,12 @@ class ApiListerWatcher(Generic[T]):
                 f"forbidden: cannot {verb} {self.describe()} at {self.server}: {err.message}; "
                 "check the RBAC rules of the credentials"
             )
+        elif code == 400:
+            err.message = (
+                f"bad request: cannot {verb} {self.describe()} at {self.server}: {err.message}; "
+                "check the label and field selectors, and that a continue token comes from the "
+                "same list"
+            )
         elif code == 404 and not (status.details and status.details.name):
             # A collection is never missing: its path is (an unknown group answers plain text
             # "404 page not found"), so say which resource and what to check.

@@ -36,7 +36,7 @@ from kubeinformers.runtime.api.kinds import resource_of
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
 from kubeinformers.runtime.api.model import Scale, Status
 from kubeinformers.runtime.api.resource import APIResource
-from kubeinformers.runtime.client.rest import JSON, Request, RestCore, query
+from kubeinformers.runtime.client.rest import APPLY_PATCH, JSON, Request, RestCore, query
 from kubeinformers.runtime.codec.lazy import materialize
 
 __all__ = [
@@ -54,7 +54,6 @@ __all__ = [
 
 PatchType = Literal["merge", "json", "strategic"]
 PropagationPolicy = Literal["Orphan", "Background", "Foreground"]
-APPLY_PATCH = "application/apply-patch+yaml"
 _PATCH_CONTENT_TYPES: dict[str, str] = {
     "merge": "application/merge-patch+json",
     "json": "application/json-patch+json",
