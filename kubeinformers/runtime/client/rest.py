@@ -38,8 +38,8 @@ logger = logging.getLogger("kubeinformers.client")
 
 JSON = "application/json"
 REQUEST_TIMEOUT = urllib3.Timeout(connect=30.0, read=60.0)
-# client-go: rest.Request's maxRetries for a Retry-After answer, and no wait longer than this.
 APPLY_PATCH = "application/apply-patch+yaml"  # a server-side apply's content type
+# client-go: rest.Request's maxRetries for a Retry-After answer, and no wait longer than this.
 DEFAULT_MAX_RETRIES = 10
 MAX_RETRY_AFTER = 30.0
 
