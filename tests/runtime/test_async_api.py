@@ -259,6 +259,34 @@ def test_health_names_the_watch_failure_the_reflector_retries_itself(
     run_debug(main, caplog)
 
 
+def test_health_is_healthy_again_once_list_and_watch_work_with_no_object_to_deliver(
+    local_api_server: LocalApiServer,
+) -> None:
+    """An informer of a resource with no objects gets no event when a failure ends (a 403
+    lifted): a list or watch that succeeds ends its failures in a row, as an event does
+    (health: synced, running, list and watch not failing)."""
+    server = local_api_server
+
+    def eventually(done: Callable[[], bool]) -> bool:
+        waiter = threading.Event()
+        for _ in range(int(TIMEOUT / 0.02)):
+            if done():
+                return True
+            waiter.wait(0.02)
+        return done()
+
+    with SharedInformerFactory(server.api_client()) as factory:
+        informer = factory.core().v1().secrets().informer()  # no Secret exists
+        factory.start()
+        factory.wait_for_cache_sync_or_raise(timeout=TIMEOUT)
+        server.forbid("secrets")
+        server.drop_watches(clean=True)
+        assert eventually(lambda: informer.health().consecutive_failures >= 1)
+        server.allow("secrets")
+        assert eventually(lambda: informer.health().consecutive_failures == 0)
+        assert informer.health().healthy, informer.health().describe()
+
+
 def test_silent_watch_is_reconnected_after_the_idle_timeout(
     local_api_server: LocalApiServer, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -128,7 +128,15 @@ def describe_error(err: BaseException) -> str:
 class HealthTracker:
     """Written by the informer's threads (events processed, errors reported), read anywhere."""
 
-    __slots__ = ("_clock", "_failures", "_last_error", "_last_event", "_lock", "_watch_errors_seen")
+    __slots__ = (
+        "_clock",
+        "_failures",
+        "_last_error",
+        "_last_event",
+        "_lock",
+        "_served_seen",
+        "_watch_errors_seen",
+    )
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
@@ -139,6 +147,10 @@ class HealthTracker:
         # The reflector retries failed watches itself (without the error handler); its
         # watch_errors counter at the last processed event is the baseline for "in a row".
         self._watch_errors_seen = 0
+        # The reflector's lists and watches that succeeded (ReflectorCounters: lists +
+        # watch_starts) when the last failure was reported: one more since means list and
+        # watch work again, also for a resource with no objects, where no event comes.
+        self._served_seen = 0
 
     def event_processed(self, watch_errors: int) -> None:
         self._last_event = self._clock()
@@ -147,10 +159,12 @@ class HealthTracker:
                 self._failures = 0
                 self._watch_errors_seen = watch_errors
 
-    def error(self, err: BaseException) -> None:
+    def error(self, err: BaseException, served: int = 0) -> None:
+        """A list or watch failure; `served`: the lists and watches that succeeded so far."""
         with self._lock:
             self._failures += 1
             self._last_error = describe_error(err)
+            self._served_seen = served
 
     def snapshot(
         self,
@@ -165,10 +179,17 @@ class HealthTracker:
         resharding: bool = False,
         unindexed: Mapping[str, Mapping[str, str]] | None = None,
         handlers_behind: tuple[str, ...] = (),
+        served: int = 0,
     ) -> InformerHealth:
         """`last_error`: the reflector's, which also has the failures it retries by itself
-        (they reach no error handler); else the last one the error handler saw."""
+        (they reach no error handler); else the last one the error handler saw. `served`:
+        the lists and watches that succeeded so far (one since the last failure ends the
+        failures in a row, as a processed event does)."""
         with self._lock:
+            if served > self._served_seen:
+                self._failures = 0
+                self._watch_errors_seen = watch_errors
+                self._served_seen = served
             last, error = self._last_event, self._last_error
             failures = self._failures + max(0, watch_errors - self._watch_errors_seen)
         if last_error is not None:

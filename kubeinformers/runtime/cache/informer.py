@@ -411,7 +411,8 @@ class SharedIndexInformer(Generic[T]):
 
     def _report_watch_error(self, reflector: Reflector[Any], err: BaseException) -> None:
         """Count the failure for `health()`, then the user's handler or the default (F12)."""
-        self._health.error(err)
+        counters = self._reflector_counters
+        self._health.error(err, counters.lists + counters.watch_starts)
         handler = self._watch_error_handler
         (handler or default_watch_error_handler)(reflector, err)
 
@@ -545,6 +546,7 @@ class SharedIndexInformer(Generic[T]):
                 for listener in self._processor.listeners()
                 if listener.falling_behind
             ),
+            served=self._reflector_counters.lists + self._reflector_counters.watch_starts,
         )
 
     @property
