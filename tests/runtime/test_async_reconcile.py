@@ -215,6 +215,39 @@ def test_cancelling_the_reconciler_lets_the_inflight_reconcile_finish(
     run_debug(main, caplog)
 
 
+def test_async_stop_waiting_for_a_reconcile_says_so_naming_its_key(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr("kubeinformers.runtime.reconcile.async_loop.DRAIN_HINT_AFTER", 0.05)
+
+    async def main() -> None:
+        entered, release = asyncio.Event(), asyncio.Event()
+
+        async def reconcile(key: str) -> None:
+            entered.set()
+            await release.wait()
+
+        reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop("stuck", reconcile)
+        reconciler.enqueue("ns/a")
+        stop = asyncio.Event()
+        runner = asyncio.create_task(reconciler.run(stop))
+        await asyncio.wait_for(entered.wait(), TIMEOUT)
+        warned = asyncio.Event()
+        handler = _Warned(warned)
+        logging.getLogger("kubeinformers.reconcile").addHandler(handler)
+        try:
+            stop.set()
+            await asyncio.wait_for(warned.wait(), TIMEOUT)
+        finally:
+            logging.getLogger("kubeinformers.reconcile").removeHandler(handler)
+        release.set()
+        await asyncio.wait_for(runner, TIMEOUT)
+
+    run_debug(main, caplog)
+    texts = [r.getMessage() for r in caplog.records if "still stopping" in r.getMessage()]
+    assert texts and "waiting for 1 reconcile(s) in flight to return (ns/a)" in texts[0]
+
+
 class _Warned(logging.Handler):
     """Sets `event` at the first WARNING of the reconcile loops (logged on the loop's thread)."""
 

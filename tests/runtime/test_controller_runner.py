@@ -241,6 +241,47 @@ def test_shutdown_drains_in_flight_reconciles() -> None:
     assert finished == ["default/slow"]
 
 
+def test_a_stop_waiting_for_a_reconcile_says_so_naming_its_key(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Never hang silently: a stop that waits for a reconcile that does not return warns,
+    # again and again, naming the key it waits for.
+    monkeypatch.setattr("kubeinformers.runtime.reconcile.loop.DRAIN_HINT_AFTER", 0.05)
+    informer = FakeInformer()
+    entered = threading.Event()
+    release = threading.Event()
+
+    def reconcile(key: str) -> None:
+        entered.set()
+        release.wait(TIMEOUT)
+
+    controller: ReconcileLoop[str] = ReconcileLoop("stuck", reconcile)
+    controller.watch(informer)
+    informer.synced.set()
+    warned = threading.Event()
+
+    class Warned(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.levelno == logging.WARNING and "still stopping" in record.getMessage():
+                warned.set()
+
+    watcher = Warned()
+    logging.getLogger("kubeinformers.reconcile").addHandler(watcher)
+    try:
+        with caplog.at_level(logging.WARNING, logger="kubeinformers.reconcile"):
+            running = Running(controller)
+            informer.add(cm("slow"))
+            assert entered.wait(TIMEOUT)
+            running.stop.set()
+            assert warned.wait(TIMEOUT)
+            release.set()
+            running.shutdown()
+    finally:
+        logging.getLogger("kubeinformers.reconcile").removeHandler(watcher)
+    (first, *_) = [r for r in caplog.records if "still stopping" in r.getMessage()]
+    assert "waiting for 1 reconcile(s) in flight to return (default/slow)" in first.getMessage()
+
+
 def test_a_key_is_never_reconciled_concurrently_with_itself() -> None:
     informer = FakeInformer()
     active: set[str] = set()

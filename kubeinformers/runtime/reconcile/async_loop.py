@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import TypeVar
 
 from kubeinformers.runtime.api.shard import Shard
-from kubeinformers.runtime.reconcile.core import KeyMatch, ReconcileCore
+from kubeinformers.runtime.reconcile.core import DRAIN_HINT_AFTER, KeyMatch, ReconcileCore
 from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue
 from kubeinformers.runtime.workqueue.rate_limiters import RateLimiter
 
@@ -165,7 +165,11 @@ class AsyncReconcileLoop(ReconcileCore[K]):
             self._log.info("shutting down: waiting for in-flight reconciles")
             drain = asyncio.ensure_future(queue.shut_down_with_drain())
             try:
-                await asyncio.shield(drain)
+                waited = 0.0
+                while not (await asyncio.wait({drain}, timeout=DRAIN_HINT_AFTER))[0]:
+                    waited += DRAIN_HINT_AFTER
+                    self._still_draining(waited)
+                await drain
                 await asyncio.shield(asyncio.gather(*workers))
             finally:
                 self._running = False
@@ -180,9 +184,12 @@ class AsyncReconcileLoop(ReconcileCore[K]):
     async def process(self, key: K) -> None:
         """One reconcile of `key` with the retry policy (a worker's body)."""
         queue = self.queue
+        self._began(key)
         try:
             requeue_after = await self.reconcile(key)
         except Exception as err:
             self._failed(queue, key, err)
             return
+        finally:
+            self._ended(key)
         self._reconciled(queue, key, requeue_after)

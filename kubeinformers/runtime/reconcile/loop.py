@@ -22,7 +22,7 @@ from collections.abc import Callable, Hashable
 from typing import TypeVar
 
 from kubeinformers.runtime.api.shard import Shard
-from kubeinformers.runtime.reconcile.core import KeyMatch, ReconcileCore
+from kubeinformers.runtime.reconcile.core import DRAIN_HINT_AFTER, KeyMatch, ReconcileCore
 from kubeinformers.runtime.workqueue.metrics import MetricsProvider
 from kubeinformers.runtime.workqueue.queue import RateLimitingQueue
 from kubeinformers.runtime.workqueue.rate_limiters import RateLimiter
@@ -159,7 +159,18 @@ class ReconcileLoop(ReconcileCore[K]):
             self._log.info("caches synced; started %d workers", self.workers)
             stop.wait()
             self._log.info("shutting down: waiting for in-flight reconciles")
-            self.queue.shut_down_with_drain()
+            drain = threading.Thread(
+                target=self.queue.shut_down_with_drain,
+                name=f"controller-{self.name}-drain",
+                daemon=True,
+            )
+            drain.start()
+            waited = 0.0
+            drain.join(DRAIN_HINT_AFTER)
+            while drain.is_alive():
+                waited += DRAIN_HINT_AFTER
+                self._still_draining(waited)
+                drain.join(DRAIN_HINT_AFTER)
             for thread in threads:
                 thread.join()
             self._log.info("stopped")
@@ -178,9 +189,12 @@ class ReconcileLoop(ReconcileCore[K]):
 
     def process(self, key: K) -> None:
         """One reconcile of ``key`` with the retry policy (the worker's body)."""
+        self._began(key)
         try:
             requeue_after = self.reconcile(key)
         except Exception as err:
             self._failed(self.queue, key, err)
             return
+        finally:
+            self._ended(key)
         self._reconciled(self.queue, key, requeue_after)
