@@ -34,6 +34,7 @@ from kubeinformers.runtime.codec.drift import InvalidFieldError
 from kubeinformers.testing.real_apiserver import RealApiServer
 from tests.support.cluster import RealCluster, StatusError
 from tests.support.view import View
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.real_apiserver
 
@@ -135,16 +136,6 @@ def drift_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 _NAMESPACES = itertools.count()
-
-
-def eventually(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
-    waiter = threading.Event()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        waiter.wait(0.05)
-    return condition()
 
 
 class Reconciler:

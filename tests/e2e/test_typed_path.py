@@ -19,7 +19,6 @@ import itertools
 import random
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +44,7 @@ from kubeinformers.testing.local_api_server import LocalApiServer
 from kubeinformers.testing.real_apiserver import RealApiServer
 from tests.support.cluster import Cluster, RealCluster
 from tests.support.view import View
+from tests.support.waiting import eventually
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "e2e-s3cret-token"
@@ -192,16 +192,6 @@ def scope(server: Cluster) -> Scope:
     for ns in (made.watched, made.other):
         server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     return made
-
-
-def eventually(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
-    """Re-check `condition` on a short period until it holds or `timeout` passes."""
-    waiter = threading.Event()
-    for _ in range(int(timeout / 0.02)):
-        if condition():
-            return True
-        waiter.wait(0.02)
-    return condition()
 
 
 def server_state(server: Cluster, scope: Scope, kind: Kind) -> dict[str, dict[str, Any]]:

@@ -21,6 +21,7 @@ from kubeinformers.runtime.cache.events import Added, Deleted, Updated
 from kubeinformers.runtime.cache.factory import CacheSyncTimeoutError
 from kubeinformers.runtime.cache.informer import QUEUE_KINDS, QueueKind
 from kubeinformers.testing.local_api_server import LocalApiServer
+from tests.support.waiting import eventually
 
 R = TypeVar("R")
 TIMEOUT = 30.0  # headroom for a loaded CI machine; every wait ends as soon as its event comes
@@ -266,15 +267,6 @@ def test_health_is_healthy_again_once_list_and_watch_work_with_no_object_to_deli
     lifted): a list or watch that succeeds ends its failures in a row, as an event does
     (health: synced, running, list and watch not failing)."""
     server = local_api_server
-
-    def eventually(done: Callable[[], bool]) -> bool:
-        waiter = threading.Event()
-        for _ in range(int(TIMEOUT / 0.02)):
-            if done():
-                return True
-            waiter.wait(0.02)
-        return done()
-
     with SharedInformerFactory(server.api_client()) as factory:
         informer = factory.core().v1().secrets().informer()  # no Secret exists
         factory.start()
@@ -284,7 +276,7 @@ def test_health_is_healthy_again_once_list_and_watch_work_with_no_object_to_deli
         assert eventually(lambda: informer.health().consecutive_failures >= 1)
         server.allow("secrets")
         assert eventually(lambda: informer.health().consecutive_failures == 0)
-        assert informer.health().healthy, informer.health().describe()
+        assert informer.health().healthy, informer.health()
 
 
 def test_silent_watch_is_reconnected_after_the_idle_timeout(

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import gc
-import threading
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -13,15 +12,7 @@ from kubeinformers.runtime.codec import gc_pause
 from kubeinformers.runtime.codec.gc_pause import end_read_burst
 from kubeinformers.runtime.codec.lazy import LazyModelBuilder, is_lazy
 from tests.runtime.test_lazy import Pod, pod_json
-
-
-def eventually(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
-    waiter = threading.Event()
-    for _ in range(int(timeout / 0.01)):
-        if condition():
-            return True
-        waiter.wait(0.01)
-    return condition()
+from tests.support.waiting import eventually
 
 
 def _collections() -> list[int]:

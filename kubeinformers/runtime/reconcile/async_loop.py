@@ -168,7 +168,7 @@ class AsyncReconcileLoop(ReconcileCore[K]):
                 waited = 0.0
                 while not (await asyncio.wait({drain}, timeout=DRAIN_HINT_AFTER))[0]:
                     waited += DRAIN_HINT_AFTER
-                    self._still_draining(waited)
+                    self._still_draining(waited, queue.processing_items())
                 await drain
                 await asyncio.shield(asyncio.gather(*workers))
             finally:
@@ -184,12 +184,9 @@ class AsyncReconcileLoop(ReconcileCore[K]):
     async def process(self, key: K) -> None:
         """One reconcile of `key` with the retry policy (a worker's body)."""
         queue = self.queue
-        self._began(key)
         try:
             requeue_after = await self.reconcile(key)
         except Exception as err:
             self._failed(queue, key, err)
             return
-        finally:
-            self._ended(key)
         self._reconciled(queue, key, requeue_after)

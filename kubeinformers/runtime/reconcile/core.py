@@ -201,30 +201,15 @@ class ReconcileCore(Generic[K]):
         self._acquires = 0
         self._timed_out_releases = 0
         self._last_release_seconds: float | None = None
-        # Keys being reconciled now, by how many workers: named when a stop waits for them.
-        self._in_flight: dict[K, int] = {}
-        self._in_flight_lock = threading.Lock()
 
-    # ------------------------------------------------------------------ in flight
+    # ------------------------------------------------------------------ stopping
 
-    def _began(self, key: K) -> None:
-        with self._in_flight_lock:
-            self._in_flight[key] = self._in_flight.get(key, 0) + 1
-
-    def _ended(self, key: K) -> None:
-        with self._in_flight_lock:
-            left = self._in_flight.get(key, 1) - 1
-            if left:
-                self._in_flight[key] = left
-            else:
-                self._in_flight.pop(key, None)
-
-    def _still_draining(self, waited: float) -> None:
+    def _still_draining(self, waited: float, in_flight: set[K]) -> None:
         """A stop waits for the reconciles in flight (as client-go's ShutDownWithDrain): say
-        every DRAIN_HINT_AFTER seconds which keys it waits for, so that a reconcile that never
-        returns does not keep the loop from stopping silently."""
-        with self._in_flight_lock:
-            keys = sorted(str(key) for key in self._in_flight)
+        every DRAIN_HINT_AFTER seconds which keys it waits for (the queue's items handed out
+        and not done), so that a reconcile that never returns does not keep the loop from
+        stopping silently."""
+        keys = sorted(str(key) for key in in_flight)
         shown = ", ".join(keys[:10]) + (f" and {len(keys) - 10} more" if len(keys) > 10 else "")
         self._log.warning(
             "still stopping after %.0f s: waiting for %d reconcile(s) in flight to return (%s); "

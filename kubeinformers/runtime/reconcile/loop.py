@@ -169,7 +169,7 @@ class ReconcileLoop(ReconcileCore[K]):
             drain.join(DRAIN_HINT_AFTER)
             while drain.is_alive():
                 waited += DRAIN_HINT_AFTER
-                self._still_draining(waited)
+                self._still_draining(waited, self.queue.processing_items())
                 drain.join(DRAIN_HINT_AFTER)
             for thread in threads:
                 thread.join()
@@ -189,12 +189,9 @@ class ReconcileLoop(ReconcileCore[K]):
 
     def process(self, key: K) -> None:
         """One reconcile of ``key`` with the retry policy (the worker's body)."""
-        self._began(key)
         try:
             requeue_after = self.reconcile(key)
         except Exception as err:
             self._failed(self.queue, key, err)
             return
-        finally:
-            self._ended(key)
         self._reconciled(self.queue, key, requeue_after)

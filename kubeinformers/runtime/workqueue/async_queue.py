@@ -215,6 +215,10 @@ class AsyncRateLimitingQueue(Generic[K]):
         """The items held back now (a copy)."""
         return set(self._held)
 
+    def processing_items(self) -> set[K]:
+        """The items handed out and not yet done (a copy)."""
+        return set(self._processing)
+
     def is_held(self, item: K) -> bool:
         return item in self._held
 

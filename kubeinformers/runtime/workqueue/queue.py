@@ -239,6 +239,11 @@ class WorkQueue(Generic[K]):
         with self._lock:
             return set(self._held)
 
+    def processing_items(self) -> set[K]:
+        """The items handed out and not yet done (a copy)."""
+        with self._lock:
+            return set(self._processing)
+
     def is_held(self, item: K) -> bool:
         with self._lock:
             return item in self._held
