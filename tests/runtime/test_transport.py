@@ -28,6 +28,8 @@ from kubeinformers.runtime.api.keys import object_annotations, object_name, obje
 from kubeinformers.runtime.api.listwatch import ListOptions, Status
 from kubeinformers.runtime.api.model import KubeModel
 from kubeinformers.runtime.api.resource import APIResource, ProtobufKind
+from kubeinformers.runtime.client import transport
+from kubeinformers.runtime.client.cancel import RequestCancelled
 from kubeinformers.runtime.client.transport import (
     MIN_CONNECTION_POOL_SIZE,
     ApiListerWatcher,
@@ -39,9 +41,11 @@ from kubeinformers.runtime.codec.drift import InvalidFieldError
 from kubeinformers.runtime.codec.lazy import is_lazy
 from kubeinformers.runtime.codec.protobuf import decoder as protobuf_decoder
 from kubeinformers.runtime.codec.wire import JsonDecoder, ObjectDecodeError
+from kubeinformers.runtime.reflector.outage import is_server_unavailable
 from kubeinformers.runtime.reflector.reflector import Reflector
 from tests.support import protobuf as pb
 from tests.support.garbage import collected
+from tests.support.waiting import eventually
 
 kubernetes_client = pytest.importorskip("kubernetes.client")
 
@@ -1299,3 +1303,180 @@ def test_m4_a_bad_list_request_names_the_request_and_what_to_check(server: Canne
     assert 'cannot list configmaps in namespace "n" at http://127.0.0.1:' in text
     assert "check the label and field selectors" in text
     assert err.value.status.message == "found ',', expected: identifier"
+
+
+# ------------------------------------------------------------------------------ D24: stop, silence
+
+
+class SilentServer:
+    """Accepts connections and reads what comes, but never answers: a hung API server (or a
+    load balancer that lost its backend). Counts the connections it accepted."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.accepted = 0
+        self.received = threading.Event()  # some bytes of a request (or a TLS hello) came
+        self._conns: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            self._conns.append(conn)
+            threading.Thread(target=self._read, args=(conn,), daemon=True).start()
+
+    def _read(self, conn: socket.socket) -> None:
+        try:
+            while conn.recv(65536):
+                self.received.set()
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self._conns:
+            conn.close()
+
+
+@pytest.fixture
+def silent() -> Iterator[SilentServer]:
+    s = SilentServer()
+    yield s
+    s.close()
+
+
+def _quiet_api_client(url: str) -> Any:
+    api = api_client(url)
+    api.configuration.verify_ssl = False  # the TLS case: the server never says hello anyway
+    return api
+
+
+@pytest.mark.parametrize(
+    "scheme,watch_list",
+    [("http", True), ("http", False), ("https", True)],
+    ids=["watch-list", "LIST", "TLS handshake"],
+)
+def test_d24_a_stop_ends_a_request_the_server_never_answers_at_once_and_quietly(
+    silent: SilentServer, caplog: pytest.LogCaptureFixture, scheme: str, watch_list: bool
+) -> None:
+    url = silent.url.replace("http", scheme, 1)
+    lw = ApiListerWatcher(_quiet_api_client(url), WIDGETS, Widget)
+    r: Reflector[Widget] = Reflector(lw, Widget, ListStore(), use_watch_list=watch_list)
+    stop = threading.Event()
+    t = threading.Thread(target=r.run, args=(stop,))
+    caplog.set_level(logging.DEBUG, logger="kubeinformers")
+    t.start()
+    assert silent.received.wait(10), "the request never reached the server"
+    t0 = time.monotonic()
+    stop.set()
+    t.join(10)
+    assert not t.is_alive(), "the reflector still waits for the server after its stop"
+    assert time.monotonic() - t0 < 5.0
+    loud = [rec for rec in caplog.records if rec.levelno >= logging.WARNING]
+    assert loud == [], [rec.getMessage() for rec in loud]
+    assert silent.accepted == 1  # the cancelled request was not sent again
+
+
+def test_d24_a_stop_ends_a_list_whose_answer_stops_midway(server: CannedServer) -> None:
+    hold = threading.Event()
+    first = json.dumps({"kind": "WidgetList", "apiVersion": "example.com/v1"}).encode()[:-1]
+    server.routes["/apis/example.com/v1/widgets"] = lambda r: Stream(
+        [first + b', "metadata": {"resourceVersion": "5"}, "items": [', hold]
+    )
+    lw = ApiListerWatcher(api_client(server.url), WIDGETS, Widget)
+    failed: list[BaseException] = []
+
+    def list_it() -> None:
+        try:
+            lw.list(ListOptions())
+        except BaseException as e:
+            failed.append(e)
+
+    t = threading.Thread(target=list_it)
+    t.start()
+    try:
+        assert eventually(lambda: len(server.requests) == 1, timeout=10)
+        time.sleep(0.2)  # the answer's first chunk is read; the list waits for the rest
+        assert t.is_alive()
+        lw.cancel_requests()
+        t.join(5)
+    finally:
+        hold.set()
+    assert not t.is_alive()
+    assert len(failed) == 1 and isinstance(failed[0], RequestCancelled), failed
+
+
+def test_d24_a_stopped_source_refuses_new_requests_without_connecting(
+    silent: SilentServer,
+) -> None:
+    lw = ApiListerWatcher(api_client(silent.url), WIDGETS, Widget)
+    lw.cancel_requests()
+    t0 = time.monotonic()
+    with pytest.raises(RequestCancelled, match=r"widgets\.example\.com"):
+        lw.list(ListOptions())
+    with pytest.raises(RequestCancelled):
+        lw.watch(ListOptions(timeout_seconds=300))
+    assert time.monotonic() - t0 < 1.0
+    assert silent.accepted == 0
+
+
+def test_d24_stopping_one_source_leaves_the_other_requests_of_its_client_alone(
+    server: CannedServer,
+) -> None:
+    server.routes["/apis/example.com/v1/widgets"] = lambda r: widget_list("7", widget("a", "1"))
+    server.routes["/api/v1/nodes"] = lambda r: Reply(
+        body=json.dumps(
+            {"kind": "NodeList", "metadata": {"resourceVersion": "9"}, "items": []}
+        ).encode()
+    )
+    api = api_client(server.url)
+    stopped = ApiListerWatcher(api, NODES, dict)
+    assert stopped.list(ListOptions()).resource_version == "9"
+    stopped.cancel_requests()
+    other = ApiListerWatcher(api, WIDGETS, Widget)
+    for _ in range(3):  # on the connections the stopped source used before, too
+        assert [object_name(w) for w in other.list(ListOptions()).items] == ["a"]
+    plain = api.rest_client.pool_manager.request("GET", f"{server.url}/api/v1/nodes")
+    assert plain.status == 200
+
+
+def test_d24_a_watch_the_server_does_not_answer_is_an_outage_without_a_resend(
+    silent: SilentServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(transport, "WATCH_ANSWER_TIMEOUT", 0.5)
+    lw = ApiListerWatcher(api_client(silent.url), WIDGETS, Widget)
+    with pytest.raises(ConnectionError) as info:
+        lw.watch(ListOptions(timeout_seconds=300))
+    message = str(info.value)
+    assert "cannot watch widgets.example.com in all namespaces" in message
+    assert "did not answer within 0.5 s" in message
+    assert is_server_unavailable(info.value)  # D16: one WARNING, then retried with backoff
+    assert silent.accepted == 1
+
+
+def test_d24_an_answered_watch_waits_for_its_events_longer_than_the_answer_timeout(
+    server: CannedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(transport, "WATCH_ANSWER_TIMEOUT", 0.3)
+    hold = threading.Event()
+    server.routes["/apis/example.com/v1/widgets"] = lambda r: Stream(
+        [hold, line("ADDED", widget("late", "2"))]
+    )
+    lw = ApiListerWatcher(api_client(server.url), WIDGETS, Widget)
+    w = lw.watch(ListOptions(timeout_seconds=300))
+    timer = threading.Timer(1.0, hold.set)  # an idle watch: its first event after 1 s
+    timer.start()
+    try:
+        got = [object_name(e.object) for e in w]
+    finally:
+        timer.cancel()
+        hold.set()
+    assert got == ["late"]

@@ -122,6 +122,14 @@ class RefreshesCredentials(Protocol):
 
 
 @runtime_checkable
+class CancelsRequests(Protocol):
+    """A source whose requests a stop ends at once, wherever they wait, and refuses from
+    then on (client-go cancels the request's context): its reflector has stopped."""
+
+    def cancel_requests(self) -> None: ...
+
+
+@runtime_checkable
 class CountsDecodeErrors(Protocol):
     """A source that counts the objects it could not decode (an informer's metrics show it)."""
 
@@ -144,6 +152,7 @@ def watch_list_semantics_unsupported(lister_watcher: object) -> bool:
 
 __all__ = [
     "INITIAL_EVENTS_END_ANNOTATION",
+    "CancelsRequests",
     "CountsDecodeErrors",
     "ListOptions",
     "ListerWatcher",

@@ -28,6 +28,7 @@ from typing import Any, Generic, Literal, TypeVar
 from kubeinformers.runtime.api.keys import object_annotations
 from kubeinformers.runtime.api.listwatch import (
     INITIAL_EVENTS_END_ANNOTATION,
+    CancelsRequests,
     CountsDecodeErrors,
     ListerWatcher,
     ListOptions,
@@ -264,6 +265,10 @@ class ShardedListerWatcher(Generic[T]):
 
     def is_watch_list_semantics_unsupported(self) -> bool:
         return watch_list_semantics_unsupported(self.inner)
+
+    def cancel_requests(self) -> None:
+        if isinstance(self.inner, CancelsRequests):
+            self.inner.cancel_requests()
 
     def set_decode_error_handler(self, handler: Callable[[BaseException], None]) -> None:
         if isinstance(self.inner, ReportsDecodeErrors):

@@ -13,10 +13,22 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
+from types import TracebackType
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Literal,
+    Protocol,
+    Self,
+    TypeVar,
+    cast,
+    runtime_checkable,
+)
 from urllib.parse import quote, urlencode
 
 import urllib3
+import urllib3.connectionpool
 from pydantic import BaseModel
 
 from kubeinformers.runtime.api.errors import (
@@ -28,6 +40,7 @@ from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList, WatchEv
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.client.auth import apply_auth
+from kubeinformers.runtime.client.cancel import Cancellation, RequestCancelled, make_cancellable
 from kubeinformers.runtime.client.chunked import raw_chunked_body
 from kubeinformers.runtime.client.credentials import credentials_for
 from kubeinformers.runtime.client.framing import split_frames, split_lines
@@ -55,6 +68,10 @@ MIN_CONNECTION_POOL_SIZE = 128
 LIST_TIMEOUT = urllib3.Timeout(connect=30.0, read=180.0)
 WATCH_CONNECT_TIMEOUT = 30.0
 WATCH_READ_SLACK = 60.0  # read timeout = the watch's timeoutSeconds + this
+# The server answers a watch at once (its headers come before any event), so a watch not
+# answered within this long is an outage (D24): said at WARNING, tried again after a backoff,
+# instead of waiting silently for the watch's read timeout (up to 11 minutes).
+WATCH_ANSWER_TIMEOUT = 60.0
 _READ_SIZE = 65536
 
 
@@ -62,7 +79,22 @@ _READ_SIZE = 65536
 # must not also retry, or sleep on a Retry-After, behind its back. Redirects are still followed,
 # and a GET sent on a pooled connection the server had already closed is sent once more.
 class _ResendOnce(urllib3.Retry):
-    """Our requests' retry policy; its type marks urllib3's "Retrying ..." records as ours."""
+    """Our requests' retry policy; its type marks urllib3's "Retrying ..." records as ours.
+    A server that did not answer in time is not asked again here: that would wait as long
+    again before anyone hears of it."""
+
+    def increment(
+        self,
+        method: str | None = None,
+        url: str | None = None,
+        response: urllib3.BaseHTTPResponse | None = None,
+        error: Exception | None = None,
+        _pool: urllib3.connectionpool.ConnectionPool | None = None,
+        _stacktrace: TracebackType | None = None,
+    ) -> Self:
+        if isinstance(error, urllib3.exceptions.ReadTimeoutError):
+            raise error
+        return super().increment(method, url, response, error, _pool, _stacktrace)
 
 
 class _QuietResend(logging.Filter):
@@ -308,6 +340,10 @@ class ApiListerWatcher(Generic[T]):
         self._logged_bad: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
         ensure_connection_pool_size(api_client)
+        # A stop ends the requests in flight at once (`cancel_requests`), as client-go's
+        # cancelled context does: a server that never answers cannot hold up a shutdown.
+        make_cancellable(getattr(api_client.rest_client, "pool_manager", None))
+        self._cancellation = Cancellation(f"{self.describe()} at {self.server}")
         # Token files re-read when they change and after a 401; the user's host kept.
         self.credentials = credentials_for(api_client.configuration)
 
@@ -410,6 +446,13 @@ class ApiListerWatcher(Generic[T]):
                 retries=NO_RETRIES,
             )
         except (urllib3.exceptions.HTTPError, OSError) as e:
+            self._raise_if_cancelled(verb, e)
+            if isinstance(e, urllib3.exceptions.ReadTimeoutError):
+                raise ConnectionError(
+                    f"cannot {verb} {self.describe()}: {self.server} accepted the request but "
+                    f"did not answer within {timeout.read_timeout:g} s (an API server that "
+                    "hangs, or a proxy or load balancer that lost it)"
+                ) from e
             cls = ConnectionRefusedError if is_connection_refused(e) else ConnectionError
             raise cls(f"cannot {verb} {self.describe()}: {self.server} unreachable: {e}") from e
         except ValueError:
@@ -420,6 +463,16 @@ class ApiListerWatcher(Generic[T]):
                 f"cannot {verb} {self.describe()}: a request header is invalid (one of {names}; "
                 "a token with a line break in it?); check the credentials of the configuration"
             ) from None
+
+    def cancel_requests(self) -> None:
+        """End the list or watch request in flight at once (connecting, waiting for the
+        answer or reading it) and refuse every later one with RequestCancelled: the informer
+        this source serves has stopped (client-go cancels the request's context)."""
+        self._cancellation.cancel()
+
+    def _raise_if_cancelled(self, verb: str, err: BaseException) -> None:
+        if self._cancellation.cancelled:
+            raise RequestCancelled(f"{verb} {self.describe()}: stopped") from err
 
     def wait_for_new_credentials(self, stop: threading.Event, timeout: float) -> bool:
         """After a 401: wait up to `timeout` seconds, less if the token file changes (or
@@ -477,8 +530,11 @@ class ApiListerWatcher(Generic[T]):
     # -------------------------------------------------------------------------- list/watch
 
     def list(self, options: ListOptions) -> ObjectList[T]:
-        """One page; the reflector's pager follows `continue_`."""
-        options = self._options(options)
+        """One page; the reflector's pager follows `continue_`. `cancel_requests` ends it."""
+        with self._cancellation.scope():
+            return self._list(self._options(options))
+
+    def _list(self, options: ListOptions) -> ObjectList[T]:
         resp = self._request(options, watch=False, timeout=LIST_TIMEOUT)
         protobuf = self._protobuf_for(resp)
         if protobuf is not None:
@@ -496,6 +552,7 @@ class ApiListerWatcher(Generic[T]):
         try:
             data = resp.read()
         except (urllib3.exceptions.HTTPError, OSError) as e:
+            self._raise_if_cancelled("list", e)
             raise ConnectionError(
                 f"cannot list {self.describe()}: reading the response from {self.server} failed: {e}"
             ) from e
@@ -521,6 +578,7 @@ class ApiListerWatcher(Generic[T]):
             try:
                 yield from response_chunks(resp)
             except (urllib3.exceptions.HTTPError, OSError) as e:
+                self._raise_if_cancelled("list", e)
                 raise ConnectionError(
                     f"cannot list {self.describe()}: reading the response from {self.server} "
                     f"failed: {e}"
@@ -558,8 +616,12 @@ class ApiListerWatcher(Generic[T]):
         read = (options.timeout_seconds + WATCH_READ_SLACK) if options.timeout_seconds else None
         if self.watch_idle_timeout is not None:
             read = self.watch_idle_timeout if read is None else min(read, self.watch_idle_timeout)
-        timeout = urllib3.Timeout(connect=WATCH_CONNECT_TIMEOUT, read=read)
-        resp = self._request(options, watch=True, timeout=timeout)
+        answer = WATCH_ANSWER_TIMEOUT if read is None else min(read, WATCH_ANSWER_TIMEOUT)
+        timeout = urllib3.Timeout(connect=WATCH_CONNECT_TIMEOUT, read=answer)
+        with self._cancellation.scope():  # until the answer comes: then HttpWatch.stop ends it
+            resp = self._request(options, watch=True, timeout=timeout)
+        if read != answer:
+            _set_read_timeout(resp, read)  # for the stream: its events may be minutes apart
         return HttpWatch(resp, self)
 
     def report_idle_watch(self, err: BaseException) -> None:
@@ -611,6 +673,14 @@ class ApiListerWatcher(Generic[T]):
                 handler(err)
             except Exception:
                 logger.exception("the decode error handler raised")
+
+
+def _set_read_timeout(resp: urllib3.BaseHTTPResponse, seconds: float | None) -> None:
+    """Read the rest of `resp` with this timeout (None: none) instead of the request's."""
+    conn = resp.connection
+    sock = getattr(conn, "sock", None)
+    if sock is not None:
+        sock.settimeout(seconds)
 
 
 def response_chunks(resp: urllib3.BaseHTTPResponse) -> Iterator[bytes]:

@@ -6,7 +6,8 @@ relist rules (D6-D9), the watch with bookmarks and a random timeout (D10-D14), t
 timer (D15), the default watch error handler (D16) and the streaming watch-list (D17-D20).
 
 Threads: `run()` runs on the caller's thread. One helper thread per `run()` waits for the stop
-event and stops the current watch (or abandons a running LIST) so `run()` returns promptly;
+event, ends the requests in flight (a source that `CancelsRequests`) and stops the current
+watch (or abandons a running LIST) so `run()` returns promptly;
 each LIST runs on a short-lived helper thread; one more runs the resync timer while a watch is
 open when `resync_period > 0`. Its parts, each given what it needs at construction: state.py
 (the shared resourceVersion bookkeeping and what a stop must end), list.py (the paged LIST),
@@ -26,6 +27,7 @@ from typing import Any, Generic, TypeVar
 
 from kubeinformers.runtime.api.errors import ApiStatusError, is_expired, is_too_many_requests
 from kubeinformers.runtime.api.listwatch import (
+    CancelsRequests,
     ListerWatcher,
     ListOptions,
     RefreshesCredentials,
@@ -310,6 +312,8 @@ class Reflector(Generic[T]):
             try:
                 self.list_and_watch(stop)
             except Exception as e:
+                if stop.is_set():
+                    break  # what the stop ended (a request cancelled): nothing to report
                 err = e
                 self._call_error_handler(e)
             if stop.is_set():
@@ -332,6 +336,9 @@ class Reflector(Generic[T]):
 
     def _stop_current_watch_on(self, stop: threading.Event) -> None:
         stop.wait()
+        source = self.lister_watcher
+        if isinstance(source, CancelsRequests):
+            source.cancel_requests()  # a request waiting on the server ends now
         with self._state.lock:
             w = self._state.current_watch
             interrupt = self._state.interrupt
