@@ -11,6 +11,10 @@ from collections.abc import Mapping
 
 from kubeinformers.runtime.codec.protobuf.schema import Messages
 
+# The Kubernetes release whose API this table describes: a newer API server may send
+# fields it lacks, so the runtime reads such a server's objects as JSON instead.
+KUBERNETES_VERSION = (1, 36)
+
 # One message per line (written as is, not formatted: a small diff when the API grows).
 MESSAGES: Messages = {
     "k8s.io.api.admissionregistration.v1.AuditAnnotation": ((1, "key", 1, None, 0), (2, "valueExpression", 1, None, 0)),

@@ -11,6 +11,7 @@ message, which Python loads without running code.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +89,13 @@ def reachable(messages: Mapping[str, tuple[pb.Field, ...]], roots: Iterable[str]
     return seen
 
 
+def kubernetes_version(source: str) -> tuple[int, int] | None:
+    """(1, 36) for "k8s.io/api v0.36.3": the Kubernetes release of a k8s.io/api module
+    version (v0.N.x is Kubernetes 1.N); None for any other form."""
+    found = re.fullmatch(r"k8s\.io/api v0\.(\d+)\.\d+(?:[-+].*)?", source)
+    return (1, int(found.group(1))) if found else None
+
+
 def _field(f: pb.Field) -> str:
     ref = json.dumps(f[3]) if f[3] is not None else "None"
     return f"({f[0]}, {json.dumps(f[1])}, {f[2]}, {ref}, {f[4]})"
@@ -112,6 +120,16 @@ def module_source(schema: ProtobufSchema, generated: Iterable[tuple[str, str, st
         "",
         "from kubeinformers.runtime.codec.protobuf.schema import Messages",
         "",
+    ]
+    version = kubernetes_version(schema.source)
+    if version is not None:
+        lines += [
+            "# The Kubernetes release whose API this table describes: a newer API server may send",
+            "# fields it lacks, so the runtime reads such a server's objects as JSON instead.",
+            f"KUBERNETES_VERSION = {version!r}",
+            "",
+        ]
+    lines += [
         "# One message per line (written as is, not formatted: a small diff when the API grows).",
         "MESSAGES: Messages = {",
     ]

@@ -123,3 +123,11 @@ def test_a_schema_written_for_another_contract_is_refused(tmp_path: Path) -> Non
     path.write_text(json.dumps(data))
     with pytest.raises(ValueError, match="another schema contract"):
         protobuf_table.load(path)
+
+
+def test_d25_the_table_says_the_kubernetes_release_it_describes() -> None:
+    """The runtime reads a server newer than this release as JSON (D25)."""
+    assert table.KUBERNETES_VERSION == (1, 36)
+    assert protobuf_table.kubernetes_version("k8s.io/api v0.36.3") == (1, 36)
+    assert protobuf_table.kubernetes_version("k8s.io/api v0.37.0-alpha.1") == (1, 37)
+    assert protobuf_table.kubernetes_version("somewhere else") is None

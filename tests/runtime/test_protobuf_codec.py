@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import re
 from typing import Any
 
@@ -725,3 +726,34 @@ def test_k15_repeated_short_strings_are_one_str_among_transcoded_objects(
     four = transcoder.to_json_object(WIDGET, _widget("d", app="db"))
     assert four["metadata"]["labels"]["app"] is three["metadata"]["labels"]["app"]
     assert four["spec"]["title"] is three["spec"]["title"] == "T"
+
+
+def test_d25_a_field_the_table_lacks_is_left_out_and_said_once(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A newer server's field (a number the table lacks) cannot be named: it is left out of
+    the object, and one WARNING per message and field says so and what to do."""
+    from kubeinformers.runtime.codec.protobuf import transcode
+    from kubeinformers.runtime.codec.protobuf.transcode import Transcoder
+
+    monkeypatch.setattr(transcode, "_unknown_told", set())
+    configmap = CORE + "ConfigMap"
+    newer = ld(1, object_meta(name="a")) + entry(2, "k", ld(2, "v")) + ld(9, "from 1.99")
+    transcoder = Transcoder(MESSAGES)
+    caplog.set_level(logging.WARNING, logger="kubeinformers")
+    for _ in range(3):
+        assert transcoder.to_json_object(configmap, newer) == {
+            "metadata": {"name": "a"},
+            "data": {"k": "v"},
+        }
+    (told,) = caplog.records
+    assert told.levelno == logging.WARNING
+    assert f"protobuf field 9 of {configmap} is not in the generated models' table" in (
+        told.getMessage()
+    )
+    assert 'wire_format="json"' in told.getMessage()
+    caplog.clear()
+    # A transcode that passes over known fields on purpose (a field read alone) says nothing.
+    only_data = transcoder.selected(configmap, {2}, True)
+    assert transcoder.to_json_object(only_data, ld(1, object_meta(name="a")) + ld(4, b"")) == {}
+    assert caplog.records == []

@@ -30,6 +30,11 @@ from kubeinformers.runtime.api.model import KubeModel
 from kubeinformers.runtime.api.resource import APIResource, ProtobufKind
 from kubeinformers.runtime.client import transport
 from kubeinformers.runtime.client.cancel import RequestCancelled
+from kubeinformers.runtime.client.server_version import (
+    RECHECK_AFTER,
+    parse_version,
+    server_version,
+)
 from kubeinformers.runtime.client.transport import (
     MIN_CONNECTION_POOL_SIZE,
     ApiListerWatcher,
@@ -135,6 +140,8 @@ class CannedServer:
     def __init__(self) -> None:
         self.requests: list[Request] = []
         self.routes: dict[str, Route | list[Route]] = {}
+        self.version = b'{"major": "1", "minor": "36", "gitVersion": "v1.36.0"}'
+        self.version_requests: list[Request] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -149,8 +156,12 @@ class CannedServer:
                 req = Request(
                     parts.path, dict(parse_qsl(parts.query)), headers, self.client_address[1]
                 )
-                outer.requests.append(req)
                 route = outer.routes.get(parts.path)
+                if parts.path == "/version" and route is None:
+                    outer.version_requests.append(req)  # D25: asked by the protobuf transport
+                    route = lambda r: Reply(body=outer.version)  # noqa: E731
+                else:
+                    outer.requests.append(req)
                 if isinstance(route, list):
                     route = route.pop(0) if route else None
                 reply = route(req) if route else Reply(404, status_body(404, "NotFound", "no"))
@@ -1480,3 +1491,99 @@ def test_d24_an_answered_watch_waits_for_its_events_longer_than_the_answer_timeo
         timer.cancel()
         hold.set()
     assert got == ["late"]
+
+
+# ------------------------------------------------------------------------------ D25: a newer server
+
+# The ConfigMap of the generated table, which says its Kubernetes release (1.36).
+GENERATED_CONFIGMAPS = APIResource(
+    "",
+    "v1",
+    "configmaps",
+    "ConfigMap",
+    namespaced=True,
+    protobuf=ProtobufKind(
+        "k8s.io.api.core.v1.ConfigMap", "kubeinformers.generated.protobuf_schema"
+    ),
+)
+
+
+def _configmaps_in_the_format_asked(r: Request) -> Reply:
+    if r.headers["accept"].startswith(PROTOBUF_LIST):
+        body = pb.list_body("v1", "ConfigMapList", [pb_configmap("a", "5", {"k": "v"})], "7")
+        return Reply(body=body, headers={"Content-Type": PROTOBUF_LIST})
+    item = {"metadata": {"name": "a", "namespace": "default", "resourceVersion": "5"}}
+    item |= {"data": {"k": "v"}, "newField": {"since": "1.37"}}  # what a 1.37 server adds
+    return Reply(
+        body=json.dumps({"kind": "ConfigMapList", "apiVersion": "v1", "items": [item]}).encode()
+    )
+
+
+@pytest.mark.parametrize(
+    "minor,wire",
+    [("36", "protobuf"), ("35", "protobuf"), ("37", "json"), ("37+", "json")],
+)
+def test_d25_a_server_newer_than_the_protobuf_table_is_read_as_json(
+    server: CannedServer, caplog: pytest.LogCaptureFixture, minor: str, wire: str
+) -> None:
+    server.version = json.dumps({"major": "1", "minor": minor, "gitVersion": "v1.x"}).encode()
+    server.routes["/api/v1/configmaps"] = _configmaps_in_the_format_asked
+    lw = ApiListerWatcher(api_client(server.url), GENERATED_CONFIGMAPS, ConfigMap)
+    caplog.set_level(logging.INFO, logger="kubeinformers")
+    pages = [lw.list(ListOptions()) for _ in range(2)]
+    accepts = [r.headers["accept"] for r in server.requests]
+    told = [r for r in caplog.records if "newer than the generated models" in r.getMessage()]
+    assert len(server.version_requests) == 1  # asked once, then known for RECHECK_AFTER
+    if wire == "protobuf":
+        assert accepts == [transport.PROTOBUF_ACCEPT] * 2 and told == []
+        return
+    assert accepts == ["application/json"] * 2
+    (a,) = pages[0].items
+    assert a.data == {"k": "v"}
+    assert a.model_extra == {"newField": {"since": "1.37"}}  # kept: an update keeps it
+    assert len(told) == 1 and told[0].levelno == logging.INFO
+    assert f"Kubernetes 1.{minor.rstrip('+')}" in told[0].getMessage()
+    assert "(1.36)" in told[0].getMessage() and server.url in told[0].getMessage()
+
+
+def test_d25_a_server_that_does_not_say_its_release_is_read_as_protobuf(
+    server: CannedServer,
+) -> None:
+    server.routes["/version"] = lambda r: Reply(403, status_body(403, "Forbidden", "no"))
+    server.routes["/api/v1/configmaps"] = _configmaps_in_the_format_asked
+    lw = ApiListerWatcher(api_client(server.url), GENERATED_CONFIGMAPS, ConfigMap)
+    lw.list(ListOptions())
+    assert server.requests[-1].headers["accept"] == transport.PROTOBUF_ACCEPT
+
+
+def test_d25_a_table_that_does_not_say_its_release_is_read_as_protobuf_without_asking(
+    server: CannedServer,
+) -> None:
+    server.routes["/api/v1/configmaps"] = _configmaps_in_the_format_asked
+    server.version = b'{"major": "1", "minor": "99"}'
+    lw = ApiListerWatcher(api_client(server.url), CONFIGMAPS, ConfigMap)  # the test table
+    lw.list(ListOptions())
+    assert server.requests[0].headers["accept"] == transport.PROTOBUF_ACCEPT
+    assert server.version_requests == []
+
+
+def test_d25_a_server_upgraded_while_informers_run_is_noticed_after_the_recheck(
+    server: CannedServer,
+) -> None:
+    now = [1000.0]
+    api = api_client(server.url)
+    assert server_version(api, clock=lambda: now[0]) == (1, 36)
+    server.version = b'{"major": "1", "minor": "37"}'
+    now[0] += RECHECK_AFTER - 1
+    assert server_version(api, clock=lambda: now[0]) == (1, 36)  # still trusted
+    now[0] += 2
+    assert server_version(api, clock=lambda: now[0]) == (1, 37)
+    assert len(server.version_requests) == 2
+
+
+def test_d25_parse_version_takes_the_leading_digits() -> None:
+    assert parse_version(b'{"major": "1", "minor": "37+"}') == (1, 37)
+    assert parse_version(b'{"major": "1", "minor": "36"}') == (1, 36)
+    assert parse_version(b'{"major": "", "minor": "36"}') is None
+    assert parse_version(b"not json") is None
+    assert parse_version(b"{}") is None

@@ -44,6 +44,7 @@ from kubeinformers.runtime.client.cancel import Cancellation, RequestCancelled, 
 from kubeinformers.runtime.client.chunked import raw_chunked_body
 from kubeinformers.runtime.client.credentials import credentials_for
 from kubeinformers.runtime.client.framing import split_frames, split_lines
+from kubeinformers.runtime.client.server_version import server_version
 from kubeinformers.runtime.codec.compact import (
     CACHE_COMPRESSIONS,
     CacheCompression,
@@ -52,7 +53,7 @@ from kubeinformers.runtime.codec.compact import (
 )
 from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
 from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
-from kubeinformers.runtime.codec.protobuf.tables import messages_for
+from kubeinformers.runtime.codec.protobuf.tables import messages_for, table_version
 from kubeinformers.runtime.codec.wire import JsonDecoder, ObjectDecodeError
 
 if TYPE_CHECKING:
@@ -73,6 +74,9 @@ WATCH_READ_SLACK = 60.0  # read timeout = the watch's timeoutSeconds + this
 # instead of waiting silently for the watch's read timeout (up to 11 minutes).
 WATCH_ANSWER_TIMEOUT = 60.0
 _READ_SIZE = 65536
+# (server, table release, server release) already said (D25): once per process.
+_newer_told: set[tuple[str, tuple[int, int], tuple[int, int]]] = set()
+_newer_lock = threading.Lock()
 
 
 # The reflector retries (with backoff that a stop interrupts, D4/D11, and Retry-After): urllib3
@@ -334,6 +338,12 @@ class ApiListerWatcher(Generic[T]):
                 compactor=new_compactor(cache_compression),
             )
             self.accept = self.watch_accept = PROTOBUF_ACCEPT
+        # The release of the protobuf table: a newer server is read as JSON (D25).
+        self._table_version = (
+            table_version(resource.protobuf)
+            if self.protobuf is not None and resource.protobuf is not None
+            else None
+        )
         self.path = resource.collection_path(self.namespace)
         self.decode_errors = 0
         self._decode_error_handler: Callable[[BaseException], None] | None = None
@@ -423,7 +433,7 @@ class ApiListerWatcher(Generic[T]):
         verb = "watch" if watch else "list"
         api = self.api_client
         headers: dict[str, str] = dict(api.default_headers)
-        headers["Accept"] = self.watch_accept if watch else self.accept
+        headers["Accept"] = self._accept(watch)
         headers.setdefault("User-Agent", api.user_agent)
         if not watch:
             # As client-go's transport: big lists come compressed (the server does not
@@ -463,6 +473,33 @@ class ApiListerWatcher(Generic[T]):
                 f"cannot {verb} {self.describe()}: a request header is invalid (one of {names}; "
                 "a token with a line break in it?); check the credentials of the configuration"
             ) from None
+
+    def _accept(self, watch: bool) -> str:
+        """The Accept header: protobuf for a built-in kind, unless the server is a newer
+        Kubernetes release than the protobuf table (D25): then JSON, which keeps the fields
+        the table lacks (protobuf names them by number only; they would be lost)."""
+        accept = self.watch_accept if watch else self.accept
+        table = self._table_version
+        if table is None:
+            return accept
+        server = server_version(self.api_client)
+        if server is None or server <= table:
+            return accept
+        key = (self.server, table, server)
+        with _newer_lock:
+            first = key not in _newer_told
+            _newer_told.add(key)
+        if first:
+            logger.info(
+                "the API server at %s is Kubernetes %d.%d, newer than the generated models' "
+                "protobuf table (%d.%d): built-in kinds are read as JSON, which keeps the "
+                "fields the models lack; regenerate the models against this server to read "
+                "protobuf again",
+                self.server,
+                *server,
+                *table,
+            )
+        return "application/json"
 
     def cancel_requests(self) -> None:
         """End the list or watch request in flight at once (connecting, waiting for the

@@ -15,10 +15,11 @@ from typing import Any
 
 from kubeinformers.runtime.api.resource import ProtobufKind
 
-__all__ = ["ProtobufSchemaError", "messages_for"]
+__all__ = ["ProtobufSchemaError", "messages_for", "table_version"]
 
 _lock = threading.Lock()
 _loaded: dict[str, Mapping[str, Any]] = {}
+_versions: dict[str, tuple[int, int] | None] = {}
 
 
 class ProtobufSchemaError(LookupError):
@@ -44,9 +45,25 @@ def messages_for(kind: ProtobufKind) -> Mapping[str, Any]:
                     'wire_format="json"'
                 )
             _loaded[kind.schema_module] = messages
+            version = getattr(module, "KUBERNETES_VERSION", None)
+            _versions[kind.schema_module] = (
+                version
+                if isinstance(version, tuple)
+                and len(version) == 2
+                and all(type(n) is int for n in version)
+                else None
+            )
     if kind.message not in messages:
         raise ProtobufSchemaError(
             f"{kind.schema_module}.MESSAGES does not describe {kind.message}; regenerate the "
             'package, or use wire_format="json"'
         )
     return messages
+
+
+def table_version(kind: ProtobufKind) -> tuple[int, int] | None:
+    """The Kubernetes release (1, 36) whose API the table of `kind` describes; None when its
+    module does not say (generated before tables said so)."""
+    messages_for(kind)
+    with _lock:
+        return _versions.get(kind.schema_module)

@@ -11,6 +11,8 @@ IntOrString and embedded raw JSON (RawExtension, FieldsV1).
 from __future__ import annotations
 
 import base64
+import logging
+import threading
 import time
 from collections.abc import Collection
 from typing import Any, NamedTuple
@@ -50,6 +52,8 @@ _OMITEMPTY, _OMITZERO, _INLINE = schema.OMITEMPTY, schema.OMITZERO, schema.INLIN
 _ITEMS = schema.ITEMS
 _NILABLE = _POINTER | _REPEATED | _MAP | _ITEMS  # absent on the wire: nil in Go
 _OMIT = _OMITEMPTY | _OMITZERO
+
+logger = logging.getLogger("kubeinformers.protobuf")
 
 _VARINT_KINDS = frozenset({_INT, _UINT, _BOOL})
 _SIGN = 1 << 63
@@ -441,6 +445,9 @@ class Transcoder:
         wire_type = key & 7
         field = compiled.by_number.get(number)
         if field is None:
+            whole = self._compiled.get(compiled.name)  # `selected` leaves fields out on purpose
+            if whole is None or number not in whole.by_number:
+                _unknown_field(compiled.name, number)
             return skip_field(data, pos, wire_type, end)
         _number, name, kind, ref, flags = field
         if wire_type == LENGTH:
@@ -601,6 +608,27 @@ class Transcoder:
             else:
                 value = _scalar_zero(kind)
         return map_key, value
+
+
+_unknown_lock = threading.Lock()
+_unknown_told: set[tuple[str, int]] = set()  # (message, field number): said once per process
+
+
+def _unknown_field(message: str, number: int) -> None:
+    """A field the table lacks (a newer server than the generated models): it cannot be
+    named, so it is left out of the object. Said once per message and field, at WARNING:
+    an update built from such an object would clear the field on the server (D25)."""
+    with _unknown_lock:
+        if (message, number) in _unknown_told:
+            return
+        _unknown_told.add((message, number))
+    logger.warning(
+        "protobuf field %d of %s is not in the generated models' table (a newer API server): "
+        "it is left out of the objects read, and an update built from them would clear it on "
+        'the server; regenerate the models against this server, or use wire_format="json"',
+        number,
+        message,
+    )
 
 
 def _fast_entry(field: schema.Field) -> _Entry | None:
