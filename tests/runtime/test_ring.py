@@ -10,15 +10,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from kubernetes.client import ApiClient, Configuration
 from kubernetes.client.exceptions import ApiException
 from prometheus_client import CollectorRegistry
 
 from kubeinformers.runtime.api.shard import Shard
+from kubeinformers.runtime.leaderelection.elector import LeaseLock
 from kubeinformers.runtime.metrics import register_prometheus, unregister_prometheus
 from kubeinformers.runtime.ring.assignment import BUCKETS, assign, buckets_of_shard
 from kubeinformers.runtime.ring.async_ring import AsyncShardRing
@@ -30,6 +33,7 @@ from kubeinformers.runtime.ring.members import (
 )
 from kubeinformers.runtime.ring.ring import ShardRing
 from tests.support.leases import FakeLeaseApi, LeaseStore
+from tests.support.silent import SilentServer
 
 NS = "default"
 RING = "ctl"
@@ -442,3 +446,60 @@ def test_n21_a_second_writer_of_ones_lease_is_said_once_per_replica(
     assert conflicts == 6
     warnings = [r for r in caplog.records if "another replica" in r.getMessage()]
     assert len(warnings) == 2 and "'a'" in warnings[0].getMessage()  # once per writer
+
+
+@pytest.mark.parametrize("who", ["ring member", "leader election lock"])
+def test_n22_a_lease_request_is_sent_once_so_it_ends_by_its_timeout(who: str) -> None:
+    """urllib3 would send a timed-out request three more times: a Lease request given the
+    time left until the renew deadline would last four times that (N21, N22)."""
+    server = SilentServer()
+    try:
+        configuration = Configuration()
+        configuration.host = server.url
+        api = ApiClient(configuration)
+        t0 = time.monotonic()
+        with pytest.raises(Exception):  # noqa: B017 - whatever the client raises
+            if who == "ring member":
+                MemberLeases(api, NS, RING, "a").list(timeout=0.5)
+            else:
+                LeaseLock(api, NS, "leader", "a").get(timeout=0.5)
+        elapsed = time.monotonic() - t0
+    finally:
+        server.close()
+    assert server.accepted == 1
+    assert elapsed < 1.5, f"the request lasted {elapsed:.1f} s for a 0.5 s timeout"
+
+
+def test_n22_a_ring_step_that_raises_ends_run_and_the_member_leaves() -> None:
+    """A member whose ring step fails must not keep renewing a Lease that holds buckets
+    nothing follows any more: run() ends, the member leaves, the error is raised."""
+
+    class Failing(Holder):
+        def widen(self, hold: Shard | None) -> None:
+            raise RuntimeError("cannot take the shard")
+
+    store, ledger = LeaseStore(), Ledger()
+    ring = ShardRing(
+        FakeLeaseApi(store),
+        RING,
+        "a",
+        namespace=NS,
+        lease_duration=LEASE,
+        renew_deadline=RENEW,
+        retry_period=RETRY,
+    )
+    ring.hold(Failing("a", ledger))
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            ring.run(threading.Event())
+        except BaseException as e:
+            raised.append(e)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(WAIT)
+    assert not thread.is_alive(), "run() still waits for its renewer after a step raised"
+    assert [str(e) for e in raised] == ["cannot take the shard"]
+    assert store.leases == {}  # left: the others may take its buckets at once

@@ -50,6 +50,7 @@ from kubeinformers.runtime.reflector.outage import is_server_unavailable
 from kubeinformers.runtime.reflector.reflector import Reflector
 from tests.support import protobuf as pb
 from tests.support.garbage import collected
+from tests.support.silent import SilentServer
 from tests.support.waiting import eventually
 
 kubernetes_client = pytest.importorskip("kubernetes.client")
@@ -1317,44 +1318,6 @@ def test_m4_a_bad_list_request_names_the_request_and_what_to_check(server: Canne
 
 
 # ------------------------------------------------------------------------------ D24: stop, silence
-
-
-class SilentServer:
-    """Accepts connections and reads what comes, but never answers: a hung API server (or a
-    load balancer that lost its backend). Counts the connections it accepted."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.accepted = 0
-        self.received = threading.Event()  # some bytes of a request (or a TLS hello) came
-        self._conns: list[socket.socket] = []
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            self._conns.append(conn)
-            threading.Thread(target=self._read, args=(conn,), daemon=True).start()
-
-    def _read(self, conn: socket.socket) -> None:
-        try:
-            while conn.recv(65536):
-                self.received.set()
-        except OSError:
-            pass
-
-    def close(self) -> None:
-        self.sock.close()
-        for conn in self._conns:
-            conn.close()
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from kubeinformers.runtime.api.fields import field_of as _field
 from kubeinformers.runtime.api.timestamps import format_micro_time
 from kubeinformers.runtime.client.api_client import ApiClient
+from kubeinformers.runtime.client.single_attempt import single_attempt_client
 from kubeinformers.runtime.clock import Now
 
 if TYPE_CHECKING:
@@ -155,7 +156,11 @@ class LeaseLock:
                 f"LeaseLock {namespace}/{name}: api must be a kubernetes.client.ApiClient or a "
                 f"LeaseApi (read_, create_ and replace_namespaced_lease), not {type(api).__name__}"
             )
-        self._api: LeaseApi = api if isinstance(api, LeaseApi) else CoordinationV1Api(api)
+        self._api: LeaseApi = (
+            api
+            if isinstance(api, LeaseApi)
+            else CoordinationV1Api(single_attempt_client(api))  # N21: no hidden retries
+        )
         self.namespace = namespace
         self.name = name
         self._identity = identity

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 from kubeinformers.runtime.api.fields import field_of as _field
 from kubeinformers.runtime.api.timestamps import format_micro_time
 from kubeinformers.runtime.client.api_client import ApiClient
+from kubeinformers.runtime.client.single_attempt import single_attempt_client
 from kubeinformers.runtime.leaderelection.elector import lease_valid
 from kubeinformers.runtime.ring.assignment import format_buckets, parse_buckets
 
@@ -116,7 +117,9 @@ class MemberLeases:
                 f"{type(api).__name__}"
             )
         self._api: MemberLeaseApi = (
-            api if isinstance(api, MemberLeaseApi) else CoordinationV1Api(api)
+            api
+            if isinstance(api, MemberLeaseApi)
+            else CoordinationV1Api(single_attempt_client(api))  # N22: no hidden retries
         )
         self.namespace = namespace
         self.ring = ring

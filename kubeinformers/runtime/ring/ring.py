@@ -181,9 +181,9 @@ class ShardRing:
 
     # ------------------------------------------------------------------ running
 
-    def _renew_loop(self, stop: threading.Event) -> None:
+    def _renew_loop(self, stop: threading.Event, done: threading.Event) -> None:
         period = self.config.retry_period
-        while not stop.is_set():
+        while not stop.is_set() and not done.is_set():
             if not self._core.renew() and self._core.deadline_exceeded():
                 self._stop_all()
                 self._core.lose()
@@ -191,10 +191,13 @@ class ShardRing:
                 return
 
     def run(self, stop: threading.Event) -> None:
-        """Join the ring and follow it until `stop` is set; then drain, leave, return."""
+        """Join the ring and follow it until `stop` is set; then drain, leave, return. A step
+        that raises ends it the same way (renewals stop, the member leaves), then the error
+        is raised: a member must not keep its buckets while nothing follows the ring."""
+        done = threading.Event()  # run is ending: the renewer stops too
         renewer = threading.Thread(
             target=self._renew_loop,
-            args=(stop,),
+            args=(stop, done),
             name=f"ring-{self.config.ring}-renew",
             daemon=True,
         )
@@ -207,6 +210,7 @@ class ShardRing:
                 if stop.wait(period * (1 + random.random() * (JITTER_FACTOR - 1))):
                     break
         finally:
+            done.set()
             renewer.join()
             self._stop_all()
             self._core.leave()
