@@ -146,10 +146,14 @@ class Replicas:
             if not path.exists():
                 continue
             running: dict[str, Reconcile] = {}
-            for line in path.read_text().splitlines():
+            text = path.read_text()
+            lines = text.splitlines()
+            if not text.endswith("\n"):
+                lines = lines[:-1]  # being written now, or cut short by a SIGKILL
+            for line in lines:
                 parts = line.split(" ")
                 if len(parts) != 4:
-                    continue  # the last line of a killed replica may be cut short
+                    continue
                 kind, replica, key, ns = parts
                 if kind == "S":
                     running[key] = Reconcile(replica, int(ns), None)

@@ -111,7 +111,10 @@ def test_h14_lease_lock_wraps_an_api_client_and_names_anything_else() -> None:
     try:
         wrapped: object = LeaseLock(api_client, "default", "lock", "me")._api
         assert isinstance(wrapped, CoordinationV1Api)
-        assert wrapped.api_client is api_client
+        # N22: a copy of the client whose Lease requests urllib3 sends once.
+        assert wrapped.api_client.configuration.host == configuration.host
+        assert wrapped.api_client.configuration.retries is False
+        assert configuration.retries is None  # the user's client is left as it was
     finally:
         api_client.close()  # type: ignore[no-untyped-call]
     with pytest.raises(TypeError, match=r"LeaseLock default/lock: api must be .* not object"):
