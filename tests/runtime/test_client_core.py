@@ -5,10 +5,12 @@ tests/e2e/test_client_real.py."""
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from examples.informers.demo.v1.widget import Widget, WidgetSpec
 from kubeinformers.generated.core.v1 import ConfigMap
@@ -24,6 +26,7 @@ from kubeinformers.runtime.api.errors import (
 )
 from kubeinformers.runtime.client.retry import Backoff, retry_on_conflict
 from kubeinformers.runtime.client.typed import APPLY_PATCH, Client, _Calls
+from kubeinformers.runtime.codec.drift import InvalidFieldError
 
 
 @dataclass
@@ -208,3 +211,40 @@ def test_m7_local_api_server_refuses_a_dry_run_instead_of_writing() -> None:
         with pytest.raises(BadRequest):
             client.delete(ConfigMap, "dry", namespace="default", dry_run=True)
         assert client.get(ConfigMap, "dry", namespace="default").metadata is not None
+
+
+def _drifted_widget(rv: str) -> bytes:
+    """A Widget as a server whose CRD changed `spec.replicas` to a string would send it."""
+    body = {"apiVersion": "demo.kubeinformers.io/v1", "kind": "Widget"}
+    body |= {"metadata": {"name": "w", "namespace": "n", "resourceVersion": rv}}
+    body |= {"spec": {"size": "small", "replicas": "three"}}
+    return json.dumps(body).encode()
+
+
+def test_k11_m5_the_clients_answers_are_read_as_tolerantly_as_an_informers(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A field that no longer validates does not make a read fail, nor a write that the
+    server applied look failed: the object comes back, that field raises when read, its
+    value is kept for the next write, and it is said once."""
+    api = _ApiClient([_Resp(200, _drifted_widget("7")), _Resp(200, _drifted_widget("8"))])
+    client = Client(api)
+    caplog.set_level(logging.WARNING, logger="kubeinformers")
+    got = client.get(Widget, "w", namespace="n")
+    assert got.metadata is not None and got.metadata.resource_version == "7"
+    assert got.spec is not None and got.spec.size == "small"
+    with pytest.raises(InvalidFieldError, match=r"spec\.replicas"):
+        _ = got.spec.replicas
+    updated = client.update(got)  # the server applied it: no error
+    assert updated.metadata is not None and updated.metadata.resource_version == "8"
+    sent = json.loads(api.rest_client.pool_manager.sent[1]["body"])
+    assert sent["spec"]["replicas"] == "three"  # the server's value went back as it came
+    (said,) = [r for r in caplog.records if r.name == "kubeinformers.client"]
+    assert said.levelno == logging.WARNING
+    assert "Widget 'n/w'" in said.getMessage() and "spec.replicas" in said.getMessage()
+
+
+def test_k11_an_answer_that_is_no_object_still_fails() -> None:
+    api = _ApiClient([_Resp(200, b'["not", "an", "object"]')])
+    with pytest.raises(ValidationError):
+        Client(api).get(Widget, "w", namespace="n")

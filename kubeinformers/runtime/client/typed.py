@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar, cast, overload
 
-from pydantic import BaseModel
+import msgspec
+from pydantic import BaseModel, ValidationError
 
 from kubeinformers.runtime.api.apply import ApplyConfiguration, apply_document
 from kubeinformers.runtime.api.errors import ApiStatusError
@@ -37,7 +39,51 @@ from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
 from kubeinformers.runtime.api.model import Scale, Status
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.client.rest import APPLY_PATCH, JSON, Request, RestCore, query
+from kubeinformers.runtime.codec.drift import build_lenient
 from kubeinformers.runtime.codec.lazy import materialize
+
+logger = logging.getLogger("kubeinformers.client")
+
+# (model, object, bad field paths) already said: once each, at most this many remembered.
+_REPORTED_MAX = 10_000
+_reported: set[tuple[str, str, tuple[str, ...]]] = set()
+_reported_lock = threading.Lock()
+
+
+def _lenient(model: type[BaseModel], body: bytes, exc: ValidationError) -> BaseModel:
+    """`body` built field by field (runtime.codec.drift) after `exc`; `exc` itself when the
+    body is no JSON object at all. Its bad fields are said once at WARNING."""
+    try:
+        data = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        raise exc from None
+    if type(data) is not dict:
+        raise exc
+    obj, partly = build_lenient(model, data)
+    if partly is not None:
+        paths = tuple(f.path for f in partly.fields)
+        said = (f"{model.__module__}.{model.__qualname__}", partly.key, paths)
+        with _reported_lock:
+            new = said not in _reported
+            if new:
+                if len(_reported) >= _REPORTED_MAX:
+                    _reported.clear()
+                _reported.add(said)
+        if new:
+            listed = "; ".join(f"{f.path}: {f.reason}" for f in partly.fields[:5])
+            logger.warning(
+                "%s %r from the server has fields that do not validate against %s.%s (%s): "
+                "a read of them raises InvalidFieldError, the rest of the object reads, and a "
+                "write built from it keeps the server's values; regenerate the models from "
+                "this cluster's API (kubeinformers generate --cluster) to read them",
+                model.__name__,
+                partly.key,
+                model.__module__,
+                model.__qualname__,
+                listed,
+            )
+    return obj
+
 
 __all__ = [
     "APPLY_PATCH",
@@ -177,9 +223,9 @@ def _body(obj: BaseModel, resource: APIResource, *, only_set: bool) -> dict[str,
     those set on it; apiVersion and kind filled in from the resource."""
     obj = materialize(obj)
     if only_set:
-        data = obj.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        data = obj.model_dump(mode="json", by_alias=True, exclude_unset=True, warnings=False)
     else:
-        data = obj.model_dump(mode="json", by_alias=True, exclude_none=True)
+        data = obj.model_dump(mode="json", by_alias=True, exclude_none=True, warnings=False)
     data["apiVersion"] = data.get("apiVersion") or resource.api_version
     data["kind"] = data.get("kind") or resource.kind
     return data
@@ -218,8 +264,19 @@ class _Calls:
 
     @staticmethod
     def _decoder(model: type[R]) -> Callable[[bytes], R]:
+        """The object in an answer, as tolerant as an informer (K11): a field that no longer
+        validates (a CRD changed its type) is kept as the server sent it and raises
+        InvalidFieldError when read, so a write that succeeded is never reported as failed
+        and a read-modify-write keeps the server's value."""
         validate = cast(type[BaseModel], model).model_validate_json
-        return lambda body: cast(R, validate(body))
+
+        def decode(body: bytes) -> R:
+            try:
+                return cast(R, validate(body))
+            except ValidationError as exc:
+                return cast(R, _lenient(cast(type[BaseModel], model), body, exc))
+
+        return decode
 
     @staticmethod
     def _subresource(resource: APIResource, subresource: str | None) -> str:
@@ -305,7 +362,9 @@ class _Calls:
         if isinstance(patch, BaseModel):
             if patch_type == "json":
                 raise TypeError("a JSON patch is a list of operations, not a model")
-            body = materialize(patch).model_dump(mode="json", by_alias=True, exclude_unset=True)
+            body = materialize(patch).model_dump(
+                mode="json", by_alias=True, exclude_unset=True, warnings=False
+            )
         path = resource.object_path(name, ns) + self._subresource(resource, subresource)
         what = f"patch {_where(resource, name, ns)}" + (f" ({subresource})" if subresource else "")
         return _Call(
