@@ -30,6 +30,7 @@ from kubeinformers.runtime.codec.compact import Compactor
 from kubeinformers.runtime.codec.lazy import is_lazy
 from kubeinformers.testing.fake import FakeListerWatcher
 from kubeinformers.testing.local_api_server import LocalApiServer
+from tests.support.waiting import eventually
 
 PODS = GroupVersionResource("", "v1", "pods")
 DEPLOYMENTS = GroupVersionResource("apps", "v1", "deployments")
@@ -642,3 +643,28 @@ def test_h1_use_watch_list_false_gets_the_initial_state_by_list_and_watch(
 
         assert synced(False, timeout=30)
         assert not synced(True, timeout=1)
+
+
+def test_h16_two_versions_of_one_resource_are_two_health_entries() -> None:
+    """A failing version of a resource must not hide behind a healthy one of the same name."""
+    from kubeinformers.generated.apps.v1 import Deployment
+
+    served = APIResource("apps", "v1", "deployments", "Deployment", namespaced=True)
+    gone = APIResource("apps", "v9", "deployments", "Deployment", namespaced=True)  # 404
+    with LocalApiServer() as server:
+        factory = SharedInformerFactory(server.api_client())
+        good = factory.typed_informer(served, Deployment)
+        bad = factory.typed_informer(gone, Deployment)
+        factory.start()
+        try:
+            assert eventually(lambda: good.has_synced() and bad.health().consecutive_failures > 0)
+            health = factory.health()
+            assert set(health.informers) == {
+                "deployments.apps (apps/v1)",
+                "deployments.apps (apps/v9)",
+            }
+            assert health.informers["deployments.apps (apps/v1)"].healthy
+            assert not health.informers["deployments.apps (apps/v9)"].healthy
+            assert not health.healthy
+        finally:
+            factory.shutdown()

@@ -17,6 +17,7 @@ import importlib
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
@@ -811,8 +812,16 @@ class SharedInformerFactory:
     def health(self) -> FactoryHealth:
         """Every started informer's `health()`; `.healthy` answers a readiness probe."""
         shard = self._shard
+        started = self._started_informers()
+        names = Counter(gvr.group_resource() for gvr in started)
         return FactoryHealth(
-            {gvr.group_resource(): inf.health() for gvr, inf in self._started_informers().items()},
+            {
+                # Two versions of one resource (a CRD's v1 and v2) are two entries.
+                gvr.group_resource()
+                if names[gvr.group_resource()] == 1
+                else f"{gvr.group_resource()} ({gvr.group_version})": inf.health()
+                for gvr, inf in started.items()
+            },
             shard=shard.describe() if shard is not None else None,
             shard_transition=self._shard_transition,
             holds_no_range=self._holds_no_range,
