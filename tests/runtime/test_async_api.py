@@ -8,9 +8,11 @@ idle timeout (D4: a silent watch is re-watched from the last resourceVersion).
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import threading
 import warnings
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -352,3 +354,63 @@ def test_watermark_never_runs_ahead_of_a_key_still_queued(queue: QueueKind) -> N
     assert indexer.get_by_key("default/b") is not None
     assert informer.wait_for_resource_version("12", 0)
     assert informer.last_processed_resource_version() == "12"
+
+
+def test_g8_a_closed_stream_lets_go_of_its_buffered_events_before_the_informer_stops(
+    local_api_server: LocalApiServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Closing a stream unregisters it whole: nothing it buffered stays reachable from the
+    informer until the informer stops (a long-lived informer would gather every closed
+    stream's unread events)."""
+    server = local_api_server
+    api = server.api_client()
+    for i in range(5):
+        server.create(configmap(f"leak-{i}", "1"))
+
+    async def main() -> None:
+        factory = SharedInformerFactory(api)
+        informer = factory.core().v1().config_maps().informer()
+        async with factory:
+            queues = []
+            for _ in range(3):
+                stream = informer.events()
+                await asyncio.wait_for(anext(stream), TIMEOUT)  # the rest stays buffered
+                queues.append(weakref.ref(stream._queue))
+                await stream.aclose()
+                del stream
+            # Deliveries already scheduled on the loop, and the removed handlers' threads
+            # winding down, hold a queue a moment longer: wait for that, not for the stop.
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + TIMEOUT
+            while any(q() is not None for q in queues) and loop.time() < deadline:
+                gc.collect()
+                await asyncio.sleep(0.01)
+            assert [q() for q in queues] == [None, None, None]
+            assert not informer.is_stopped()
+
+    run_debug(main, caplog)
+
+
+def test_h5_a_sync_wait_that_ends_leaves_nothing_with_the_informers(
+    local_api_server: LocalApiServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A readiness check polling `wait_for_cache_sync_async` with a short timeout on an
+    informer that cannot sync must not pile up a waiter (its event and loop) per call."""
+    server = local_api_server
+    api = server.api_client()
+    server.forbid("secrets")
+
+    async def main() -> None:
+        factory = SharedInformerFactory(api)
+        informer = factory.core().v1().secrets().informer()
+        factory.start()
+        try:
+            await factory.wait_for_cache_sync_async(0.01)
+            before = len(informer._synced_callbacks)
+            for _ in range(20):
+                await factory.wait_for_cache_sync_async(0.01)
+            assert len(informer._synced_callbacks) == before
+        finally:
+            await factory.shutdown_async()
+
+    run_debug(main, caplog)

@@ -54,6 +54,8 @@ class Subscribable(Protocol[T_co, R]):
 
     def on_stopped(self, callback: Callable[[], None]) -> None: ...
 
+    def remove_on_stopped(self, callback: Callable[[], None]) -> None: ...
+
 
 # How often a delivery thread waiting for buffer room looks whether its stream was closed.
 _CLOSED_CHECK = 0.5
@@ -97,7 +99,7 @@ class _Bridge(Generic[T]):
     """The handler registered on the informer: runs on its delivery thread; holds no reference
     to the stream, so an abandoned stream can be collected (and unregistered)."""
 
-    __slots__ = ("_closed", "_loop", "_queue", "_room")
+    __slots__ = ("_closed", "_room", "_target")
 
     def __init__(
         self,
@@ -105,8 +107,9 @@ class _Bridge(Generic[T]):
         queue: asyncio.Queue[InformerEvent[T] | _Closed],
         buffer: int,
     ) -> None:
-        self._loop = loop
-        self._queue = queue
+        # The loop and the stream's queue; None once closed, so that a closed bridge the
+        # processor still holds a moment (its thread winding down) keeps no event alive.
+        self._target: tuple[asyncio.AbstractEventLoop, asyncio.Queue[Any]] | None = (loop, queue)
         self._room = threading.Semaphore(buffer)
         self._closed = threading.Event()
 
@@ -114,12 +117,14 @@ class _Bridge(Generic[T]):
         while not self._room.acquire(timeout=_CLOSED_CHECK):
             if self._closed.is_set():
                 return
-        if self._closed.is_set():
+        target = self._target
+        if target is None:
             return
+        loop, queue = target
         try:
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
+            loop.call_soon_threadsafe(queue.put_nowait, event)
         except RuntimeError:  # the loop has closed
-            self._closed.set()
+            self.close()
 
     def on_add(self, obj: T, is_in_initial_list: bool) -> None:
         self._put(Added(obj, is_in_initial_list))
@@ -135,14 +140,21 @@ class _Bridge(Generic[T]):
 
     def close(self) -> None:
         self._closed.set()
+        self._target = None
 
     def __repr__(self) -> str:
         return "EventStream"
 
 
-def _unregister(informer: Subscribable[Any, R], registration: R, bridge: _Bridge[Any]) -> None:
+def _unregister(
+    informer: Subscribable[Any, R],
+    registration: R,
+    bridge: _Bridge[Any],
+    closer: Callable[[], None],
+) -> None:
     bridge.close()
     informer.remove_event_handler(registration)
+    informer.remove_on_stopped(closer)  # it holds the stream's queue and what is buffered
 
 
 def _closer(
@@ -175,11 +187,12 @@ class EventStream(Generic[T]):
         self._bridge: _Bridge[T] = _Bridge(self._loop, self._queue, buffer)
         self._informer = informer
         self._registration: Registration = informer.add_event_handler(self._bridge)
+        closer = _closer(self._loop, self._queue)
         self._finalizer = weakref.finalize(
-            self, _unregister, informer, self._registration, self._bridge
+            self, _unregister, informer, self._registration, self._bridge, closer
         )
         self._done = False
-        informer.on_stopped(_closer(self._loop, self._queue))
+        informer.on_stopped(closer)
 
     def has_synced(self) -> bool:
         """This subscriber has received every object of the informer's initial list (G6)."""

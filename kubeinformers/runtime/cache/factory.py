@@ -718,12 +718,16 @@ class SharedInformerFactory:
 
         for informer in informers.values():
             informer.on_synced(wake)
-        for wait in self._sync_waits(informers, timeout, loop.time):
-            try:
-                await asyncio.wait_for(woken.wait(), wait)
-            except TimeoutError:
-                pass
-            woken.clear()
+        try:
+            for wait in self._sync_waits(informers, timeout, loop.time):
+                try:
+                    await asyncio.wait_for(woken.wait(), wait)
+                except TimeoutError:
+                    pass
+                woken.clear()
+        finally:  # a wait that ends (timed out, cancelled) leaves nothing with the informers
+            for informer in informers.values():
+                informer.remove_on_synced(wake)
         return {gvr: inf.has_synced() for gvr, inf in informers.items()}
 
     def shutdown(self, timeout: float | None = None) -> None:

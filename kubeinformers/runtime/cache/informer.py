@@ -9,6 +9,7 @@ own thread (G). Handlers may join and leave while the informer runs (F8, F9).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -426,6 +427,13 @@ class SharedIndexInformer(Generic[T]):
                 return
         callback()
 
+    def remove_on_stopped(self, callback: Callable[[], None]) -> None:
+        """Forget a callback given to `on_stopped` (a stream closed before the informer
+        stopped: what the callback holds is let go now, not when the informer stops)."""
+        with self._start_lock:
+            with contextlib.suppress(ValueError):
+                self._stopped_callbacks.remove(callback)
+
     def shut_down_unstarted(self) -> None:
         """Mark an informer that will never run as stopped (its factory shut down before
         starting it) and call the `on_stopped` callbacks, so what waits for it to stop ends (an
@@ -463,6 +471,12 @@ class SharedIndexInformer(Generic[T]):
                 self._synced_callbacks.append(callback)
                 return
         callback()
+
+    def remove_on_synced(self, callback: Callable[[], None]) -> None:
+        """Forget a callback given to `on_synced` (a wait that ended before the sync)."""
+        with self._synced_lock:
+            with contextlib.suppress(ValueError):
+                self._synced_callbacks.remove(callback)
 
     def has_synced(self) -> bool:
         """The first list has been fully popped and processed into the cache (F3)."""
