@@ -414,3 +414,22 @@ def test_h5_a_sync_wait_that_ends_leaves_nothing_with_the_informers(
             await factory.shutdown_async()
 
     run_debug(main, caplog)
+
+
+def test_h4_a_factory_that_was_shut_down_cannot_be_entered_again(
+    local_api_server: LocalApiServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A second `async with factory:` would hand out stopped informers whose caches no
+    longer follow the server, as if synced: it raises instead."""
+    api = local_api_server.api_client()
+
+    async def main() -> None:
+        factory = SharedInformerFactory(api)
+        factory.core().v1().config_maps().informer()
+        async with factory:
+            pass
+        with pytest.raises(CacheSyncTimeoutError, match="the factory was shut down"):
+            async with factory:
+                raise AssertionError("must not be entered")
+
+    run_debug(main, caplog)

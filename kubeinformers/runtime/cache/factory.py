@@ -769,6 +769,12 @@ class SharedInformerFactory:
         all have synced; CacheSyncTimeoutError after `timeout` seconds (None: the factory's
         `sync_timeout`)."""
         timeout = self._sync_timeout if timeout is None else timeout
+        if self._shutting_down:  # its informers are stopped: their caches no longer follow
+            raise CacheSyncTimeoutError(
+                {gvr: None for gvr in self.informers()},
+                None,
+                reason="the factory was shut down: a factory runs once, make a new one",
+            )
         self.start()
         synced = await self.wait_for_cache_sync_async(timeout)
         requested = self.informers()
