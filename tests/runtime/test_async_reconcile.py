@@ -156,12 +156,11 @@ def test_reconciler_retries_with_growing_delays_then_succeeds(
                 raise Requeue("dependency not ready")
             return None
 
+        limiter: ItemExponentialFailureRateLimiter[str] = ItemExponentialFailureRateLimiter(
+            0.02, 10.0
+        )
         reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop(
-            "test",
-            reconcile,
-            workers=2,
-            rate_limiter=ItemExponentialFailureRateLimiter(0.02, 10.0),
-            max_retries=3,
+            "test", reconcile, workers=2, rate_limiter=limiter, max_retries=3
         )
         informer = FakeInformer()
         reconciler.watch(informer)
@@ -178,10 +177,9 @@ def test_reconciler_retries_with_growing_delays_then_succeeds(
         flaky = attempts["ns/flaky"]
         gaps = [b - a for a, b in itertools.pairwise(flaky)]
         assert [g >= d * 0.9 for g, d in zip(gaps, (0.02, 0.04, 0.08), strict=True)] == [True] * 3
-        assert reconciler.queue.num_requeues("ns/flaky") == 0  # forgotten after success
+        assert limiter.num_requeues("ns/flaky") == 0  # forgotten after success
         assert len(attempts["ns/broken"]) == 4  # first try + max_retries, then dropped
         assert len(attempts["ns/gone"]) == 1
-        assert reconciler.queue.shutting_down()
 
     run_debug(main, caplog)
 
@@ -421,3 +419,57 @@ def test_async_on_new_leader_may_be_a_coroutine_function(caplog: pytest.LogCaptu
     run_debug(main, caplog)
     assert seen_by_b == ["a", "b"]
     assert seen_by_a == ["a", "b"]
+
+
+def test_i12_a_loop_runs_again_and_loses_nothing_meanwhile(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The re-campaign pattern (`while True: await elector.run(reconciler.run)`): what a run
+    left waiting (a retry, a re-check), what the informers and `enqueue` brought while no
+    run was going, all reach the next run."""
+
+    async def main() -> None:
+        seen: list[str] = []
+        failures = {"ns/retry": 1}
+
+        async def reconcile(key: str) -> float | None:
+            seen.append(key)
+            if failures.get(key):
+                failures[key] -= 1
+                raise RuntimeError("transient")
+            if key == "ns/recheck" and seen.count(key) == 1:
+                return 0.3  # look again in 0.3 s
+            return None
+
+        async def until(condition: Any) -> None:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + TIMEOUT
+            while not condition():
+                assert loop.time() < deadline, f"timed out; seen {seen}"
+                await asyncio.sleep(0.01)
+
+        limiter: ItemExponentialFailureRateLimiter[str] = ItemExponentialFailureRateLimiter(
+            0.3, 1.0
+        )
+        reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop(
+            "again", reconcile, rate_limiter=limiter
+        )
+        informer = FakeInformer()
+        reconciler.watch(informer)
+        stop = asyncio.Event()
+        runner = asyncio.create_task(reconciler.run(stop))
+        informer.emit(obj("retry"))
+        informer.emit(obj("recheck"))
+        await until(lambda: {"ns/retry", "ns/recheck"} <= set(seen))
+        stop.set()  # the lease is lost: a retry and a re-check are waiting
+        await asyncio.wait_for(runner, TIMEOUT)
+        informer.emit(obj("meanwhile"))
+        reconciler.enqueue("ns/manual")
+        seen.clear()
+        stop = asyncio.Event()
+        runner = asyncio.create_task(reconciler.run(stop))
+        await until(lambda: {"ns/retry", "ns/recheck", "ns/meanwhile", "ns/manual"} <= set(seen))
+        stop.set()
+        await asyncio.wait_for(runner, TIMEOUT)
+
+    run_debug(main, caplog)

@@ -124,7 +124,7 @@ def test_stop_before_sync_returns_without_workers() -> None:
     running = Running(controller)
     running.shutdown()
     assert calls == []
-    assert controller.queue.shutting_down()
+    assert not controller.queue.shutting_down() and len(controller.queue) == 1  # for a next run
 
 
 def test_failure_is_logged_with_key_and_retried_with_growing_delays_then_forgotten(
@@ -672,3 +672,58 @@ def test_requeue_retries_with_backoff_and_logs_one_line_without_traceback(
     controller.process("ns/a")
     assert calls == ["ns/a", "ns/a"] and controller.queue.num_requeues("ns/a") == 0
     controller.queue.shut_down()
+
+
+def test_i12_a_loop_runs_again_and_loses_nothing_meanwhile() -> None:
+    """As the asyncio loop: a run after a run gets what the first left waiting and what the
+    informers and `enqueue` brought in between."""
+    informer = FakeInformer()
+    informer.synced.set()
+    seen: list[str] = []
+    lock = threading.Condition()
+    failures = {"default/retry": 1}
+
+    def reconcile(key: str) -> float | None:
+        with lock:
+            seen.append(key)
+            lock.notify_all()
+            first = seen.count(key) == 1
+        if failures.get(key):
+            failures[key] -= 1
+            raise RuntimeError("transient")
+        return 0.3 if key == "default/recheck" and first else None
+
+    def until(keys: set[str]) -> None:
+        with lock:
+            assert lock.wait_for(lambda: keys <= set(seen), TIMEOUT), f"seen {seen}"
+
+    controller: ReconcileLoop[str] = ReconcileLoop(
+        "again", reconcile, rate_limiter=ItemExponentialFailureRateLimiter(0.3, 1.0)
+    )
+    controller.watch(informer)
+    running = Running(controller)
+    informer.add(cm("retry"))
+    informer.add(cm("recheck"))
+    until({"default/retry", "default/recheck"})
+    running.shutdown()  # a retry and a re-check are waiting
+    informer.add(cm("meanwhile"))
+    controller.enqueue("default/manual")
+    with lock:
+        seen.clear()
+    running = Running(controller)
+    until({"default/retry", "default/recheck", "default/meanwhile", "default/manual"})
+    running.shutdown()
+
+
+def test_i12_a_loop_given_its_own_queue_runs_once_and_says_so() -> None:
+    from kubeinformers.runtime.workqueue.queue import RateLimitingQueue
+
+    informer = FakeInformer()
+    informer.synced.set()
+    controller: ReconcileLoop[str] = ReconcileLoop(
+        "given", lambda key: None, queue=RateLimitingQueue(name="given")
+    )
+    controller.watch(informer)
+    Running(controller).shutdown()
+    with pytest.raises(RuntimeError, match="give it no queue to run it again"):
+        controller.run(threading.Event())

@@ -25,7 +25,10 @@ from kubeinformers.runtime.api.shard import Shard
 from kubeinformers.runtime.reconcile.core import DRAIN_HINT_AFTER, KeyMatch, ReconcileCore
 from kubeinformers.runtime.workqueue.metrics import MetricsProvider
 from kubeinformers.runtime.workqueue.queue import RateLimitingQueue
-from kubeinformers.runtime.workqueue.rate_limiters import RateLimiter
+from kubeinformers.runtime.workqueue.rate_limiters import (
+    RateLimiter,
+    default_controller_rate_limiter,
+)
 
 __all__ = ["Reconcile", "ReconcileLoop"]
 
@@ -61,11 +64,19 @@ class ReconcileLoop(ReconcileCore[K]):
     ) -> None:
         super().__init__(name, workers=workers, max_retries=max_retries)
         self.reconcile = reconcile
-        self.queue: RateLimitingQueue[K] = (
-            queue
-            if queue is not None
-            else RateLimitingQueue(rate_limiter, name, metrics_provider=metrics_provider)
-        )
+        # A queue of the loop's own is made anew for each run after the first (a loop runs
+        # again after a lost lease); one given here serves one run.
+        self._new_queue: Callable[[], RateLimitingQueue[K]] | None = None
+        if queue is None:
+            limiter = (
+                rate_limiter if rate_limiter is not None else default_controller_rate_limiter()
+            )
+
+            def new_queue() -> RateLimitingQueue[K]:
+                return RateLimitingQueue(limiter, name, metrics_provider=metrics_provider)
+
+            self._new_queue = new_queue
+        self.queue: RateLimitingQueue[K] = queue if queue is not None else new_queue()
         self._running = threading.Lock()
         self._readmit_lock = threading.Lock()
         self._readmitting = False
@@ -143,14 +154,23 @@ class ReconcileLoop(ReconcileCore[K]):
         if not self._running.acquire(blocking=False):
             raise RuntimeError(f"reconcile loop {self.name!r} is already running")
         try:
+            queue = self.queue
+            if queue.shutting_down():
+                raise RuntimeError(
+                    f"reconcile loop {self.name!r} has run over the queue it was given, which "
+                    "that run shut down: give it no queue to run it again"
+                )
             self._log.info("waiting for caches to sync")
             if not self.wait_for_cache_sync(stop):
+                # The queue keeps its keys for the next run: nothing was handed out.
                 self._log.info("stopped before the caches synced; no worker started")
-                self.queue.shut_down()
                 return
             threads = [
                 threading.Thread(
-                    target=self._worker, name=f"controller-{self.name}-{i}", daemon=True
+                    target=self._worker,
+                    args=(queue,),
+                    name=f"controller-{self.name}-{i}",
+                    daemon=True,
                 )
                 for i in range(self.workers)
             ]
@@ -160,7 +180,7 @@ class ReconcileLoop(ReconcileCore[K]):
             stop.wait()
             self._log.info("shutting down: waiting for in-flight reconciles")
             drain = threading.Thread(
-                target=self.queue.shut_down_with_drain,
+                target=self._retire(queue).shut_down_with_drain,
                 name=f"controller-{self.name}-drain",
                 daemon=True,
             )
@@ -169,7 +189,7 @@ class ReconcileLoop(ReconcileCore[K]):
             drain.join(DRAIN_HINT_AFTER)
             while drain.is_alive():
                 waited += DRAIN_HINT_AFTER
-                self._still_draining(waited, self.queue.processing_items())
+                self._still_draining(waited, queue.processing_items())
                 drain.join(DRAIN_HINT_AFTER)
             for thread in threads:
                 thread.join()
@@ -177,15 +197,32 @@ class ReconcileLoop(ReconcileCore[K]):
         finally:
             self._running.release()
 
-    def _worker(self) -> None:
+    def _retire(self, queue: RateLimitingQueue[K]) -> RateLimitingQueue[K]:
+        """A run ends: from now on keys go to the next run's queue, which starts with the
+        keys of `queue` waiting for a retry or a re-check and those held back (retries of the
+        reconciles still running go there too: `process` uses `self.queue`). `queue` is
+        returned, to be shut down (its workers drain it). A given queue is kept: it serves
+        one run."""
+        if self._new_queue is None:
+            return queue
+        fresh = self._new_queue()
+        fresh.set_hold(self._holds if self._released else None)
+        for key, delay in queue.waiting_items():
+            fresh.add_after(key, delay)
+        self.queue = fresh
+        for key in queue.held():
+            fresh.add(key)
+        return queue
+
+    def _worker(self, queue: RateLimitingQueue[K]) -> None:
         while True:
-            key, shutting_down = self.queue.get()
+            key, shutting_down = queue.get()
             if shutting_down:
                 return
             try:
                 self.process(key)
             finally:
-                self.queue.done(key)
+                queue.done(key)
 
     def process(self, key: K) -> None:
         """One reconcile of ``key`` with the retry policy (the worker's body)."""

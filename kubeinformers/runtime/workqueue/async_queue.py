@@ -112,6 +112,16 @@ class AsyncRateLimitingQueue(Generic[K]):
         self._ready_at[item] = ready_at
         self._timers[item] = self._loop.call_at(ready_at, self._ready, item)
 
+    def queued_items(self) -> list[K]:
+        """The items queued and not handed out yet, in order (a copy)."""
+        return list(self._queue)
+
+    def waiting_items(self) -> list[tuple[K, float]]:
+        """The items waiting for their ready time, each with the seconds left until then
+        (on the loop's thread)."""
+        now = self._loop.time()
+        return [(item, max(0.0, at - now)) for item, at in self._ready_at.items()]
+
     def _ready(self, item: K) -> None:
         self._timers.pop(item, None)
         self._ready_at.pop(item, None)

@@ -410,6 +410,12 @@ class DelayingQueue(WorkQueue[K]):
         with self._wait_lock:
             return len(self._ready_at)
 
+    def waiting_items(self) -> list[tuple[K, float]]:
+        """The items waiting for their ready time, each with the seconds left until then."""
+        with self._wait_lock:
+            now = self._clock.now()
+            return [(item, max(0.0, at - now)) for item, at in self._ready_at.items()]
+
     def _waiting_count(self) -> int:
         return self.waiting()
 
