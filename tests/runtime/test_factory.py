@@ -666,5 +666,40 @@ def test_h16_two_versions_of_one_resource_are_two_health_entries() -> None:
             assert health.informers["deployments.apps (apps/v1)"].healthy
             assert not health.informers["deployments.apps (apps/v9)"].healthy
             assert not health.healthy
+            # Each entry names its version, so the unhealthy one can be told apart (the typed
+            # informers' own names are the same: "deployments.apps").
+            assert [h.name for h in health.unhealthy()] == ["deployments.apps (apps/v9)"]
+            assert "deployments.apps (apps/v9): NOT OK" in health.describe()
         finally:
             factory.shutdown()
+
+
+def test_h16_two_versions_of_one_resource_are_two_metrics_series() -> None:
+    """The metrics exporter labels each informer by its name and its resource with the
+    version (`apps/v1/deployments`): two versions of one resource are two series, not one."""
+    prometheus_client = pytest.importorskip("prometheus_client")
+    from kubeinformers.generated.apps.v1 import Deployment
+    from kubeinformers.runtime.metrics import register_prometheus, unregister_prometheus
+
+    served = APIResource("apps", "v1", "deployments", "Deployment", namespaced=True)
+    gone = APIResource("apps", "v9", "deployments", "Deployment", namespaced=True)  # 404
+    registry = prometheus_client.CollectorRegistry()
+    register_prometheus(registry)
+    with LocalApiServer() as server:
+        factory = SharedInformerFactory(server.api_client())
+        good = factory.typed_informer(served, Deployment)
+        factory.typed_informer(gone, Deployment)
+        factory.start()
+        try:
+            assert eventually(good.has_synced)
+            synced = {
+                sample.labels["resource"]: sample.value
+                for family in registry.collect()
+                if family.name == "kubeinformers_informer_synced"
+                for sample in family.samples
+                if sample.labels["informer"] == "deployments.apps"
+            }
+            assert synced == {"apps/v1/deployments": 1.0, "apps/v9/deployments": 0.0}
+        finally:
+            factory.shutdown()
+            unregister_prometheus(registry)

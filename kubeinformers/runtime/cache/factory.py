@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import importlib
 import logging
 import threading
@@ -35,7 +36,7 @@ from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
 from kubeinformers.runtime.api.shard import Shard
 from kubeinformers.runtime.cache.freshness import ReadYourWritesTimeout
-from kubeinformers.runtime.cache.health import FactoryHealth
+from kubeinformers.runtime.cache.health import FactoryHealth, InformerHealth
 from kubeinformers.runtime.cache.informer import (
     QUEUE_KINDS,
     InformerStartedError,
@@ -824,14 +825,19 @@ class SharedInformerFactory:
         shard = self._shard
         started = self._started_informers()
         names = Counter(gvr.group_resource() for gvr in started)
+        entries: dict[str, InformerHealth] = {}
+        for gvr, inf in started.items():
+            health = inf.health()
+            if names[gvr.group_resource()] == 1:
+                entries[gvr.group_resource()] = health
+            else:
+                # Two versions of one resource (a CRD's v1 and v2) are two entries (H16), and
+                # each names its version: a typed informer's own name is the same for both,
+                # so `unhealthy()` could not tell which one fails.
+                name = f"{gvr.group_resource()} ({gvr.group_version})"
+                entries[name] = dataclasses.replace(health, name=name)
         return FactoryHealth(
-            {
-                # Two versions of one resource (a CRD's v1 and v2) are two entries.
-                gvr.group_resource()
-                if names[gvr.group_resource()] == 1
-                else f"{gvr.group_resource()} ({gvr.group_version})": inf.health()
-                for gvr, inf in started.items()
-            },
+            entries,
             shard=shard.describe() if shard is not None else None,
             shard_transition=self._shard_transition,
             holds_no_range=self._holds_no_range,
