@@ -16,7 +16,11 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.api.errors import ApiStatusError
+from kubeinformers.runtime.api.errors import (
+    ApiStatusError,
+    error_from_status,
+    is_too_large_resource_version,
+)
 from kubeinformers.runtime.api.listwatch import (
     INITIAL_EVENTS_END_ANNOTATION,
     ListOptions,
@@ -32,6 +36,7 @@ from kubeinformers.runtime.reflector.reflector import (
     WatchListInconsistencyError,
     default_watch_error_handler,
 )
+from kubeinformers.runtime.reflector.support import wrap_list_error
 
 # ---------------------------------------------------------------------------------- helpers
 
@@ -467,22 +472,117 @@ def test_d8_gone_reason_also_counts_as_expired() -> None:
     assert h.list_rvs() == [("0", 500, None), ("", 500, None)]
 
 
-@pytest.mark.parametrize(
-    "err",
-    [
-        status_error(
-            504,
-            "Timeout",
-            "x",
-            causes=[{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
-        ),
-        status_error(504, "Timeout", "Too large resource version: 100, current: 5"),
-    ],
-)
+# "Too large resource version" in client-go's three server formats (reflector_test.go
+# TestReflectorFullListIfTooLarge): each a Timeout as apierrors.NewTimeoutError builds it, with
+# details (retryAfterSeconds) and the message prefixed "Timeout: ".
+TOO_LARGE_ERRORS = {
+    # 1.18.6 and later: the cause type.
+    "cause-type": status_error(
+        504,
+        "Timeout",
+        "Timeout: Too large resource version: 100, current: 5",
+        causes=[{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+        retryAfterSeconds=1,
+    ),
+    # 1.17.0-1.18.5: a cause with that message only (the Status message may say anything).
+    "cause-message": status_error(
+        504,
+        "Timeout",
+        "Timeout: request did not complete within allowed duration",
+        causes=[{"message": "Too large resource version"}],
+        retryAfterSeconds=1,
+    ),
+    # Before 1.17: the Status message.
+    "message": status_error(
+        504, "Timeout", "Timeout: Too large resource version: 100, current: 5", retryAfterSeconds=1
+    ),
+    # Any status with the cause type (apierrors.HasStatusCause alone).
+    "cause-type-any-status": status_error(
+        500, "InternalError", "x", causes=[{"reason": "ResourceVersionTooLarge"}]
+    ),
+    # IsTimeout: no reason and HTTP 504.
+    "no-reason-504": ApiStatusError(
+        504, "", "Too large resource version: 100, current: 5", details={"retryAfterSeconds": 1}
+    ),
+}
+NOT_TOO_LARGE_ERRORS = {
+    # Not a Timeout: the words alone are not enough (client-go asks IsTimeout first).
+    "500-message": status_error(
+        500, "InternalError", "Too large resource version: 100, current: 5"
+    ),
+    "500-cause-message": status_error(
+        500, "InternalError", "x", causes=[{"message": "Too large resource version"}]
+    ),
+    "server-timeout": status_error(
+        504, "ServerTimeout", "Too large resource version: 100", retryAfterSeconds=1
+    ),
+    # A Timeout, but not those words exactly (client-go compares case and all).
+    "lower-case": status_error(
+        504, "Timeout", "Timeout: too large resource version: 100", retryAfterSeconds=1
+    ),
+    "cause-message-longer": status_error(
+        504, "Timeout", "x", causes=[{"message": "Too large resource version: 100"}]
+    ),
+    # A Timeout without details: client-go reads neither causes nor message then.
+    "no-details": status_error(504, "Timeout", "Timeout: Too large resource version: 100"),
+}
+
+
+@pytest.mark.parametrize("err", TOO_LARGE_ERRORS.values(), ids=TOO_LARGE_ERRORS.keys())
 def test_d8_too_large_resource_version_retries_with_empty_rv(err: ApiStatusError) -> None:
+    assert is_too_large_resource_version(err)
     h = Harness([err, page("3")], [])
     h.run()
     assert h.list_rvs() == [("0", 500, None), ("", 500, None)]
+    assert h.errors == []
+
+
+@pytest.mark.parametrize("err", NOT_TOO_LARGE_ERRORS.values(), ids=NOT_TOO_LARGE_ERRORS.keys())
+def test_d8_only_what_client_go_calls_too_large_is_retried_at_empty_rv(
+    err: ApiStatusError,
+) -> None:
+    """client-go's isTooLargeResourceVersionError, exactly: anything else fails the list (the
+    error handler, backoff) and the next attempt lists at "0" again, not at ""."""
+    assert not is_too_large_resource_version(err)
+    h = Harness([err, page("3")], [])
+    h.run()
+    assert h.list_rvs() == [("0", 500, None), ("0", 500, None)]
+    assert len(h.errors) == 1
+
+
+def test_d8_too_large_from_the_wire_keeps_what_the_status_said() -> None:
+    """The Status as the server sends it (JSON), through error_from_status and the reflector's
+    list-error wrapping: details present or not, the server's own message."""
+    body = {
+        "code": 504,
+        "reason": "Timeout",
+        "message": "Timeout: request did not complete within allowed duration",
+        "details": {"causes": [{"message": "Too large resource version"}], "retryAfterSeconds": 1},
+    }
+    err = error_from_status(Status.model_validate(body))
+    assert is_too_large_resource_version(err)
+    assert is_too_large_resource_version(wrap_list_error("pods", err))
+    no_details = error_from_status(
+        Status.model_validate(
+            {"code": 504, "reason": "Timeout", "message": "Too large resource version"}
+        )
+    )
+    assert not no_details.has_details
+    assert not is_too_large_resource_version(no_details)
+    assert not is_too_large_resource_version(wrap_list_error("pods", no_details))
+    old = error_from_status(
+        Status.model_validate(
+            {
+                "code": 504,
+                "reason": "Timeout",
+                "message": "Timeout: Too large resource version: 9",
+                "details": {"retryAfterSeconds": 1},
+            }
+        )
+    )
+    wrapped = wrap_list_error("pods", old)
+    assert isinstance(wrapped, ApiStatusError) and wrapped.server_message == old.server_message
+    assert is_too_large_resource_version(wrapped)
 
 
 def test_d8_second_expired_fails_the_list_and_keeps_flag_for_next_attempt() -> None:

@@ -31,6 +31,9 @@ class ApiStatusError(Exception):
         self.message = message  # the client words it with the request and what to do
         self.server_message = message  # as the server's Status says it
         self.details = details or {}
+        # Whether the Status had details at all (Go: `Status.Details != nil`; `details` is {}
+        # either way when it had none to say): D8's message checks need them.
+        self.has_details = details is not None
         self.retry_after = retry_after
         # Already reported by the layer that raised it (a 401 the credentials logged once per
         # episode): the reflector's default error handler then logs it at DEBUG only.
@@ -45,7 +48,7 @@ class ApiStatusError(Exception):
                 "code": self.code,
                 "reason": self.reason,
                 "message": self.server_message,
-                "details": self.details or None,
+                "details": self.details if self.has_details else None,
             }
         )
 
@@ -166,15 +169,36 @@ def is_expired(err: BaseException) -> bool:
     )
 
 
-def is_too_large_resource_version(err: BaseException) -> bool:
-    """A resourceVersion newer than the server has seen ("Too large resource version", D8)."""
+def is_timeout(err: BaseException) -> bool:
+    """Reason Timeout, or no reason and HTTP 504 (apimachinery `errors.IsTimeout`). Not
+    ServerTimeout, which apimachinery tells apart (`IsServerTimeout`)."""
     if not isinstance(err, ApiStatusError):
         return False
-    causes = err.details.get("causes") or []
-    for cause in causes:
-        if isinstance(cause, dict) and cause.get("reason") == "ResourceVersionTooLarge":
-            return True
-    return "too large resource version" in err.message.lower()
+    if not err.reason:
+        return err.code == 504
+    return err.reason == "Timeout"
+
+
+# What kube-apiserver before 1.18.6 said instead of the ResourceVersionTooLarge cause type.
+_TOO_LARGE_MESSAGE = "Too large resource version"
+
+
+def is_too_large_resource_version(err: BaseException) -> bool:
+    """A resourceVersion newer than the server has seen (D8), exactly as client-go's
+    `isTooLargeResourceVersionError`: a cause of type ResourceVersionTooLarge; else, only for
+    a Timeout (`is_timeout`) whose Status has details, a cause whose message is exactly "Too
+    large resource version" (kube-apiserver 1.17.0-1.18.5) or a Status message containing it
+    (before 1.17), case and all. Any other status (a 500 saying those words) is not."""
+    if not isinstance(err, ApiStatusError) or not err.has_details:
+        return False
+    causes = [c for c in err.details.get("causes") or () if isinstance(c, dict)]
+    if any(c.get("reason") == "ResourceVersionTooLarge" for c in causes):
+        return True
+    if not is_timeout(err):
+        return False
+    if any(c.get("message") == _TOO_LARGE_MESSAGE for c in causes):
+        return True
+    return _TOO_LARGE_MESSAGE in err.server_message
 
 
 def is_too_many_requests(err: BaseException) -> bool:
@@ -183,7 +207,11 @@ def is_too_many_requests(err: BaseException) -> bool:
 
 def error_from_status(status: Status, *, retry_after: float | None = None) -> ApiStatusError:
     """An ApiStatusError carrying a Status (the object of a watch ERROR event, or a failure body)."""
-    details = status.details.model_dump(by_alias=True, exclude_none=True) if status.details else {}
+    details = (
+        status.details.model_dump(by_alias=True, exclude_none=True)
+        if status.details is not None
+        else None
+    )
     if retry_after is None and status.details is not None:
         seconds = status.details.retry_after_seconds
         retry_after = float(seconds) if seconds else None
@@ -245,6 +273,7 @@ __all__ = [
     "is_connection_refused",
     "is_expired",
     "is_internal_error",
+    "is_timeout",
     "is_too_large_resource_version",
     "is_too_many_requests",
     "is_watch_error_retriable",

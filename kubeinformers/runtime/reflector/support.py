@@ -213,8 +213,13 @@ def wrap_list_error(type_description: str, err: BaseException) -> BaseException:
     message = f"failed to list {type_description}: {err}"
     if isinstance(err, ApiStatusError):
         wrapped = ApiStatusError(
-            err.code, err.reason, message, details=err.details, retry_after=err.retry_after
+            err.code,
+            err.reason,
+            message,
+            details=err.details if err.has_details else None,
+            retry_after=err.retry_after,
         )
+        wrapped.server_message = err.server_message  # the Status's own (D8 reads it)
         wrapped.reported = err.reported
         return wrapped
     if isinstance(err, ConnectionError):
