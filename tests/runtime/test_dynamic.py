@@ -266,3 +266,50 @@ def test_partial_object_metadata_decodes_a_real_server_list_item() -> None:
     assert item.metadata is not None and item.metadata.resource_version == "7"
     assert meta_namespace_key(item) == "ns/p"
     assert not item.model_extra
+
+
+# --- J1, J2: every cached object has its apiVersion and kind, listed or watched -----------------
+
+
+@pytest.mark.parametrize("use_watch_list", [False, True], ids=["list", "watch-list"])
+def test_j1_listed_objects_get_the_lists_api_version_and_kind_as_watched_ones_have_them(
+    server: LocalApiServer, use_watch_list: bool
+) -> None:
+    """kube-apiserver leaves apiVersion and kind out of a built-in kind's list items (a
+    PodList's) and sends them with every watched object; client-go's unstructured list decoding
+    gives each item the list's apiVersion and its kind minus "List". Before, a dynamic cache
+    synced by LIST held both shapes, and `obj["kind"]` raised KeyError on the listed ones."""
+    name = f"typed-{'wl' if use_watch_list else 'list'}"
+    with DynamicSharedInformerFactory(server.api_client(), use_watch_list=use_watch_list) as f:
+        pods, deployments = f.for_resource(PODS), f.for_resource(DEPLOYMENTS)
+        f.start()
+        assert all(f.wait_for_cache_sync(timeout=10).values())
+        server.create(pod("default", name))
+        lister = pods.lister()
+        eventually(lambda: any(p["metadata"]["name"] == name for p in lister.list()))
+        assert {(p["apiVersion"], p["kind"]) for p in lister.list()} == {("v1", "Pod")}
+        assert {(d["apiVersion"], d["kind"]) for d in deployments.lister().list()} == {
+            ("apps/v1", "Deployment")
+        }
+        server.delete("v1", "Pod", name, "default")
+
+
+@pytest.mark.parametrize("use_watch_list", [False, True], ids=["list", "watch-list"])
+def test_j2_metadata_objects_listed_and_watched_are_partial_object_metadata_alike(
+    server: LocalApiServer, use_watch_list: bool
+) -> None:
+    """The metadata informer needs no such help: asked for PartialObjectMetadataList (JSON,
+    never protobuf), the server types every item `meta.k8s.io/v1` `PartialObjectMetadata`, as
+    it does every watched object (checked on kube-apiserver 1.36)."""
+    name = f"meta-{'wl' if use_watch_list else 'list'}"
+    with MetadataSharedInformerFactory(server.api_client(), use_watch_list=use_watch_list) as f:
+        pods = f.for_resource(PODS)
+        f.start()
+        assert f.wait_for_cache_sync(timeout=10) == {PODS: True}
+        server.create(pod("default", name))
+        lister = pods.lister()
+        eventually(lambda: any(p.metadata and p.metadata["name"] == name for p in lister.list()))
+        assert {(p.api_version, p.kind) for p in lister.list()} == {
+            ("meta.k8s.io/v1", "PartialObjectMetadata")
+        }
+        server.delete("v1", "Pod", name, "default")

@@ -263,3 +263,45 @@ def test_k8_a_streamed_list_that_ends_early_names_the_resource() -> None:
             ValueError, match=r"cannot decode a list page of Pod: the list body ended early"
         ):
             decoder.decode_list_stream(_pieces(body[:-50], 300))
+
+
+# --- J1: plain-dict list items get the list's apiVersion and kind ----------------------------
+
+
+def _dict_pages(body: bytes) -> dict[str, list[Any]]:
+    """The items of `body` decoded into dicts every way the transport does: whole, streamed in
+    one piece, streamed in small pieces (the list's kind may come after its items)."""
+    decoder = JsonDecoder(dict)
+    return {
+        "whole": decoder.decode_list(body).items,
+        "stream": decoder.decode_list_stream((body,))[0].items,
+        "pieces": decoder.decode_list_stream(iter(_pieces(body, 97)))[0].items,
+    }
+
+
+def test_j1_dict_items_without_api_version_and_kind_get_the_lists() -> None:
+    """apimachinery's unstructured decodeToList: an item with neither kind nor apiVersion gets
+    the list's apiVersion and the list's kind minus "List"; one with either keeps its own."""
+    items = [_pod(i) for i in range(40)]
+    items[3] |= {"kind": "", "apiVersion": ""}  # empty reads as missing (GetKind)
+    items[5]["apiVersion"] = "v1"  # either one set: left as it is
+    items[6]["kind"] = "Pod"
+    for how, decoded in _dict_pages(_typed_list(items)).items():
+        types = [(i.get("apiVersion"), i.get("kind")) for i in decoded]
+        assert types[:5] == [("v1", "Pod")] * 5, how
+        assert types[5:7] == [("v1", None), (None, "Pod")], how
+        assert types[7:] == [("v1", "Pod")] * 33, how
+        assert decoded[0]["metadata"]["name"] == "web-0", how
+
+
+def test_j1_custom_resource_dict_items_keep_their_own_and_the_lists_kind_may_come_last() -> None:
+    """A custom resource list's items have their own apiVersion and kind; the list's kind and
+    apiVersion may come after the items (sorted keys), and still type an item lacking both."""
+    doc = json.loads(_custom_list([_pod(i) for i in range(40)]))
+    doc["items"][0] |= {"apiVersion": "example.com/v2", "kind": "Gadget"}
+    del doc["items"][9]["apiVersion"], doc["items"][9]["kind"]
+    doc = {"items": doc["items"], "kind": doc["kind"], "apiVersion": doc["apiVersion"]}
+    for how, decoded in _dict_pages(_compact(doc)).items():
+        types = [(i["apiVersion"], i["kind"]) for i in decoded]
+        assert types[0] == ("example.com/v2", "Gadget"), how
+        assert set(types[1:]) == {("example.com/v1", "Widget")}, how

@@ -52,6 +52,7 @@ class _ListBody(msgspec.Struct):
     eager per-item validation both start here)."""
 
     kind: str | None = None
+    apiVersion: str | None = None
     metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
     items: list[msgspec.Raw] | None = None
 
@@ -70,8 +71,8 @@ class JsonListStream:
     """The items of one JSON list body, cut out of `chunks` (the body in any pieces).
 
     Iterate `items()` once: each item's JSON bytes, in order, soon after they arrive. After
-    the last one, `kind`, `resource_version`, `continue_` and `remaining_item_count` hold the
-    list's (its metadata may come before or after the items). A body that ends early or is not
+    the last one, `kind`, `api_version`, `resource_version`, `continue_` and
+    `remaining_item_count` hold the list's (its metadata may come before or after the items). A body that ends early or is not
     a JSON list raises ValueError saying how many items it got through; it never ends as a
     shorter list.
     """
@@ -80,6 +81,7 @@ class JsonListStream:
         self._chunks = iter(chunks)
         self._batch = batch_bytes or BATCH_BYTES
         self.kind: str | None = None
+        self.api_version: str | None = None
         self.resource_version = ""
         self.continue_: str | None = None
         self.remaining_item_count: int | None = None
@@ -131,6 +133,7 @@ class JsonListStream:
         """The kind and list metadata `body` has (the head's, then the tail's, if any)."""
         meta = body.metadata
         self.kind = body.kind or self.kind
+        self.api_version = body.apiVersion or self.api_version
         self.resource_version = meta.resourceVersion or self.resource_version
         self.continue_ = meta.continue_ or self.continue_
         if meta.remainingItemCount is not None:

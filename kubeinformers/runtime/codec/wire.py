@@ -7,7 +7,9 @@ intermediate dict is built and no `kubernetes` model is used.
 ERROR events decode into a Status. BOOKMARK objects carry only metadata, which would fail
 a kind's required fields, so they are built without validation (`model_construct`) with the
 metadata as the API's mapping; the keys accessors read both shapes.
-`model=dict` decodes with the json module (orjson when installed) into plain dicts.
+`model=dict` decodes with the json module (orjson when installed) into plain dicts; a list
+item with neither kind nor apiVersion gets the list's, as client-go's unstructured decoding
+gives it (`set_list_item_types`).
 """
 
 from __future__ import annotations
@@ -182,8 +184,10 @@ class JsonDecoder(Generic[T]):
                 raw = _loads(data)
             reject_table(raw.get("kind"), self.what)
             md = raw.get("metadata") or {}
+            objects: list[Any] = raw.get("items") or []
+            set_list_item_types(objects, raw.get("apiVersion"), raw.get("kind"))
             return ObjectList(
-                items=raw.get("items") or [],
+                items=objects,
                 resource_version=md.get("resourceVersion") or "",
                 continue_=md.get("continue") or None,
                 remaining_item_count=md.get("remainingItemCount"),
@@ -236,6 +240,8 @@ class JsonDecoder(Generic[T]):
         except ValueError as exc:  # the body itself (items are checked one by one above)
             raise ValueError(f"cannot decode a list page of {self.what}: {exc}") from None
         reject_table(stream.kind, self.what)
+        if self._dict:
+            set_list_item_types(items, stream.api_version, stream.kind)
         page = ObjectList(
             items=cast("list[T]", items),
             resource_version=stream.resource_version,
@@ -365,10 +371,42 @@ class _RawEvent(msgspec.Struct):
 _decode_raw_event = msgspec.json.Decoder(_RawEvent).decode
 
 
+def set_list_item_types(items: list[Any], api_version: Any, kind: Any) -> None:
+    """Give every plain-dict item that has neither `kind` nor `apiVersion` the list's
+    apiVersion and its kind without "List" (J1), as client-go's unstructured list decoding
+    does (apimachinery unstructured `decodeToList`): kube-apiserver leaves them out of a
+    built-in kind's list items (a ConfigMapList's) while every watched object has them, so a
+    dynamic cache would otherwise hold both shapes. Custom resources' items have their own."""
+    list_kind = kind if isinstance(kind, str) else ""
+    list_api_version = api_version if isinstance(api_version, str) else ""
+    if not list_kind and not list_api_version:
+        return
+    item_kind = list_kind.removesuffix("List")
+    for item in items:
+        if (
+            type(item) is dict
+            and not _nonempty_str(item.get("kind"))
+            and not _nonempty_str(item.get("apiVersion"))
+        ):
+            item["kind"] = item_kind
+            item["apiVersion"] = list_api_version
+
+
+def _nonempty_str(value: Any) -> bool:
+    """Whether `value` reads as a kind or apiVersion (unstructured's GetKind: a string)."""
+    return isinstance(value, str) and value != ""
+
+
 def reject_table(kind: Any, what: str) -> None:
     """D9: a Table is a server-side rendering, not a list of objects."""
     if kind == "Table":
         raise ValueError(f"cannot list {what}: the server answered with a Table, not a list")
 
 
-__all__ = ["EventWire", "JsonDecoder", "ListWire", "ObjectDecodeError"]
+__all__ = [
+    "EventWire",
+    "JsonDecoder",
+    "ListWire",
+    "ObjectDecodeError",
+    "set_list_item_types",
+]
