@@ -1550,3 +1550,81 @@ def test_d25_parse_version_takes_the_leading_digits() -> None:
     assert parse_version(b'{"major": "", "minor": "36"}') is None
     assert parse_version(b"not json") is None
     assert parse_version(b"{}") is None
+
+
+# --- K7, K11: a drifted object is reported once per problem, not once per version -------------
+
+DEMO_WIDGETS = APIResource("demo.kubeinformers.io", "v1", "widgets", "Widget", namespaced=True)
+
+
+def demo_widget(name: str, rv: str, generation: int = 1, **spec: Any) -> dict[str, Any]:
+    """A demo Widget (examples/informers) as a server whose CRD changed might send it."""
+    return {
+        "apiVersion": "demo.kubeinformers.io/v1",
+        "kind": "Widget",
+        "metadata": {"name": name, "namespace": "ns", "resourceVersion": rv, "uid": f"u-{name}"},
+        "spec": {"size": "small", "replicas": 2, **spec},
+        "status": {"observedGeneration": generation},
+    }
+
+
+@pytest.mark.parametrize("decode", ["eager", "lazy"])
+def test_k7_k11_a_drifted_object_is_reported_once_per_problem_not_per_version(
+    server: CannedServer, caplog: pytest.LogCaptureFixture, decode: DecodeMode
+) -> None:
+    """A CRD changed a field's type and the object's status keeps changing: 20 new versions
+    with the same bad field are one ERROR (then DEBUG), as the options guide and K7/K11 say;
+    a different problem of the same object, and another object, are news again. Every one is
+    counted and reaches the decode error handler. (Eager decoding said one ERROR per
+    resourceVersion: 21 for 20 status updates on a real server.)"""
+    from examples.informers.demo.v1.widget import Widget as DemoWidget
+    from kubeinformers.runtime.codec.lazy import materialize
+
+    events = [line("ADDED", demo_widget("w", "10", replicas="two"))]
+    events += [
+        line("MODIFIED", demo_widget("w", str(11 + i), generation=i, replicas="two"))
+        for i in range(20)
+    ]
+    events += [
+        line("MODIFIED", demo_widget("w", "40", replicas="two", tags=["a"])),  # news
+        line("MODIFIED", demo_widget("w", "41", replicas="two", tags=["a"])),
+        line("ADDED", demo_widget("v", "42", replicas="two")),  # another object: news
+    ]
+    server.routes["/apis/demo.kubeinformers.io/v1/widgets"] = lambda r: Stream([b"".join(events)])
+    lw = ApiListerWatcher(api_client(server.url), DEMO_WIDGETS, DemoWidget, decode=decode)
+    reported: list[BaseException] = []
+    lw.set_decode_error_handler(reported.append)
+    with caplog.at_level(logging.DEBUG, logger="kubeinformers.transport"):
+        for event in lw.watch(ListOptions()):
+            materialize(event.object)  # a whole read: lazy decoding finds the bad fields here
+    said = [r for r in caplog.records if r.name == "kubeinformers.transport"]
+    errors = [r.getMessage() for r in said if r.levelno == logging.ERROR]
+    again = [r for r in said if r.levelno == logging.DEBUG and "reported before" in r.getMessage()]
+    assert len(errors) == 3, errors
+    assert "'ns/w'" in errors[0] or "ns/w " in errors[0]
+    assert "tags" in errors[1] or "(and 1 more)" in errors[1]  # eager names the first field
+    assert "'ns/v'" in errors[2] or "ns/v " in errors[2]
+    assert len(again) == 21
+    assert lw.decode_errors == len(reported) == 24
+
+
+def test_k7_what_was_reported_is_remembered_for_a_bounded_number_of_objects(
+    server: CannedServer, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At most `_MAX_LOGGED_BAD_OBJECTS` objects are remembered, the least recently reported
+    forgotten first (and then said again at ERROR if they come back)."""
+    monkeypatch.setattr(transport, "_MAX_LOGGED_BAD_OBJECTS", 3)
+    lw = ApiListerWatcher(api_client(server.url), WIDGETS, Widget, decode="eager")
+
+    def bad(name: str, rv: str) -> ObjectDecodeError:
+        return ObjectDecodeError("Widget", f"default/{name}", rv, "spec.replicas", "not an int")
+
+    with caplog.at_level(logging.ERROR, logger="kubeinformers.transport"):
+        for name, rv in [("a", "1"), ("b", "2"), ("a", "3"), ("c", "4"), ("d", "5")]:
+            lw.report_bad_object(bad(name, rv))
+        assert len(caplog.records) == 4  # a, b, c, d: a's second version is not news
+        assert len(lw._logged_bad) == 3  # b, the least recently reported, was forgotten
+        lw.report_bad_object(bad("a", "6"))
+        assert len(caplog.records) == 4
+        lw.report_bad_object(bad("b", "7"))
+        assert len(caplog.records) == 5

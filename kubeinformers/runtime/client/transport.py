@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import (
     TYPE_CHECKING,
@@ -29,7 +30,7 @@ from urllib.parse import quote, urlencode
 
 import urllib3
 import urllib3.connectionpool
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from kubeinformers.runtime.api.errors import (
     ApiStatusError,
@@ -50,6 +51,11 @@ from kubeinformers.runtime.codec.compact import (
     CacheCompression,
     Compactor,
     new_compactor,
+)
+from kubeinformers.runtime.codec.drift import (
+    InvalidFieldError,
+    InvalidObjectError,
+    PartlyInvalidObjectError,
 )
 from kubeinformers.runtime.codec.lazy_decoder import LazyDecoder
 from kubeinformers.runtime.codec.protobuf.decoder import ProtobufLazyDecoder
@@ -129,6 +135,29 @@ NO_RETRIES = _ResendOnce(
     raise_on_status=False,
 )
 _MAX_LOGGED_BAD_OBJECTS = 10_000
+_NOTHING = object()
+
+
+def _bad_object_problem(err: BaseException) -> tuple[str, Hashable]:
+    """The object an invalid-object report is about (its key) and what is wrong with it (the
+    fields and why, never the resourceVersion: a later version with the same bad fields is the
+    same news). An error naming no object is its own key."""
+    key = str(getattr(err, "key", err))
+    problem: Hashable
+    if isinstance(err, ObjectDecodeError):
+        problem = (err.path, err.reason)
+    elif isinstance(err, PartlyInvalidObjectError):
+        problem = tuple((f.path, f.reason) for f in err.fields)
+    elif isinstance(err, InvalidFieldError):
+        problem = ((err.path, err.reason),)
+    elif isinstance(err, InvalidObjectError) and isinstance(err.validation_error, ValidationError):
+        problem = tuple(
+            (tuple(str(p) for p in e["loc"]), e["msg"])
+            for e in err.validation_error.errors(include_url=False)
+        )
+    else:
+        problem = (type(err).__name__, str(err))
+    return key, problem
 
 
 class Decoder(Protocol[T]):
@@ -347,7 +376,8 @@ class ApiListerWatcher(Generic[T]):
         self.path = resource.collection_path(self.namespace)
         self.decode_errors = 0
         self._decode_error_handler: Callable[[BaseException], None] | None = None
-        self._logged_bad: set[tuple[str, str]] = set()
+        # Invalid objects reported (key -> what was wrong), see report_bad_object.
+        self._logged_bad: OrderedDict[str, Hashable] = OrderedDict()
         self._lock = threading.Lock()
         ensure_connection_pool_size(api_client)
         # A stop ends the requests in flight at once (`cancel_requests`), as client-go's
@@ -678,17 +708,26 @@ class ApiListerWatcher(Generic[T]):
         )
 
     def report_bad_object(self, err: BaseException) -> None:
-        """Count, log once per object version, and hand to the decode error handler.
+        """Count, log, and hand to the decode error handler.
 
+        Logged at ERROR once per object and problem (K7, K11): the object's later versions with
+        the same bad fields (a drifted CRD object whose status keeps changing) at DEBUG; a
+        different problem of the object is news again. What was said is remembered for the
+        last `_MAX_LOGGED_BAD_OBJECTS` objects (least recently reported forgotten first).
         Public so a decoder that finds bad objects later (a lazy one) can report through it.
         """
+        key, problem = _bad_object_problem(err)
         with self._lock:
             self.decode_errors += 1
-            marker = (str(getattr(err, "key", err)), str(getattr(err, "resource_version", "")))
-            first = marker not in self._logged_bad
-            if first and len(self._logged_bad) < _MAX_LOGGED_BAD_OBJECTS:
-                self._logged_bad.add(marker)
-        if first:
+            logged = self._logged_bad
+            first = logged.get(key, _NOTHING) != problem
+            logged[key] = problem
+            logged.move_to_end(key)
+            if len(logged) > _MAX_LOGGED_BAD_OBJECTS:
+                logged.popitem(last=False)
+        if not first:
+            logger.debug("%s (reported before for this object)", err)
+        else:
             # Say what became of it: kept at this version, its bad fields raising when read
             # (K11), or, without an identity to key it by, left out; a lazy object's own
             # message says so itself.
