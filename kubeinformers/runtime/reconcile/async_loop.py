@@ -83,12 +83,12 @@ class AsyncReconcileLoop(ReconcileCore[K]):
     def enqueue_after(self, key: K, delay: float) -> None:
         """Queue `key` after `delay` seconds (a waiting key only moves earlier, I7); safe from
         any thread, before or during `run`."""
-        with self._early_lock:
+        with self._early_lock:  # scheduled on the queue's loop before a run's end takes it
             queue = self._queue
             if queue is None:
                 self._early.append((key, delay))
                 return
-        queue.add_after(key, delay)
+            queue.add_after(key, delay)
 
     async def release(self, region: Shard | KeyMatch[K], timeout: float | None = None) -> bool:
         """Hand off the keys of `region` (N10), as `ReconcileLoop.release`: from this call on
@@ -175,6 +175,8 @@ class AsyncReconcileLoop(ReconcileCore[K]):
             # now on, and the retries of the reconciles still running.
             with self._early_lock:
                 self._queue = None
+            await asyncio.sleep(0)  # adds other threads scheduled before reach `queue` first
+            with self._early_lock:
                 if not workers:  # stopped before the caches synced: nothing was handed out
                     self._early.extend((key, 0.0) for key in queue.queued_items())
                 self._early.extend(queue.waiting_items())

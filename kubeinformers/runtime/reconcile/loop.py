@@ -22,7 +22,12 @@ from collections.abc import Callable, Hashable
 from typing import TypeVar
 
 from kubeinformers.runtime.api.shard import Shard
-from kubeinformers.runtime.reconcile.core import DRAIN_HINT_AFTER, KeyMatch, ReconcileCore
+from kubeinformers.runtime.reconcile.core import (
+    DRAIN_HINT_AFTER,
+    KeyMatch,
+    ReconcileCore,
+    RetryQueue,
+)
 from kubeinformers.runtime.workqueue.metrics import MetricsProvider
 from kubeinformers.runtime.workqueue.queue import RateLimitingQueue
 from kubeinformers.runtime.workqueue.rate_limiters import (
@@ -78,17 +83,20 @@ class ReconcileLoop(ReconcileCore[K]):
             self._new_queue = new_queue
         self.queue: RateLimitingQueue[K] = queue if queue is not None else new_queue()
         self._running = threading.Lock()
+        self._swap = threading.Lock()  # keys go to `self.queue` only while it is the current one
+        self._requeue: RetryQueue[K] = _Requeue(self)
         self._readmit_lock = threading.Lock()
         self._readmitting = False
         self._readmit_wait = threading.Event()  # never set: a pause that is not a sleep
 
     def enqueue(self, key: K) -> None:
         """Queue `key` now; safe from any thread."""
-        self.queue.add(key)
+        self.enqueue_after(key, 0.0)
 
     def enqueue_after(self, key: K, delay: float) -> None:
         """Queue `key` after `delay` seconds (a waiting key only moves earlier, I7)."""
-        self.queue.add_after(key, delay)
+        with self._swap:  # never into a queue a stopping run has handed over (I12)
+            self.queue.add_after(key, delay)
 
     def release(self, region: Shard | KeyMatch[K], timeout: float | None = None) -> bool:
         """Hand off the keys of `region` (N10): a `Shard` (the keys whose objects hash into
@@ -207,11 +215,12 @@ class ReconcileLoop(ReconcileCore[K]):
             return queue
         fresh = self._new_queue()
         fresh.set_hold(self._holds if self._released else None)
-        for key, delay in queue.waiting_items():
-            fresh.add_after(key, delay)
-        self.queue = fresh
-        for key in queue.held():
-            fresh.add(key)
+        with self._swap:  # no key reaches `queue` after this: enqueues and retries go to `fresh`
+            self.queue = fresh
+            for key, delay in queue.waiting_items():
+                fresh.add_after(key, delay)
+            for key in queue.held():
+                fresh.add(key)
         return queue
 
     def _worker(self, queue: RateLimitingQueue[K]) -> None:
@@ -229,6 +238,28 @@ class ReconcileLoop(ReconcileCore[K]):
         try:
             requeue_after = self.reconcile(key)
         except Exception as err:
-            self._failed(self.queue, key, err)
+            self._failed(self._requeue, key, err)
             return
-        self._reconciled(self.queue, key, requeue_after)
+        self._reconciled(self._requeue, key, requeue_after)
+
+
+class _Requeue(RetryQueue[K]):
+    """A loop's retries and re-checks, into its current queue (`enqueue_after`): a reconcile
+    that ends while its run stops leaves them for the next run (I12)."""
+
+    __slots__ = ("_loop",)
+
+    def __init__(self, loop: ReconcileLoop[K]) -> None:
+        self._loop = loop
+
+    def add_rate_limited(self, item: K) -> None:
+        self._loop.enqueue_after(item, self._loop.queue.rate_limiter.when(item))
+
+    def add_after(self, item: K, delay: float) -> None:
+        self._loop.enqueue_after(item, delay)
+
+    def forget(self, item: K) -> None:
+        self._loop.queue.forget(item)
+
+    def num_requeues(self, item: K) -> int:
+        return self._loop.queue.num_requeues(item)
