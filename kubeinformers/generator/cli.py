@@ -249,6 +249,7 @@ def build(
         builtin,
         protobuf_kinds=pb_kinds,
         protobuf_module=f"{package}.{protobuf_table.MODULE}",
+        notes=result.notes,
     )
     from kubeinformers.generator.apply import generate_apply
 
@@ -441,6 +442,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
 
+def _list_files(
+    what: str, rels: Sequence[str], out: Path, progress: Callable[[str], None], limit: int = 20
+) -> None:
+    """One line per file (H20, H22), at most `limit`, then how many more."""
+    for rel in rels[:limit]:
+        progress(f"{what}: {out / rel}")
+    if len(rels) > limit:
+        progress(f"{what}: ... and {len(rels) - limit} more")
+
+
 def run(
     *,
     openapi: Sequence[Path],
@@ -522,7 +533,14 @@ def run(
         )
         return EXIT_INPUT_FAILED
     try:
-        outcome = write.write_tree(out, result.files, check=check)
+        outcome = write.write_tree(out, result.files, check=check, keep_stale=bool(result.errors))
+    except write.WriteError as e:
+        print(
+            f"kubeinformers generate: cannot write {e}; {out} may be partial (every file "
+            "written is whole; run again once the cause is fixed)",
+            file=sys.stderr,
+        )
+        return EXIT_FATAL
     except OSError as e:
         print(f"kubeinformers generate: cannot write {out}: {e}", file=sys.stderr)
         return EXIT_FATAL
@@ -539,6 +557,14 @@ def run(
         f"wrote {len(outcome.written)}, kept {len(outcome.unchanged)} unchanged, removed "
         f"{len(outcome.removed)} stale file(s) in {out} ({elapsed:.1f}s)"
     )
+    _list_files("removed", outcome.removed, out, progress)
+    if outcome.kept:
+        progress(
+            f"kept {len(outcome.kept)} generated file(s) this run did not produce, as some "
+            "inputs failed (their kinds may still be in the input); a run without errors "
+            "removes those no longer generated"
+        )
+        _list_files("kept", outcome.kept, out, progress)
     if digest is not None and not result.errors:
         stamp.record(out, digest)
     if result.errors:

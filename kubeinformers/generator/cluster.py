@@ -115,6 +115,31 @@ def load_cluster(groups: Collection[str] | None = None) -> APIModel:
         api.close()
 
 
+def not_served_because(crd: Any) -> str:
+    """Why the server serves nothing of this CRD (its status conditions), or "" (H23).
+
+    A CRD whose names the server refused (`NamesAccepted=False`: a kind or plural another
+    CRD of the group has) or that is not `Established` has no API; a CRD without conditions
+    (an object not written by a server) counts as served."""
+    status = crd.get("status") if isinstance(crd, dict) else None
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    by_type = {c.get("type"): c for c in conditions or [] if isinstance(c, dict) and c.get("type")}
+    for kind, wanted, why in (
+        ("NamesAccepted", "True", "the server did not accept its names"),
+        ("Established", "True", "the server has not established it"),
+    ):
+        condition = by_type.get(kind)
+        if condition is not None and condition.get("status") != wanted:
+            detail = condition.get("message") or condition.get("reason") or ""
+            return (
+                f"{why} ({kind}={condition.get('status')}"
+                f"{': ' + str(detail) if detail else ''}), so it serves nothing"
+            )
+    if by_type and "Established" not in by_type:
+        return "the server has not established it (no Established condition), so it serves nothing"
+    return ""
+
+
 def cluster_model(
     get_json: Callable[[str], Any], host: str, groups: Collection[str] | None = None
 ) -> APIModel:
@@ -141,6 +166,11 @@ def cluster_model(
     crd_gvs: set[str] = set()
     for i, item in enumerate(crd_list.get("items") or []):
         if chosen is not None and (item.get("spec") or {}).get("group") not in chosen:
+            continue
+        refused = not_served_because(item)
+        if refused:
+            name = (item.get("metadata") or {}).get("name") or f"#{i}"
+            model.notes.append(f"CRD {name} ({host}{CRD_PATH}/{name}): skipped, {refused}")
             continue
         item.setdefault("apiVersion", "apiextensions.k8s.io/v1")
         item.setdefault("kind", "CustomResourceDefinition")

@@ -217,6 +217,10 @@ def _load_openapi_file(path: Path) -> APIModel:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise source.error("", f"cannot read: {e.strerror or e}") from e
+    except UnicodeDecodeError as e:  # H17
+        raise source.error(
+            "", f"not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start})"
+        ) from e
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
@@ -437,6 +441,18 @@ def _documents(path: Path, model: APIModel) -> Iterator[tuple[int, Any]]:
     except OSError as e:
         model.errors.append(LoadError(str(path), None, "", f"cannot read: {e.strerror or e}"))
         return
+    except UnicodeDecodeError as e:  # H17: one bad file is that file's error, not the run's
+        line = path.read_bytes()[: e.start].count(b"\n") + 1
+        model.errors.append(
+            LoadError(
+                str(path),
+                None,
+                f"line {line}",
+                f"not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start}); YAML "
+                "files must be UTF-8: convert it (iconv -f latin1 -t utf-8) or leave it out",
+            )
+        )
+        return
     index = 0
     try:
         for index, doc in enumerate(yaml.load_all(text, Loader=_YAMLLoader)):
@@ -629,6 +645,38 @@ def resolve_duplicates(model: APIModel, prefer: Sequence[Path] = ()) -> None:
                 f"{hint}",
             )
         )
+        dropped.extend(defs)
+    if dropped:
+        model.drop_definitions(dropped)
+    _refuse_kind_conflicts(model)
+
+
+def _refuse_kind_conflicts(model: APIModel) -> None:
+    """H18: two CRDs (different names) of one group declaring the same kind are an error naming
+    both, and both are left out: a server accepts only the first one created (the other's
+    NamesAccepted condition is False and it serves nothing), and files say nothing of which
+    that would be; one package cannot hold two resources of one kind."""
+    by_kind: dict[tuple[str, str], list[CRDDefinition]] = {}
+    for definition in model.definitions:
+        names = definition.spec.get("names")
+        kind = names.get("kind") if isinstance(names, Mapping) else None
+        group = definition.spec.get("group")
+        if isinstance(kind, str) and isinstance(group, str):
+            by_kind.setdefault((group, kind), []).append(definition)
+    dropped: list[CRDDefinition] = []
+    for (group, kind), defs in sorted(by_kind.items()):
+        if len(defs) < 2:
+            continue
+        both = " and ".join(f"CRD {d.name} in {_where(d.source)}" for d in defs)
+        for d in defs:
+            model.errors.append(
+                d.source.error(
+                    "spec.names.kind",
+                    f"kind {kind} of group {group} is declared by {both}; a server accepts only "
+                    "one of them (the other is refused: NamesAccepted=False), so neither is "
+                    "generated; give each CRD its own kind, or leave one out",
+                )
+            )
         dropped.extend(defs)
     if dropped:
         model.drop_definitions(dropped)

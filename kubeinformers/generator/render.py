@@ -177,6 +177,17 @@ def dedupe(resources: Iterable[Resource]) -> list[Resource]:
     return [seen[k] for k in sorted(seen)]
 
 
+def _natural_accessor(r: Resource) -> str:
+    """The kind accessor by the plural cut at the kind's words (H11's kind rule)."""
+    accessor = naming.kind_accessor(r.kind, r.plural)
+    return f"{accessor}_" if accessor in _LISTER_METHODS else accessor
+
+
+def _keeps_accessor(r: Resource) -> tuple[bool, str, str]:
+    """Which of several kinds mapping to one accessor keeps it: the smallest (H19)."""
+    return ("-" in r.plural, r.plural, r.kind)
+
+
 def render(
     resources: Iterable[Resource],
     kinds: Mapping[tuple[str, str, str], str],
@@ -187,11 +198,13 @@ def render(
     api_title: str = "",
     protobuf_kinds: Mapping[tuple[str, str, str], str] | None = None,
     protobuf_module: str = "",
+    notes: list[str] | None = None,
 ) -> dict[str, str]:
     """Every non-model file of the output, `{relative path: source}`.
 
     `protobuf_kinds` maps (group, version, kind) to the protobuf message of each kind the
-    server writes as protobuf, described by the table in `protobuf_module`."""
+    server writes as protobuf, described by the table in `protobuf_module`. A kind accessor
+    renamed because another kind has it is said in `notes` (H19)."""
     env = _environment()
     files: dict[str, str] = {}
     header = HEADER
@@ -227,6 +240,18 @@ def render(
             gv.reexports = META_REEXPORTS
             gv.title = "meta/v1 (apimachinery)"
 
+    # H19: of the kinds whose plurals map to one accessor, the one with an undashed plural
+    # keeps it (then the first plural, then kind, in code-point order), whatever the input
+    # order: adding a kind with plural `dns-records` never takes `dns_records()` from
+    # `dnsrecords`. The others' accessors follow their spelled plural.
+    keeper: dict[tuple[str, str, str], Resource] = {}
+    for r in all_resources:
+        if r.lists_and_watches and (r.group, r.version, r.kind) in kinds:
+            slot = (r.group, r.version, _natural_accessor(r))
+            held = keeper.get(slot)
+            if held is None or _keeps_accessor(r) < _keeps_accessor(held):
+                keeper[slot] = r
+
     registry_models: list[str] = []
     group_title: dict[str, str] = {}
     for r in all_resources:
@@ -256,16 +281,27 @@ def render(
         base = naming.class_name(cls)  # `postgresql` → `PostgresqlInformer`
         if f"{base}Informer" in used:
             base = naming.class_name(r.plural)
-        accessor = naming.kind_accessor(r.kind, r.plural)
-        if accessor in _LISTER_METHODS:
-            accessor += "_"
-        taken_accessors = {k.accessor for k in gv.kinds}
-        if accessor in taken_accessors:  # e.g. plurals `foo-bars` and `foobars`
-            base = accessor = naming.safe_identifier(r.plural.replace("-", "_"))
+        accessor = _natural_accessor(r)
+        taken_accessors = {k.accessor: k for k in gv.kinds}
+        kept = keeper.get((r.group, r.version, accessor), r)
+        holder = taken_accessors.get(accessor)
+        if kept is not r or holder is not None:  # e.g. plurals `foo-bars` and `foobars`
+            holder_kind = holder.kind if holder is not None else kept.kind
+            holder_plural = holder.plural if holder is not None else kept.plural
+            # H19: only the accessor is renamed, never the classes (`base`), and it is said.
+            wanted = accessor
+            stem = accessor = naming.safe_identifier(r.plural.replace("-", "_"))
             n = 2
-            while accessor in taken_accessors:
-                accessor = f"{base}{n}"
+            reserved = {*taken_accessors, wanted}
+            while accessor in reserved:
+                accessor = f"{stem}{n}"
                 n += 1
+            if notes is not None:
+                notes.append(
+                    f"{gv.title}: kinds {holder_kind} (plural {holder_plural}) and {r.kind} "
+                    f"(plural {r.plural}) both map to accessor {wanted}(); {holder_kind} keeps "
+                    f"it, {r.kind}'s is {accessor}()"
+                )
         gv.kinds.append(
             KindCtx(
                 kind=r.kind,

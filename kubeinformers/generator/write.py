@@ -2,15 +2,21 @@
 
 Every file is formatted with black (installed with datamodel-code-generator; one formatter
 for models and templates alike, so a run is byte-identical to the last one) and starts with
-the marker line. Before writing, each `.py` file under the output folder whose first line is
-the marker and that this run does not produce is deleted, as client-go's `kube_codegen.sh`
-does: files of removed kinds vanish, hand-written files (no marker) stay.
+the marker line. Each file is written to a temporary name beside it and renamed into place,
+so no module is ever left truncated (H21). After writing, each `.py` file of the package's
+own layout whose first line is the marker and that this run does not produce is deleted,
+as client-go's `kube_codegen.sh` does: files of removed kinds vanish, hand-written files
+(no marker) stay, and so does everything outside the layout: another generated package
+below the output folder, hidden folders, virtualenvs (H20). A run with failed inputs
+removes nothing (H22).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import os
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,11 +98,24 @@ class Outcome:
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    # Stale files left in place because some inputs failed (H22).
+    kept: list[str] = field(default_factory=list)
 
     @property
     def differing(self) -> list[str]:
         """In check mode: files that would be written or removed."""
         return sorted(self.written + self.removed)
+
+
+class WriteError(OSError):
+    """Writing one file failed; the files before it were written (the output may be partial)."""
+
+    def __init__(self, path: Path, cause: OSError) -> None:
+        super().__init__(cause.errno, f"{path}: {cause.strerror or cause}")
+        self.path = path
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 def is_generated(path: Path) -> bool:
@@ -107,18 +126,86 @@ def is_generated(path: Path) -> bool:
         return False
 
 
+# The root module of a generated package: another package's root is never this one's file.
+_ROOT_CLASS = re.compile(r"^class (?:CustomInformers|SharedInformerFactory)\b", re.MULTILINE)
+
+
+def in_layout(rel: str) -> bool:
+    """Whether a generated package could hold this relative path (H20): `<module>.py`,
+    `<group>/<module>.py`, `<group>/<version>/<module>.py`,
+    `<group>/<version>/apply/<module>.py`."""
+    parts = rel.split("/")
+    if any(not p.removesuffix(".py").isidentifier() for p in parts):
+        return False
+    return len(parts) <= 3 or (len(parts) == 4 and parts[2] == "apply")
+
+
+def _other_package_root(folder: Path) -> bool:
+    init = folder / "informers.py"
+    if not is_generated(init):
+        return False
+    try:
+        return _ROOT_CLASS.search(init.read_text(encoding="utf-8")) is not None
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _candidates(out: Path) -> Iterator[Path]:
+    """The `.py` files under `out` at most 4 levels down, outside hidden folders,
+    virtualenvs and other generated packages' roots."""
+
+    def walk(folder: Path, depth: int) -> Iterator[Path]:
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            return
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            if entry.is_file() and entry.suffix == ".py":
+                yield entry
+            elif entry.is_dir() and depth < 4:
+                if entry.name.startswith((".", "__")) or (entry / "pyvenv.cfg").exists():
+                    continue
+                if entry.name in {"site-packages", "node_modules"} or _other_package_root(entry):
+                    continue
+                yield from walk(entry, depth + 1)
+
+    if out.is_dir():
+        yield from walk(out, 1)
+
+
 def existing_generated(out: Path) -> set[str]:
-    if not out.is_dir():
-        return set()
-    return {
-        p.relative_to(out).as_posix()
-        for p in out.rglob("*.py")
-        if "__pycache__" not in p.parts and is_generated(p)
-    }
+    """This package's generated files found under `out` (H20)."""
+    found = set()
+    for p in _candidates(out):
+        rel = p.relative_to(out).as_posix()
+        if in_layout(rel) and is_generated(p):
+            found.add(rel)
+    return found
 
 
-def write_tree(out: Path, files: Mapping[str, str], *, check: bool = False) -> Outcome:
-    """Write `files` (already formatted) under `out`; in check mode only compare."""
+def _write_atomically(target: Path, content: str) -> None:
+    """`content` to a temporary name beside `target`, then renamed over it (H21): an error
+    or an interrupt leaves the old file or the new one, never a part of one."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            f.write(content)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_tree(
+    out: Path, files: Mapping[str, str], *, check: bool = False, keep_stale: bool = False
+) -> Outcome:
+    """Write `files` (already formatted) under `out`; in check mode only compare.
+
+    With `keep_stale` (some inputs failed) no stale file is removed (H22): they are listed
+    in `Outcome.kept`. Raises `WriteError` naming the file that could not be written."""
     outcome = Outcome()
     stale = existing_generated(out) - set(files)
     for rel in sorted(files):
@@ -133,12 +220,20 @@ def write_tree(out: Path, files: Mapping[str, str], *, check: bool = False) -> O
             continue
         outcome.written.append(rel)
         if not check:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content, encoding="utf-8")
+            try:
+                _write_atomically(target, content)
+            except OSError as e:
+                raise WriteError(target, e) from e
     for rel in sorted(stale):
+        if keep_stale:
+            outcome.kept.append(rel)
+            continue
         outcome.removed.append(rel)
         if not check:
-            (out / rel).unlink()
+            try:
+                (out / rel).unlink()
+            except OSError as e:
+                raise WriteError(out / rel, e) from e
             _prune_empty_dirs((out / rel).parent, out)
     return outcome
 

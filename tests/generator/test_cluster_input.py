@@ -230,3 +230,54 @@ def test_cluster_input_never_lets_one_document_stop_the_other_groups(
     assert seen["keep_going"] is keep_going
     assert cli.main(["generate", "--openapi", str(tmp_path), "--out", str(tmp_path / "o")]) == 0
     assert seen["keep_going"] is False  # files can be fixed: no implied --keep-going
+
+
+def _crd_list_with_a_refused_copy(conditions: list[dict[str, str]]) -> dict[str, Any]:
+    """The recorded CRD list plus `ds.infra.example.com`: Realm's kind again, in the state
+    `conditions` say (a real server refuses the second CRD of a kind: NamesAccepted=False)."""
+    crds: dict[str, Any] = copy.deepcopy(read_recorded(cluster.CRD_PATH))
+    refused = copy.deepcopy(crds["items"][0])
+    refused["metadata"]["name"] = "ds.infra.example.com"
+    refused["spec"]["names"] = {**refused["spec"]["names"], "plural": "ds", "singular": "d"}
+    refused["status"]["conditions"] = conditions
+    crds["items"].append(refused)
+    return crds
+
+
+@pytest.mark.parametrize(
+    ("conditions", "why"),
+    [
+        (
+            [
+                {
+                    "type": "NamesAccepted",
+                    "status": "False",
+                    "reason": "KindConflict",
+                    "message": '"Realm" is already in use',
+                },
+                {"type": "Established", "status": "False", "reason": "NotAccepted"},
+            ],
+            'the server did not accept its names (NamesAccepted=False: "Realm" is already in '
+            "use), so it serves nothing",
+        ),
+        (
+            [
+                {"type": "NamesAccepted", "status": "True"},
+                {"type": "Established", "status": "False", "reason": "Installing"},
+            ],
+            "the server has not established it (Established=False: Installing), so it serves "
+            "nothing",
+        ),
+    ],
+)
+def test_h23_a_crd_the_server_does_not_serve_is_skipped_with_a_note(
+    conditions: list[dict[str, str]], why: str
+) -> None:
+    edit = {cluster.CRD_PATH: _crd_list_with_a_refused_copy(conditions)}
+    model = cluster.cluster_model(RecordedServer(edit).get_json, HOST)
+    assert model.errors == []
+    assert [d.name for d in model.definitions] == ["realms.infra.example.com"]
+    assert [(r.kind, r.plural) for r in model.resources if r.from_crd] == [("Realm", "realms")]
+    assert (
+        f"CRD ds.infra.example.com ({HOST}{cluster.CRD_PATH}/ds.infra.example.com): skipped, {why}"
+    ) in model.notes

@@ -1,0 +1,124 @@
+"""Inputs a run must refuse or rename openly, never turn into a broken package: a file that is
+not UTF-8 (H17), two CRDs of one kind (H18), two plurals that map to one kind accessor (H19).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from tests.generator.genutil import generate_ok, importable, run_generator
+
+EXIT_INPUT_FAILED = 1
+
+
+def crd(name: str, group: str, kind: str, plural: str) -> str:
+    return f"""\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {{name: {name}}}
+spec:
+  group: {group}
+  scope: Namespaced
+  names: {{kind: {kind}, plural: {plural}}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {{type: object, properties: {{spec: {{type: object}}}}}}
+"""
+
+
+def test_h17_a_file_that_is_not_utf8_is_an_error_naming_it_and_the_rest_is_generated(
+    tmp_path: Path,
+) -> None:
+    crds = tmp_path / "crds"
+    crds.mkdir()
+    (crds / "good.yaml").write_text(crd("cs.e.example.com", "e.example.com", "C", "cs"))
+    latin1 = crds / "latin1-configmap.yaml"
+    latin1.write_bytes(
+        b'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: "caf\xe9"}\n'
+    )
+    out = tmp_path / "gen"
+    run = run_generator("--keep-going", "--crd", crds, "--out", out, "--package", "gen")
+    assert run.returncode == EXIT_INPUT_FAILED, run.output
+    assert f"error: {latin1} at line 4: not UTF-8 text (byte 0xe9" in run.stderr
+    assert "cannot read the inputs" not in run.stderr
+    assert (out / "e" / "v1" / "c.py").is_file()
+    # without --keep-going: the same error, nothing written
+    run = run_generator("--crd", crds, "--out", tmp_path / "none", "--package", "none")
+    assert run.returncode == EXIT_INPUT_FAILED, run.output
+    assert f"error: {latin1} at line 4: not UTF-8" in run.stderr
+    assert not (tmp_path / "none").exists()
+
+
+def test_h18_two_crds_of_one_kind_are_an_error_naming_both_and_neither_is_generated(
+    tmp_path: Path,
+) -> None:
+    crds = tmp_path / "crds"
+    crds.mkdir()
+    (crds / "cs.yaml").write_text(crd("cs.e.example.com", "e.example.com", "C", "cs"))
+    (crds / "ds.yaml").write_text(crd("ds.e.example.com", "e.example.com", "C", "ds"))
+    (crds / "other.yaml").write_text(crd("bs.e.example.com", "e.example.com", "B", "bs"))
+    out = tmp_path / "gen"
+    run = run_generator("--crd", crds, "--out", out, "--package", "gen")
+    assert run.returncode == EXIT_INPUT_FAILED, run.output
+    errors = [line for line in run.stderr.splitlines() if line.startswith("error: ")]
+    both = (
+        f"CRD cs.e.example.com in {crds / 'cs.yaml'} (document 0) and CRD ds.e.example.com in "
+        f"{crds / 'ds.yaml'} (document 0)"
+    )
+    assert errors == [
+        f"error: {crds / name} (document 0) at spec.names.kind: kind C of group e.example.com "
+        f"is declared by {both}; a server accepts only one of them (the other is refused: "
+        "NamesAccepted=False), so neither is generated; give each CRD its own kind, or leave "
+        "one out"
+        for name in ("cs.yaml", "ds.yaml")
+    ]
+    assert not out.exists()
+    # --keep-going: the other kind is generated, and the package holds no half of kind C
+    run = run_generator("--keep-going", "--crd", crds, "--out", out, "--package", "gen")
+    assert run.returncode == EXIT_INPUT_FAILED, run.output
+    assert not (out / "e" / "v1" / "c.py").exists()
+    with importable(tmp_path, "gen"):
+        accessors = importlib.import_module("gen.e.v1.informers").EV1Informers
+        assert hasattr(accessors, "bs")
+        assert not hasattr(accessors, "cs") and not hasattr(accessors, "ds")
+        importlib.import_module("gen.e.v1.listers")
+
+
+def test_h19_a_new_kind_never_renames_another_kinds_classes_or_takes_its_accessor(
+    tmp_path: Path,
+) -> None:
+    crds = tmp_path / "crds"
+    crds.mkdir()
+    (crds / "b.yaml").write_text(
+        crd("dnsrecords.pl.example.com", "pl.example.com", "DNSRecord", "dnsrecords")
+    )
+    generate_ok(tmp_path, "gen", "--crd", crds)
+    # the new kind's file sorts first: the input order must not matter
+    (crds / "a.yaml").write_text(
+        crd("dns-records.pl.example.com", "pl.example.com", "DnsEntry", "dns-records")
+    )
+    run = generate_ok(tmp_path, "gen", "--crd", crds)
+    assert (
+        "note: pl.example.com/v1: kinds DNSRecord (plural dnsrecords) and DnsEntry (plural "
+        "dns-records) both map to accessor dns_records(); DNSRecord keeps it, DnsEntry's is "
+        "dns_records2()"
+    ) in run.stderr
+    with importable(tmp_path, "gen"):
+        record = importlib.import_module("gen.pl.v1.dns_record")
+        entry = importlib.import_module("gen.pl.v1.dns_entry")
+        informers = importlib.import_module("gen.pl.v1.informers")
+        assert record.DNSRecordLister and entry.DnsEntryLister
+        assert informers.DNSRecordInformer and informers.DnsEntryInformer
+        accessors = informers.PlV1Informers
+        assert accessors.dns_records.__annotations__["return"] in {
+            "DNSRecordInformer",
+            informers.DNSRecordInformer,
+        }
+        assert accessors.dns_records2.__annotations__["return"] in {
+            "DnsEntryInformer",
+            informers.DnsEntryInformer,
+        }
