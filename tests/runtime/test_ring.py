@@ -503,3 +503,19 @@ def test_n22_a_ring_step_that_raises_ends_run_and_the_member_leaves() -> None:
     assert not thread.is_alive(), "run() still waits for its renewer after a step raised"
     assert [str(e) for e in raised] == ["cannot take the shard"]
     assert store.leases == {}  # left: the others may take its buckets at once
+
+
+def test_n24_wait_for_shard_returns_none_once_run_has_ended_without_a_shard() -> None:
+    """A replica told to stop before it held anything (every bucket still claimed by a live
+    member: a rollout's old pod) must not leave a program waiting for its shard forever."""
+    store, ledger = LeaseStore(), Ledger()
+    # A live member (its Lease lasts an hour) that claims every bucket.
+    MemberLeases(FakeLeaseApi(store), NS, RING, "old").write(range(BUCKETS), 3600, None)
+    newcomer = Replica(store, "new", ledger).start()
+    got: list[Shard | None] = []
+    waiter = threading.Thread(target=lambda: got.append(newcomer.ring.wait_for_shard()))
+    waiter.start()
+    newcomer.halt()
+    waiter.join(WAIT)
+    assert not waiter.is_alive(), "wait_for_shard() still waits after run() ended"
+    assert got == [None]

@@ -121,7 +121,9 @@ class ShardRing:
 
     def wait_for_shard(self, timeout: float | None = None) -> Shard | None:
         """Wait until this replica holds a shard (the first claim after joining); returns it,
-        or None after `timeout` seconds without one."""
+        or None after `timeout` seconds without one, or once `run` has ended (stopped before
+        this replica held anything: a rollout's new replica told to stop while the old one
+        still holds every bucket), so a waiting program does not wait forever."""
         if not self._holding.wait(timeout):
             return None
         return self._core.shard()
@@ -195,6 +197,8 @@ class ShardRing:
         that raises ends it the same way (renewals stop, the member leaves), then the error
         is raised: a member must not keep its buckets while nothing follows the ring."""
         done = threading.Event()  # run is ending: the renewer stops too
+        if self._core.shard() is None:
+            self._holding.clear()  # set by an earlier run's end
         renewer = threading.Thread(
             target=self._renew_loop,
             args=(stop, done),
@@ -214,3 +218,4 @@ class ShardRing:
             renewer.join()
             self._stop_all()
             self._core.leave()
+            self._holding.set()  # wakes wait_for_shard: it returns None, nothing is held
