@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -212,3 +213,42 @@ def _bad_read(obj: Widget) -> Exception | None:
     except InvalidFieldError as exc:
         return exc
     return None
+
+
+@pytest.mark.parametrize("decode", DECODES)
+def test_k11_a_drifted_objects_dump_is_silent_and_holds_the_servers_value(decode: str) -> None:
+    """Every dump of an object with bad fields (the whole object, a nested model, JSON or
+    Python, by alias or not, only what is set) holds the server's values and says nothing:
+    pydantic's serialiser never meets a bad value in a typed field (it warned
+    PydanticSerializationUnexpectedValue on every dump)."""
+    obj = DECODES[decode](DRIFTED, [])
+    spec = obj.spec
+    assert spec is not None and spec.parts is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert json.loads(obj.model_dump_json(exclude_unset=True)) == DRIFTED
+        assert obj.model_dump(mode="json", exclude_unset=True) == DRIFTED
+        assert obj.model_dump(mode="json", exclude_none=True) == DRIFTED
+        assert spec.model_dump(by_alias=False)["replicas"] == "two"
+        assert spec.parts[0].model_dump()["count"] == "many"
+        copied = obj.model_copy(deep=True)
+        assert json.loads(copied.model_dump_json(exclude_unset=True)) == DRIFTED
+        copied.spec.tags = {"c": "d"}  # type: ignore[union-attr]
+        dumped = json.loads(copied.model_dump_json(exclude_unset=True))
+    assert dumped["spec"]["tags"] == {"c": "d"} and dumped["spec"]["replicas"] == "two"
+    assert set(invalid_fields(copied.spec)) == {"replicas"}  # type: ignore[arg-type]
+
+
+def test_k11_a_copy_that_updates_a_bad_field_reads_it() -> None:
+    """model_copy(update=...) gives the field a value as an assignment does: it reads, and
+    the dump holds it once, not the server's value beside it."""
+    obj = _eager_event(DRIFTED, [])
+    assert obj.spec is not None
+    spec = obj.spec.model_copy(update={"replicas": 5})
+    assert spec.replicas == 5 and set(invalid_fields(spec)) == {"tags"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        text = spec.model_dump_json(exclude_unset=True)
+    assert text.count('"replicas"') == 1 and json.loads(text)["replicas"] == 5
+    with pytest.raises(InvalidFieldError, match=r"spec\.replicas"):
+        _ = obj.spec.replicas  # the original is unchanged

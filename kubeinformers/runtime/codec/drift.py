@@ -9,7 +9,10 @@ is validated again field by field (`build_lenient`): every field that validates 
 model's value, nested models are built the same way, and a field that does not is kept as
 the server sent it and raises `InvalidFieldError` when read, naming the object, the field
 path and the remedy. The object is the newest version the server sent; its model dump holds
-the server's value of the bad field (a read-modify-write keeps it).
+the server's value of the bad field (a read-modify-write keeps it), silently: the value is
+held as the model holds a field it does not know (under its API name, in the unknown fields
+pydantic serialises as they are), never in the typed field, whose serialiser would warn that
+it is not the declared type (PydanticSerializationUnexpectedValue) on every dump.
 
 The model whose own field is bad is an instance of a subclass of the generated model (same
 name; `isinstance` holds) whose attribute reads check that field first. Such instances
@@ -24,6 +27,7 @@ from __future__ import annotations
 import functools
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -114,13 +118,15 @@ class PartlyInvalidObjectError(InvalidObjectError):
 
 @dataclass(frozen=True)
 class _BadField:
-    """One field of a built model that raises when read (kept in the model's __dict__)."""
+    """One field of a built model that raises when read (listed in the model's __dict__; its
+    value, if the server sent one, among the model's unknown fields under `sent_as`)."""
 
     root: type[BaseModel]
     key: str
     path: str
     reason: str
     value: Any
+    sent_as: str | None = None  # the API's name of the field, None when it was not sent
 
     def error(self) -> InvalidFieldError:
         # A new error per read: raising one instance again would grow its traceback.
@@ -138,11 +144,33 @@ def _drifted_getattribute(self: Any, name: str) -> Any:
 
 
 def _drifted_setattr(self: Any, name: str, value: Any) -> None:
-    state = object.__getattribute__(self, "__dict__")
-    bad = state.get(_BAD)
-    if bad is not None and name in bad:
-        state[_BAD] = {k: v for k, v in bad.items() if k != name}
+    _forget(self, name)
     super(type(self), self).__setattr__(name, value)
+
+
+def _drifted_model_copy(
+    self: Any, *, update: Mapping[str, Any] | None = None, deep: bool = False
+) -> Any:
+    copied = super(type(self), self).model_copy(update=update, deep=deep)
+    for name in update or ():
+        _forget(copied, name)  # given a value: readable, and dumped once, as that value
+    return copied
+
+
+def _forget(obj: Any, name: str) -> None:
+    """`obj`'s field `name` is given a value: it no longer raises, nor is the server's value
+    of it kept among the unknown fields."""
+    state = object.__getattribute__(obj, "__dict__")
+    bad = state.get(_BAD)
+    if bad is None or name not in bad:
+        return
+    sent_as = bad[name].sent_as
+    state[_BAD] = {k: v for k, v in bad.items() if k != name}
+    extra = object.__getattribute__(obj, "__pydantic_extra__")
+    if sent_as is not None and extra and sent_as in extra:
+        extra = dict(extra)
+        del extra[sent_as]
+        object.__setattr__(obj, "__pydantic_extra__", extra)
 
 
 def _drifted_reduce_ex(self: Any, protocol: Any) -> Any:
@@ -163,6 +191,7 @@ def _drifted_class(base: type[BaseModel]) -> type[BaseModel]:
         "__qualname__": base.__qualname__,
         "__getattribute__": _drifted_getattribute,
         "__setattr__": _drifted_setattr,
+        "model_copy": _drifted_model_copy,
         "__reduce_ex__": _drifted_reduce_ex,
         "__kubeinformers_drift_base__": base,
     }
@@ -226,7 +255,7 @@ class _Lenient:
     def model(self, model: type[BaseModel], data: dict[str, Any], path: str) -> BaseModel:
         fields = _fields(model)
         values: dict[str, Any] = {}
-        raw: dict[str, Any] = {}
+        raw: dict[str, Any] = {}  # the bad fields' values, by the API's names
         bad: dict[str, _BadField] = {}
         extra: dict[str, Any] = {}
         for key, value in data.items():
@@ -238,18 +267,26 @@ class _Lenient:
             try:
                 values[field.name] = self.value(field, value, where)
             except ValidationError as exc:
-                raw[field.name] = value
-                bad[field.name] = self._bad(where, _reason(exc), value)
+                raw[key] = value
+                bad[field.name] = self._bad(where, _reason(exc), value, key)
         for key, field in fields.items():
             info = model.model_fields[field.name]
-            if info.is_required() and field.name not in values and field.name not in raw:
+            if info.is_required() and field.name not in values and field.name not in bad:
                 where = f"{path}.{key}" if path else key
-                bad[field.name] = self._bad(where, "a required field is missing", None)
-        obj = model.model_construct(_fields_set={*values, *raw}, **values, **extra)
+                bad[field.name] = self._bad(where, "a required field is missing", None, None)
+        sent = {name for name, b in bad.items() if b.sent_as is not None}
+        obj = model.model_construct(_fields_set={*values, *sent}, **values, **extra)
         if bad:
+            # A bad field's value is kept as an unknown one is, under its API name (a dump
+            # holds it as the server sent it, with no serialiser warning: the typed field's
+            # would say it is not its type), and the typed field is left out of the instance
+            # dict (model_construct gave it its default): its read raises (_BAD).
             state = object.__getattribute__(obj, "__dict__")
-            state.update(raw)
+            for name in bad:
+                state.pop(name, None)
             state[_BAD] = bad
+            if raw:
+                object.__setattr__(obj, "__pydantic_extra__", {**extra, **raw})
             object.__setattr__(obj, "__class__", _drifted_class(model))
         return obj
 
@@ -276,8 +313,8 @@ class _Lenient:
         except ValidationError:
             return self.model(model, value, path)
 
-    def _bad(self, path: str, reason: str, value: Any) -> _BadField:
-        field = _BadField(self.root, self.key, path, reason, value)
+    def _bad(self, path: str, reason: str, value: Any, sent_as: str | None) -> _BadField:
+        field = _BadField(self.root, self.key, path, reason, value, sent_as)
         self.bad.append(field)
         return field
 
