@@ -93,6 +93,7 @@ if TYPE_CHECKING:
     )
     from kubeinformers.runtime.client.typed import AsyncClient as AsyncClient
     from kubeinformers.runtime.client.typed import Client as Client
+    from kubeinformers.runtime.client.typed import UnreadableAnswerError as UnreadableAnswerError
     from kubeinformers.runtime.codec.drift import InvalidFieldError as InvalidFieldError
     from kubeinformers.runtime.codec.drift import InvalidObjectError as InvalidObjectError
     from kubeinformers.runtime.codec.gc_pause import (

@@ -124,6 +124,7 @@ FACES: dict[str, set[str]] = {
         "retry_on_conflict",
         "retry_on_conflict_async",
         "ReadYourWritesTimeout",
+        "UnreadableAnswerError",  # a 2xx answer with no object in it (K11)
         "Status",
         "NotFound",
         "AlreadyExists",

@@ -4,14 +4,21 @@ tests/e2e/test_client_real.py."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from pydantic import ValidationError
 
+from examples.informers.demo.v1.apply.widget import WidgetApply
 from examples.informers.demo.v1.widget import Widget, WidgetSpec
 from kubeinformers.generated.core.v1 import ConfigMap
 from kubeinformers.generated.meta.v1 import ObjectMeta
@@ -24,9 +31,19 @@ from kubeinformers.runtime.api.errors import (
     NotFound,
     TooManyRequests,
 )
+from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.client import typed
 from kubeinformers.runtime.client.retry import Backoff, retry_on_conflict
-from kubeinformers.runtime.client.typed import APPLY_PATCH, Client, _Calls
-from kubeinformers.runtime.codec.drift import InvalidFieldError
+from kubeinformers.runtime.client.typed import (
+    APPLY_PATCH,
+    AsyncClient,
+    Client,
+    UnreadableAnswerError,
+    _Calls,
+)
+from kubeinformers.runtime.codec.drift import InvalidFieldError, InvalidObjectError
+
+_REPO = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -215,7 +232,7 @@ def test_m7_local_api_server_refuses_a_dry_run_instead_of_writing() -> None:
 
 def _drifted_widget(rv: str) -> bytes:
     """A Widget as a server whose CRD changed `spec.replicas` to a string would send it."""
-    body = {"apiVersion": "demo.kubeinformers.io/v1", "kind": "Widget"}
+    body: dict[str, Any] = {"apiVersion": "demo.kubeinformers.io/v1", "kind": "Widget"}
     body |= {"metadata": {"name": "w", "namespace": "n", "resourceVersion": rv}}
     body |= {"spec": {"size": "small", "replicas": "three"}}
     return json.dumps(body).encode()
@@ -244,7 +261,257 @@ def test_k11_m5_the_clients_answers_are_read_as_tolerantly_as_an_informers(
     assert "Widget 'n/w'" in said.getMessage() and "spec.replicas" in said.getMessage()
 
 
-def test_k11_an_answer_that_is_no_object_still_fails() -> None:
-    api = _ApiClient([_Resp(200, b'["not", "an", "object"]')])
-    with pytest.raises(ValidationError):
-        Client(api).get(Widget, "w", namespace="n")
+def _paused_drift(rv: str, name: str = "w") -> bytes:
+    """A Widget as kube-apiserver sent it once its CRD made `spec.paused` (a boolean in the
+    generated model) a string (found on a real kube-apiserver 1.36)."""
+    body: dict[str, Any] = {"apiVersion": "demo.kubeinformers.io/v1", "kind": "Widget"}
+    body |= {"metadata": {"name": name, "namespace": "n", "resourceVersion": rv}}
+    body |= {"spec": {"size": "small", "paused": "sometimes", "color": "blue"}}
+    body |= {"status": {"phase": "Ready"}}
+    return json.dumps(body).encode()
+
+
+_WIDGET_APPLY = WidgetApply(metadata={"name": "w", "namespace": "n"}, spec={"color": "teal"})
+
+# Every call of the client that answers with the object, as (call, whether it sends the
+# object read before as its body). Each takes the client (either face) and that object.
+_OBJECT_CALLS: dict[str, tuple[Callable[[Any, Widget], Any], bool]] = {
+    "get": (lambda c, w: c.get(Widget, "w", namespace="n"), False),
+    "create": (lambda c, w: c.create(w), True),
+    "update": (lambda c, w: c.update(w), True),
+    "update_status": (lambda c, w: c.update_status(w), True),
+    "patch": (lambda c, w: c.patch(Widget, "w", {"spec": {"color": "x"}}, namespace="n"), False),
+    "patch_status": (
+        lambda c, w: c.patch(Widget, "w", {"status": {}}, namespace="n", subresource="status"),
+        False,
+    ),
+    "apply_model": (lambda c, w: c.apply(w, field_manager="t", force=True), True),
+    "apply_configuration": (lambda c, w: c.apply(_WIDGET_APPLY, field_manager="t"), False),
+    "apply_status": (lambda c, w: c.apply_status(w, field_manager="t"), True),
+    # A delete answers with the object while a finalizer keeps it.
+    "delete": (lambda c, w: c.delete(Widget, "w", namespace="n"), False),
+}
+
+
+def _on_face(face: str, api: _ApiClient, call: Callable[[Any, Widget], Any], obj: Widget) -> Any:
+    if face == "sync":
+        return call(Client(api), obj)
+
+    async def main() -> Any:
+        return await call(AsyncClient(api), obj)
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+@pytest.mark.parametrize("name", _OBJECT_CALLS)
+def test_k11_m2_every_call_reads_a_drifted_answer_as_an_informer_does(name: str, face: str) -> None:
+    """get, every write (status and apply ones too) and a delete answered with the object, on
+    both faces: the object comes back (a write the server applied is never reported as failed),
+    its bad field raises InvalidFieldError when read, the rest reads, and neither the write's
+    body nor any dump of the answer warns (the server's value is held as it came)."""
+    call, sends_object = _OBJECT_CALLS[name]
+    api = _ApiClient([_Resp(200, _paused_drift("7")), _Resp(200, _paused_drift("8"))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read = Client(api).get(Widget, "w", namespace="n")
+        got = _on_face(face, api, call, read)
+        assert isinstance(got, Widget) and got.metadata is not None
+        assert got.metadata.resource_version == "8"
+        assert got.spec is not None and got.spec.color == "blue" and got.spec.size == "small"
+        with pytest.raises(InvalidFieldError, match=r"spec\.paused") as info:
+            _ = got.spec.paused
+        assert info.value.value == "sometimes" and info.value.key == "n/w"
+        assert json.loads(got.model_dump_json(exclude_unset=True)) == json.loads(_paused_drift("8"))
+    if sends_object:
+        sent = json.loads(api.rest_client.pool_manager.sent[1]["body"])
+        assert sent["spec"]["paused"] == "sometimes"  # the server's value went back as it came
+
+
+def test_k11_a_drifted_answer_is_said_once_per_object_the_last_ones_remembered(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once per object and bad fields, however often it is read; when more objects were said
+    than are remembered, the least recently said is forgotten first (all were forgotten at
+    once, and every object said again)."""
+    monkeypatch.setattr(typed, "_REPORTED_MAX", 2)
+    monkeypatch.setattr(typed, "_reported", OrderedDict())
+    names = ["a", "b", "a", "c", "a", "b"]
+    api = _ApiClient([_Resp(200, _paused_drift(str(i), name)) for i, name in enumerate(names)])
+    client = Client(api)
+    caplog.set_level(logging.WARNING, logger="kubeinformers.client")
+    for name in names:
+        client.get(Widget, name, namespace="n")
+    said = [
+        r.getMessage().split("'")[1] for r in caplog.records if r.name == "kubeinformers.client"
+    ]
+    assert said == ["n/a", "n/b", "n/c", "n/b"]  # b, the least recently said, was forgotten
+
+
+class _Observer:
+    """A factory's read-your-writes hook: records what each write waits for."""
+
+    def __init__(self) -> None:
+        self.waited: list[tuple[str | None, str, str | None]] = []
+
+    def wait_for_write(
+        self,
+        resource: APIResource,
+        namespace: str | None,
+        name: str,
+        result: object,
+        timeout: float,
+        *,
+        deleted: bool = False,
+    ) -> None:
+        meta = getattr(result, "metadata", None)
+        self.waited.append((namespace, name, getattr(meta, "resource_version", None)))
+
+    async def wait_for_write_async(
+        self,
+        resource: APIResource,
+        namespace: str | None,
+        name: str,
+        result: object,
+        timeout: float,
+        *,
+        deleted: bool = False,
+    ) -> None:
+        self.wait_for_write(resource, namespace, name, result, timeout, deleted=deleted)
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+def test_m1_k11_a_write_answered_with_a_drifted_object_waits_for_the_cache(face: str) -> None:
+    """The answer is read, so read-your-writes waits for its resourceVersion (it was skipped:
+    the write raised before the wait)."""
+    api = _ApiClient([_Resp(200, _paused_drift("7")), _Resp(200, _paused_drift("8"))])
+    observer = _Observer()
+    read = Client(api).get(Widget, "w", namespace="n")
+    if face == "sync":
+        Client(api, observer=observer).update(read)
+    else:
+        asyncio.run(AsyncClient(api, observer=observer).update(read))
+    assert observer.waited == [("n", "w", "8")]
+
+
+def test_m1_k11_read_your_writes_of_a_drifted_object_through_a_factory() -> None:
+    """End to end over LocalApiServer: the Widget CRD made spec.paused a string; the informer
+    caches the object (K11), and a read-modify-write of the cached copy through
+    factory.client() returns (update, patch, status writes, apply) once the lister has it."""
+    from kubeinformers.generated.informers import SharedInformerFactory
+    from kubeinformers.testing.local_api_server import LocalApiServer
+
+    crd = yaml.safe_load((_REPO / "crds" / "demo.kubeinformers.io_widgets.yaml").read_text())
+    (v1,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
+    spec_schema = v1["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    spec_schema["paused"] = {"type": "string"}  # the model says boolean
+    with LocalApiServer() as server:
+        server.create(crd)
+        server.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}})
+        drifted = json.loads(_paused_drift("1"))
+        del drifted["metadata"]["resourceVersion"], drifted["status"]
+        server.create(drifted)
+        with SharedInformerFactory(server.api_client(), namespace="n") as factory:
+            lister = factory.lister(Widget).widgets("n")
+            factory.start()
+            assert all(factory.wait_for_cache_sync(timeout=30).values())
+            client = factory.client(field_manager="t")
+
+            def in_the_cache(result: Widget) -> Widget:
+                cached = lister.get("w")
+                assert result.metadata is not None and cached.metadata is not None
+                assert cached.metadata.resource_version == result.metadata.resource_version
+                return cached
+
+            mine = lister.get("w").model_copy(deep=True)
+            assert mine.spec is not None
+            mine.spec.color = "green"
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                in_the_cache(client.update(mine))
+                in_the_cache(client.patch(Widget, "w", {"spec": {"color": "red"}}, namespace="n"))
+                status = {"status": {"phase": "Failed"}}
+                in_the_cache(client.patch(Widget, "w", status, namespace="n", subresource="status"))
+                in_the_cache(client.apply(_WIDGET_APPLY, force=True))
+
+                async def on_the_async_face() -> Widget:
+                    ours = factory.async_client(field_manager="t")
+                    return await ours.patch(Widget, "w", {"spec": {"port": 80}}, namespace="n")
+
+                cached = in_the_cache(asyncio.run(on_the_async_face()))
+            assert cached.spec is not None and cached.spec.color == "teal"
+            assert cached.spec.port == 80
+            with pytest.raises(InvalidFieldError, match=r"spec\.paused"):
+                _ = cached.spec.paused
+            stored = server.get("demo.kubeinformers.io/v1", "Widget", "w", "n")
+            assert stored["spec"]["paused"] == "sometimes"  # kept through every write
+            assert stored["status"]["phase"] == "Failed"
+
+
+# What each call is worded as in its error, and whether it writes.
+_NO_OBJECT_CALLS: dict[str, tuple[Callable[[Client], Any], str, bool]] = {
+    "get": (
+        lambda c: c.get(Widget, "w", namespace="n"),
+        'get widgets.demo.kubeinformers.io "w" in namespace "n"',
+        False,
+    ),
+    "update": (
+        lambda c: c.update(Widget.model_validate(json.loads(_widget_body()))),
+        'update widgets.demo.kubeinformers.io "w" in namespace "n"',
+        True,
+    ),
+    "update_dry_run": (
+        lambda c: c.update(Widget.model_validate(json.loads(_widget_body())), dry_run=True),
+        'update widgets.demo.kubeinformers.io "w" in namespace "n"',
+        False,
+    ),
+    "delete": (
+        lambda c: c.delete(Widget, "w", namespace="n"),
+        'delete widgets.demo.kubeinformers.io "w" in namespace "n"',
+        True,
+    ),
+    "get_scale": (
+        lambda c: c.get_scale(Widget, "w", namespace="n"),
+        'get widgets.demo.kubeinformers.io "w" in namespace "n" (scale)',
+        False,
+    ),
+    "scale": (
+        lambda c: c.scale(Widget, "w", 3, namespace="n"),
+        'scale widgets.demo.kubeinformers.io "w" in namespace "n" to 3',
+        True,
+    ),
+}
+
+
+def _widget_body() -> bytes:
+    return json.dumps(
+        {"metadata": {"name": "w", "namespace": "n"}, "spec": {"size": "small"}}
+    ).encode()
+
+
+@pytest.mark.parametrize(
+    ("answer", "found"),
+    [
+        (b'["not", "an", "object"]', "a JSON array"),
+        (b"<html>proxy error</html>", "not JSON"),
+        (b"null", "a JSON null"),
+        (b"", "not JSON"),
+    ],
+)
+@pytest.mark.parametrize("name", _NO_OBJECT_CALLS)
+def test_k11_m4_an_answer_that_is_no_object_fails_naming_the_request(
+    name: str, answer: bytes, found: str
+) -> None:
+    """Only an answer with no object at all fails, with an error that names the request, the
+    server and what came, and, for a write, says it may have been applied (not a raw pydantic
+    ValidationError: a caller could not tell the write from a request that failed)."""
+    call, what, writes = _NO_OBJECT_CALLS[name]
+    with pytest.raises(UnreadableAnswerError) as info:
+        call(Client(_ApiClient([_Resp(200, answer)])))
+    err = info.value
+    message = str(err)
+    assert message.startswith(f"cannot {what} at https://k8s.test: ")
+    assert f"(it is {found}: {answer.decode()!r})" in message
+    assert ("may have been applied" in message) is writes
+    assert isinstance(err, InvalidObjectError) and isinstance(err.validation_error, ValidationError)
+    assert err.request.what == what and err.body == answer

@@ -25,6 +25,7 @@ import asyncio
 import json
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar, cast, overload
@@ -39,36 +40,99 @@ from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
 from kubeinformers.runtime.api.model import Scale, Status
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.client.rest import APPLY_PATCH, JSON, Request, RestCore, query
-from kubeinformers.runtime.codec.drift import build_lenient
+from kubeinformers.runtime.codec.drift import InvalidObjectError, build_lenient
 from kubeinformers.runtime.codec.lazy import materialize
 
 logger = logging.getLogger("kubeinformers.client")
 
-# (model, object, bad field paths) already said: once each, at most this many remembered.
+# (model, object, bad field paths) already said: once each; the _REPORTED_MAX last said are
+# remembered, the least recently said forgotten first (then said again if it comes back).
 _REPORTED_MAX = 10_000
-_reported: set[tuple[str, str, tuple[str, ...]]] = set()
+_reported: OrderedDict[tuple[str, str, tuple[str, ...]], None] = OrderedDict()
 _reported_lock = threading.Lock()
 
 
+class UnreadableAnswerError(InvalidObjectError):
+    """A successful (2xx) answer of the typed client that holds no object to read: no JSON,
+    or JSON that is no object (an object whose fields do not validate is read field by
+    field instead, K11). Names the request and the server; for a write, it says the server
+    may have applied it. `validation_error` is pydantic's error, `body` (up to 1,000 bytes)
+    what the server sent."""
+
+    def __init__(
+        self,
+        model: type[BaseModel],
+        key: str,
+        request: Request,
+        server: str,
+        error: ValidationError,
+        body: bytes,
+    ) -> None:
+        write = request.method != "GET"
+        dry_run = ("dryRun", "All") in request.query
+        try:
+            data = msgspec.json.decode(body)
+        except msgspec.DecodeError:
+            found = "not JSON"
+        else:
+            found = f"a JSON {_JSON_KINDS.get(type(data), type(data).__name__)}"
+        shown = body[:200].decode("utf-8", "replace") + ("..." if len(body) > 200 else "")
+        message = (
+            f"cannot {request.what} at {server}: the server's answer holds no "
+            f"{model.__name__} object (it is {found}: {shown!r})"
+        )
+        if write and not dry_run:
+            message += (
+                "; the server accepted the request (it answered 2xx), so it may have been "
+                "applied: read the object again before redoing it"
+            )
+        ValueError.__init__(self, message)
+        self.model = model
+        self.key = key
+        self.validation_error = error
+        self.request = request
+        self.body = body[:1000]
+
+
+_JSON_KINDS: dict[type, str] = {
+    list: "array",
+    str: "string",
+    int: "number",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
+
+
+class _NoObject(Exception):
+    """Raised by a call's decoder when the answer holds no object (see _Base._answer)."""
+
+    def __init__(self, model: type[BaseModel], error: ValidationError) -> None:
+        super().__init__(str(error))
+        self.model = model
+        self.error = error
+
+
 def _lenient(model: type[BaseModel], body: bytes, exc: ValidationError) -> BaseModel:
-    """`body` built field by field (runtime.codec.drift) after `exc`; `exc` itself when the
-    body is no JSON object at all. Its bad fields are said once at WARNING."""
+    """`body` built field by field (runtime.codec.drift, as the informers build an object
+    that does not validate) after `exc`; _NoObject when the body is no JSON object at all.
+    Its bad fields are said once at WARNING."""
     try:
         data = msgspec.json.decode(body)
     except msgspec.DecodeError:
-        raise exc from None
+        raise _NoObject(model, exc) from None
     if type(data) is not dict:
-        raise exc
+        raise _NoObject(model, exc)
     obj, partly = build_lenient(model, data)
     if partly is not None:
         paths = tuple(f.path for f in partly.fields)
         said = (f"{model.__module__}.{model.__qualname__}", partly.key, paths)
         with _reported_lock:
             new = said not in _reported
-            if new:
-                if len(_reported) >= _REPORTED_MAX:
-                    _reported.clear()
-                _reported.add(said)
+            _reported[said] = None
+            _reported.move_to_end(said)
+            if len(_reported) > _REPORTED_MAX:
+                _reported.popitem(last=False)
         if new:
             listed = "; ".join(f"{f.path}: {f.reason}" for f in partly.fields[:5])
             logger.warning(
@@ -95,6 +159,7 @@ __all__ = [
     "PatchType",
     "PropagationPolicy",
     "StatusKind",
+    "UnreadableAnswerError",
     "WriteObserver",
 ]
 
@@ -223,12 +288,19 @@ def _body(obj: BaseModel, resource: APIResource, *, only_set: bool) -> dict[str,
     those set on it; apiVersion and kind filled in from the resource."""
     obj = materialize(obj)
     if only_set:
-        data = obj.model_dump(mode="json", by_alias=True, exclude_unset=True, warnings=False)
+        data = obj.model_dump(mode="json", by_alias=True, exclude_unset=True)
     else:
-        data = obj.model_dump(mode="json", by_alias=True, exclude_none=True, warnings=False)
+        data = obj.model_dump(mode="json", by_alias=True, exclude_none=True)
     data["apiVersion"] = data.get("apiVersion") or resource.api_version
     data["kind"] = data.get("kind") or resource.kind
     return data
+
+
+class _Kind(msgspec.Struct):
+    kind: Any = None
+
+
+_decode_kind = msgspec.json.Decoder(_Kind).decode
 
 
 def _encode(data: object) -> bytes:
@@ -267,7 +339,8 @@ class _Calls:
         """The object in an answer, as tolerant as an informer (K11): a field that no longer
         validates (a CRD changed its type) is kept as the server sent it and raises
         InvalidFieldError when read, so a write that succeeded is never reported as failed
-        and a read-modify-write keeps the server's value."""
+        and a read-modify-write keeps the server's value. An answer that is no JSON object
+        raises _NoObject (worded by _Base._answer)."""
         validate = cast(type[BaseModel], model).model_validate_json
 
         def decode(body: bytes) -> R:
@@ -297,6 +370,8 @@ class _Calls:
         return _Call(
             Request("GET", resource.object_path(name, ns), f"get {_where(resource, name, ns)}"),
             self._decoder(model),
+            namespace=ns,
+            name=name,
         )
 
     def write(
@@ -362,9 +437,7 @@ class _Calls:
         if isinstance(patch, BaseModel):
             if patch_type == "json":
                 raise TypeError("a JSON patch is a list of operations, not a model")
-            body = materialize(patch).model_dump(
-                mode="json", by_alias=True, exclude_unset=True, warnings=False
-            )
+            body = materialize(patch).model_dump(mode="json", by_alias=True, exclude_unset=True)
         path = resource.object_path(name, ns) + self._subresource(resource, subresource)
         what = f"patch {_where(resource, name, ns)}" + (f" ({subresource})" if subresource else "")
         return _Call(
@@ -464,9 +537,14 @@ class _Calls:
         resource = resource_of(model)
         ns = self._namespace(resource, namespace, name)
         path = resource.object_path(name, ns) + self._subresource(resource, "scale")
-        decode = Scale.model_validate_json
+        decode = self._decoder(Scale)
         if replicas is None:
-            return _Call(Request("GET", path, f"get {_where(resource, name, ns)} (scale)"), decode)
+            return _Call(
+                Request("GET", path, f"get {_where(resource, name, ns)} (scale)"),
+                decode,
+                namespace=ns,
+                name=name,
+            )
         return _Call(
             Request(
                 "PATCH",
@@ -509,11 +587,15 @@ class _Calls:
         if dry_run:
             options["dryRun"] = ["All"]
         decode_object = self._decoder(model)
+        decode_status = self._decoder(Status)
 
         def decode(body: bytes) -> R | Status:
-            head = json.loads(body)
-            if isinstance(head, dict) and head.get("kind") == "Status":
-                return Status.model_validate(head)
+            try:
+                head = _decode_kind(body)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                head = None  # no JSON object: decode_object says so
+            if head is not None and head.kind == "Status":
+                return decode_status(body)
             return decode_object(body)
 
         return _Call(
@@ -567,6 +649,17 @@ class _Base:
     def _manager(self, field_manager: str | None) -> str | None:
         return field_manager or self.field_manager
 
+    def _answer(self, call: _Call[R], body: bytes) -> R:
+        """The call's answer read (K11), or UnreadableAnswerError naming the request when it
+        holds no object at all."""
+        try:
+            return call.decode(body)
+        except _NoObject as exc:
+            key = f"{call.namespace}/{call.name}" if call.namespace else call.name
+            raise UnreadableAnswerError(
+                exc.model, key, call.request, self._core.server, exc.error, body
+            ) from exc.error
+
     def _lister_watcher(self, model: type[Any], namespace: str | None) -> Any:
         """The informers' transport for this kind: lists come as protobuf where it wins."""
         from kubeinformers.runtime.client.transport import ApiListerWatcher
@@ -605,7 +698,7 @@ class Client(_Base):
     """
 
     def _run(self, call: _Call[R]) -> R:
-        result = call.decode(self._core.send(call.request))
+        result = self._answer(call, self._core.send(call.request))
         observer = self._observer
         if observer is not None and call.resource is not None:
             observer.wait_for_write(
@@ -947,7 +1040,7 @@ class AsyncClient(_Base):
         # build) run in the worker thread with the request: the loop only awaits.
         def work() -> tuple[_Call[R], R]:
             call = build()
-            return call, call.decode(self._core.send(call.request))
+            return call, self._answer(call, self._core.send(call.request))
 
         call, result = await asyncio.to_thread(work)
         observer = self._observer
