@@ -118,6 +118,7 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.reconcile.core import Requeue as Requeue
     from kubeinformers.runtime.reconcile.loop import ReconcileLoop as ReconcileLoop
     from kubeinformers.runtime.ring.async_ring import AsyncShardRing as AsyncShardRing
+    from kubeinformers.runtime.ring.async_ring import RingStoppedError as RingStoppedError
     from kubeinformers.runtime.ring.core import RingHealth as RingHealth
     from kubeinformers.runtime.ring.core import RingMetrics as RingMetrics
     from kubeinformers.runtime.ring.ring import ShardRing as ShardRing

@@ -107,6 +107,7 @@ FACES: dict[str, set[str]] = {
         # the shard ring over Leases (issue 29, N20-N24)
         "ShardRing",
         "AsyncShardRing",
+        "RingStoppedError",
         "RingHealth",
         "RingMetrics",
         # selectors

@@ -24,7 +24,7 @@ from kubeinformers.runtime.api.shard import Shard
 from kubeinformers.runtime.leaderelection.elector import LeaseLock
 from kubeinformers.runtime.metrics import register_prometheus, unregister_prometheus
 from kubeinformers.runtime.ring.assignment import BUCKETS, assign, buckets_of_shard
-from kubeinformers.runtime.ring.async_ring import AsyncShardRing
+from kubeinformers.runtime.ring.async_ring import AsyncShardRing, RingStoppedError
 from kubeinformers.runtime.ring.core import RingConfig, RingCore
 from kubeinformers.runtime.ring.members import (
     BUCKETS_ANNOTATION,
@@ -519,3 +519,36 @@ def test_n24_wait_for_shard_returns_none_once_run_has_ended_without_a_shard() ->
     waiter.join(WAIT)
     assert not waiter.is_alive(), "wait_for_shard() still waits after run() ended"
     assert got == [None]
+
+
+def test_n24_async_wait_for_shard_raises_once_run_has_ended_without_a_shard() -> None:
+    """The asyncio face of the test above: a cancelled `run` (a TaskGroup does not cancel its
+    other tasks for it) must not leave `await ring.wait_for_shard()` waiting forever. Its
+    result is a Shard, so it raises RingStoppedError instead of returning None."""
+
+    async def main() -> None:
+        store = LeaseStore()
+        MemberLeases(FakeLeaseApi(store), NS, RING, "old").write(range(BUCKETS), 3600, None)
+        ring = AsyncShardRing(
+            FakeLeaseApi(store),
+            RING,
+            "new",
+            namespace=NS,
+            lease_duration=LEASE,
+            renew_deadline=RENEW,
+            retry_period=RETRY,
+        )
+        run = asyncio.create_task(ring.run())
+        waiting = asyncio.create_task(ring.wait_for_shard())
+        done, _ = await asyncio.wait({waiting}, timeout=3 * RETRY)
+        assert not done  # "old" claims every bucket: still waiting
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        with pytest.raises(RingStoppedError, match="ended before new held a shard"):
+            await asyncio.wait_for(waiting, WAIT)
+        with pytest.raises(RingStoppedError):  # after run ended: at once
+            await asyncio.wait_for(ring.wait_for_shard(), WAIT)
+        assert store.leases.keys() == {(NS, "ctl-old")}  # it left
+
+    asyncio.run(main())

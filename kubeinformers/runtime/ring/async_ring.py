@@ -41,7 +41,7 @@ from kubeinformers.runtime.ring.holders import (
 )
 from kubeinformers.runtime.ring.members import MemberLeaseApi, MemberLeases
 
-__all__ = ["AsyncShardHolder", "AsyncShardRing"]
+__all__ = ["AsyncShardHolder", "AsyncShardRing", "RingStoppedError"]
 
 _log = logging.getLogger("kubeinformers.ring")
 
@@ -54,6 +54,11 @@ class AsyncShardHolder(Protocol):
     async def narrow(self, keep: Shard | None) -> None: ...
 
     async def widen(self, hold: Shard | None) -> None: ...
+
+
+class RingStoppedError(RuntimeError):
+    """`AsyncShardRing.wait_for_shard()`: `run` ended (cancelled, or a step raised) before
+    this replica held a shard, so none will come (N24)."""
 
 
 class AsyncShardRing:
@@ -86,6 +91,7 @@ class AsyncShardRing:
         self._holders: list[AsyncShardHolder] = []
         self._work: asyncio.Lock | None = None
         self._holding_event: asyncio.Event | None = None
+        self._ended = False  # run has ended (or is ending): no shard will come
         self._log = _log.getChild(ring)
 
     def hold(self, holder: AsyncShardHolder) -> None:
@@ -114,12 +120,20 @@ class AsyncShardRing:
                 await holder.widen(shard)
 
     async def wait_for_shard(self) -> Shard:
-        """The shard held once this replica holds one."""
+        """The shard held once this replica holds one. Raises `RingStoppedError` when `run`
+        has ended (or ends while waiting) before one was held: no shard will come (N24)."""
         while True:
             shard = self._core.shard()
             if shard is not None:
                 return shard
+            if self._ended:
+                raise RingStoppedError(
+                    f"ring {self.config.ring}: run() ended before {self.config.identity} "
+                    "held a shard"
+                )
             await self._holding().wait()
+            if self._core.shard() is None and not self._ended:
+                self._holding().clear()  # woken by a change that left nothing held
 
     def _holding(self) -> asyncio.Event:
         if self._holding_event is None:
@@ -190,6 +204,7 @@ class AsyncShardRing:
 
     async def run(self) -> None:
         """Join the ring and follow it until cancelled; then drain, leave, re-raise."""
+        self._ended = False
         await asyncio.to_thread(self._core.renew)
         renewer = asyncio.create_task(self._renew_loop(), name=f"ring-{self.config.ring}-renew")
         period = self.config.retry_period
@@ -198,6 +213,8 @@ class AsyncShardRing:
                 await self.step()
                 await asyncio.sleep(period * (1 + random.random() * (JITTER_FACTOR - 1)))
         finally:
+            self._ended = True
+            self._holding().set()  # wake wait_for_shard: it raises RingStoppedError (N24)
             renewer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewer
