@@ -8,7 +8,6 @@ that no key is reconciled by two replicas at once. Waits are on a condition with
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -17,7 +16,6 @@ from typing import Any
 
 import pytest
 from kubernetes.client import ApiClient, Configuration
-from kubernetes.client.exceptions import ApiException
 from prometheus_client import CollectorRegistry
 
 from kubeinformers.runtime.api.shard import Shard
@@ -424,28 +422,6 @@ def test_n22_async_ring_cut_off_stops_all_work_and_the_other_takes_over() -> Non
 
     asyncio.run(main())
     assert ledger.violations == []
-
-
-def test_n21_a_second_writer_of_ones_lease_is_said_once_per_replica(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    store = LeaseStore()
-    first = MemberLeases(FakeLeaseApi(store), NS, RING, "a")
-    twin = MemberLeases(FakeLeaseApi(store), NS, RING, "a")  # the same identity, twice
-    first.write({1}, 1, None)
-    twin.write({2}, 1, None)  # takes the existing Lease over
-    caplog.set_level(logging.WARNING, logger="kubeinformers.ring")
-    conflicts = 0
-    for writer in (first, twin) * 3:  # each renewal finds the other's write: 409, re-read
-        try:
-            writer.write({1}, 1, None)
-        except ApiException as err:
-            assert err.status == 409
-            conflicts += 1
-            writer.write({1}, 1, None)
-    assert conflicts == 6
-    warnings = [r for r in caplog.records if "another replica" in r.getMessage()]
-    assert len(warnings) == 2 and "'a'" in warnings[0].getMessage()  # once per writer
 
 
 @pytest.mark.parametrize("who", ["ring member", "leader election lock"])

@@ -1,4 +1,4 @@
-"""A shard ring over Leases for asyncio: `await ring.run()` (section N, rules N20-N23).
+"""A shard ring over Leases for asyncio: `await ring.run()` (section N, rules N20-N25).
 
 The same protocol and state as `ring.ShardRing` (both drive one `core.RingCore`): the Lease
 requests (blocking calls of the kubernetes client) run in worker threads with

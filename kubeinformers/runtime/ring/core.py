@@ -1,5 +1,5 @@
 """The shard ring's state and its Lease steps, shared by the thread face (`ring.ShardRing`)
-and the asyncio face (`async_ring.AsyncShardRing`) (section N, rules N20-N23).
+and the asyncio face (`async_ring.AsyncShardRing`) (section N, rules N20-N25).
 
 A replica is a member of the ring while it renews its member Lease within `renew_deadline`.
 Its *desired* buckets are what rendezvous hashing (`assignment.assign`) gives it among the
@@ -26,10 +26,11 @@ Blocking calls (the Lease requests) are plain methods; the asyncio face runs the
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from kubeinformers.runtime.api.shard import Shard, ShardKey
@@ -39,6 +40,7 @@ from kubeinformers.runtime.metrics import HistogramSnapshot, LatencyRecorder, tr
 from kubeinformers.runtime.ring.assignment import BUCKETS, assign, shard_of
 from kubeinformers.runtime.ring.members import (
     ABANDONED_AFTER,
+    Member,
     MemberLeases,
     MemberView,
     claims_of,
@@ -58,6 +60,76 @@ _log = logging.getLogger("kubeinformers.ring")
 # Handoff latency buckets (seconds): a live handoff takes a Lease update or two, a crashed
 # member's buckets wait for its Lease to expire (15 s by default).
 HANDOFF_LATENCY_BUCKETS: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0)
+
+# A condition said at WARNING is said again, while it lasts, at most this often (N25, as D22).
+REPEAT_AFTER = 60.0
+
+_LEASE_VERBS = "list, create, update, delete"
+
+
+def status_of(err: BaseException) -> int | None:
+    """The HTTP status of a kubernetes ApiException (None: not an answer of the server)."""
+    status = getattr(err, "status", None)
+    return status if isinstance(status, int) else None
+
+
+def describe_error(err: BaseException) -> str:
+    """One line for a failed Lease request: `HTTP 403 Forbidden: <the server's message>` for
+    an answer of the server (kubernetes' ApiException prints its headers and body on several
+    lines), else the exception's type and its first line (N25)."""
+    status = status_of(err)
+    if status is None:
+        first = (str(err).strip().splitlines() or [""])[0]
+        return f"{type(err).__name__}: {first}" if first else type(err).__name__
+    reason = getattr(err, "reason", None) or ""
+    body = getattr(err, "body", None)
+    message = ""
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, str) and body.strip():
+        try:
+            decoded = json.loads(body)
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, dict) and isinstance(decoded.get("message"), str):
+            message = decoded["message"]
+        else:
+            message = " ".join(body.split())[:200]
+    line = f"HTTP {status}" + (f" {reason}" if reason else "")
+    return f"{line}: {message}" if message else line
+
+
+class Conditions:
+    """What a ring has said at WARNING (N25, as D22): a condition once, its repeats at DEBUG,
+    again at most every `REPEAT_AFTER` seconds while it lasts; `over(key)` ends it (True if it
+    had been said), so that the same condition later is news again."""
+
+    def __init__(self, clock: Now) -> None:
+        self._clock = clock
+        self._said: dict[object, float] = {}
+        self._lock = threading.Lock()
+
+    def level(self, key: object) -> int:
+        now = self._clock()
+        with self._lock:
+            last = self._said.get(key)
+            if last is None or now - last >= REPEAT_AFTER:
+                self._said[key] = now
+                return logging.WARNING
+            return logging.DEBUG
+
+    def over(self, key: object) -> bool:
+        with self._lock:
+            return self._said.pop(key, None) is not None
+
+    def over_where(self, ended: Iterable[object]) -> bool:
+        """End every condition in `ended`; True if any had been said."""
+        with self._lock:
+            return any([self._said.pop(k, None) is not None for k in ended])
+
+    def keys(self) -> list[object]:
+        with self._lock:
+            return list(self._said)
 
 
 @dataclass(frozen=True)
@@ -105,6 +177,7 @@ class RingHealth:
     waiting_buckets: int
     releasing_buckets: int
     last_error: str | None = None
+    list_error: str | None = None  # why the ring's Leases cannot be listed (N25)
 
     @property
     def in_transition(self) -> bool:
@@ -129,6 +202,11 @@ class RingHealth:
             out.append(
                 "not a member: its Lease is not renewed"
                 + (f" ({self.last_error})" if self.last_error else "")
+            )
+        if self.list_error:
+            out.append(
+                f"cannot list the ring's member Leases ({self.list_error}): it sees no other "
+                "member and starts no bucket"
             )
         if self.holds_no_range:
             out.append("holds no range")
@@ -186,7 +264,9 @@ class RingCore:
         self._renewed_at: float | None = None  # when the last successful renewal was SENT
         self._wanted_since: dict[int, float] = {}
         self._last_error: str | None = None
-        self._told_error = False
+        self._list_error: str | None = None
+        self._said = Conditions(self._clock)
+        self._joined_once = False  # a renewal succeeded: the Lease exists (or did)
         self._latency = LatencyRecorder(HANDOFF_LATENCY_BUCKETS)
         self._started = self._released = self._handoffs = 0
         self._renew_failures = self._lost = 0
@@ -227,6 +307,7 @@ class RingCore:
                 waiting_buckets=len(self._waiting),
                 releasing_buckets=len(self._releasing),
                 last_error=self._last_error,
+                list_error=self._list_error,
             )
 
     def metrics(self) -> RingMetrics:
@@ -269,28 +350,24 @@ class RingCore:
             except Exception as err:
                 with self._lock:
                     self._renew_failures += 1
-                    self._last_error = f"{type(err).__name__}: {err}"
-                    first = not self._told_error
-                    self._told_error = True
-                (self._log.warning if first else self._log.debug)(
-                    "ring %s: cannot renew member lease %s: %s",
-                    self.config.ring,
-                    self.leases.describe(),
-                    err,
-                )
+                    self._last_error = describe_error(err)
+                self._renew_failed(err)
                 return False
         with self._lock:
             joined = not self._member
             self._member = True
             self._renewed_at = sent
-            if self._told_error:
-                self._told_error = False
-                self._last_error = None
-                self._log.info(
-                    "ring %s: member lease %s renewed again",
-                    self.config.ring,
-                    self.leases.describe(),
-                )
+            self._joined_once = True
+            self._last_error = None
+        # A conflict is not over when a renewal from a fresh read succeeds: two replicas of one
+        # identity take turns (N25); it is said again only after a minute, not at every turn.
+        ended = [k for k in self._said.keys() if isinstance(k, tuple) and k[0] == "renew"]
+        if self._said.over_where(ended):
+            self._log.info(
+                "ring %s: member lease %s renewed again",
+                self.config.ring,
+                self.leases.describe(),
+            )
         if joined:
             self._log.info(
                 "ring %s: %s joined (member lease %s)",
@@ -299,6 +376,96 @@ class RingCore:
                 self.leases.describe(),
             )
         return True
+
+    def _rbac_hint(self, verbs: str) -> str:
+        return (
+            f"; the replica's service account needs {verbs} on leases (coordination.k8s.io) "
+            f"in namespace {self.leases.namespace}: a Role rule with apiGroups "
+            f"[coordination.k8s.io], resources [leases], verbs [{_LEASE_VERBS}]"
+        )
+
+    def _renew_failed(self, err: BaseException) -> None:
+        """Say a failed renewal once per cause (N25): a conflict names the duplicate identity
+        (N21), a 403 the RBAC rule to add."""
+        status = status_of(err)
+        what = describe_error(err)
+        if status == 409:
+            self._log.log(
+                self._said.level("conflict"),
+                "ring %s: member lease %s was changed by another writer (%s): is another "
+                "replica running with identity %r? Each replica of ring %s needs its own",
+                self.config.ring,
+                self.leases.describe(),
+                what,
+                self.config.identity,
+                self.config.ring,
+            )
+            return
+        cause = f"HTTP {status}" if status is not None else type(err).__name__
+        self._log.log(
+            self._said.level(("renew", cause)),
+            "ring %s: cannot renew member lease %s: %s%s",
+            self.config.ring,
+            self.leases.describe(),
+            what,
+            self._rbac_hint("create and update") if status in (401, 403) else "",
+        )
+
+    def _list(self) -> list[Member] | None:
+        """List the ring's Leases; a failure is kept for `health()` and said once per cause
+        (N25): an answer of the server other than an outage's at WARNING, naming the request,
+        the namespace and, for a 403, the RBAC rule to add."""
+        try:
+            listed = self.leases.list(self._request_timeout())
+        except Exception as err:
+            status = status_of(err)
+            what = describe_error(err)
+            with self._lock:
+                self._list_error = what
+            refused = status is not None and 400 <= status < 500 and status not in (409, 429)
+            self._log.log(
+                self._said.level(("list", status)) if refused else logging.DEBUG,
+                "ring %s: cannot list member leases (list leases in namespace %s, label %s=%s): "
+                "%s%s",
+                self.config.ring,
+                self.leases.namespace,
+                "kubeinformers.io/ring",
+                self.config.ring,
+                what,
+                self._rbac_hint("list") if status in (401, 403) else "",
+            )
+            return None
+        with self._lock:
+            self._list_error = None
+        ended = [k for k in self._said.keys() if isinstance(k, tuple) and k[0] == "list"]
+        if self._said.over_where(ended):
+            self._log.info("ring %s: lists member leases again", self.config.ring)
+        self._tell_unreadable(listed)
+        return listed
+
+    def _tell_unreadable(self, listed: Iterable[Member]) -> None:
+        """Another member's unreadable bucket annotation: once per Lease and value (N25)."""
+        seen = set()
+        for m in listed:
+            if m.problem is None:
+                continue
+            key = ("annotation", m.name, m.problem)
+            seen.add(key)
+            self._log.log(
+                self._said.level(key),
+                "ring %s: member lease %s/%s: annotation %s unreadable (%s); taken as holding "
+                "nothing",
+                self.config.ring,
+                self.leases.namespace,
+                m.name,
+                "kubeinformers.io/ring-buckets",
+                m.problem,
+            )
+        self._said.over_where(
+            k
+            for k in self._said.keys()
+            if isinstance(k, tuple) and k[0] == "annotation" and k not in seen
+        )
 
     def deadline_exceeded(self) -> bool:
         """A member whose last successful renewal was sent more than `renew_deadline` ago:
@@ -334,10 +501,8 @@ class RingCore:
         failed; the next tick tries again)."""
         if not self.is_member():
             return None
-        try:
-            listed = self.leases.list(self._request_timeout())
-        except Exception as err:
-            self._log.debug("ring %s: cannot list member leases: %s", self.config.ring, err)
+        listed = self._list()
+        if listed is None:
             return None
         now = self._clock()
         with self._lock:
@@ -382,7 +547,12 @@ class RingCore:
                         ABANDONED_AFTER,
                     )
             except Exception as err:
-                self._log.debug("ring %s: cannot delete lease %s: %s", self.config.ring, name, err)
+                self._log.debug(
+                    "ring %s: cannot delete lease %s: %s",
+                    self.config.ring,
+                    name,
+                    describe_error(err),
+                )
         return Handoff(release=release, free=free, waiting=waiting)
 
     def released(self, buckets: Collection[int]) -> bool:
@@ -411,10 +581,8 @@ class RingCore:
             with self._lock:
                 self._claimed -= wanted - self._held
             return frozenset()
-        try:
-            listed = self.leases.list(self._request_timeout())
-        except Exception as err:
-            self._log.debug("ring %s: cannot list member leases: %s", self.config.ring, err)
+        listed = self._list()
+        if listed is None:
             with self._lock:
                 self._claimed -= wanted - self._held
             self.renew()
@@ -461,21 +629,27 @@ class RingCore:
 
     def leave(self) -> None:
         """After the face has stopped all work: delete the member Lease, so the others take
-        its buckets at once instead of after its expiry."""
+        its buckets at once instead of after its expiry. A replica that never joined (no
+        renewal succeeded) has no Lease to speak of: a failed delete is only DEBUG then."""
         with self._lock:
             self._held = self._claimed = self._desired = frozenset()
             self._member = False
             self._running = False
+            joined = self._joined_once
         with self._write_lock:
             try:
                 self.leases.delete(self._request_timeout())
             except Exception as err:
-                self._log.warning(
-                    "ring %s: could not delete member lease %s (%s); the others take its "
+                status = status_of(err)
+                self._log.log(
+                    logging.WARNING if joined else logging.DEBUG,
+                    "ring %s: could not delete member lease %s (%s%s); the others take its "
                     "buckets when it expires",
                     self.config.ring,
                     self.leases.describe(),
-                    err,
+                    describe_error(err),
+                    self._rbac_hint("delete") if status in (401, 403) else "",
                 )
                 return
-        self._log.info("ring %s: %s left the ring", self.config.ring, self.config.identity)
+        if joined:
+            self._log.info("ring %s: %s left the ring", self.config.ring, self.config.identity)

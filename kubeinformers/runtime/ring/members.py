@@ -11,7 +11,6 @@ on this process's clock, since its record was last seen to change (`lease_valid`
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -40,7 +39,6 @@ RING_LABEL = "kubeinformers.io/ring"
 ABANDONED_AFTER = 10  # lease durations without a change: the Lease of a replica long gone
 BUCKETS_ANNOTATION = "kubeinformers.io/ring-buckets"
 
-_log = logging.getLogger("kubeinformers.ring")
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?")
 
@@ -87,6 +85,7 @@ class Member:
     buckets: frozenset[int]
     lease_duration_seconds: int
     resource_version: str
+    problem: str | None = None  # its bucket annotation is unreadable (taken as no bucket)
 
 
 def _kwargs(timeout: float | None) -> dict[str, Any]:
@@ -126,7 +125,6 @@ class MemberLeases:
         self.identity = identity
         self.name = name
         self._resource_version: str | None = None
-        self._told_conflict = False
 
     def describe(self) -> str:
         return f"{self.namespace}/{self.name}"
@@ -194,16 +192,7 @@ class MemberLeases:
         except ApiException as err:
             if err.status in (404, 409):
                 self._resource_version = None  # re-read (or re-create) on the next write
-            if err.status == 409 and not self._told_conflict:
-                self._told_conflict = True
-                _log.warning(
-                    "member lease %s was changed by another writer: is another replica "
-                    "running with identity %r? Each replica of ring %s needs its own",
-                    self.describe(),
-                    self.identity,
-                    self.ring,
-                )
-            raise
+            raise  # a 409 (another writer: a duplicate identity) is said by the ring (N21, N25)
         self._resource_version = _resource_version(replaced)
 
     def list(self, timeout: float | None) -> list[Member]:
@@ -217,16 +206,11 @@ class MemberLeases:
             spec = _field(lease, "spec", "spec")
             identity = _field(spec, "holder_identity", "holderIdentity") or ""
             annotations = _field(metadata, "annotations", "annotations") or {}
+            problem = None
             try:
                 buckets = parse_buckets(annotations.get(BUCKETS_ANNOTATION, ""))
             except ValueError as err:
-                _log.warning(
-                    "member lease %s/%s: annotation %s unreadable (%s); taken as holding nothing",
-                    self.namespace,
-                    _field(metadata, "name", "name"),
-                    BUCKETS_ANNOTATION,
-                    err,
-                )
+                problem = str(err)  # said by the ring, once (N25)
                 buckets = frozenset()
             out.append(
                 Member(
@@ -237,6 +221,7 @@ class MemberLeases:
                         _field(spec, "lease_duration_seconds", "leaseDurationSeconds") or 0
                     ),
                     resource_version=_resource_version(lease) or "",
+                    problem=problem,
                 )
             )
         return out
