@@ -473,3 +473,127 @@ def test_i12_a_loop_runs_again_and_loses_nothing_meanwhile(
         await asyncio.wait_for(runner, TIMEOUT)
 
     run_debug(main, caplog)
+
+
+class _Said(logging.Handler):
+    """Calls `then()` once a record of `logger` contains `text` (on the logging thread)."""
+
+    def __init__(self, text: str, then: Any) -> None:
+        super().__init__(logging.DEBUG)
+        self.text = text
+        self.then = then
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.text in record.getMessage():
+            self.then()
+
+
+def test_i12_i9_failure_counts_outlive_a_run_with_the_default_rate_limiter(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """`max_retries` counts a key's failures over runs, also with the default rate limiter:
+    each run used to make a limiter of its own, so a key that kept failing across lost
+    leases started from 0 each time (its delays too) and was never dropped."""
+
+    async def main() -> None:
+        attempts = 0
+        stop = asyncio.Event()
+
+        async def reconcile(key: str) -> None:
+            nonlocal attempts
+            attempts += 1
+            if attempts == 2:
+                stop.set()  # the lease is lost while the key backs off
+            raise RuntimeError("keeps failing")
+
+        reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop("counts", reconcile, max_retries=2)
+        reconciler.enqueue("ns/broken")
+        await asyncio.wait_for(reconciler.run(stop), TIMEOUT)
+        assert attempts == 2
+        dropped = asyncio.Event()
+        said = _Said("dropping it", dropped.set)  # logged on the loop's thread
+        reconcile_core._log.addHandler(said)
+        try:
+            stop = asyncio.Event()
+            runner = asyncio.create_task(reconciler.run(stop))
+            await asyncio.wait_for(dropped.wait(), TIMEOUT)
+            stop.set()
+            await asyncio.wait_for(runner, TIMEOUT)
+        finally:
+            reconcile_core._log.removeHandler(said)
+        assert attempts == 3  # max_retries + 1 over both runs, not per run
+
+    run_debug(main, caplog)
+
+
+def test_i12_i2_keys_enqueued_while_no_run_goes_are_kept_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A standby replica's informers run while its loop does not (before its first run,
+    between two): what is kept for the next run holds each key once, as a queue would (I2),
+    not one entry per notification (it grew with every event for as long as the replica
+    waited), and the next run gets each key, in order."""
+
+    async def main() -> None:
+        seen: list[str] = []
+        all_seen = asyncio.Event()
+
+        async def reconcile(key: str) -> None:
+            seen.append(key)
+            if len(seen) == 3:
+                all_seen.set()
+
+        reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop("standby", reconcile)
+        informer = FakeInformer()
+        reconciler.watch(informer)
+        for _ in range(1000):
+            informer.emit(obj("a"))
+            informer.emit(obj("b"))
+            reconciler.enqueue("ns/manual")
+            reconciler.enqueue_after("ns/later", 600.0)
+        assert len(reconciler._early) + len(reconciler._early_due) == 4
+        stop = asyncio.Event()
+        runner = asyncio.create_task(reconciler.run(stop))
+        await asyncio.wait_for(all_seen.wait(), TIMEOUT)
+        assert seen == ["ns/a", "ns/b", "ns/manual"]
+        [(key, left)] = reconciler.queue.waiting_items()
+        assert key == "ns/later" and 590.0 < left <= 600.0
+        stop.set()
+        await asyncio.wait_for(runner, TIMEOUT)
+        assert seen == ["ns/a", "ns/b", "ns/manual"]
+
+    run_debug(main, caplog)
+
+
+def test_i12_i7_a_delay_asked_while_no_run_goes_counts_from_the_ask(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """`enqueue_after(key, 1)` while no run goes means one second from the call, as it does
+    during a run and in the threaded loop: a run starting later reconciles the key as soon
+    as the second has passed (the delay used to start again with the next run)."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        reconciled_at: list[float] = []
+        reconciled = asyncio.Event()
+
+        async def reconcile(key: str) -> None:
+            reconciled_at.append(loop.time())
+            reconciled.set()
+
+        reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop("due", reconcile)
+        asked = loop.time()
+        reconciler.enqueue_after("ns/later", 1.0)
+        # The scenario: a second passes with no run going (the wait ends early only if the
+        # key were reconciled without a run, which must not happen).
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(reconciled.wait(), 1.0)
+        stop = asyncio.Event()
+        runner = asyncio.create_task(reconciler.run(stop))
+        await asyncio.wait_for(reconciled.wait(), TIMEOUT)
+        stop.set()
+        await asyncio.wait_for(runner, TIMEOUT)
+        # Due 1 s after the ask; the old behaviour reconciled it 1 s after the run began (2 s).
+        assert 1.0 <= reconciled_at[0] - asked < 1.8
+
+    run_debug(main, caplog)

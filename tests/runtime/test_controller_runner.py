@@ -727,3 +727,64 @@ def test_i12_a_loop_given_its_own_queue_runs_once_and_says_so() -> None:
     Running(controller).shutdown()
     with pytest.raises(RuntimeError, match="give it no queue to run it again"):
         controller.run(threading.Event())
+
+
+def test_i12_i9_failure_counts_outlive_a_run_with_the_default_rate_limiter() -> None:
+    """The asyncio loop's twin: `max_retries` counts a key's failures over runs (every run's
+    queue has the loop's one rate limiter)."""
+    attempts = 0
+    running: list[Running] = []
+    lost = threading.Event()
+
+    def reconcile(key: str) -> None:
+        nonlocal attempts
+        attempts += 1
+        if attempts == 2:
+            running[0].stop.set()  # the lease is lost while the key backs off
+            lost.set()
+        raise RuntimeError("keeps failing")
+
+    dropped = threading.Event()
+
+    class Said(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "dropping it" in record.getMessage():
+                dropped.set()
+
+    controller: ReconcileLoop[str] = ReconcileLoop("counts", reconcile, max_retries=2)
+    controller.enqueue("default/broken")
+    running.append(Running(controller))
+    assert lost.wait(TIMEOUT)
+    running[0].shutdown()
+    assert attempts == 2
+    said = Said()
+    logging.getLogger("kubeinformers.reconcile").addHandler(said)
+    try:
+        second = Running(controller)
+        assert dropped.wait(TIMEOUT)
+        second.shutdown()
+    finally:
+        logging.getLogger("kubeinformers.reconcile").removeHandler(said)
+    assert attempts == 3  # max_retries + 1 over both runs
+
+
+def test_i12_i7_a_delay_asked_while_no_run_goes_counts_from_the_ask() -> None:
+    """The asyncio loop's twin: `enqueue_after(key, 1)` before a run means one second from
+    the call, not from the run's start."""
+    reconciled_at: list[float] = []
+    reconciled = threading.Event()
+
+    def reconcile(key: str) -> None:
+        reconciled_at.append(time.monotonic())
+        reconciled.set()
+
+    controller: ReconcileLoop[str] = ReconcileLoop("due", reconcile)
+    asked = time.monotonic()
+    controller.enqueue_after("default/later", 1.0)
+    # The scenario: a second passes with no run going (the wait ends early only if the key
+    # were reconciled without a run, which must not happen).
+    assert not reconciled.wait(1.0)
+    running = Running(controller)
+    assert reconciled.wait(TIMEOUT)
+    running.shutdown()
+    assert 1.0 <= reconciled_at[0] - asked < 1.8

@@ -31,7 +31,10 @@ from kubeinformers.runtime.reconcile.core import (
     RetryQueue,
 )
 from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue
-from kubeinformers.runtime.workqueue.rate_limiters import RateLimiter
+from kubeinformers.runtime.workqueue.rate_limiters import (
+    RateLimiter,
+    default_controller_rate_limiter,
+)
 
 __all__ = ["AsyncReconcile", "AsyncReconcileLoop"]
 
@@ -60,9 +63,18 @@ class AsyncReconcileLoop(ReconcileCore[K]):
     ) -> None:
         super().__init__(name, workers=workers, max_retries=max_retries)
         self.reconcile = reconcile
-        self._rate_limiter = rate_limiter
+        # One limiter for every run's queue: a key's failure count (its next delay, and
+        # max_retries) survives a run's end (I12), as in the threaded loop.
+        self._rate_limiter: RateLimiter[K] = (
+            rate_limiter if rate_limiter is not None else default_controller_rate_limiter()
+        )
         self._queue: AsyncRateLimitingQueue[K] | None = None
-        self._early: list[tuple[K, float]] = []  # keys enqueued before run() made the queue
+        # The keys kept while no run goes (before the first, between two), for the next run,
+        # as a queue would keep them: each once (I2), in order; and those enqueued with a
+        # delay, each with the `time.monotonic()` it is due at (I7: only ever earlier), so
+        # that the time a key waits runs from its enqueue, not from the next run's start.
+        self._early: dict[K, None] = {}
+        self._early_due: dict[K, float] = {}
         self._early_lock = threading.Lock()  # handler threads enqueue while run() starts
         self._running = False
         self._readmit_task: asyncio.Future[None] | None = None
@@ -86,9 +98,19 @@ class AsyncReconcileLoop(ReconcileCore[K]):
         with self._early_lock:  # scheduled on the queue's loop before a run's end takes it
             queue = self._queue
             if queue is None:
-                self._early.append((key, delay))
+                self._keep(key, delay)
                 return
             queue.add_after(key, delay)
+
+    def _keep(self, key: K, delay: float) -> None:
+        """Keep `key` for the next run (under `_early_lock`)."""
+        if delay <= 0:
+            self._early[key] = None
+            return
+        due = time.monotonic() + delay
+        known = self._early_due.get(key)
+        if known is None or due < known:
+            self._early_due[key] = due
 
     async def release(self, region: Shard | KeyMatch[K], timeout: float | None = None) -> bool:
         """Hand off the keys of `region` (N10), as `ReconcileLoop.release`: from this call on
@@ -153,9 +175,13 @@ class AsyncReconcileLoop(ReconcileCore[K]):
             queue.set_hold(self._holds)  # N10: released before run
         with self._early_lock:
             self._queue = queue
-            early, self._early = self._early, []
-        for key, delay in early:
-            queue.add_after(key, delay)
+            early, self._early = self._early, {}
+            due, self._early_due = self._early_due, {}
+        for key in early:
+            queue.add(key)
+        now = time.monotonic()
+        for key, at in due.items():
+            queue.add_after(key, at - now)
         workers: list[asyncio.Task[None]] = []
         try:
             await self.wait_for_cache_sync()
@@ -178,9 +204,12 @@ class AsyncReconcileLoop(ReconcileCore[K]):
             await asyncio.sleep(0)  # adds other threads scheduled before reach `queue` first
             with self._early_lock:
                 if not workers:  # stopped before the caches synced: nothing was handed out
-                    self._early.extend((key, 0.0) for key in queue.queued_items())
-                self._early.extend(queue.waiting_items())
-                self._early.extend((key, 0.0) for key in queue.held())
+                    for key in queue.queued_items():
+                        self._keep(key, 0.0)
+                for key, delay in queue.waiting_items():
+                    self._keep(key, delay)
+                for key in queue.held():
+                    self._keep(key, 0.0)
             self._carry = _Carry(self, queue)
             drain = asyncio.ensure_future(queue.shut_down_with_drain())
             try:
