@@ -18,6 +18,7 @@ from kubeinformers.runtime.api.model import KubeModel
 from kubeinformers.runtime.api.resource import APIResource, GroupVersionResource
 from kubeinformers.runtime.cache import factory as factory_module
 from kubeinformers.runtime.cache.factory import (
+    CacheSyncTimeoutError,
     GenericInformer,
     NoInformerFoundError,
     SharedInformerFactory,
@@ -268,6 +269,21 @@ def test_context_manager_shuts_down() -> None:
         assert f.wait_for_cache_sync(timeout=10) == {PODS: True}
     assert f.is_shut_down
     assert informer.is_stopped()
+
+
+def test_h4_a_factory_that_was_shut_down_cannot_be_entered_again_with_with() -> None:
+    """The threaded face of `async with`'s refusal: a second `with factory:` would hand out
+    its stopped informers, still reporting synced (so even `wait_for_cache_sync_or_raise`
+    passed) while their caches no longer follow the server."""
+    lister_watcher = FakeListerWatcher([obj("a", "x")])
+    with SharedInformerFactory(None) as f:
+        informer = f.informer_for(PODS, Recorder(lister_watcher))
+        f.start()
+        f.wait_for_cache_sync_or_raise(timeout=10)
+    assert informer.is_stopped() and informer.has_synced()
+    with pytest.raises(CacheSyncTimeoutError, match="the factory was shut down"):
+        with f:
+            raise AssertionError("must not be entered")
 
 
 def test_negative_resync_is_rejected() -> None:

@@ -92,7 +92,8 @@ class NoInformerFoundError(LookupError):
 class CacheSyncTimeoutError(TimeoutError):
     """`wait_for_cache_sync_or_raise`, `async with factory` or `factory.running()` ended with
     caches not synced; the message names each one and its last list/watch error (`unsynced`
-    maps each resource to that error or None; `pending` lists them)."""
+    maps each resource to that error or None; `pending` lists them). Also raised by entering
+    a factory that was shut down (`with`, `async with`, `running()`: H4)."""
 
     def __init__(
         self,
@@ -763,6 +764,16 @@ class SharedInformerFactory:
     def is_shut_down(self) -> bool:
         return self._shutting_down
 
+    def _refuse_if_shut_down(self) -> None:
+        """H4: a factory runs once. Entering it again after its shutdown would hand out its
+        stopped informers, whose caches no longer follow the server, as if synced."""
+        if self._shutting_down:
+            raise CacheSyncTimeoutError(
+                {gvr: None for gvr in self.informers()},
+                None,
+                reason="the factory was shut down: a factory runs once, make a new one",
+            )
+
     # --- asyncio ---------------------------------------------------------------------------
 
     async def start_and_sync(self, timeout: float | None = None) -> None:
@@ -770,12 +781,7 @@ class SharedInformerFactory:
         all have synced; CacheSyncTimeoutError after `timeout` seconds (None: the factory's
         `sync_timeout`)."""
         timeout = self._sync_timeout if timeout is None else timeout
-        if self._shutting_down:  # its informers are stopped: their caches no longer follow
-            raise CacheSyncTimeoutError(
-                {gvr: None for gvr in self.informers()},
-                None,
-                reason="the factory was shut down: a factory runs once, make a new one",
-            )
+        self._refuse_if_shut_down()
         self.start()
         synced = await self.wait_for_cache_sync_async(timeout)
         requested = self.informers()
@@ -855,6 +861,9 @@ class SharedInformerFactory:
         self._holds_no_range = holds_no_range
 
     def __enter__(self) -> Self:
+        """`with factory:` shuts it down on exit; entering a factory already shut down raises
+        CacheSyncTimeoutError ("the factory was shut down", H4), as `async with` does."""
+        self._refuse_if_shut_down()
         return self
 
     def __exit__(
