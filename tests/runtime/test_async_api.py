@@ -391,6 +391,44 @@ def test_g8_a_closed_stream_lets_go_of_its_buffered_events_before_the_informer_s
     run_debug(main, caplog)
 
 
+def test_g8_a_closed_stream_still_bound_to_a_name_holds_no_unread_event(
+    local_api_server: LocalApiServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`async with informer.events() as events:` leaves `events` bound after the block (a
+    long-lived task keeps it until it returns): closing lets go of the events it buffered and
+    never read, and drops those still on their way to the loop, instead of keeping them for
+    as long as the stream object lives."""
+    server = local_api_server
+    api = server.api_client()
+    for i in range(5):
+        server.create(configmap(f"unread-{i}", "1"))
+
+    async def main() -> None:
+        factory = SharedInformerFactory(api)
+        informer = factory.core().v1().config_maps().informer()
+        loop = asyncio.get_running_loop()
+        async with factory:
+            cached = len(informer.get_store().list())
+            async with informer.events() as events:
+                await next_event(events)
+                # The initial list's other adds reach the stream's buffer, unread.
+                deadline = loop.time() + TIMEOUT
+                while events._queue.qsize() < cached - 1 and loop.time() < deadline:
+                    await asyncio.sleep(0.01)
+                assert events._queue.qsize() == cached - 1
+                # One more on its way: handed to the loop, not yet in the stream's buffer.
+                events._bridge.on_add(informer.get_store().list()[0], False)
+            # The delivery scheduled before the close has run now (callbacks run in order).
+            barrier = loop.create_future()
+            loop.call_soon(barrier.set_result, None)
+            await barrier
+            assert events._queue.qsize() == 1  # the end marker only
+            with pytest.raises(StopAsyncIteration):
+                await anext(events)
+
+    run_debug(main, caplog)
+
+
 def test_h5_a_sync_wait_that_ends_leaves_nothing_with_the_informers(
     local_api_server: LocalApiServer, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -120,11 +120,17 @@ class _Bridge(Generic[T]):
         target = self._target
         if target is None:
             return
-        loop, queue = target
         try:
-            loop.call_soon_threadsafe(queue.put_nowait, event)
+            target[0].call_soon_threadsafe(self._deliver, event)
         except RuntimeError:  # the loop has closed
             self.close()
+
+    def _deliver(self, event: InformerEvent[T]) -> None:
+        """On the loop: queue `event` for the stream, unless it was closed meanwhile (then
+        the event is dropped, not left in a queue nobody reads, G8)."""
+        target = self._target
+        if target is not None:
+            target[1].put_nowait(event)
 
     def on_add(self, obj: T, is_in_initial_list: bool) -> None:
         self._put(Added(obj, is_in_initial_list))
@@ -213,10 +219,15 @@ class EventStream(Generic[T]):
         return item
 
     async def aclose(self) -> None:
-        """Unregister from the informer; a pending `__anext__` ends the iteration."""
+        """Unregister from the informer and let go of the events not read (G8: the stream
+        object may live on, still bound to a name); a pending `__anext__` ends the
+        iteration."""
         self._done = True
         self._finalizer()
-        self._queue.put_nowait(_CLOSED)
+        queue = self._queue
+        while not queue.empty():
+            queue.get_nowait()
+        queue.put_nowait(_CLOSED)
 
     async def __aenter__(self) -> Self:
         return self
