@@ -454,6 +454,42 @@ def test_h5_a_sync_wait_that_ends_leaves_nothing_with_the_informers(
     run_debug(main, caplog)
 
 
+def test_h5_a_cancelled_sync_wait_leaves_nothing_with_the_informers(
+    local_api_server: LocalApiServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A wait that is cancelled rather than timed out (its task cancelled, or an outer
+    `asyncio.wait_for` giving up, the usual way to bound a wait without a timeout of its
+    own) takes its waiter back from the informers too."""
+    server = local_api_server
+    api = server.api_client()
+    server.forbid("secrets")
+
+    async def main() -> None:
+        factory = SharedInformerFactory(api)
+        informer = factory.core().v1().secrets().informer()
+        factory.start()
+        loop = asyncio.get_running_loop()
+        try:
+            before = len(informer._synced_callbacks)
+            for _ in range(20):
+                with pytest.raises(TimeoutError):
+                    await asyncio.wait_for(factory.wait_for_cache_sync_async(None), 0.01)
+            waiting = asyncio.create_task(factory.wait_for_cache_sync_async(None))
+            started = loop.create_future()  # runs after the task's first step: registered
+            loop.call_soon(started.set_result, None)
+            await started
+            assert len(informer._synced_callbacks) == before + 1
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+            assert len(informer._synced_callbacks) == before
+            assert not informer.has_synced()
+        finally:
+            await factory.shutdown_async()
+
+    run_debug(main, caplog)
+
+
 def test_h4_a_factory_that_was_shut_down_cannot_be_entered_again(
     local_api_server: LocalApiServer, caplog: pytest.LogCaptureFixture
 ) -> None:
