@@ -597,3 +597,50 @@ def test_i12_i7_a_delay_asked_while_no_run_goes_counts_from_the_ask(
         assert 1.0 <= reconciled_at[0] - asked < 1.8
 
     run_debug(main, caplog)
+
+
+def test_i12_cancelling_the_campaign_while_a_lost_lease_drains_stops_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The documented re-campaign loop, cancelled (the operator is told to stop) while the
+    reconcile loop of a lost lease is still draining: `elector.run` used to swallow that
+    cancellation and return False, so the loop campaigned again instead of ending."""
+    store = LeaseStore()
+
+    async def main() -> None:
+        api = FakeLeaseApi(store)
+        elector = AsyncLeaderElector(
+            LeaseLock(api, NS, NAME, "a"),
+            lease_duration=1.0,
+            renew_deadline=0.5,
+            retry_period=0.1,
+            name="a",
+        )
+        leading, draining, drained = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        campaigns = 0
+
+        async def lead() -> None:
+            leading.set()
+            try:
+                await asyncio.Future()
+            finally:  # as a reconcile loop's run: the reconciles in flight finish first
+                draining.set()
+                await asyncio.shield(drained.wait())
+
+        async def campaign() -> None:
+            nonlocal campaigns
+            while True:
+                campaigns += 1
+                await elector.run(lead)
+
+        task = asyncio.create_task(campaign())
+        await asyncio.wait_for(leading.wait(), TIMEOUT)
+        api.fail = True  # the lease can no longer be renewed: lost
+        await asyncio.wait_for(draining.wait(), TIMEOUT)
+        task.cancel()
+        drained.set()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, TIMEOUT)
+        assert campaigns == 1
+
+    run_debug(main, caplog)

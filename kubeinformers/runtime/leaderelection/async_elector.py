@@ -17,7 +17,6 @@ await elector.run(operate)           # operate: async def operate() -> None
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
 import random
@@ -171,7 +170,15 @@ class AsyncLeaderElector:
         finally:
             for task in (work, keep):
                 task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            cancelled = False
+            try:
                 await asyncio.gather(work, keep, return_exceptions=True)
+            except asyncio.CancelledError:
+                # `run` itself was cancelled while lead() was stopping (a reconcile loop
+                # draining after a lost lease): its caller stops, it must not see a plain
+                # "lost" and campaign again (`while True: await elector.run(...)`).
+                cancelled = True
             if self.config.release_on_cancel:
                 await asyncio.shield(asyncio.to_thread(self._elector.release))
+            if cancelled:
+                raise asyncio.CancelledError
