@@ -19,7 +19,7 @@ import inspect
 import threading
 from typing import Any
 
-__all__ = ["apply_auth"]
+__all__ = ["apply_auth", "request_headers"]
 
 # ApiClient class -> whether its update_params_for_auth takes the request (path, method, body).
 _TAKES_REQUEST: dict[type, bool] = {}
@@ -52,3 +52,15 @@ def apply_auth(
         api_client.update_params_for_auth(headers, queries, ["BearerToken"], path, method, None)
     else:
         api_client.update_params_for_auth(headers, queries, ["BearerToken"])
+
+
+def request_headers(
+    api_client: Any, accept: str, path: str, queries: list[tuple[str, str]]
+) -> dict[str, str]:
+    """The headers of a GET of `path`: the client's default headers, `accept`, its
+    User-Agent and its credentials (`apply_auth`, which may write `queries` too)."""
+    headers: dict[str, str] = dict(api_client.default_headers)
+    headers["Accept"] = accept
+    headers.setdefault("User-Agent", api_client.user_agent)
+    apply_auth(api_client, headers, queries, path)
+    return headers

@@ -20,7 +20,7 @@ from typing import Any
 
 import urllib3
 
-from kubeinformers.runtime.client.auth import apply_auth
+from kubeinformers.runtime.client.auth import request_headers
 
 __all__ = ["RECHECK_AFTER", "parse_version", "server_version"]
 
@@ -77,12 +77,8 @@ def server_version(
 
 def _ask(api_client: Any) -> tuple[int, int] | None:
     host = str(api_client.configuration.host).rstrip("/")
-    headers: dict[str, str] = dict(api_client.default_headers)
-    headers["Accept"] = "application/json"
-    headers.setdefault("User-Agent", api_client.user_agent)
-    queries: list[tuple[str, str]] = []
     try:
-        apply_auth(api_client, headers, queries, "/version")
+        headers = request_headers(api_client, "application/json", "/version", [])
         resp = api_client.rest_client.pool_manager.request(
             "GET", f"{host}/version", headers=headers, timeout=_TIMEOUT, retries=_NO_RETRIES
         )

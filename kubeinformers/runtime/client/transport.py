@@ -40,7 +40,7 @@ from kubeinformers.runtime.api.errors import (
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList, WatchEvent
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource
-from kubeinformers.runtime.client.auth import apply_auth
+from kubeinformers.runtime.client.auth import request_headers
 from kubeinformers.runtime.client.cancel import Cancellation, RequestCancelled, make_cancellable
 from kubeinformers.runtime.client.chunked import raw_chunked_body
 from kubeinformers.runtime.client.credentials import credentials_for
@@ -462,17 +462,14 @@ class ApiListerWatcher(Generic[T]):
     ) -> urllib3.BaseHTTPResponse:
         verb = "watch" if watch else "list"
         api = self.api_client
-        headers: dict[str, str] = dict(api.default_headers)
-        headers["Accept"] = self._accept(watch)
-        headers.setdefault("User-Agent", api.user_agent)
+        queries = query_params(options, watch=watch)
+        # Runs the configuration's refresh hook (credentials.py wraps it: a rotated token
+        # file is read here, and the host the user set is kept).
+        headers = request_headers(api, self._accept(watch), self.path, queries)
         if not watch:
             # As client-go's transport: big lists come compressed (the server does not
             # compress watches); urllib3 inflates them on read.
             headers.setdefault("Accept-Encoding", "gzip")
-        queries = query_params(options, watch=watch)
-        # Runs the configuration's refresh hook (credentials.py wraps it: a rotated token
-        # file is read here, and the host the user set is kept).
-        apply_auth(api, headers, queries, self.path)
         url = f"{self.server}{quote(self.path)}"
         if queries:
             url = f"{url}?{urlencode(queries)}"

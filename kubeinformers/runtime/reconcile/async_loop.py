@@ -27,8 +27,8 @@ from kubeinformers.runtime.api.shard import Shard
 from kubeinformers.runtime.reconcile.core import (
     DRAIN_HINT_AFTER,
     KeyMatch,
+    LoopRetries,
     ReconcileCore,
-    RetryQueue,
 )
 from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue
 from kubeinformers.runtime.workqueue.rate_limiters import (
@@ -78,8 +78,7 @@ class AsyncReconcileLoop(ReconcileCore[K]):
         self._early_lock = threading.Lock()  # handler threads enqueue while run() starts
         self._running = False
         self._readmit_task: asyncio.Future[None] | None = None
-        # While a run stops: where the retries of its last reconciles go (the next run).
-        self._carry: RetryQueue[K] | None = None
+        self._retries = LoopRetries(self.enqueue_after, self._rate_limiter)
 
     @property
     def queue(self) -> AsyncRateLimitingQueue[K]:
@@ -210,7 +209,6 @@ class AsyncReconcileLoop(ReconcileCore[K]):
                     self._keep(key, delay)
                 for key in queue.held():
                     self._keep(key, 0.0)
-            self._carry = _Carry(self, queue)
             drain = asyncio.ensure_future(queue.shut_down_with_drain())
             try:
                 waited = 0.0
@@ -221,47 +219,19 @@ class AsyncReconcileLoop(ReconcileCore[K]):
                 await asyncio.shield(asyncio.gather(*workers))
             finally:
                 self._running = False
-                self._carry = None
                 task, self._readmit_task = self._readmit_task, None
                 if task is not None and not task.done():
                     task.cancel()
 
     async def _worker(self, queue: AsyncRateLimitingQueue[K]) -> None:
         async for key in queue:
-            await self._process(key, queue)
+            await self.process(key)
 
     async def process(self, key: K) -> None:
         """One reconcile of `key` with the retry policy (a worker's body)."""
-        await self._process(key, self.queue)
-
-    async def _process(self, key: K, queue: RetryQueue[K]) -> None:
         try:
             requeue_after = await self.reconcile(key)
         except Exception as err:
-            self._failed(self._carry or queue, key, err)
+            self._failed(self._retries, key, err)
             return
-        self._reconciled(self._carry or queue, key, requeue_after)
-
-
-class _Carry(RetryQueue[K]):
-    """A stopping run's retries and re-checks, handed to the next run (`enqueue_after`):
-    the queue they were meant for accepts nothing more. Failure counts stay the rate
-    limiter's."""
-
-    __slots__ = ("_loop", "_queue")
-
-    def __init__(self, loop: AsyncReconcileLoop[K], queue: AsyncRateLimitingQueue[K]) -> None:
-        self._loop = loop
-        self._queue = queue
-
-    def add_rate_limited(self, item: K) -> None:
-        self._loop.enqueue_after(item, self._queue.rate_limiter.when(item))
-
-    def add_after(self, item: K, delay: float) -> None:
-        self._loop.enqueue_after(item, delay)
-
-    def forget(self, item: K) -> None:
-        self._queue.forget(item)
-
-    def num_requeues(self, item: K) -> int:
-        return self._queue.num_requeues(item)
+        self._reconciled(self._retries, key, requeue_after)

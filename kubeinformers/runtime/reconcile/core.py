@@ -37,6 +37,7 @@ from kubeinformers.runtime.api.keys import (
 )
 from kubeinformers.runtime.api.shard import Shard, ShardKey, ShardRange, fnv1a_64
 from kubeinformers.runtime.cache.handlers import ResourceEventHandler, ResourceEventHandlerFuncs
+from kubeinformers.runtime.workqueue.rate_limiters import RateLimiter
 
 __all__ = [
     "SYNC_HINT_AFTER",
@@ -44,6 +45,7 @@ __all__ = [
     "LoopShardStatus",
     "ReconcileCore",
     "Requeue",
+    "LoopRetries",
     "RetryQueue",
     "SyncSource",
     "WatchableInformer",
@@ -86,6 +88,30 @@ class RetryQueue(Protocol[K_contra]):
     def forget(self, item: K_contra) -> None: ...
 
     def num_requeues(self, item: K_contra) -> int: ...
+
+
+class LoopRetries(Generic[K]):
+    """A loop's retries and re-checks, through its `enqueue_after` (into the running run's
+    queue, or kept for the next run), with failure counts kept by its rate limiter: a
+    reconcile that ends while its run stops leaves them for the next run (I12)."""
+
+    __slots__ = ("_enqueue_after", "_limiter")
+
+    def __init__(self, enqueue_after: Callable[[K, float], None], limiter: RateLimiter[K]) -> None:
+        self._enqueue_after = enqueue_after
+        self._limiter = limiter
+
+    def add_rate_limited(self, item: K) -> None:
+        self._enqueue_after(item, self._limiter.when(item))
+
+    def add_after(self, item: K, delay: float) -> None:
+        self._enqueue_after(item, delay)
+
+    def forget(self, item: K) -> None:
+        self._limiter.forget(item)
+
+    def num_requeues(self, item: K) -> int:
+        return self._limiter.num_requeues(item)
 
 
 KeyMatch = Callable[[K], bool]

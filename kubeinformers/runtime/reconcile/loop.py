@@ -25,8 +25,8 @@ from kubeinformers.runtime.api.shard import Shard
 from kubeinformers.runtime.reconcile.core import (
     DRAIN_HINT_AFTER,
     KeyMatch,
+    LoopRetries,
     ReconcileCore,
-    RetryQueue,
 )
 from kubeinformers.runtime.workqueue.metrics import MetricsProvider
 from kubeinformers.runtime.workqueue.queue import RateLimitingQueue
@@ -84,7 +84,7 @@ class ReconcileLoop(ReconcileCore[K]):
         self.queue: RateLimitingQueue[K] = queue if queue is not None else new_queue()
         self._running = threading.Lock()
         self._swap = threading.Lock()  # keys go to `self.queue` only while it is the current one
-        self._requeue: RetryQueue[K] = _Requeue(self)
+        self._retries = LoopRetries(self.enqueue_after, self.queue.rate_limiter)
         self._readmit_lock = threading.Lock()
         self._readmitting = False
         self._readmit_wait = threading.Event()  # never set: a pause that is not a sleep
@@ -238,28 +238,6 @@ class ReconcileLoop(ReconcileCore[K]):
         try:
             requeue_after = self.reconcile(key)
         except Exception as err:
-            self._failed(self._requeue, key, err)
+            self._failed(self._retries, key, err)
             return
-        self._reconciled(self._requeue, key, requeue_after)
-
-
-class _Requeue(RetryQueue[K]):
-    """A loop's retries and re-checks, into its current queue (`enqueue_after`): a reconcile
-    that ends while its run stops leaves them for the next run (I12)."""
-
-    __slots__ = ("_loop",)
-
-    def __init__(self, loop: ReconcileLoop[K]) -> None:
-        self._loop = loop
-
-    def add_rate_limited(self, item: K) -> None:
-        self._loop.enqueue_after(item, self._loop.queue.rate_limiter.when(item))
-
-    def add_after(self, item: K, delay: float) -> None:
-        self._loop.enqueue_after(item, delay)
-
-    def forget(self, item: K) -> None:
-        self._loop.queue.forget(item)
-
-    def num_requeues(self, item: K) -> int:
-        return self._loop.queue.num_requeues(item)
+        self._reconciled(self._retries, key, requeue_after)
