@@ -107,6 +107,23 @@ class OpenAPIDocument:
     source: Source
     schemas: dict[str, Any]
     ref_prefix: str  # "#/components/schemas/" (v3) or "#/definitions/" (v2)
+    # API group -> the schemas its paths' operations refer to and those naming it in their
+    # x-kubernetes-group-version-kind: where `select_groups` starts a document's closure.
+    group_roots: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def keep_closure(self, groups: Collection[str]) -> None:
+        """Keep only the schemas `groups` need (their roots and every schema these refer to,
+        transitively), as the server's own group-version documents hold: a swagger.json serves
+        every group in one document."""
+        stack = [name for g in groups for name in self.group_roots.get(g, ())]
+        kept: dict[str, Any] = {}
+        while stack:
+            name = stack.pop()
+            if name in kept or name not in self.schemas:
+                continue
+            kept[name] = self.schemas[name]
+            stack.extend(_refs(kept[name], self.ref_prefix))
+        self.schemas = {name: schema for name, schema in self.schemas.items() if name in kept}
 
 
 @dataclass
@@ -169,6 +186,9 @@ class APIModel:
         chosen = set(groups)
         kept_sources = {r.source for r in self.resources if r.group in chosen}
         self.documents = [d for d in self.documents if d.source in kept_sources]
+        for document in self.documents:
+            if set(document.group_roots) - chosen:  # serves other groups too (swagger.json)
+                document.keep_closure(chosen)
         self.drop_definitions([d for d in self.definitions if d.spec.get("group") not in chosen])
         self.resources = [r for r in self.resources if r.group in chosen]
 
@@ -248,9 +268,45 @@ def openapi_from_document(doc: Any, source: Source) -> APIModel:
     if not isinstance(schemas, Mapping):
         raise source.error(where, "must be a mapping of schema name to schema")
     model = APIModel()
-    model.documents.append(OpenAPIDocument(source, dict(schemas), prefix))
-    model.resources.extend(_resources_from_paths(doc.get("paths") or {}, source))
+    paths = doc.get("paths") or {}
+    roots = _group_roots(paths, schemas, prefix) if isinstance(paths, Mapping) else {}
+    model.documents.append(OpenAPIDocument(source, dict(schemas), prefix, roots))
+    model.resources.extend(_resources_from_paths(paths, source))
     return model
+
+
+def _refs(value: Any, prefix: str) -> Iterator[str]:
+    """The schema names `value` refers to (`$ref`s under `prefix`), at any depth."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            ref = item.get("$ref")
+            if isinstance(ref, str) and ref.startswith(prefix):
+                yield ref[len(prefix) :]
+            stack.extend(v for k, v in item.items() if k != "$ref")
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _group_roots(
+    paths: Mapping[str, Any], schemas: Mapping[str, Any], prefix: str
+) -> dict[str, frozenset[str]]:
+    """API group -> the schemas its paths refer to and those whose
+    x-kubernetes-group-version-kind names it (see `OpenAPIDocument.group_roots`)."""
+    roots: dict[str, set[str]] = {}
+    for path, item in paths.items():
+        m = _PREFIX.match(str(path))
+        if m:
+            roots.setdefault(m.group("g") or "", set()).update(_refs(item, prefix))
+    for name, schema in schemas.items():
+        gvks = (
+            schema.get("x-kubernetes-group-version-kind") if isinstance(schema, Mapping) else None
+        )
+        for gvk in gvks if isinstance(gvks, list) else ():
+            if isinstance(gvk, Mapping) and isinstance(gvk.get("group", ""), str):
+                roots.setdefault(gvk.get("group", ""), set()).add(str(name))
+    return {group: frozenset(names) for group, names in roots.items()}
 
 
 _PREFIX = re.compile(r"^/(?:api/(?P<cv>[^/]+)|apis/(?P<g>[^/]+)/(?P<v>[^/]+))(?P<rest>/.*)?$")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import shutil
 import subprocess
@@ -254,3 +255,110 @@ def test_generate_without_the_generator_extra_fails_with_one_line(tmp_path: Path
         "datamodel-code-generator not installed): pip install 'kubeinformers[generator]'"
     ]
     assert not (tmp_path / "gen").exists()
+
+
+def _swagger_of_two_groups() -> dict[str, object]:
+    """A swagger.json serving `apps` (whose Widget refers to a core type) and `batch`."""
+
+    def ref(name: str) -> dict[str, str]:
+        return {"$ref": f"#/definitions/{name}"}
+
+    def kind(group: str, name: str, spec: str) -> dict[str, object]:
+        return {
+            "type": "object",
+            "properties": {
+                "apiVersion": {"type": "string"},
+                "kind": {"type": "string"},
+                "metadata": ref("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"),
+                "spec": ref(spec),
+            },
+            "x-kubernetes-group-version-kind": [{"group": group, "version": "v1", "kind": name}],
+        }
+
+    def listing(group: str, name: str, item: str) -> dict[str, object]:
+        return {
+            "type": "object",
+            "required": ["items"],
+            "properties": {
+                "apiVersion": {"type": "string"},
+                "items": {"type": "array", "items": ref(item)},
+                "kind": {"type": "string"},
+                "metadata": ref("io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"),
+            },
+            "x-kubernetes-group-version-kind": [{"group": group, "version": "v1", "kind": name}],
+        }
+
+    def paths(group: str, plural: str, name: str) -> dict[str, object]:
+        gvk = {"group": group, "version": "v1", "kind": name}
+        base = f"/apis/{group}/v1/namespaces/{{namespace}}/{plural}"
+        ok = {"200": {"schema": ref(f"io.k8s.api.{group}.v1.{name}List")}}
+        return {
+            base: {
+                "get": {
+                    "x-kubernetes-action": "list",
+                    "x-kubernetes-group-version-kind": gvk,
+                    "responses": ok,
+                }
+            },
+            f"/apis/{group}/v1/watch/namespaces/{{namespace}}/{plural}": {
+                "get": {
+                    "x-kubernetes-action": "watchlist",
+                    "x-kubernetes-group-version-kind": gvk,
+                    "responses": ok,
+                }
+            },
+        }
+
+    meta = "io.k8s.apimachinery.pkg.apis.meta.v1."
+    return {
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": "v1.36.0"},
+        "paths": {**paths("apps", "widgets", "Widget"), **paths("batch", "gadgets", "Gadget")},
+        "definitions": {
+            meta + "ObjectMeta": {"type": "object", "properties": {"name": {"type": "string"}}},
+            meta + "ListMeta": {"type": "object", "properties": {"continue": {"type": "string"}}},
+            "io.k8s.api.core.v1.Toleration": {
+                "type": "object",
+                "properties": {"key": {"type": "string"}},
+            },
+            "io.k8s.api.core.v1.Volume": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+            },
+            "io.k8s.api.apps.v1.WidgetSpec": {
+                "type": "object",
+                "properties": {
+                    "tolerations": {"type": "array", "items": ref("io.k8s.api.core.v1.Toleration")}
+                },
+            },
+            "io.k8s.api.apps.v1.Widget": kind("apps", "Widget", "io.k8s.api.apps.v1.WidgetSpec"),
+            "io.k8s.api.apps.v1.WidgetList": listing(
+                "apps", "WidgetList", "io.k8s.api.apps.v1.Widget"
+            ),
+            "io.k8s.api.batch.v1.GadgetSpec": {
+                "type": "object",
+                "properties": {"volume": ref("io.k8s.api.core.v1.Volume")},
+            },
+            "io.k8s.api.batch.v1.Gadget": kind("batch", "Gadget", "io.k8s.api.batch.v1.GadgetSpec"),
+            "io.k8s.api.batch.v1.GadgetList": listing(
+                "batch", "GadgetList", "io.k8s.api.batch.v1.Gadget"
+            ),
+        },
+    }
+
+
+def test_h24_group_keeps_of_a_swagger_json_only_the_models_its_groups_use(
+    tmp_path: Path,
+) -> None:
+    spec = tmp_path / "swagger.json"
+    spec.write_text(json.dumps(_swagger_of_two_groups()))
+    generate_ok(tmp_path, "onlyapps", "--openapi", spec, "--group", "apps")
+    out = tmp_path / "onlyapps"
+    assert not (out / "batch").exists()  # the other group: no models, no informers
+    core = (out / "core" / "v1" / "models.py").read_text()
+    assert "class Toleration(" in core  # used by apps' Widget
+    assert "class Volume(" not in core  # used only by batch's Gadget
+    with importable(tmp_path, "onlyapps"):
+        models = importlib.import_module("onlyapps.apps.v1.models")
+        widget = models.Widget.model_validate({"spec": {"tolerations": [{"key": "k"}]}})
+        assert widget.spec.tolerations[0].key == "k"
