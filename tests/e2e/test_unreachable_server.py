@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from kubeinformers import DynamicSharedInformerFactory, GroupVersionResource
 from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.runtime.cache.factory import CacheSyncTimeoutError
 from kubeinformers.testing.local_api_server import LocalApiServer
@@ -143,3 +144,22 @@ def test_issue18_d16_a_repeated_403_before_the_first_sync_is_one_error_then_debu
     assert "configmaps" in denied[0].getMessage() and "403" in denied[0].getMessage()
     visible = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(visible) == 1, [r.getMessage() for r in visible]
+
+
+def test_d1_a_dynamic_informers_errors_name_its_resource_not_dict(
+    local_api_server_factory: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    server: LocalApiServer = local_api_server_factory(forbidden=["configmaps"])
+    caplog.set_level(logging.DEBUG, logger="kubeinformers.reflector")
+    attempts = Counting("access to", needed=1)
+    logging.getLogger("kubeinformers.reflector").addHandler(attempts)
+    try:
+        with DynamicSharedInformerFactory(server.api_client()) as factory:
+            factory.for_resource(GroupVersionResource("", "v1", "configmaps")).informer()
+            factory.start()
+            assert attempts.enough.wait(60), "the informer did not try to list"
+    finally:
+        logging.getLogger("kubeinformers.reflector").removeHandler(attempts)
+    denied = next(r.getMessage() for r in caplog.records if "access to" in r.getMessage())
+    assert "access to v1, Resource=configmaps denied" in denied, denied
+    assert "dict" not in denied, denied

@@ -110,6 +110,8 @@ class ControllerConfig(Generic[T]):
     use_watch_list: bool | None = None
     page_size: int | None = None
     name: str | None = None
+    # What the reflector's messages call the objects (D1); None: from object_type.
+    type_description: str | None = None
     # The reflector's metrics counters, kept by the owner (the informer) across runs.
     reflector_counters: ReflectorCounters | None = None
 
@@ -135,6 +137,7 @@ class Controller(Generic[T]):
             cfg.queue,
             cfg.full_resync_period,
             name=cfg.name,
+            type_description=cfg.type_description,
             should_resync=cfg.should_resync,
             watch_error_handler=cfg.watch_error_handler,
             use_watch_list=cfg.use_watch_list,

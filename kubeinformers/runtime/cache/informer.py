@@ -332,6 +332,8 @@ class SharedIndexInformer(Generic[T]):
                 use_watch_list=self._use_watch_list,
                 page_size=self._page_size,
                 name=self.name,
+                # A dynamic informer's objects are dicts: its resource names them, not `dict`.
+                type_description=(self.name if self.object_type in (None, dict) else None),
                 reflector_counters=self._reflector_counters,
             )
             fifo.on_synced(self._announce_synced)
