@@ -167,15 +167,22 @@ def cluster_model(
     for i, item in enumerate(crd_list.get("items") or []):
         if chosen is not None and (item.get("spec") or {}).get("group") not in chosen:
             continue
+        name = (item.get("metadata") or {}).get("name")
+        # Where a message points: the CRD's own URL (what `kubectl get --raw` reads), not
+        # the list's with an index into it.
+        source = (
+            Source(f"{host}{CRD_PATH}/{name}", None)
+            if isinstance(name, str) and name
+            else Source(f"{host}{CRD_PATH}", i)
+        )
         refused = not_served_because(item)
         if refused:
-            name = (item.get("metadata") or {}).get("name") or f"#{i}"
-            model.notes.append(f"CRD {name} ({host}{CRD_PATH}/{name}): skipped, {refused}")
+            model.notes.append(f"CRD {name or f'#{i}'} ({source.file}): skipped, {refused}")
             continue
         item.setdefault("apiVersion", "apiextensions.k8s.io/v1")
         item.setdefault("kind", "CustomResourceDefinition")
         try:
-            part = crd_from_document(item, Source(f"{host}{CRD_PATH}", i))
+            part = crd_from_document(item, source)
         except LoadError as e:
             model.errors.append(e)
             continue

@@ -73,7 +73,7 @@ class Source:
     """Where something came from: a file (or cluster URL) and the document index in it."""
 
     file: str
-    doc_index: int = 0
+    doc_index: int | None = 0  # None: the file (a cluster's URL) holds one object
 
     def error(self, path: str, message: str) -> LoadError:
         return LoadError(self.file, self.doc_index, path, message)
@@ -631,6 +631,8 @@ def _crd_subresources(value: Any) -> frozenset[str]:
 
 
 def _where(source: Source) -> str:
+    if source.doc_index is None:
+        return source.file
     return f"{source.file} (document {source.doc_index})"
 
 

@@ -281,3 +281,16 @@ def test_h23_a_crd_the_server_does_not_serve_is_skipped_with_a_note(
     assert (
         f"CRD ds.infra.example.com ({HOST}{cluster.CRD_PATH}/ds.infra.example.com): skipped, {why}"
     ) in model.notes
+
+
+def test_an_error_in_a_clusters_crd_names_that_crds_own_url() -> None:
+    crds: dict[str, Any] = copy.deepcopy(read_recorded(cluster.CRD_PATH))
+    broken = copy.deepcopy(crds["items"][0])
+    broken["metadata"]["name"] = "gizmos.infra.example.com"
+    broken["spec"]["names"] = {**broken["spec"]["names"], "kind": "Gizmo", "plural": "gizmos"}
+    broken["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = ["not", "a", "schema"]
+    crds["items"].append(broken)
+    model = cluster.cluster_model(RecordedServer({cluster.CRD_PATH: crds}).get_json, HOST)
+    where = [e.file for e in model.errors]
+    assert where == [f"{HOST}{cluster.CRD_PATH}/gizmos.infra.example.com"], model.errors
+    assert "(document" not in str(model.errors[0])
