@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from kubeinformers.generated.apps.v1.apply import DeploymentApply
 from kubeinformers.generated.core.v1 import (
     ConfigMap,
     Container,
+    Namespace,
     Node,
     Pod,
     PodSpec,
@@ -309,6 +311,44 @@ def test_m4_typed_errors_carry_the_status(
     with pytest.raises(Forbidden) as forbidden:
         noperms.get(Widget, "e", namespace=ns)
     assert "RBAC" in str(forbidden.value)
+
+
+def test_m9_a_name_or_namespace_that_is_no_path_segment_is_refused_before_any_request(
+    client: Client, ns: str
+) -> None:
+    # Sent as they are, an empty name is the collection's path (DELETE: every ConfigMap of the
+    # namespace) and ".." the namespace's own (DELETE: the namespace), as the server answers.
+    for i in range(2):
+        client.create(ConfigMap(metadata=ObjectMeta(name=f"keep-{i}", namespace=ns)))
+    calls: list[Callable[[], object]] = [
+        lambda: client.delete(ConfigMap, "", namespace=ns),
+        lambda: client.delete(ConfigMap, "..", namespace=ns),
+        lambda: client.get(ConfigMap, "", namespace=ns),
+        lambda: client.get(ConfigMap, "..", namespace=ns),
+        lambda: client.get(ConfigMap, "a/b", namespace=ns),
+        lambda: client.patch(ConfigMap, "..", {"data": {"a": "b"}}, namespace=ns),
+        lambda: client.get_scale(Deployment, "", namespace=ns),
+        lambda: client.delete(Node, "."),
+        lambda: client.update(ConfigMap(metadata=ObjectMeta(name="..", namespace=ns))),
+        lambda: client.get(ConfigMap, "keep-0", namespace=".."),
+        lambda: client.list(ConfigMap, namespace=".."),
+        lambda: client.create(ConfigMap(metadata=ObjectMeta(name="x", namespace="a/.."))),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=r"configmaps|deployments\.apps|nodes") as err:
+            call()
+        assert "may not" in str(err.value), err.value
+    names = [c.metadata.name for c in client.list(ConfigMap, namespace=ns).items if c.metadata]
+    assert sorted(n for n in names if n and n.startswith("keep-")) == ["keep-0", "keep-1"]
+    namespace = client.get(Namespace, ns)
+    assert namespace.metadata is not None and namespace.metadata.deletion_timestamp is None
+
+    async def main() -> None:
+        aclient = AsyncClient(client.api_client)
+        with pytest.raises(ValueError, match="may not be empty"):
+            await aclient.delete(ConfigMap, "", namespace=ns)
+
+    asyncio.run(main())
 
 
 # --- M1: read your writes -----------------------------------------------------------------------

@@ -125,6 +125,29 @@ def test_m7_a_namespaced_object_without_a_namespace_is_refused_before_sending() 
         )
 
 
+@pytest.mark.parametrize("name", ["", ".", "..", "a/b", "a%2Fb"])
+def test_m9_a_name_that_is_no_path_segment_is_refused_before_any_request(name: str) -> None:
+    api = _ApiClient([])  # no answer: a request sent would fail the test with IndexError
+    client = Client(api)
+    calls: list[Callable[[], object]] = [
+        lambda: client.get(ConfigMap, name, namespace="n"),
+        lambda: client.delete(ConfigMap, name, namespace="n"),
+        lambda: client.patch(ConfigMap, name, {"data": {}}, namespace="n"),
+        lambda: client.apply(
+            WidgetApply(metadata={"name": name or "w", "namespace": "n" if name else ".."}),
+            field_manager="me",
+        ),
+        lambda: client.get_scale(Widget, name, namespace="n"),
+        lambda: client.list(ConfigMap, namespace=name or "/"),
+    ]
+    for call in calls:
+        with pytest.raises(
+            ValueError, match=r"(configmaps|widgets\.demo\.kubeinformers\.io).* may not"
+        ):
+            call()
+    assert api.rest_client.pool_manager.sent == []
+
+
 @pytest.mark.parametrize(
     ("code", "reason", "cls"),
     [

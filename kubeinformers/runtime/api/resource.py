@@ -85,14 +85,52 @@ class APIResource:
         return LIST_WATCH_VERBS <= self.verbs
 
     def collection_path(self, namespace: str | None = None) -> str:
-        """The URL path of the collection; a namespace of None or "" means all namespaces."""
+        """The URL path of the collection; a namespace of None or "" means all namespaces.
+        ValueError for a namespace that is not one path segment (`path_segment_problem`)."""
         prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         if self.namespaced and namespace:
+            problem = path_segment_problem(namespace)
+            if problem:
+                raise ValueError(
+                    f"invalid namespace {namespace!r} for {self.gvr.group_resource()}: {problem} "
+                    "(a namespace is one segment of the request's URL path)"
+                )
             return f"{prefix}/namespaces/{namespace}/{self.resource}"
         return f"{prefix}/{self.resource}"
 
     def object_path(self, name: str, namespace: str | None = None) -> str:
+        """The URL path of one object. ValueError for an empty name (the path would be the
+        collection's: a DELETE of it deletes every object) or one that is not one path
+        segment (`..` would be the namespace's path), as client-go's `Request.Name`."""
+        if not name:
+            raise ValueError(
+                f"{self.gvr.group_resource()} name may not be empty: a request for one object "
+                "needs its name (without one it would address the whole collection)"
+            )
+        problem = path_segment_problem(name)
+        if problem:
+            raise ValueError(
+                f"invalid {self.gvr.group_resource()} name {name!r}: {problem} "
+                "(a name is one segment of the request's URL path)"
+            )
         return f"{self.collection_path(namespace)}/{name}"
 
 
-__all__ = ["LIST_WATCH_VERBS", "APIResource", "GroupVersionResource", "ProtobufKind"]
+def path_segment_problem(segment: str) -> str:
+    """Why `segment` cannot be a name or namespace in a URL path, "" if it can: apimachinery's
+    `path.IsValidPathSegmentName` (what client-go's `Request.Name` and `Namespace` check)."""
+    if segment in (".", ".."):
+        return f"may not be {segment!r}"
+    for bad in ("/", "%"):
+        if bad in segment:
+            return f"may not contain {bad!r}"
+    return ""
+
+
+__all__ = [
+    "LIST_WATCH_VERBS",
+    "APIResource",
+    "GroupVersionResource",
+    "ProtobufKind",
+    "path_segment_problem",
+]
