@@ -31,7 +31,7 @@ from kubeinformers.generated.core.v1 import (
     PodSpec,
     PodTemplateSpec,
 )
-from kubeinformers.generated.core.v1.apply import ContainerApply
+from kubeinformers.generated.core.v1.apply import ConfigMapApply, ContainerApply
 from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.generated.meta.v1 import FieldsV1, LabelSelector, ObjectMeta
 from kubeinformers.runtime.api.errors import (
@@ -42,6 +42,7 @@ from kubeinformers.runtime.api.errors import (
     NotFound,
     UnsupportedMediaType,
 )
+from kubeinformers.runtime.api.listwatch import ListOptions
 from kubeinformers.runtime.api.model import ScaleSpec, Status
 from kubeinformers.runtime.cache.freshness import ReadYourWritesTimeout
 from kubeinformers.runtime.client.retry import retry_on_conflict
@@ -384,6 +385,70 @@ def test_m1_a_write_through_the_factory_client_is_in_the_lister_when_it_returns(
             client.delete(Widget, f"r{i}", namespace=ns)
             with pytest.raises(NotFound):
                 lister.widgets(ns).get(f"r{i}")
+
+
+@pytest.mark.parametrize("queue", ["delta", "ordered", "atomic"])
+def test_m1_a_write_that_takes_the_object_out_of_the_label_selector_returns_once_it_left(
+    real_apiserver: RealApiServer, ns: str, queue: Any
+) -> None:
+    # The watch tells the informer with a DELETED event; returning before it, the lister
+    # answered with the version from before the write (58 times in 100 before the fix).
+    def team_a(options: ListOptions) -> ListOptions:
+        options.label_selector = "team=a"
+        return options
+
+    with SharedInformerFactory(
+        real_apiserver.api_client(), namespace=ns, queue=queue, tweak_list_options=team_a
+    ) as factory:
+        lister = factory.lister(ConfigMap)
+        factory.start()
+        assert all(factory.wait_for_cache_sync(timeout=60).values())
+        client = factory.client(read_your_writes_timeout=20)
+        for i in range(10):
+            name = f"sel-{i}"
+            made = client.create(
+                ConfigMap(metadata=ObjectMeta(name=name, namespace=ns, labels={"team": "a"}))
+            )
+            assert made.metadata is not None
+            made.metadata.labels = {"team": "b"}
+            client.update(made)
+            with pytest.raises(NotFound):
+                lister.config_maps(ns).get(name)
+            back = client.patch(
+                ConfigMap, name, {"metadata": {"labels": {"team": "a"}}}, namespace=ns
+            )
+            cached = lister.config_maps(ns).get(name)
+            assert cached.metadata and back.metadata
+            assert cached.metadata.resource_version == back.metadata.resource_version
+            client.apply(
+                ConfigMapApply(metadata={"name": name, "namespace": ns, "labels": {"team": "c"}}),
+                field_manager="sel",
+                force=True,
+            )
+            with pytest.raises(NotFound):
+                lister.config_maps(ns).get(name)
+        # Outside the selector and never cached: nothing to wait for, it returns at once.
+        quick = factory.client(read_your_writes_timeout=1)
+        other = quick.create(
+            ConfigMap(metadata=ObjectMeta(name="sel-b", namespace=ns, labels={"team": "b"}))
+        )
+        assert other.metadata is not None
+        other.data = {"k": "v"}
+        quick.update(other)
+
+        async def leave_async() -> None:
+            aclient = factory.async_client(read_your_writes_timeout=20)
+            await aclient.patch(
+                ConfigMap, "sel-0", {"metadata": {"labels": {"team": "a"}}}, namespace=ns
+            )
+            assert lister.config_maps(ns).get("sel-0")
+            await aclient.patch(
+                ConfigMap, "sel-0", {"metadata": {"labels": {"team": "b"}}}, namespace=ns
+            )
+            with pytest.raises(NotFound):
+                lister.config_maps(ns).get("sel-0")
+
+        asyncio.run(leave_async())
 
 
 def test_m1_a_write_that_removes_the_last_finalizer_returns_once_the_object_is_gone(

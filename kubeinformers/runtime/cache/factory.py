@@ -491,24 +491,26 @@ class SharedInformerFactory:
 
     def _informer_to_wait_for(
         self, resource: APIResource, namespace: str | None, result: object
-    ) -> SharedIndexInformer[Any] | None:
+    ) -> tuple[SharedIndexInformer[Any] | None, bool]:
         """The running, synced informer that will see this write, or None (M1: none of this
-        factory's informers watches the object, so there is nothing to wait for)."""
+        factory's informers watches the object, so there is nothing to wait for); and whether
+        the written object is in its selection (False: it fails the informer's label
+        selector, so the informer sees it only leave, if it held it)."""
         with self._lock:
             informer = self._informers.get(resource.gvr)
             running = resource.gvr in self._threads and not self._shutting_down
         if informer is None or not running or informer.is_stopped() or not informer.has_synced():
-            return None
+            return None, False
         if resource.namespaced and self._namespace and namespace != self._namespace:
-            return None
+            return None, False
         if self._tweak_list_options is not None:
             options = self._tweak_list_options(ListOptions()) or ListOptions()
             if options.field_selector:
-                return None  # the server filters by fields we cannot evaluate here
+                return None, False  # the server filters by fields we cannot evaluate here
             if options.label_selector and not isinstance(result, Status):
                 if not to_selector(options.label_selector).matches(object_labels(result)):
-                    return None
-        return informer
+                    return informer, False
+        return informer, True
 
     def _write_check(
         self,
@@ -516,11 +518,16 @@ class SharedInformerFactory:
         namespace: str | None,
         name: str,
         result: object,
-        deleted: bool,
+        selected: bool,
     ) -> tuple[str, Callable[[], bool] | None]:
         """The resourceVersion to wait for, or for a delete answered by a Status, or a write
         that lets the server delete the object (`_deleted_by_write`), a check that the key no
-        longer holds the deleted object."""
+        longer holds the deleted object. For an object the write took out of the informer's
+        label selector, a check that the cache no longer holds it (the watch says so with a
+        DELETED event at the write's resourceVersion), or nothing to wait for when the cache
+        does not hold it."""
+        if not selected:
+            return "", _left_selection(informer, namespace, name or object_name(result), result)
         if not isinstance(result, Status):
             if not _deleted_by_write(result):
                 return object_resource_version(result), None
@@ -573,10 +580,10 @@ class SharedInformerFactory:
     ) -> None:
         """M1: return once this factory's informer of `resource` has the write's `result` in
         its cache (at once if no running informer of this factory watches it)."""
-        informer = self._informer_to_wait_for(resource, namespace, result)
+        informer, selected = self._informer_to_wait_for(resource, namespace, result)
         if informer is None:
             return
-        rv, gone = self._write_check(informer, namespace, name, result, deleted)
+        rv, gone = self._write_check(informer, namespace, name, result, selected)
         if gone is not None:
             ok = informer.wait_for_cache(gone, timeout)
         elif rv:
@@ -597,10 +604,10 @@ class SharedInformerFactory:
         deleted: bool = False,
     ) -> None:
         """`wait_for_write` for coroutines; never blocks the event loop."""
-        informer = self._informer_to_wait_for(resource, namespace, result)
+        informer, selected = self._informer_to_wait_for(resource, namespace, result)
         if informer is None:
             return
-        rv, gone = self._write_check(informer, namespace, name, result, deleted)
+        rv, gone = self._write_check(informer, namespace, name, result, selected)
         if gone is not None:
             ok = await asyncio.to_thread(informer.wait_for_cache, gone, timeout)
         elif rv:
@@ -921,6 +928,30 @@ def _import_model(path: str, gvr: GroupVersionResource) -> type[Any]:
     if not isinstance(model, type):
         raise NoInformerFoundError(gvr, f"{path!r} is not a class")
     return model
+
+
+def _left_selection(
+    informer: SharedIndexInformer[Any], namespace: str | None, name: str, result: object
+) -> Callable[[], bool] | None:
+    """M1 for a written object outside the informer's label selector: None when the cache does
+    not hold it (no event will come), else a check that the cache no longer holds that
+    object, or has processed the write's resourceVersion (a later write brought it back)."""
+    key = f"{namespace}/{name}" if namespace else name
+    indexer = informer.get_indexer()
+    uid = object_uid(result)
+    try:
+        target = int(object_resource_version(result))
+    except ValueError:
+        target = -1
+
+    def out() -> bool:
+        cached = indexer.get_by_key(key)
+        if cached is None or (bool(uid) and object_uid(cached) != uid):
+            return True
+        seen = informer.last_processed_resource_version()
+        return target >= 0 and bool(seen) and int(seen) >= target
+
+    return None if out() else out
 
 
 def _deleted_by_write(obj: object) -> bool:
