@@ -314,6 +314,31 @@ def test_m4_typed_errors_carry_the_status(
     assert "RBAC" in str(forbidden.value)
 
 
+def test_m4_the_hint_of_a_conflict_or_invalid_patch_fits_the_servers_answer(
+    client: Client, ns: str
+) -> None:
+    client.apply(_widget("h", ns), field_manager="alice")
+    stale = _widget("h", ns, color="red")
+    assert stale.metadata is not None
+    stale.metadata.resource_version = "1"  # an apply may carry a resourceVersion: optimistic
+    with pytest.raises(Conflict) as err:
+        client.apply(stale, field_manager="alice", force=True)
+    assert not err.value.causes and "force=True" not in str(err.value)
+    assert "leave resourceVersion out of an apply" in str(err.value)
+    with pytest.raises(Conflict) as err:  # a field another manager owns: force is the way
+        client.apply(_widget("h", ns, size="large"), field_manager="bob")
+    assert "FieldManagerConflict" in {c.reason for c in err.value.causes}
+    assert "force=True" in str(err.value)
+    for op in (
+        {"op": "test", "path": "/spec/size", "value": "large"},
+        {"op": "remove", "path": "/spec/nope"},
+    ):
+        with pytest.raises(Invalid) as invalid:
+            client.patch(Widget, "h", [op], namespace=ns, patch_type="json")
+        assert not invalid.value.causes  # the server says nothing about why
+        assert "JSON patch does not apply to the object" in str(invalid.value)
+
+
 def test_m9_a_name_or_namespace_that_is_no_path_segment_is_refused_before_any_request(
     client: Client, ns: str
 ) -> None:

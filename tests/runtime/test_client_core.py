@@ -178,10 +178,55 @@ def test_m4_a_conflict_says_what_to_do_by_the_kind_of_write_not_by_the_objects_n
         Client(_ApiClient([stale])).update(named_apply)
     assert "read it again and redo the change" in str(err.value)
     assert "force=True" not in str(err.value)
-    owned = _Resp(409, _status(409, "Conflict", "Apply failed with 1 conflict"))
+    owned = _Resp(
+        409,
+        _status(
+            409,
+            "Conflict",
+            'Apply failed with 1 conflict: conflict with "m1": .data.x',
+            causes=[{"reason": "FieldManagerConflict", "message": 'conflict with "m1"'}],
+        ),
+    )
     with pytest.raises(Conflict) as err:
         Client(_ApiClient([owned])).apply(named_apply, field_manager="me")
     assert "take them over with force=True" in str(err.value)
+
+
+def test_m4_an_apply_with_a_stale_resource_version_is_not_told_to_force() -> None:
+    # The real server's answer to an apply that sent an old metadata.resourceVersion: a
+    # Conflict without FieldManagerConflict causes, which force=True does not get past.
+    stale = _Resp(
+        409,
+        _status(
+            409,
+            "Conflict",
+            'Operation cannot be fulfilled on configmaps "c": the object has been modified; '
+            "please apply your changes to the latest version and try again",
+            name="c",
+            kind="configmaps",
+        ),
+    )
+    cm = ConfigMap(metadata=ObjectMeta(name="c", namespace="n", resource_version="1"))
+    with pytest.raises(Conflict) as err:
+        Client(_ApiClient([stale])).apply(cm, field_manager="me")
+    assert "force=True" not in str(err.value)
+    assert "leave resourceVersion out of an apply" in str(err.value)
+
+
+def test_m4_an_invalid_json_patch_says_why_when_the_server_does_not() -> None:
+    # The real server's answer to a JSON patch whose `test` fails or whose path is missing:
+    # 422 with no causes and a message that names nothing.
+    body = _status(422, "Invalid", "the server rejected our request due to an error in our request")
+    patch = [{"op": "remove", "path": "/data/missing"}]
+    with pytest.raises(Invalid) as err:
+        Client(_ApiClient([_Resp(422, body)])).patch(
+            ConfigMap, "c", patch, namespace="n", patch_type="json"
+        )
+    assert not err.value.causes and "named in the error's causes" not in str(err.value)
+    assert "JSON patch does not apply to the object" in str(err.value)
+    with pytest.raises(Invalid) as err:  # another 422 without causes: no causes to point at
+        Client(_ApiClient([_Resp(422, body)])).patch(ConfigMap, "c", {"data": {}}, namespace="n")
+    assert "named in the error's causes" not in str(err.value)
 
 
 def test_m4_the_errors_status_holds_the_servers_own_message() -> None:

@@ -39,6 +39,7 @@ logger = logging.getLogger("kubeinformers.client")
 JSON = "application/json"
 REQUEST_TIMEOUT = urllib3.Timeout(connect=30.0, read=60.0)
 APPLY_PATCH = "application/apply-patch+yaml"  # a server-side apply's content type
+JSON_PATCH = "application/json-patch+json"  # an RFC 6902 JSON patch's
 # client-go: rest.Request's maxRetries for a Retry-After answer, and no wait longer than this.
 DEFAULT_MAX_RETRIES = 10
 MAX_RETRY_AFTER = 30.0
@@ -161,11 +162,25 @@ class RestCore:
         err = error_from_status(status, retry_after=retry_after)
         err.code = code
         hint = _HINTS.get(code, "")
-        if code == 409 and err.reason == "Conflict" and request.content_type == APPLY_PATCH:
+        owned = any(c.reason == "FieldManagerConflict" for c in err.causes)
+        if code == 409 and err.reason == "Conflict" and owned:
             hint = (
                 "another field manager owns these fields: leave them out of the apply, or "
                 "take them over with force=True"
             )
+        elif code == 409 and err.reason == "Conflict" and request.content_type == APPLY_PATCH:
+            hint = (  # an apply that sent metadata.resourceVersion: force=True does not help
+                "the object changed since the metadata.resourceVersion the apply sent: leave "
+                "resourceVersion out of an apply, or read the object again and redo it"
+            )
+        elif code == 422 and not err.causes and request.content_type == JSON_PATCH:
+            hint = (  # the server's message says no more (apimachinery drops jsonpatch's error)
+                "the JSON patch does not apply to the object as the server has it: a `test` "
+                "operation failed, or a path it names does not exist (an `add` needs the "
+                "parent)"
+            )
+        elif code == 422 and not err.causes:
+            hint = "the server rejected the request as invalid"
         elif code == 409 and err.reason == "Conflict":
             hint = (
                 "the object changed since it was read: read it again and redo the change "

@@ -39,7 +39,14 @@ from kubeinformers.runtime.api.kinds import resource_of
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
 from kubeinformers.runtime.api.model import Scale, Status
 from kubeinformers.runtime.api.resource import APIResource
-from kubeinformers.runtime.client.rest import APPLY_PATCH, JSON, Request, RestCore, query
+from kubeinformers.runtime.client.rest import (
+    APPLY_PATCH,
+    JSON,
+    JSON_PATCH,
+    Request,
+    RestCore,
+    query,
+)
 from kubeinformers.runtime.codec.drift import InvalidObjectError, build_lenient
 from kubeinformers.runtime.codec.lazy import materialize
 
@@ -167,7 +174,7 @@ PatchType = Literal["merge", "json", "strategic"]
 PropagationPolicy = Literal["Orphan", "Background", "Foreground"]
 _PATCH_CONTENT_TYPES: dict[str, str] = {
     "merge": "application/merge-patch+json",
-    "json": "application/json-patch+json",
+    "json": JSON_PATCH,
     "strategic": "application/strategic-merge-patch+json",
 }
 
