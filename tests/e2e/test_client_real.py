@@ -475,6 +475,27 @@ def test_m1_a_write_that_takes_the_object_out_of_the_label_selector_returns_once
 
         asyncio.run(leave_async())
 
+        # A Scale carries none of the object's labels: the scaled object is waited for as well.
+        deployments = factory.lister(Deployment)
+        assert all(factory.wait_for_cache_sync(timeout=60).values())
+        client.apply(
+            DeploymentApply(
+                metadata={"name": "sel-d", "namespace": ns, "labels": {"team": "a"}},
+                spec={
+                    "selector": {"matchLabels": {"app": "d"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "d"}},
+                        "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+                    },
+                },
+            ),
+            field_manager="sel",
+        )
+        for replicas in range(1, 11):
+            client.scale(Deployment, "sel-d", replicas, namespace=ns)
+            scaled = deployments.deployments(ns).get("sel-d")
+            assert scaled.spec is not None and scaled.spec.replicas == replicas
+
 
 def test_m1_a_write_that_removes_the_last_finalizer_returns_once_the_object_is_gone(
     real_apiserver: RealApiServer, ns: str
