@@ -221,3 +221,37 @@ def test_n25_a_replica_that_never_joined_does_not_warn_about_deleting_its_lease(
     core.leave()
     assert _ring_warnings(caplog, "could not delete") == []
     assert not any("left the ring" in r.getMessage() for r in caplog.records)
+
+
+# ------------------------------------------------------------------ N23: what health() knows
+
+
+def test_n23_a_member_that_cannot_list_counts_itself_and_says_what_it_has_not_listed() -> None:
+    """A member whose list of the ring's Leases fails is still a member: health() and the
+    metrics count it (members=0 read as an empty ring), describe() says the others are not
+    listed; after a list succeeded and a later one failed, the members are those last
+    listed, and describe() says so."""
+    store = LeaseStore()
+    MemberLeases(FakeLeaseApi(store), NS, RING, "b").write({1}, 3600, None)  # another member
+    api = NoListApi(store)
+    core = _core(api, "a", Clock())
+    assert core.renew()
+    assert core.observe() is None  # the list is refused
+    health = core.health()
+    assert health.member and health.members == ("a",) and not health.members_listed
+    assert core.metrics().members == 1
+    described = health.describe()
+    assert "members=1 (itself; the others not listed)" in described
+    assert "it starts and releases no bucket until a list succeeds" in described
+
+    api.refuse_list = False
+    assert core.observe() is not None
+    health = core.health()
+    assert health.members == ("a", "b") and health.members_listed
+    assert "members=2 buckets=" in health.describe()
+
+    api.refuse_list = True  # refused again: the others as last listed
+    assert core.observe() is None
+    health = core.health()
+    assert health.members == ("a", "b") and core.metrics().members == 2
+    assert "members=2 (as last listed)" in health.describe()

@@ -170,6 +170,8 @@ class RingHealth:
     ring: str
     identity: str
     member: bool
+    # The live members as last listed, this replica included while it is a member (alone
+    # before a list has succeeded since it joined; `members_listed` says which).
     members: tuple[str, ...]
     held: str | None  # the held shard described, None when nothing is held
     held_buckets: int
@@ -178,6 +180,7 @@ class RingHealth:
     releasing_buckets: int
     last_error: str | None = None
     list_error: str | None = None  # why the ring's Leases cannot be listed (N25)
+    members_listed: bool = False  # `members` comes from a list of the ring's Leases
 
     @property
     def in_transition(self) -> bool:
@@ -205,8 +208,8 @@ class RingHealth:
             )
         if self.list_error:
             out.append(
-                f"cannot list the ring's member Leases ({self.list_error}): it sees no other "
-                "member and starts no bucket"
+                f"cannot list the ring's member Leases ({self.list_error}): it starts and "
+                "releases no bucket until a list succeeds"
             )
         if self.holds_no_range:
             out.append("holds no range")
@@ -219,8 +222,15 @@ class RingHealth:
 
     def describe(self) -> str:
         state = "ok" if self.healthy else "NOT OK"
+        members = f"members={len(self.members)}"
+        if not self.member:
+            members += " (not listed while not a member)"
+        elif not self.members_listed:
+            members += " (itself; the others not listed)"
+        elif self.list_error:
+            members += " (as last listed)"
         line = (
-            f"ring {self.ring} member {self.identity}: {state} members={len(self.members)} "
+            f"ring {self.ring} member {self.identity}: {state} {members} "
             f"buckets={self.held_buckets}/{BUCKETS}" + (f" shard={self.held}" if self.held else "")
         )
         return "\n".join([line, *(f"  {p}" for p in self.problems())])
@@ -259,7 +269,7 @@ class RingCore:
         self._desired: frozenset[int] = frozenset()
         self._waiting: frozenset[int] = frozenset()
         self._releasing: frozenset[int] = frozenset()
-        self._members: tuple[str, ...] = ()
+        self._members: tuple[str, ...] = ()  # as last listed since it (re)joined, itself too
         self._member = False
         self._renewed_at: float | None = None  # when the last successful renewal was SENT
         self._wanted_since: dict[int, float] = {}
@@ -293,6 +303,13 @@ class RingCore:
         with self._lock:
             return self._member
 
+    def _known_members(self) -> tuple[str, ...]:
+        """The live members as far as known (under the lock): as last listed, and this
+        replica itself while it is a member, listed or not (N23)."""
+        if self._member and self.config.identity not in self._members:
+            return tuple(sorted({*self._members, self.config.identity}))
+        return self._members
+
     def health(self) -> RingHealth:
         with self._lock:
             held = shard_of(self._held, self.config.key)
@@ -300,7 +317,8 @@ class RingCore:
                 ring=self.config.ring,
                 identity=self.config.identity,
                 member=self._member,
-                members=self._members,
+                members=self._known_members(),
+                members_listed=bool(self._members),
                 held=held.describe() if held is not None else None,
                 held_buckets=len(self._held),
                 desired_buckets=len(self._desired),
@@ -313,7 +331,7 @@ class RingCore:
     def metrics(self) -> RingMetrics:
         with self._lock:
             return RingMetrics(
-                members=len(self._members),
+                members=len(self._known_members()),
                 buckets_held=len(self._held),
                 buckets_started=self._started,
                 buckets_released=self._released,
@@ -485,6 +503,7 @@ class RingCore:
             self._member = False
             self._held = self._claimed = self._desired = frozenset()
             self._waiting = self._releasing = frozenset()
+            self._members = ()  # not listed again until it rejoins
             self._wanted_since.clear()
             self._lost += 1
         self._log.warning(
@@ -634,6 +653,7 @@ class RingCore:
         with self._lock:
             self._held = self._claimed = self._desired = frozenset()
             self._member = False
+            self._members = ()
             self._running = False
             joined = self._joined_once
         with self._write_lock:
