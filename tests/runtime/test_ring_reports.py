@@ -255,3 +255,51 @@ def test_n23_a_member_that_cannot_list_counts_itself_and_says_what_it_has_not_li
     health = core.health()
     assert health.members == ("a", "b") and core.metrics().members == 2
     assert "members=2 (as last listed)" in health.describe()
+
+
+def test_n23_n25_list_error_is_kept_exactly_while_a_member_cannot_list() -> None:
+    """list_error says why a member cannot list the ring's Leases: it goes when a list
+    succeeds (a handoff step's or a claim's), and when the replica loses its Lease (a
+    non-member does not list: health says "not a member"); a list that fails after the
+    Lease was lost (the renewer lost it meanwhile) does not bring it back."""
+    clock = Clock()
+    api = NoListApi(LeaseStore())
+    core = _core(api, "a", clock)
+    assert core.renew()
+    assert core.observe() is None
+    assert core.health().list_error is not None
+
+    api.refuse_list = False  # a claim's list succeeds: the error is over
+    assert core.claim({1}) == frozenset({1})
+    assert core.health().list_error is None
+    api.refuse_list = True
+    assert core.observe() is None
+    assert core.health().list_error is not None
+
+    api.fail = True  # cut off: no renewal within the deadline, the Lease is lost
+    clock.now += RENEW + 0.1
+    assert not core.renew() and core.deadline_exceeded()
+    core.lose()
+    health = core.health()
+    assert not health.member and health.list_error is None
+    assert "cannot list" not in health.describe() and "not a member" in health.describe()
+
+    api.fail = False  # back: a member again, the list still refused
+    assert core.renew()
+    assert core.health().list_error is None  # not tried yet
+    assert core.observe() is None
+    assert core.health().list_error is not None
+
+    class LostWhileListing(NoListApi):
+        """The renewer loses the Lease while a handoff step's list is under way."""
+
+        def list_namespaced_lease(self, namespace: str, **kwargs: Any) -> Any:
+            core.lose()
+            return super().list_namespaced_lease(namespace, **kwargs)
+
+    core.leases = MemberLeases(LostWhileListing(LeaseStore()), NS, RING, "a")
+    core.leave()  # a fresh start over the API whose list ends after the loss
+    assert core.renew()
+    assert core.observe() is None
+    health = core.health()
+    assert not health.member and health.list_error is None

@@ -439,7 +439,8 @@ class RingCore:
             status = status_of(err)
             what = describe_error(err)
             with self._lock:
-                self._list_error = what
+                if self._member:  # a list that ends after the Lease was lost is no news
+                    self._list_error = what
             refused = status is not None and 400 <= status < 500 and status not in (409, 429)
             self._log.log(
                 self._said.level(("list", status)) if refused else logging.DEBUG,
@@ -504,6 +505,7 @@ class RingCore:
             self._held = self._claimed = self._desired = frozenset()
             self._waiting = self._releasing = frozenset()
             self._members = ()  # not listed again until it rejoins
+            self._list_error = None  # nor tried: health says "not a member" (N23)
             self._wanted_since.clear()
             self._lost += 1
         self._log.warning(
@@ -654,6 +656,7 @@ class RingCore:
             self._held = self._claimed = self._desired = frozenset()
             self._member = False
             self._members = ()
+            self._list_error = None
             self._running = False
             joined = self._joined_once
         with self._write_lock:
