@@ -21,6 +21,7 @@ from prometheus_client import CollectorRegistry
 from kubeinformers.runtime.api.shard import Shard
 from kubeinformers.runtime.leaderelection.elector import LeaseLock
 from kubeinformers.runtime.metrics import register_prometheus, unregister_prometheus
+from kubeinformers.runtime.reconcile.async_loop import AsyncReconcileLoop
 from kubeinformers.runtime.ring.assignment import BUCKETS, assign, buckets_of_shard
 from kubeinformers.runtime.ring.async_ring import AsyncShardRing, RingStoppedError
 from kubeinformers.runtime.ring.core import RingConfig, RingCore
@@ -526,5 +527,129 @@ def test_n24_async_wait_for_shard_raises_once_run_has_ended_without_a_shard() ->
         with pytest.raises(RingStoppedError):  # after run ended: at once
             await asyncio.wait_for(ring.wait_for_shard(), WAIT)
         assert store.leases.keys() == {(NS, "ctl-old")}  # it left
+
+    asyncio.run(main())
+
+
+class DrainProbe:
+    """An async reconcile loop admitted by a ring, whose reconcile of one key blocks until
+    told to finish; it records whether the ring's `run` ended while that reconcile ran and
+    whether the member Lease was still there then."""
+
+    def __init__(self, store: LeaseStore) -> None:
+        self.store = store
+        self.reconciling = asyncio.Event()
+        self.finish = asyncio.Event()
+        self.reconciled = asyncio.Event()
+        self.draining = asyncio.Event()  # the ring waits for the reconcile to end
+        self.seen_at_end: list[tuple[bool, bool]] = []
+        probe = self
+
+        async def reconcile(key: str) -> None:
+            probe.reconciling.set()
+            await probe.finish.wait()
+            probe.reconciled.set()
+
+        class Loop(AsyncReconcileLoop[str]):
+            async def release(self, region: Any, timeout: float | None = None) -> bool:
+                if probe.reconciling.is_set():
+                    probe.draining.set()
+                return await super().release(region, timeout)
+
+        self.loop = Loop("drain", reconcile)
+
+    def watch_end(self, run: asyncio.Task[None]) -> None:
+        def ended(_: asyncio.Task[None]) -> None:
+            with self.store.lock:
+                lease_left = bool(self.store.leases)
+            self.seen_at_end.append((self.reconciled.is_set(), lease_left))
+
+        run.add_done_callback(ended)
+
+    async def start(self, ring: AsyncShardRing) -> tuple[asyncio.Task[None], asyncio.Task[None]]:
+        await ring.admit(self.loop)
+        run = asyncio.create_task(ring.run())
+        self.watch_end(run)
+        loop_task = asyncio.create_task(self.loop.run())
+        await asyncio.wait_for(ring.wait_for_shard(), WAIT)
+        self.loop.enqueue("default/busy")
+        await asyncio.wait_for(self.reconciling.wait(), WAIT)
+        return run, loop_task
+
+
+def _async_ring(api: FakeLeaseApi) -> AsyncShardRing:
+    return AsyncShardRing(
+        api,
+        RING,
+        "a",
+        namespace=NS,
+        lease_duration=LEASE,
+        renew_deadline=RENEW,
+        retry_period=RETRY,
+    )
+
+
+def test_n22_async_run_cancelled_again_while_it_drains_still_drains_and_leaves_first() -> None:
+    """A second cancellation while a stopping member drains (a TaskGroup cancelling, then a
+    timeout) must not end `run` before the reconciles of its buckets have ended and its Lease
+    is deleted: the drain and the leave are finished, then CancelledError is raised. Ended
+    early, the reconcile would run on while another replica takes the buckets, or while this
+    replica's next `run` (started again at once, below) takes them again."""
+
+    async def main() -> None:
+        store = LeaseStore()
+        ring = _async_ring(FakeLeaseApi(store))
+        probe = DrainProbe(store)
+        run, loop_task = await probe.start(ring)
+        run.cancel()
+        await asyncio.wait_for(probe.draining.wait(), WAIT)
+        run.cancel()  # again, while it drains
+        done, _ = await asyncio.wait({run}, timeout=3 * RETRY)
+        assert not done, "run() ended while the reconcile of a bucket it gave away still ran"
+        probe.finish.set()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(run, WAIT)
+        assert probe.seen_at_end == [(True, False)]  # drained, then left
+        # Started again: it holds the ring again and reconciles the key once more.
+        probe.reconciling.clear()
+        again = asyncio.create_task(ring.run())
+        await asyncio.wait_for(ring.wait_for_shard(), WAIT)
+        probe.loop.enqueue("default/busy")
+        await asyncio.wait_for(probe.reconciling.wait(), WAIT)
+        again.cancel()
+        loop_task.cancel()
+        await asyncio.wait({again, loop_task})
+        assert store.leases == {}
+
+    asyncio.run(main())
+
+
+def test_n22_async_member_cut_off_while_draining_and_cancelled_ends_after_the_drain() -> None:
+    """A member that cannot renew stops all work at its renew deadline (its renewer drains
+    the loops); cancelling `run` then, once or twice, must not cut that drain short: `run`
+    ends only after the running reconcile has ended (the renewer was cancelled mid-drain,
+    and the final drain found nothing left to wait for)."""
+
+    async def main() -> None:
+        store = LeaseStore()
+        api = FakeLeaseApi(store)
+        ring = _async_ring(api)
+        probe = DrainProbe(store)
+        run, loop_task = await probe.start(ring)
+        api.fail = True  # cut off: at the renew deadline the renewer drains the loop
+        await asyncio.wait_for(probe.draining.wait(), WAIT)
+        run.cancel()
+        done, _ = await asyncio.wait({run}, timeout=3 * RETRY)
+        assert not done, "run() ended while the lost member's drain still waited"
+        run.cancel()
+        done, _ = await asyncio.wait({run}, timeout=3 * RETRY)
+        assert not done, "run() ended while the lost member's drain still waited"
+        probe.finish.set()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(run, WAIT)
+        assert [reconciled for reconciled, _ in probe.seen_at_end] == [True]
+        assert not ring.health().member
+        loop_task.cancel()
+        await asyncio.wait({loop_task})
 
     asyncio.run(main())

@@ -38,6 +38,7 @@ from kubeinformers.runtime.ring.holders import (
     AsyncInformerHolder,
     AsyncLoopHolder,
     FollowsShard,
+    finish,
 )
 from kubeinformers.runtime.ring.members import MemberLeaseApi, MemberLeases
 
@@ -194,32 +195,46 @@ class AsyncShardRing:
                     self._holding().set()
             self._tell_state()
 
-    async def _renew_loop(self) -> None:
-        while True:
+    async def _renew_loop(self, done: asyncio.Event) -> None:
+        """Renew every `retry_period` until `done`; stop all work once no renewal has
+        succeeded for `renew_deadline`. Not cancelled: `run` sets `done` and waits for it, so
+        that neither a renewal nor a drain is cut short (as the threaded face joins it)."""
+        while not done.is_set():
             renewed = await asyncio.to_thread(self._core.renew)
             if not renewed and self._core.deadline_exceeded():
                 await self._stop_all()
                 self._core.lose()
-            await asyncio.sleep(self.config.retry_period)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), self.config.retry_period)
 
     async def run(self) -> None:
-        """Join the ring and follow it until cancelled; then drain, leave, re-raise."""
+        """Join the ring and follow it until cancelled; then drain, leave, re-raise. A
+        cancellation (one, or more while it drains) ends it only after the step under way,
+        the drain of every bucket and the deletion of the Lease (N22): a reconcile left
+        running, or a Lease written after it, would let another replica, or this one's next
+        `run`, work on the same keys."""
         self._ended = False
-        await asyncio.to_thread(self._core.renew)
-        renewer = asyncio.create_task(self._renew_loop(), name=f"ring-{self.config.ring}-renew")
+        done = asyncio.Event()
+        renewer: asyncio.Task[None] | None = None
         period = self.config.retry_period
         try:
+            await finish(asyncio.to_thread(self._core.renew))
+            renewer = asyncio.create_task(
+                self._renew_loop(done), name=f"ring-{self.config.ring}-renew"
+            )
             while True:
-                await self.step()
+                await finish(self.step())
                 await asyncio.sleep(period * (1 + random.random() * (JITTER_FACTOR - 1)))
         finally:
             self._ended = True
             self._holding().set()  # wake wait_for_shard: it raises RingStoppedError (N24)
-            renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewer
-            await asyncio.shield(self._leave())
+            done.set()
+            await finish(self._leave(renewer))
 
-    async def _leave(self) -> None:
-        await self._stop_all()
-        await asyncio.to_thread(self._core.leave)
+    async def _leave(self, renewer: asyncio.Task[None] | None) -> None:
+        try:
+            if renewer is not None:
+                await renewer  # its renewal, or its stop at the renew deadline, runs to its end
+        finally:
+            await self._stop_all()
+            await asyncio.to_thread(self._core.leave)

@@ -15,7 +15,9 @@ healthy while a handoff is in progress or no range is held (`set_shard_state`).
 
 from __future__ import annotations
 
-from typing import Protocol
+import asyncio
+from collections.abc import Awaitable
+from typing import Protocol, TypeVar
 
 from kubeinformers.runtime.api.shard import Shard, ShardKey
 from kubeinformers.runtime.ring.assignment import BUCKETS, buckets_of_shard, shard_of
@@ -29,10 +31,33 @@ __all__ = [
     "FollowsShard",
     "InformerHolder",
     "LoopHolder",
+    "finish",
     "tell_state",
 ]
 
 _EVERYTHING = frozenset(range(BUCKETS))
+
+T = TypeVar("T")
+
+
+async def finish(step: Awaitable[T]) -> T:
+    """Await `step` to its end even if the caller is cancelled meanwhile, once or again and
+    again, then raise the cancellation: a drain cut short would give a bucket away while its
+    reconciles still run, a Lease request left running in its thread would write the Lease
+    after the member left (N22)."""
+    task = asyncio.ensure_future(step)
+    cancelled = False
+    while True:
+        try:
+            result = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.cancelled():  # the step itself was cancelled, not only its caller
+                raise
+            cancelled = True
+            continue
+        if cancelled:
+            raise asyncio.CancelledError
+        return result
 
 
 class FollowsShard(Protocol):
@@ -153,12 +178,14 @@ class AsyncLoopHolder:
     async def start(self) -> None:
         everything = shard_of(_EVERYTHING, self._key)
         assert everything is not None
-        await self.loop.release(everything)
+        await finish(self.loop.release(everything))
 
     async def stop_admitting(self, keep: Shard | None) -> None:
         region = self._admitted.to_release(keep)
         if region is not None:
-            await self.loop.release(region)
+            # No timeout, and not cut short by a cancellation: the region is no longer
+            # admitted from here on, so no later call would wait for its reconciles.
+            await finish(self.loop.release(region))
 
     async def narrow(self, keep: Shard | None) -> None:
         """The loop changed at `stop_admitting` already."""
