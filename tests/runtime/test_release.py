@@ -8,6 +8,7 @@ Waits are on events and conditions with timeouts; nothing sleeps to let things s
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import uuid
 from collections.abc import Callable
@@ -410,3 +411,142 @@ def test_n10_held_keys_wait_for_the_caches_on_acquire_threads_and_asyncio(
         await asyncio.wait_for(runner, TIMEOUT)
 
     run_debug(main, caplog)
+
+
+# --------------------------------------------------------------------------- keys of a key_func
+
+
+def _meta(obj: Obj | DeletedFinalStateUnknown[Obj]) -> dict[str, Any]:
+    final = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+    assert final is not None
+    meta: dict[str, Any] = final["metadata"]
+    return meta
+
+
+def _owner_key(obj: Obj | DeletedFinalStateUnknown[Obj]) -> str:
+    """A pod's owner's key (the key_func of a controller that reconciles owners)."""
+    meta = _meta(obj)
+    return f"{meta['namespace']}/{meta['ownerName']}"
+
+
+def _owned(name: str, uid: str, owner: str) -> Obj:
+    pod = _pod(name, uid)
+    pod["metadata"]["ownerName"] = owner
+    return pod
+
+
+def _unplaceable_warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [
+        r
+        for r in caplog.records
+        if r.name.startswith("kubeinformers.reconcile")
+        and r.levelno == logging.WARNING
+        and "cannot place key" in r.getMessage()
+    ]
+
+
+def test_n10_keys_no_cache_can_place_by_uid_are_said_once_naming_the_loop_key_and_remedy(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """N10: a loop whose keys come from a key_func only (an owner's key, from pods) has no
+    cache to place them by uid: every one is held while a shard is released (a ring of two
+    replicas: for ever). Said once at WARNING, naming the loop, the first such key and what
+    to do; not once per key."""
+    caplog.set_level(logging.DEBUG, logger="kubeinformers.reconcile")
+    pods = CachedInformer()
+    loop: ReconcileLoop[str] = ReconcileLoop("owners", lambda key: None)
+    loop.watch(pods, _owner_key)
+    assert loop.release(LOWER, timeout=TIMEOUT)
+    for i in range(5):
+        pods.put(_owned(f"p{i}", _uid_in(LOWER, False), f"owner{i}"))
+    assert loop.queue.held() == {f"default/owner{i}" for i in range(5)}
+    warnings = _unplaceable_warnings(caplog)
+    assert len(warnings) == 1, [r.getMessage() for r in warnings]
+    message = warnings[0].getMessage()
+    assert "\n" not in message
+    assert "reconcile loop 'owners' cannot place key 'default/owner0'" in message
+    assert "held while a shard is released" in message
+    assert "watch the informer of the keys' objects without key_func" in message
+    assert 'key="namespace"' in message
+    loop.queue.shut_down()
+
+
+def test_n10_a_key_that_is_not_a_str_is_said_once_whatever_the_shard_key(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """N10: only str keys ("namespace/name") can be placed; a loop over other keys (tuples)
+    says once at WARNING that they are held while a shard is released, even by namespace."""
+    caplog.set_level(logging.DEBUG, logger="kubeinformers.reconcile")
+    pods = CachedInformer()
+    loop: ReconcileLoop[tuple[str, str]] = ReconcileLoop("tuples", lambda key: None)
+
+    def key_of(obj: Obj | DeletedFinalStateUnknown[Obj]) -> tuple[str, str]:
+        meta = _meta(obj)
+        return (meta["namespace"], meta["name"])
+
+    loop.watch(pods, key_of)
+    assert loop.release(LOWER_NS, timeout=TIMEOUT)
+    for i in range(3):
+        pods.put(_pod(f"p{i}", str(uuid.uuid4())))
+    assert len(loop.queue.held()) == 3
+    warnings = _unplaceable_warnings(caplog)
+    assert len(warnings) == 1, [r.getMessage() for r in warnings]
+    message = warnings[0].getMessage()
+    assert "reconcile loop 'tuples' cannot place key ('default', 'p0')" in message
+    assert "only str keys are placed" in message and "not tuple" in message
+    loop.queue.shut_down()
+
+
+def test_n10_a_key_func_key_is_placed_by_its_object_not_by_the_object_that_enqueued_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """N10: an owner's key from a pod is placed by the owner, cached by an informer the loop
+    watches by its own keys: held when the owner lies in a released shard, admitted when it
+    lies in a held one, held (silently: another replica's) when it is not cached here. A
+    deleted pod does not place its owner's key by the pod's uid: the replica caching the pod
+    would reconcile an owner another replica reconciles."""
+    caplog.set_level(logging.DEBUG, logger="kubeinformers.reconcile")
+    pods, owners = CachedInformer(), CachedInformer()
+    loop: ReconcileLoop[str] = ReconcileLoop("owners", lambda key: None)
+    loop.watch(owners)
+    loop.watch(pods, _owner_key)
+    assert loop.release(UPPER, timeout=TIMEOUT)  # this replica holds LOWER
+    ours = _pod("ours", _uid_in(LOWER, True))
+    theirs = _pod("theirs", _uid_in(UPPER, True))
+    for owner in (ours, theirs):
+        owners.objects[f"default/{owner['metadata']['name']}"] = owner  # cached, not enqueued
+    pods.put(_owned("p-ours", _uid_in(LOWER, True), "ours"))
+    pods.put(_owned("p-theirs", _uid_in(LOWER, True), "theirs"))
+    pod_of_other = _owned("p-other", _uid_in(LOWER, True), "elsewhere")  # owner not cached
+    pods.put(pod_of_other)
+    assert loop.queue.held() == {"default/theirs", "default/elsewhere"}
+    pods.remove(pod_of_other)  # its uid lies in LOWER, held here: not its owner's place
+    assert loop.queue.held() == {"default/theirs", "default/elsewhere"}
+    assert _unplaceable_warnings(caplog) == []  # owners are placed by their cache
+    loop.queue.shut_down()
+
+
+def test_n10_an_object_deleted_while_its_key_is_reconciled_is_reconciled_again() -> None:
+    """N10: a deletion during the reconcile of its key queues the key again; that reconcile's
+    end must not forget the delete notification that places it (the object has left the
+    cache), or the key would be held for as long as anything is released, its deletion
+    never reconciled."""
+    informer = CachedInformer()
+    gate = Gate(lambda key: key == "default/doomed")
+    loop: ReconcileLoop[str] = ReconcileLoop("deleted", gate, workers=2)
+    loop.watch(informer)
+    informer.synced.set()
+    assert loop.release(UPPER, timeout=TIMEOUT)  # something is released: LOWER is ours
+    doomed = _pod("doomed", _uid_in(LOWER, True))
+    running = Running(loop)
+    try:
+        informer.put(doomed)
+        assert gate.wait(lambda: "default/doomed" in gate.running)
+        informer.remove(doomed)  # deleted while reconciled: queued again
+        gate.go.set()
+        assert gate.wait(lambda: gate.calls.count("default/doomed") == 2), (
+            f"held: {loop.queue.held()}"
+        )
+    finally:
+        gate.go.set()
+        running.shutdown()

@@ -135,8 +135,11 @@ class LoopShardStatus:
 
 class _Placer:
     """Where a key's object lies in the hash space: its uid and namespace, from the cache of
-    a watched informer, or remembered from its delete notification (the object is gone
-    from the cache, but its key may still be queued). `None`: not known."""
+    an informer watched by its own keys (`watch` without key_func: the object cached under a
+    key is the key's), or remembered from such an informer's delete notification (the object
+    is gone from the cache, but its key may still be queued). `None`: not known. A key_func's
+    key is not its notification's object's (an owner's key, from a pod): that object does
+    not place it."""
 
     __slots__ = ("_caches", "_gone", "_lock")
 
@@ -148,6 +151,9 @@ class _Placer:
     def add_cache(self, get_by_key: Callable[[str], object | None]) -> None:
         self._caches.append(get_by_key)
 
+    def has_caches(self) -> bool:
+        return bool(self._caches)
+
     def gone(self, key: Hashable, obj: object) -> None:
         try:
             identity = (object_uid(obj), object_namespace(obj))
@@ -156,10 +162,18 @@ class _Placer:
         with self._lock:
             self._gone[key] = identity
 
-    def forget(self, key: Hashable) -> None:
+    def mark(self, key: Hashable) -> object:
+        """What `key`'s delete notification is now (before a reconcile of it), for `forget`."""
+        return self._gone.get(key) if self._gone else None
+
+    def forget(self, key: Hashable, mark: object) -> None:
+        """Drop `key`'s delete notification once it has been reconciled: unless a newer one
+        came meanwhile (its object deleted during that reconcile: the key is queued again,
+        and must still be placed when it comes up)."""
         if self._gone:
             with self._lock:
-                self._gone.pop(key, None)
+                if self._gone.get(key) is mark:
+                    self._gone.pop(key, None)
 
     def hash_of(self, key: Hashable, shard_key: ShardKey) -> int | None:
         if isinstance(key, str):
@@ -223,6 +237,8 @@ class ReconcileCore(Generic[K]):
         self._released: list[Shard | KeyMatch[K]] = []
         self._released_lock = threading.Lock()
         self._placer = _Placer()
+        self._unplaceable_said = False
+        self._unplaceable_lock = threading.Lock()
         self._releases = 0
         self._acquires = 0
         self._timed_out_releases = 0
@@ -272,7 +288,8 @@ class ReconcileCore(Generic[K]):
         )
 
         placer = self._placer
-        if key_func is None:
+        own_keys = key_func is None
+        if own_keys:
             # N10: the default keys are the cache's: a key's object (its uid) is found there.
             store = getattr(informer, "get_store", None)
             if callable(store):
@@ -296,7 +313,7 @@ class ReconcileCore(Generic[K]):
 
         def on_delete(obj: T | DeletedFinalStateUnknown[T]) -> None:
             final = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
-            if final is not None and (predicate is None or predicate(obj)):
+            if own_keys and final is not None and (predicate is None or predicate(obj)):
                 try:
                     key = keyer(obj)
                 except Exception:
@@ -357,11 +374,54 @@ class ReconcileCore(Generic[K]):
         for region in self._released:
             if isinstance(region, Shard):
                 h = self._placer.hash_of(key, region.key)
-                if h is None or region.contains_hash(h):
+                if h is None:
+                    self._unplaceable(key, region.key)
+                    return True
+                if region.contains_hash(h):
                     return True
             elif region(key):
                 return True
         return False
+
+    def _unplaceable(self, key: K, shard_key: ShardKey) -> None:
+        """`key` is held because no released shard can place it (N10). A str key whose object
+        is only not cached here lies in another replica's shard: held, rightly, in silence.
+        A key this loop can place by no means at all (not a str; by uid, with no informer
+        watched by its own keys) would be held for as long as anything is released: said
+        once at WARNING, naming the loop, the key and what to do. Runs under the queue's
+        lock: it only logs."""
+        if not isinstance(key, str):
+            why = (
+                f'only str keys are placed ("namespace/name": by the object cached under '
+                f"them, or by their namespace), not {type(key).__name__}"
+            )
+            fix = 'use str keys "namespace/name"'
+        elif shard_key == "uid" and not self._placer.has_caches():
+            why = (
+                "the loop watches no informer by its own keys (watch() without key_func), so "
+                "no cache holds the object of a key"
+            )
+            fix = (
+                "also watch the informer of the keys' objects without key_func (the replica "
+                "whose shard holds a key's object reconciles it), or shard by namespace "
+                '(key="namespace") with keys "namespace/name"'
+            )
+        else:
+            return
+        with self._unplaceable_lock:
+            said, self._unplaceable_said = self._unplaceable_said, True
+        if said:
+            return
+        self._log.warning(
+            "reconcile loop %r cannot place key %r in the hash space (by %s): %s; it and every "
+            "such key is held while a shard is released (in a shard ring: until this replica "
+            "holds every bucket) and not reconciled meanwhile; %s (N10)",
+            self.name,
+            key,
+            shard_key,
+            why,
+            fix,
+        )
 
     def _add_released(self, region: Shard | KeyMatch[K]) -> Callable[[K], bool]:
         if not isinstance(region, Shard) and not callable(region):
@@ -425,14 +485,21 @@ class ReconcileCore(Generic[K]):
     def _is_held(self, key: K) -> bool:
         return False
 
-    def _reconciled(self, queue: RetryQueue[K], key: K, requeue_after: float | None) -> None:
+    def _placing(self, key: K) -> object:
+        """Before a reconcile of `key`: what places it now, to forget after (`_reconciled`,
+        `_failed`) unless it changed meanwhile."""
+        return self._placer.mark(key)
+
+    def _reconciled(
+        self, queue: RetryQueue[K], key: K, requeue_after: float | None, placed: object
+    ) -> None:
         """`reconcile(key)` returned: forget its failures; look again after `requeue_after`."""
-        self._placer.forget(key)
+        self._placer.forget(key, placed)
         queue.forget(key)
         if requeue_after is not None and requeue_after > 0:
             queue.add_after(key, requeue_after)
 
-    def _failed(self, queue: RetryQueue[K], key: K, err: Exception) -> None:
+    def _failed(self, queue: RetryQueue[K], key: K, err: Exception, placed: object) -> None:
         """`reconcile(key)` raised `err`: retry with rate limiting, or drop after max_retries."""
         if isinstance(err, Requeue):
             self._log.info("requeueing %r with backoff: %s", key, err)
@@ -448,7 +515,7 @@ class ReconcileCore(Generic[K]):
                 exc_info=err,
             )
             queue.forget(key)
-            self._placer.forget(key)
+            self._placer.forget(key, placed)
             return
         self._log.warning(
             "reconcile of %r failed (retry %d), will retry with backoff: %s",

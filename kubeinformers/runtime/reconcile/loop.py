@@ -235,9 +235,10 @@ class ReconcileLoop(ReconcileCore[K]):
 
     def process(self, key: K) -> None:
         """One reconcile of ``key`` with the retry policy (the worker's body)."""
+        placed = self._placing(key)
         try:
             requeue_after = self.reconcile(key)
         except Exception as err:
-            self._failed(self._retries, key, err)
+            self._failed(self._retries, key, err, placed)
             return
-        self._reconciled(self._retries, key, requeue_after)
+        self._reconciled(self._retries, key, requeue_after, placed)
