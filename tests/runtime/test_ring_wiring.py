@@ -8,11 +8,14 @@ Threaded (`ShardRing`, `ReconcileLoop`) and asyncio (`AsyncShardRing`, `AsyncRec
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
+
+import pytest
 
 from kubeinformers.generated.core.v1.models import ConfigMap
 from kubeinformers.generated.informers import SharedInformerFactory
@@ -22,6 +25,7 @@ from kubeinformers.runtime.reconcile.async_loop import AsyncReconcileLoop
 from kubeinformers.runtime.reconcile.loop import ReconcileLoop
 from kubeinformers.runtime.ring.async_ring import AsyncShardRing
 from kubeinformers.runtime.ring.ring import ShardRing
+from tests.runtime.test_controller_runner import FakeInformer
 from tests.support.leases import FakeLeaseApi, LeaseStore
 
 OBJECTS = 120
@@ -256,3 +260,32 @@ def test_n24_async_replicas_follow_the_ring_as_the_threaded_ones(
     asyncio.run(main())
     assert work.violations == []
     assert store.leases == {}
+
+
+def test_n24_n10_ring_admit_of_a_loop_that_cannot_place_its_keys_says_so_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """`ring.admit(loop)` of a loop whose keys come from a key_func only (pods by their
+    owner's key) in a ring by uid: every key is held until this replica holds every bucket,
+    so with two replicas none is ever reconciled. One WARNING names the loop and the key."""
+    caplog.set_level(logging.DEBUG, logger="kubeinformers.reconcile")
+    ring = ShardRing(FakeLeaseApi(LeaseStore()), "ctl", "a")
+    pods = FakeInformer()
+    loop: ReconcileLoop[str] = ReconcileLoop("deployments", lambda key: None)
+
+    def owner(obj: Any) -> str:
+        return "default/web"
+
+    loop.watch(pods, owner)
+    ring.admit(loop)  # holds nothing yet: every key released
+    for i in range(3):
+        pods.add({"metadata": {"name": f"web-{i}", "namespace": "default", "uid": f"u{i}"}})
+    assert loop.queue.held() == {"default/web"}
+    warnings = [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.WARNING and "cannot place key" in r.getMessage()
+    ]
+    assert len(warnings) == 1, warnings
+    assert "reconcile loop 'deployments' cannot place key 'default/web'" in warnings[0]
+    loop.queue.shut_down()
