@@ -73,7 +73,14 @@ class TokenRotation:
             return None
         if old:
             self.tokens.revoke(old)
-        return lambda: write_token(self.path, token)
+
+        def write_if_still_current() -> None:
+            # A rotation since then revoked this token's Secret: writing it now would leave
+            # the informers a dead token for good (two rotations a moment apart did).
+            if self.current == secret:
+                write_token(self.path, token)
+
+        return write_if_still_current
 
 
 @dataclass
