@@ -410,3 +410,22 @@ def test_g7_coroutine_handler_that_raises_is_logged_and_listener_goes_on(
         processor.stop()
         processor.join()
         lt.close()
+
+
+def test_g2_a_listener_that_cannot_buffer_a_notification_costs_the_others_nothing(
+    processor: SharedProcessor[Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    class Broken(ProcessorListener[Any]):
+        def add(self, notification: Any, now: float | None = None) -> None:
+            raise RuntimeError("a bug in one listener's buffering")
+
+    first, last = Recorder(), Recorder()
+    processor.add_listener(listener(first))
+    processor.add_listener(Broken(Recorder(), 0.0, 0.0, 0.0, upstream_has_synced=lambda: True))
+    processor.add_listener(listener(last))
+    processor.start()
+    done = [first.expect(1), last.expect(1)]
+    with caplog.at_level(logging.ERROR, logger="kubeinformers.processor"):
+        processor.distribute((ADD, pod("web", "1"), False), False)  # raises nothing
+    assert all(d.wait(WAIT) for d in done), "a handler after the broken one missed it"
+    assert "could not buffer a notification of default/web" in caplog.text

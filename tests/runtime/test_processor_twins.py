@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown, LeftShard
 from kubeinformers.runtime.cache.processor import (
     ADD,
     DELETE,
@@ -255,3 +256,27 @@ def test_g12_what_a_lagging_buffer_holds_stays_what_lazy_objects_cost() -> None:
     # shared instance, built by the other handler's read, more than twice that.
     assert 200 * raw <= twinned < 200 * (raw + 1500), (twinned, raw)
     assert shared > 2 * twinned, (shared, twinned)
+
+
+def test_g12_a_lagging_listener_buffers_a_relists_tombstone_of_an_object_it_twinned() -> None:
+    """A tombstone (DeletedFinalStateUnknown, LeftShard) has no metadata of its own: a lagging
+    listener that had twinned its object must buffer it as it is, not fail to read its
+    resourceVersion (that failure aborted the distribution: every handler missed the deletion,
+    and an atomic relist lost the callbacks after it; found by the real-server soak)."""
+    listener = _stuck_listener()
+    builder = LazyModelBuilder(Pod)
+    for i in range(TWIN_AFTER):
+        listener.add((ADD, builder.build(pod_json(f"p{i}")), False))
+    web = builder.build(pod_json("web"))
+    listener.add((ADD, web, False))  # lagging: twinned, and its twin remembered
+    for tombstone in (
+        DeletedFinalStateUnknown("default/web", web),
+        LeftShard("default/p1", None),
+        DeletedFinalStateUnknown("default/p2", builder.build(pod_json("p2"))),
+    ):
+        listener.add((DELETE, tombstone, None))
+        assert _buffered(listener)[-1] == (DELETE, tombstone, None)
+    # The twin of "web" is forgotten with its deletion: a new "web" is a new twin.
+    again = builder.build(pod_json("web"))
+    listener.add((ADD, again, False))
+    assert _buffered(listener)[-1][1] is not _buffered(listener)[TWIN_AFTER][1]

@@ -27,6 +27,8 @@ from concurrent.futures import Future
 from typing import Any, Generic, TypeVar, cast
 
 from kubeinformers.runtime.api.keys import (
+    DeletedFinalStateUnknown,
+    NoMetadataError,
     deletion_handling_meta_namespace_key,
     object_resource_version,
 )
@@ -94,11 +96,18 @@ def _key_of(obj: object) -> str:
 def _twin_of(known: tuple[str, weakref.ref[Any]] | None, obj: Any) -> Any:
     """G12: `known` (resourceVersion, twin)'s twin if it is of `obj`'s version and still
     alive, else a new lazy twin of `obj` (`obj` itself if it is not lazy)."""
-    if known is not None and known[0] != "" and known[0] == object_resource_version(obj):
+    if known is not None and known[0] != "" and known[0] == _resource_version_or_none(obj):
         twin = known[1]()
         if twin is not None:
             return twin
     return lazy_twin(obj)
+
+
+def _resource_version_or_none(obj: Any) -> str | None:
+    try:
+        return object_resource_version(obj)
+    except NoMetadataError:
+        return None
 
 
 # G9: a listener remembers this many (key, resourceVersion) pairs it reported as invalid;
@@ -234,6 +243,10 @@ class ProcessorListener(Generic[T]):
         key = _key_of(obj)
         twins = self._twins
         known = twins.pop(key, None)
+        if isinstance(obj, DeletedFinalStateUnknown):
+            # A relist's tombstone (or LeftShard): no metadata of its own to match a twin by,
+            # and rare; buffered as it is (its twin, if any, forgotten with the object).
+            return notification
         twin = _twin_of(known, obj)
         if kind != DELETE and twin is not obj:
             try:
@@ -632,7 +645,17 @@ class SharedProcessor(Generic[T]):
             for listener, syncing in self._listeners.items():
                 if sync and not syncing:
                     continue
-                listener.add(notification, now)
+                try:
+                    listener.add(notification, now)
+                except Exception:
+                    # A bug of ours in one listener's buffering must not cost the others
+                    # this notification, nor the informer the rest of a relist (G2).
+                    self._log.exception(
+                        "could not buffer a notification of %s for handler %r; the other "
+                        "handlers still get it",
+                        _key_of(notification[2] if notification[0] == UPDATE else notification[1]),
+                        listener.handler,
+                    )
 
     def start(self) -> None:
         with self._lock:
