@@ -19,6 +19,7 @@ import yaml
 from examples.informers.demo.v1.apply.widget import WidgetApply
 from examples.informers.demo.v1.gadget import Gadget, GadgetSpec
 from examples.informers.demo.v1.widget import Widget, WidgetSpec, WidgetStatus
+from examples.informers.demo.v1alpha1.widget import Widget as WidgetV1alpha1
 from kubeinformers.generated.apiextensions.v1 import CustomResourceDefinition
 from kubeinformers.generated.apps.v1 import Deployment, DeploymentSpec
 from kubeinformers.generated.apps.v1.apply import DeploymentApply
@@ -410,6 +411,28 @@ def test_m1_a_write_through_the_factory_client_is_in_the_lister_when_it_returns(
             client.delete(Widget, f"r{i}", namespace=ns)
             with pytest.raises(NotFound):
                 lister.widgets(ns).get(f"r{i}")
+
+
+def test_m1_a_write_through_another_version_of_a_watched_resource_waits_for_its_informer(
+    real_apiserver: RealApiServer, ns: str
+) -> None:
+    with SharedInformerFactory(real_apiserver.api_client(), namespace=ns) as factory:
+        lister = factory.lister(WidgetV1alpha1)  # the factory watches v1alpha1 only
+        factory.start()
+        assert all(factory.wait_for_cache_sync(timeout=60).values())
+        client = factory.client()
+        for i in range(5):
+            created = client.create(_widget(f"v{i}", ns))  # written as v1
+            cached = lister.widgets(ns).get(f"v{i}")
+            assert cached.metadata and created.metadata
+            assert cached.metadata.resource_version == created.metadata.resource_version
+            patched = client.patch(Widget, f"v{i}", {"spec": {"color": "red"}}, namespace=ns)
+            cached = lister.widgets(ns).get(f"v{i}")
+            assert cached.metadata and patched.metadata
+            assert cached.metadata.resource_version == patched.metadata.resource_version
+            client.delete(Widget, f"v{i}", namespace=ns)
+            with pytest.raises(NotFound):
+                lister.widgets(ns).get(f"v{i}")
 
 
 @pytest.mark.parametrize("queue", ["delta", "ordered", "atomic"])

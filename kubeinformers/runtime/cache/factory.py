@@ -497,8 +497,16 @@ class SharedInformerFactory:
         the written object is in its selection (False: it fails the informer's label
         selector, so the informer sees it only leave, if it held it)."""
         with self._lock:
-            informer = self._informers.get(resource.gvr)
-            running = resource.gvr in self._threads and not self._shutting_down
+            gvr = resource.gvr
+            informer = self._informers.get(gvr)
+            if informer is None:
+                # Another served version of the resource holds the same objects at the same
+                # resourceVersions (one object in storage): its informer sees the write too.
+                for other, candidate in self._informers.items():
+                    if other.group == gvr.group and other.resource == gvr.resource:
+                        gvr, informer = other, candidate
+                        break
+            running = gvr in self._threads and not self._shutting_down
         if informer is None or not running or informer.is_stopped() or not informer.has_synced():
             return None, False
         if resource.namespaced and self._namespace and namespace != self._namespace:
@@ -545,14 +553,14 @@ class SharedInformerFactory:
 
     def _timed_out(
         self,
+        informer: SharedIndexInformer[Any],
         resource: APIResource,
         namespace: str | None,
         name: str,
         result: object,
         timeout: float,
     ) -> ReadYourWritesTimeout:
-        informer = self._informers.get(resource.gvr)
-        seen = informer.last_processed_resource_version() if informer is not None else ""
+        seen = informer.last_processed_resource_version()
         what = resource.gvr.group_resource()
         key = f'{what} "{name or object_name(result)}"' + (
             f' in namespace "{namespace}"' if namespace else ""
@@ -591,7 +599,7 @@ class SharedInformerFactory:
         else:
             return
         if not ok:
-            raise self._timed_out(resource, namespace, name, result, timeout)
+            raise self._timed_out(informer, resource, namespace, name, result, timeout)
 
     async def wait_for_write_async(
         self,
@@ -615,7 +623,7 @@ class SharedInformerFactory:
         else:
             return
         if not ok:
-            raise self._timed_out(resource, namespace, name, result, timeout)
+            raise self._timed_out(informer, resource, namespace, name, result, timeout)
 
     # --- lifecycle ---------------------------------------------------------------------------
 
