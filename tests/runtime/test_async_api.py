@@ -507,3 +507,38 @@ def test_h4_a_factory_that_was_shut_down_cannot_be_entered_again(
                 raise AssertionError("must not be entered")
 
     run_debug(main, caplog)
+
+
+def test_m1_an_async_wait_for_the_cache_holds_no_thread_and_ends_when_cancelled(
+    local_api_server: LocalApiServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An async client's wait for a delete to leave the cache (`wait_for_cache_async`) is
+    checked on the loop, not in a worker thread: cancelled, nothing keeps waiting (a thread
+    used to stay blocked for the rest of `read_your_writes_timeout`)."""
+    server = local_api_server
+    api = server.api_client()
+
+    async def main() -> None:
+        factory = SharedInformerFactory(api)
+        informer = factory.core().v1().config_maps().informer()
+        async with factory:
+            threads = set(threading.enumerate())
+            wait = asyncio.ensure_future(informer.wait_for_cache_async(lambda: False, 30.0))
+            await asyncio.sleep(0)  # let it begin waiting
+            assert set(threading.enumerate()) == threads  # no worker thread took the wait
+            wait.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await wait
+            assert informer._watermark._async_waiters == []
+            # It wakes when the cache changes: the key's arrival ends a wait for it.
+            key = "default/arriving"
+            arrived = asyncio.ensure_future(
+                informer.wait_for_cache_async(
+                    lambda: informer.get_indexer().get_by_key(key) is not None, TIMEOUT
+                )
+            )
+            await asyncio.to_thread(server.create, configmap("arriving", "1"))
+            assert await arrived
+            assert not await informer.wait_for_cache_async(lambda: False, 0.1)
+
+    run_debug(main, caplog)

@@ -617,7 +617,7 @@ class SharedInformerFactory:
             return
         rv, gone = self._write_check(informer, namespace, name, result, selected)
         if gone is not None:
-            ok = await asyncio.to_thread(informer.wait_for_cache, gone, timeout)
+            ok = await informer.wait_for_cache_async(gone, timeout)
         elif rv:
             ok = await informer.wait_for_resource_version_async(rv, timeout)
         else:

@@ -130,6 +130,30 @@ class ResourceVersionWatermark:
                 self._cond.wait(remaining)
         return True
 
+    async def wait_until_async(self, done: Callable[[], bool], timeout: float | None) -> bool:
+        """`wait_until` for coroutines: never blocks the event loop, and holds no thread, so
+        a cancelled wait leaves nothing waiting behind it."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            with self._cond:
+                if done():
+                    return True
+                future: asyncio.Future[None] = loop.create_future()
+                entry = (self._value + 1, loop, future)  # woken by any rise
+                self._async_waiters.append(entry)
+            try:
+                remaining = None if deadline is None else deadline - loop.time()
+                if remaining is not None and remaining <= 0:
+                    return False
+                await asyncio.wait_for(future, remaining)
+            except TimeoutError:
+                return False
+            finally:
+                with self._cond:
+                    if entry in self._async_waiters:
+                        self._async_waiters.remove(entry)
+
     async def wait_async(self, resource_version: str, timeout: float | None) -> bool:
         """`wait` for coroutines: never blocks the event loop."""
         target = parse_resource_version(resource_version)

@@ -535,6 +535,10 @@ class SharedIndexInformer(Generic[T]):
         checked now and after each batch of events the cache processes; False on timeout."""
         return self._watermark.wait_until(done, timeout)
 
+    async def wait_for_cache_async(self, done: Callable[[], bool], timeout: float | None) -> bool:
+        """`wait_for_cache` for coroutines; never blocks the event loop nor holds a thread."""
+        return await self._watermark.wait_until_async(done, timeout)
+
     async def wait_for_resource_version_async(
         self, resource_version: str, timeout: float | None
     ) -> bool:
