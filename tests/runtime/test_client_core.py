@@ -583,3 +583,22 @@ def test_k11_m4_an_answer_that_is_no_object_fails_naming_the_request(
     assert ("may have been applied" in message) is writes
     assert isinstance(err, InvalidObjectError) and isinstance(err.validation_error, ValidationError)
     assert err.request.what == what and err.body == answer
+
+
+def test_m4_a_read_object_created_or_applied_again_is_told_what_to_change() -> None:
+    # The real server's answers (kube-apiserver 1.36) to a create and an apply of an object
+    # read from it: their messages say what is wrong, not what to do.
+    read = ConfigMap(
+        metadata=ObjectMeta(name="c", namespace="n", resource_version="7", uid="u"), data={}
+    )
+    created = _Resp(
+        500,
+        _status(500, "InternalError", "resourceVersion should not be set on objects to be created"),
+    )
+    with pytest.raises(ApiStatusError) as err:
+        Client(_ApiClient([created])).create(read)
+    assert "clear metadata.resource_version" in str(err.value)
+    applied = _Resp(400, _status(400, "BadRequest", "metadata.managedFields must be nil"))
+    with pytest.raises(ApiStatusError) as err:
+        Client(_ApiClient([applied])).apply(read, field_manager="me")
+    assert "apply an apply configuration" in str(err.value)

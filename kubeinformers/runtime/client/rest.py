@@ -181,6 +181,18 @@ class RestCore:
             )
         elif code == 422 and not err.causes:
             hint = "the server rejected the request as invalid"
+        elif code == 400 and "managedFields must be nil" in (status.message or ""):
+            hint = (  # an apply of a model read from the server
+                "an apply sends only the fields this field manager owns: apply an apply "
+                "configuration (the kind's `...Apply` class), or a model with only those "
+                "fields set, not an object read from the server (clear its "
+                "metadata.managed_fields and metadata.resource_version at least)"
+            )
+        elif code == 500 and "should not be set on objects to be created" in (status.message or ""):
+            hint = (  # a create of an object read from the server
+                "a create takes a new object: clear metadata.resource_version (and uid) of an "
+                "object read from the server, or update or apply it instead"
+            )
         elif code == 409 and err.reason == "Conflict":
             hint = (
                 "the object changed since it was read: read it again and redo the change "
