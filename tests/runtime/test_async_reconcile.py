@@ -644,3 +644,46 @@ def test_i12_cancelling_the_campaign_while_a_lost_lease_drains_stops_it(
         assert campaigns == 1
 
     run_debug(main, caplog)
+
+
+def test_i13_a_cancelled_error_out_of_reconcile_is_retried_and_the_worker_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """I13: a reconcile that lets out the CancelledError of a future it awaited (cancelled by
+    someone else, not its worker) fails like any exception: logged naming its key, retried;
+    the one worker goes on with the next key, and `run(stop)` returns instead of raising
+    CancelledError. Before, the worker ended without a word: the key was never retried and
+    no later key was ever reconciled."""
+
+    async def main() -> None:
+        calls: list[str] = []
+        both = asyncio.Event()
+
+        async def reconcile(key: str) -> None:
+            calls.append(key)
+            if key == "ns/a" and calls.count("ns/a") == 1:
+                inner: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                inner.cancel()  # an operation the reconcile awaits, cancelled elsewhere
+                await inner
+            if "ns/b" in calls and calls.count("ns/a") == 2:
+                both.set()
+
+        limiter: ItemExponentialFailureRateLimiter[str] = ItemExponentialFailureRateLimiter(
+            0.01, 1.0
+        )
+        reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop(
+            "inner-cancel", reconcile, workers=1, rate_limiter=limiter
+        )
+        reconciler.enqueue("ns/a")
+        reconciler.enqueue("ns/b")
+        stop = asyncio.Event()
+        runner = asyncio.create_task(reconciler.run(stop))
+        await asyncio.wait_for(both.wait(), TIMEOUT)
+        stop.set()
+        await asyncio.wait_for(runner, TIMEOUT)  # returns: no CancelledError
+        assert calls.count("ns/a") == 2 and "ns/b" in calls
+
+    with caplog.at_level(logging.WARNING, logger="kubeinformers.reconcile"):
+        run_debug(main, caplog)
+    failed = [r.getMessage() for r in caplog.records if "failed (retry 1)" in r.getMessage()]
+    assert len(failed) == 1 and "'ns/a'" in failed[0] and "CancelledError" in failed[0], failed

@@ -235,4 +235,19 @@ class AsyncReconcileLoop(ReconcileCore[K]):
         except Exception as err:
             self._failed(self._retries, key, err, placed)
             return
+        except asyncio.CancelledError as err:
+            task = asyncio.current_task()
+            if task is None or task.cancelling():
+                raise  # this worker is being cancelled: not the reconcile's failure
+            # I13: the reconcile let out the cancellation of something it awaited (a future
+            # or task someone else cancelled), not its worker's: a failure like any other.
+            # Let through, it would end the worker without a word and the key for good.
+            failure = RuntimeError(
+                f"reconcile of {key!r} raised CancelledError, but its worker was not "
+                "cancelled: something it awaited was cancelled (catch that CancelledError "
+                "in reconcile, or raise Requeue)"
+            )
+            failure.__cause__ = err
+            self._failed(self._retries, key, failure, placed)
+            return
         self._reconciled(self._retries, key, requeue_after, placed)
