@@ -687,3 +687,64 @@ def test_i13_a_cancelled_error_out_of_reconcile_is_retried_and_the_worker_goes_o
         run_debug(main, caplog)
     failed = [r.getMessage() for r in caplog.records if "failed (retry 1)" in r.getMessage()]
     assert len(failed) == 1 and "'ns/a'" in failed[0] and "CancelledError" in failed[0], failed
+
+
+class _GatedLeaseApi(FakeLeaseApi):
+    """A Lease API whose create waits for `gate`: a request in flight when `run` is
+    cancelled. `entered` is set on the loop once a create has begun, `created` once it
+    has written."""
+
+    def __init__(self, store: LeaseStore, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(store)
+        self.loop = loop
+        self.entered = asyncio.Event()
+        self.gate = threading.Event()
+        self.created = threading.Event()
+
+    def create_namespaced_lease(self, namespace: str, body: Any, **kwargs: Any) -> Any:
+        self.loop.call_soon_threadsafe(self.entered.set)
+        self.gate.wait(TIMEOUT)
+        try:
+            return super().create_namespaced_lease(namespace, body, **kwargs)
+        finally:
+            self.created.set()
+
+
+def test_i14_cancelling_run_before_it_leads_releases_the_lease_its_request_took(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """I14: `run` cancelled while its first attempt's request is in flight. That request
+    takes the Lease after the cancellation; `run` waits for it and, with
+    release_on_cancel, gives the Lease up: the others need not wait a whole lease duration,
+    and the stopped elector does not say it leads. Before, the cancellation left the request
+    behind in its thread: the Lease stayed held by a candidate nobody runs."""
+    store = LeaseStore()
+
+    async def main() -> None:
+        api = _GatedLeaseApi(store, asyncio.get_running_loop())
+        elector = AsyncLeaderElector(
+            LeaseLock(api, NS, NAME, "a"),
+            lease_duration=15.0,
+            renew_deadline=10.0,
+            retry_period=2.0,
+            release_on_cancel=True,
+            name="a",
+        )
+        led: list[str] = []
+
+        async def lead() -> None:
+            led.append("a")
+
+        runner = asyncio.create_task(elector.run(lead))
+        await asyncio.wait_for(api.entered.wait(), TIMEOUT)
+        runner.cancel()
+        await asyncio.sleep(0)
+        api.gate.set()  # the request in flight takes the Lease now
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(runner, TIMEOUT)
+        assert await asyncio.to_thread(api.created.wait, TIMEOUT)
+        assert led == []
+        assert store.spec(NS, NAME)["holderIdentity"] == "", store.written
+        assert not elector.is_leader()
+
+    run_debug(main, caplog)

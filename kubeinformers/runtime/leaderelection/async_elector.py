@@ -89,7 +89,17 @@ class AsyncLeaderElector:
         self._elector.check(max_tolerable_expired_lease)
 
     async def _attempt(self, timeout: float) -> bool:
-        ok = await asyncio.to_thread(self._elector.try_acquire_or_renew, timeout)
+        request = asyncio.ensure_future(
+            asyncio.to_thread(self._elector.try_acquire_or_renew, timeout)
+        )
+        try:
+            ok = await asyncio.shield(request)
+        except asyncio.CancelledError:
+            # The request goes on in its thread and may still take or renew the lease: let
+            # it end (at most `timeout`), so that what it did is known to whoever releases
+            # the lease next, and no release races it with a stale resourceVersion.
+            await asyncio.wait({request})
+            raise
         holder = self._elector.get_leader()
         if holder != self._reported:
             self._reported = holder
@@ -153,8 +163,14 @@ class AsyncLeaderElector:
     async def run(self, lead: Callable[[], Awaitable[None]]) -> bool:
         """Acquire the lease, then run `lead()` while renewing it. Returns True when `lead()`
         returned by itself, False when the lease was lost (then `lead()` was cancelled);
-        cancelling `run` cancels `lead()` and, with release_on_cancel, releases the lease."""
-        await self.acquire()
+        cancelling `run` cancels `lead()` and, with release_on_cancel, releases the lease
+        (also one taken by the attempt in flight when `run` was cancelled before leading)."""
+        try:
+            await self.acquire()
+        except asyncio.CancelledError:
+            if self.config.release_on_cancel:
+                await asyncio.shield(asyncio.to_thread(self._elector.release))
+            raise
 
         async def leading() -> None:
             await lead()
