@@ -542,3 +542,41 @@ def test_m1_an_async_wait_for_the_cache_holds_no_thread_and_ends_when_cancelled(
             assert not await informer.wait_for_cache_async(lambda: False, 0.1)
 
     run_debug(main, caplog)
+
+
+def test_g13_leaving_async_with_factory_with_an_unread_stream_does_not_hang(
+    local_api_server: LocalApiServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """G13: the task that leaves `async with factory` holds an `events()` stream it has not
+    read to the end (its buffer is full). The informer's shutdown waits for the stream's
+    delivery thread, which waited for the consumer to make room, and the consumer waited for
+    the shutdown: `async with` never ended. Now the delivery thread gives up once the informer
+    stops; the stream then ends after what was already handed to the loop."""
+    server = local_api_server
+    api = server.api_client()
+    for i in range(4):
+        server.create(configmap(f"unread-stream-{i}", "1"))
+
+    async def main() -> None:
+        factory = SharedInformerFactory(api)
+        informer = factory.core().v1().config_maps().informer()
+
+        opened: list[Any] = []
+
+        async def operator() -> Any:
+            async with factory:
+                events = informer.events(buffer=1)
+                opened.append(events)
+                await next_event(events)  # the next add fills the buffer; the rest wait
+                return events
+
+        try:
+            events = await asyncio.wait_for(operator(), TIMEOUT)  # hung here before
+        except TimeoutError:
+            await opened[0].aclose()  # lets the stuck shutdown end: fail, do not hang
+            raise
+        assert informer.is_stopped()
+        rest = [event async for event in events]  # ends: no StopAsyncIteration wait forever
+        assert len(rest) <= 3 and all(isinstance(e, Added) for e in rest)
+
+    run_debug(main, caplog)

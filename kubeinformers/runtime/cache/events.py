@@ -15,7 +15,9 @@ informer; G2: in order). The handler's delivery thread hands events to the event
 Back-pressure: at most `buffer` events wait on the loop for the consumer. When they are not
 consumed, the delivery thread of this stream waits, and further notifications collect in
 this handler's own buffer in the informer (G1: unbounded, visible as `buffered` in
-`informer.metrics().handlers`), never holding up the informer or other handlers. A stream
+`informer.metrics().handlers`), never holding up the informer or other handlers. When the
+informer stops, a delivery thread waiting for room gives up (G13): the stream ends after the
+events already handed to the loop. A stream
 that is closed (`aclose()`, leaving `async with`, or garbage-collected) unregisters itself.
 """
 
@@ -54,10 +56,13 @@ class Subscribable(Protocol[T_co, R]):
 
     def on_stopped(self, callback: Callable[[], None]) -> None: ...
 
+    def is_stopped(self) -> bool: ...
+
     def remove_on_stopped(self, callback: Callable[[], None]) -> None: ...
 
 
-# How often a delivery thread waiting for buffer room looks whether its stream was closed.
+# How often a delivery thread waiting for buffer room looks whether its stream was closed or
+# its informer is stopping.
 _CLOSED_CHECK = 0.5
 
 
@@ -99,23 +104,29 @@ class _Bridge(Generic[T]):
     """The handler registered on the informer: runs on its delivery thread; holds no reference
     to the stream, so an abandoned stream can be collected (and unregistered)."""
 
-    __slots__ = ("_closed", "_room", "_target")
+    __slots__ = ("_closed", "_room", "_stopped", "_target")
 
     def __init__(
         self,
         loop: asyncio.AbstractEventLoop,
         queue: asyncio.Queue[InformerEvent[T] | _Closed],
         buffer: int,
+        stopped: Callable[[], bool],
     ) -> None:
         # The loop and the stream's queue; None once closed, so that a closed bridge the
         # processor still holds a moment (its thread winding down) keeps no event alive.
         self._target: tuple[asyncio.AbstractEventLoop, asyncio.Queue[Any]] | None = (loop, queue)
         self._room = threading.Semaphore(buffer)
         self._closed = threading.Event()
+        # The informer's `is_stopped`: true once it stops, before it waits for its handlers.
+        self._stopped = stopped
 
     def _put(self, event: InformerEvent[T]) -> None:
         while not self._room.acquire(timeout=_CLOSED_CHECK):
-            if self._closed.is_set():
+            # G13: a stopping informer waits for this thread, and the consumer may be waiting
+            # for the informer to stop (the end of `async with factory`): give up the event,
+            # the stream ends once the informer has stopped.
+            if self._closed.is_set() or self._stopped():
                 return
         target = self._target
         if target is None:
@@ -190,7 +201,7 @@ class EventStream(Generic[T]):
             raise ValueError(f"buffer must be at least 1 event, got {buffer}")
         self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[InformerEvent[T] | _Closed] = asyncio.Queue()
-        self._bridge: _Bridge[T] = _Bridge(self._loop, self._queue, buffer)
+        self._bridge: _Bridge[T] = _Bridge(self._loop, self._queue, buffer, informer.is_stopped)
         self._informer = informer
         self._registration: Registration = informer.add_event_handler(self._bridge)
         closer = _closer(self._loop, self._queue)
