@@ -748,3 +748,89 @@ def test_i14_cancelling_run_before_it_leads_releases_the_lease_its_request_took(
         assert not elector.is_leader()
 
     run_debug(main, caplog)
+
+
+def test_i15_a_loop_cancelled_twice_ends_only_after_its_reconciles(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """I15: `run` cancelled, then cancelled again while its reconcile is still in flight. It
+    used to end at the second cancellation, its worker still reconciling: the next run could
+    reconcile the same key beside it. Now it ends (raising the cancellation) only once the
+    reconcile has returned and the worker has ended."""
+
+    async def main() -> None:
+        entered, release = asyncio.Event(), asyncio.Event()
+        finished: list[str] = []
+
+        async def reconcile(key: str) -> None:
+            entered.set()
+            await release.wait()
+            finished.append(key)
+
+        reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop("twice", reconcile)
+        reconciler.enqueue("ns/a")
+        runner = asyncio.create_task(reconciler.run())
+        at_end: list[list[str]] = []
+        runner.add_done_callback(lambda _: at_end.append(list(finished)))
+        await asyncio.wait_for(entered.wait(), TIMEOUT)
+        runner.cancel()
+        await asyncio.sleep(0)
+        runner.cancel()  # told again while it drains
+        done, _ = await asyncio.wait({runner}, timeout=0.5)
+        assert not done, "run ended while its reconcile was still running"
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(runner, TIMEOUT)
+        assert at_end == [["ns/a"]]
+        current = asyncio.current_task()
+        assert [t for t in asyncio.all_tasks() if t is not current] == []
+
+    run_debug(main, caplog)
+
+
+def test_i15_the_elector_releases_the_lease_only_after_lead_ended_however_often_cancelled(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """I15: `AsyncLeaderElector.run` (release_on_cancel) cancelled twice while `lead()` is
+    still stopping (a reconcile loop draining): the Lease is released, and `run` ends, only
+    once `lead()` has returned. It used to release at the second cancellation, handing the
+    Lease to another replica while this one's reconciles still ran."""
+    store = LeaseStore()
+
+    async def main() -> None:
+        api = FakeLeaseApi(store)
+        elector = AsyncLeaderElector(
+            LeaseLock(api, NS, NAME, "a"),
+            lease_duration=15.0,
+            renew_deadline=10.0,
+            retry_period=2.0,
+            release_on_cancel=True,
+            name="a",
+        )
+        leading, stopping, stopped = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        holder_when_lead_ended: list[str] = []
+
+        async def lead() -> None:
+            leading.set()
+            try:
+                await asyncio.Future()
+            finally:  # as a reconcile loop's run: the reconciles in flight finish first
+                stopping.set()
+                await asyncio.shield(stopped.wait())
+                holder_when_lead_ended.append(store.spec(NS, NAME)["holderIdentity"])
+
+        runner = asyncio.create_task(elector.run(lead))
+        await asyncio.wait_for(leading.wait(), TIMEOUT)
+        runner.cancel()
+        await asyncio.wait_for(stopping.wait(), TIMEOUT)
+        runner.cancel()  # told again while lead() stops
+        done, _ = await asyncio.wait({runner}, timeout=0.5)
+        assert not done, "run ended while lead() was still stopping"
+        assert store.spec(NS, NAME)["holderIdentity"] == "a"  # not released yet
+        stopped.set()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(runner, TIMEOUT)
+        assert holder_when_lead_ended == ["a"]
+        assert store.spec(NS, NAME)["holderIdentity"] == ""  # released after lead() ended
+
+    run_debug(main, caplog)

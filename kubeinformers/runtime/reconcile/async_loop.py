@@ -48,6 +48,24 @@ _SYNC_POLL_FIRST = 0.005
 _SYNC_POLL_MAX = 0.1
 
 
+async def _to_the_end(step: Awaitable[None]) -> None:
+    """Await `step` to its end even if the caller is cancelled meanwhile, once or again and
+    again, then raise that cancellation (I15)."""
+    task = asyncio.ensure_future(step)
+    cancelled = False
+    while True:
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.cancelled():  # the step itself was cancelled, not only its caller
+                raise
+            cancelled = True
+            continue
+        if cancelled:
+            raise asyncio.CancelledError
+        return
+
+
 class AsyncReconcileLoop(ReconcileCore[K]):
     """`workers` tasks calling `await reconcile(key)` for the keys the watched informers
     enqueue, with client-go's rate-limited retries (see the module docstring)."""
@@ -194,7 +212,17 @@ class AsyncReconcileLoop(ReconcileCore[K]):
             else:
                 await stop.wait()
         finally:
-            self._log.info("shutting down: waiting for in-flight reconciles")
+            # I15: to its end however often the task is cancelled meanwhile: a run that ended
+            # while its reconciles still ran would let the next run (a lease won back), or
+            # another replica once the lease is released, work on the same keys beside them.
+            await _to_the_end(self._stop_run(queue, workers))
+
+    async def _stop_run(
+        self, queue: AsyncRateLimitingQueue[K], workers: list[asyncio.Task[None]]
+    ) -> None:
+        """The end of a run: keep what the next run must see, let the workers drain."""
+        self._log.info("shutting down: waiting for in-flight reconciles")
+        try:
             # What the next run must see (a loop runs again after a lost lease): the keys
             # waiting for a retry or a re-check, those held back, every key enqueued from
             # now on, and the retries of the reconciles still running.
@@ -210,18 +238,17 @@ class AsyncReconcileLoop(ReconcileCore[K]):
                 for key in queue.held():
                     self._keep(key, 0.0)
             drain = asyncio.ensure_future(queue.shut_down_with_drain())
-            try:
-                waited = 0.0
-                while not (await asyncio.wait({drain}, timeout=DRAIN_HINT_AFTER))[0]:
-                    waited += DRAIN_HINT_AFTER
-                    self._still_draining(waited, queue.processing_items())
-                await drain
-                await asyncio.shield(asyncio.gather(*workers))
-            finally:
-                self._running = False
-                task, self._readmit_task = self._readmit_task, None
-                if task is not None and not task.done():
-                    task.cancel()
+            waited = 0.0
+            while not (await asyncio.wait({drain}, timeout=DRAIN_HINT_AFTER))[0]:
+                waited += DRAIN_HINT_AFTER
+                self._still_draining(waited, queue.processing_items())
+            await drain
+            await asyncio.gather(*workers)
+        finally:
+            self._running = False
+            task, self._readmit_task = self._readmit_task, None
+            if task is not None and not task.done():
+                task.cancel()
 
     async def _worker(self, queue: AsyncRateLimitingQueue[K]) -> None:
         async for key in queue:
