@@ -834,3 +834,47 @@ def test_i15_the_elector_releases_the_lease_only_after_lead_ended_however_often_
         assert store.spec(NS, NAME)["holderIdentity"] == ""  # released after lead() ended
 
     run_debug(main, caplog)
+
+
+def test_i16_a_second_concurrent_run_of_one_elector_is_refused(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """I16: `run` called again while a run leads: it raised nothing, found the Lease its
+    own and ran a second `lead()` beside the first. Now it raises at once, naming the
+    Lease; once the first run has ended a new one may start."""
+    store = LeaseStore()
+
+    async def main() -> None:
+        elector = AsyncLeaderElector(
+            LeaseLock(FakeLeaseApi(store), NS, NAME, "a"),
+            lease_duration=1.0,
+            renew_deadline=0.5,
+            retry_period=0.1,
+            name="a",
+        )
+        leading = asyncio.Event()
+        leads = 0
+
+        async def lead() -> None:
+            nonlocal leads
+            leads += 1
+            leading.set()
+            await asyncio.Future()
+
+        first = asyncio.create_task(elector.run(lead))
+        await asyncio.wait_for(leading.wait(), TIMEOUT)
+        with pytest.raises(RuntimeError, match=f"lease {NS}/{NAME} is already running"):
+            await asyncio.wait_for(elector.run(lead), TIMEOUT)
+        assert leads == 1
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        leading.clear()
+        again = asyncio.create_task(elector.run(lead))  # the re-campaign
+        await asyncio.wait_for(leading.wait(), TIMEOUT)
+        assert leads == 2
+        again.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await again
+
+    run_debug(main, caplog)

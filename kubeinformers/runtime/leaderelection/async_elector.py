@@ -77,6 +77,7 @@ class AsyncLeaderElector:
         # The latest `async def on_new_leader` task; each awaits the one before it (in order).
         self._notification: asyncio.Task[None] | None = None
         self._log = _log.getChild(name) if name else _log
+        self._running = False
 
     def is_leader(self) -> bool:
         return self._elector.is_leader()
@@ -164,7 +165,22 @@ class AsyncLeaderElector:
         """Acquire the lease, then run `lead()` while renewing it. Returns True when `lead()`
         returned by itself, False when the lease was lost (then `lead()` was cancelled);
         cancelling `run` cancels `lead()` and, with release_on_cancel, releases the lease
-        (also one taken by the attempt in flight when `run` was cancelled before leading)."""
+        (also one taken by the attempt in flight when `run` was cancelled before leading).
+        One call at a time: a second while one runs raises RuntimeError (I16)."""
+        if self._running:
+            raise RuntimeError(
+                f"leader elector for lease {self.config.lock.describe()} is already running: "
+                "run(lead) takes one call at a time (a second would run lead() beside the "
+                "first, both holding the one lease); await the first, or make another elector "
+                "with its own identity"
+            )
+        self._running = True
+        try:
+            return await self._run(lead)
+        finally:
+            self._running = False
+
+    async def _run(self, lead: Callable[[], Awaitable[None]]) -> bool:
         try:
             await self.acquire()
         except asyncio.CancelledError:
