@@ -16,10 +16,11 @@ import contextlib
 import functools
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["Cancellation", "RequestCancelled", "make_cancellable"]
+__all__ = ["Cancellation", "RequestCancelled", "make_cancellable", "pause"]
 
 _current = threading.local()  # .scope: the _Scope of this thread's request, if any
 
@@ -64,6 +65,7 @@ class Cancellation:
         self.lock = threading.Lock()
         self.cancelled = False
         self._scopes: set[_Scope] = set()
+        self._stopped = threading.Event()  # set by cancel(): ends a `pause` at once
 
     @contextlib.contextmanager
     def scope(self) -> Iterator[None]:
@@ -89,8 +91,20 @@ class Cancellation:
         with self.lock:
             self.cancelled = True
             sockets = [sock for scope in self._scopes for sock in scope.sockets]
+        self._stopped.set()
         for sock in sockets:
             _shut(sock)
+
+
+def pause(seconds: float) -> None:
+    """Wait `seconds` (a retry's Retry-After); inside a `Cancellation.scope` a `cancel()` ends
+    the wait at once with RequestCancelled, as it ends the scope's requests."""
+    scope: _Scope | None = getattr(_current, "scope", None)
+    if scope is None:
+        time.sleep(seconds)
+        return
+    if scope.owner._stopped.wait(seconds):
+        raise RequestCancelled(f"{scope.owner.what}: stopped")
 
 
 def _shut(sock: Any) -> None:

@@ -12,7 +12,6 @@ server's Retry-After, at most `max_retries` times, and then raised as TooManyReq
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -26,6 +25,7 @@ from kubeinformers.runtime.api.errors import (
 )
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.client.auth import apply_auth
+from kubeinformers.runtime.client.cancel import make_cancellable, pause
 from kubeinformers.runtime.client.credentials import credentials_for
 from kubeinformers.runtime.client.transport import (
     NO_RETRIES,
@@ -74,6 +74,8 @@ class RestCore:
         # it changes and at once after a 401, an exec plugin run again.
         self.credentials = credentials_for(api_client.configuration)
         ensure_connection_pool_size(api_client)
+        # M10: an AsyncClient call cancelled ends its request at once (Cancellation.scope).
+        make_cancellable(getattr(getattr(api_client, "rest_client", None), "pool_manager", None))
 
     @property
     def server(self) -> str:
@@ -113,7 +115,7 @@ class RestCore:
             attempt,
             self.max_retries,
         )
-        time.sleep(wait)
+        pause(wait)  # ended at once by a Cancellation (an AsyncClient call cancelled, M10)
 
     def _send_once(self, request: Request) -> tuple[int, bytes, float | None]:
         api = self.api_client

@@ -39,6 +39,7 @@ from kubeinformers.runtime.api.kinds import resource_of
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
 from kubeinformers.runtime.api.model import Scale, Status
 from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.client.cancel import Cancellation
 from kubeinformers.runtime.client.rest import (
     APPLY_PATCH,
     JSON,
@@ -1038,6 +1039,24 @@ class Client(_Base):
         )
 
 
+async def _off_the_loop(work: Callable[[], R]) -> R:
+    """`work()` (a request and the decoding of its answer) in a worker thread. M10: when the
+    awaiting task is cancelled the request ends at once (its socket shut down, a wait for a
+    Retry-After cut short) instead of going on in the thread for up to its timeout, retries
+    included, and holding `asyncio.run` up at exit as long."""
+    cancellation = Cancellation("a cancelled request of an AsyncClient")
+
+    def scoped() -> R:
+        with cancellation.scope():
+            return work()
+
+    try:
+        return await asyncio.to_thread(scoped)
+    except asyncio.CancelledError:
+        cancellation.cancel()
+        raise
+
+
 class AsyncClient(_Base):
     """`Client` for coroutines: the same calls, awaited; the network runs in a worker thread
     and read-your-writes waits never block the event loop."""
@@ -1049,7 +1068,7 @@ class AsyncClient(_Base):
             call = build()
             return call, self._answer(call, self._core.send(call.request))
 
-        call, result = await asyncio.to_thread(work)
+        call, result = await _off_the_loop(work)
         observer = self._observer
         if observer is not None and call.resource is not None:
             await observer.wait_for_write_async(
@@ -1107,7 +1126,7 @@ class AsyncClient(_Base):
         def work() -> ObjectList[K]:
             return cast(ObjectList[K], self._list_page(model, namespace, options))
 
-        return await asyncio.to_thread(work)
+        return await _off_the_loop(work)
 
     async def create(self, obj: K, *, field_manager: str | None = None, dry_run: bool = False) -> K:
         """`Client.create`."""
