@@ -429,3 +429,51 @@ def test_g2_a_listener_that_cannot_buffer_a_notification_costs_the_others_nothin
         processor.distribute((ADD, pod("web", "1"), False), False)  # raises nothing
     assert all(d.wait(WAIT) for d in done), "a handler after the broken one missed it"
     assert "could not buffer a notification of default/web" in caplog.text
+
+
+def test_g14_a_coroutine_handler_whose_loop_has_closed_says_so(
+    processor: SharedProcessor[Any],
+) -> None:
+    """G14: the loop a coroutine handler was registered with has closed (the factory outlived
+    `asyncio.run`). Each notification failed with a bare "Event loop is closed" and a
+    "coroutine ... was never awaited" warning; now the error says the loop has closed and
+    what to do, and the coroutine is closed."""
+    import gc
+    import warnings
+
+    loop = asyncio.new_event_loop()
+    loop.close()
+    failed = threading.Event()
+    records: list[logging.LogRecord] = []
+
+    class AsyncHandler:
+        async def on_add(self, obj: Any, is_in_initial_list: bool) -> None: ...
+
+        def on_update(self, old: Any, new: Any) -> None: ...
+
+        def on_delete(self, obj: Any) -> None: ...
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+            failed.set()
+
+    keep = Keep(logging.ERROR)
+    logger = logging.getLogger("kubeinformers")
+    logger.addHandler(keep)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            processor.add_listener(listener(AsyncHandler(), loop=loop))
+            processor.start()
+            processor.distribute((ADD, pod("late", "1"), False), False)
+            assert failed.wait(WAIT)
+            processor.stop()
+            processor.join()
+            gc.collect()
+    finally:
+        logger.removeHandler(keep)
+    errors = [r for r in records if "default/late" in r.getMessage()]
+    assert errors and errors[0].exc_info is not None, [r.getMessage() for r in records]
+    assert "has closed" in str(errors[0].exc_info[1]), errors[0].exc_info[1]
+    assert not [w for w in caught if "never awaited" in str(w.message)], caught

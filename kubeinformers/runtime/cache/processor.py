@@ -565,7 +565,18 @@ class ProcessorListener(Generic[T]):
                 "handler returned a coroutine but was registered without an event loop; "
                 "pass loop=... to add_event_handler"
             )
-        future: Future[None] = asyncio.run_coroutine_threadsafe(coro, loop)
+        try:
+            if loop.is_closed():
+                raise RuntimeError("Event loop is closed")
+            future: Future[None] = asyncio.run_coroutine_threadsafe(coro, loop)
+        except RuntimeError:
+            coro.close()  # G14: never run, and said so below, not as "never awaited"
+            raise RuntimeError(
+                "the event loop this coroutine handler was registered with (loop=...) has "
+                "closed, so the notification is dropped: remove the handler "
+                "(informer.remove_event_handler) or shut the factory down before that loop "
+                "ends (leave `async with factory` inside it)"
+            ) from None
 
         def wake(_: Future[None]) -> None:
             with self._cond:
