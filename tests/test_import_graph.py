@@ -25,7 +25,7 @@ GENERATED_OR_GENERATOR = ("kubeinformers.generated", "kubeinformers.generator")
 LAYERS: list[tuple[str, ...]] = [
     ("_exports",),  # the lazy-face helper: imports nothing of the package
     ("runtime.api",),  # models, Status, errors, resources, keys and metadata, list/watch
-    ("runtime.clock", "runtime.metrics", "runtime.labels"),
+    ("runtime.clock", "runtime.metrics", "runtime.labels", "runtime.uncancelled"),
     ("runtime.codec",),
     ("runtime.client",),
     ("runtime.reflector",),

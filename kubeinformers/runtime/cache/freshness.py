@@ -133,6 +133,18 @@ class ResourceVersionWatermark:
     async def wait_until_async(self, done: Callable[[], bool], timeout: float | None) -> bool:
         """`wait_until` for coroutines: never blocks the event loop, and holds no thread, so
         a cancelled wait leaves nothing waiting behind it."""
+        return await self._wait_async(done, None, timeout)
+
+    async def wait_async(self, resource_version: str, timeout: float | None) -> bool:
+        """`wait` for coroutines: never blocks the event loop."""
+        target = parse_resource_version(resource_version)
+        return await self._wait_async(lambda: self._value >= target, target, timeout)
+
+    async def _wait_async(
+        self, done: Callable[[], bool], wake_at: int | None, timeout: float | None
+    ) -> bool:
+        """Until `done()`, checked now and whenever the watermark reaches `wake_at` (None: any
+        rise), or `timeout` passes (False)."""
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         while True:
@@ -140,7 +152,7 @@ class ResourceVersionWatermark:
                 if done():
                     return True
                 future: asyncio.Future[None] = loop.create_future()
-                entry = (self._value + 1, loop, future)  # woken by any rise
+                entry = (self._value + 1 if wake_at is None else wake_at, loop, future)
                 self._async_waiters.append(entry)
             try:
                 remaining = None if deadline is None else deadline - loop.time()
@@ -153,26 +165,6 @@ class ResourceVersionWatermark:
                 with self._cond:
                     if entry in self._async_waiters:
                         self._async_waiters.remove(entry)
-
-    async def wait_async(self, resource_version: str, timeout: float | None) -> bool:
-        """`wait` for coroutines: never blocks the event loop."""
-        target = parse_resource_version(resource_version)
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[None] = loop.create_future()
-        entry = (target, loop, future)
-        with self._cond:
-            if self._value >= target:
-                return True
-            self._async_waiters.append(entry)
-        try:
-            await asyncio.wait_for(future, timeout)
-            return True
-        except TimeoutError:
-            return False
-        finally:
-            with self._cond:
-                if entry in self._async_waiters:
-                    self._async_waiters.remove(entry)
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

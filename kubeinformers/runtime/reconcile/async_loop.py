@@ -30,6 +30,7 @@ from kubeinformers.runtime.reconcile.core import (
     LoopRetries,
     ReconcileCore,
 )
+from kubeinformers.runtime.uncancelled import finish
 from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue
 from kubeinformers.runtime.workqueue.rate_limiters import (
     RateLimiter,
@@ -46,24 +47,6 @@ done or a number of seconds to look at the key again later."""
 
 _SYNC_POLL_FIRST = 0.005
 _SYNC_POLL_MAX = 0.1
-
-
-async def _to_the_end(step: Awaitable[None]) -> None:
-    """Await `step` to its end even if the caller is cancelled meanwhile, once or again and
-    again, then raise that cancellation (I15)."""
-    task = asyncio.ensure_future(step)
-    cancelled = False
-    while True:
-        try:
-            await asyncio.shield(task)
-        except asyncio.CancelledError:
-            if task.cancelled():  # the step itself was cancelled, not only its caller
-                raise
-            cancelled = True
-            continue
-        if cancelled:
-            raise asyncio.CancelledError
-        return
 
 
 class AsyncReconcileLoop(ReconcileCore[K]):
@@ -215,7 +198,7 @@ class AsyncReconcileLoop(ReconcileCore[K]):
             # I15: to its end however often the task is cancelled meanwhile: a run that ended
             # while its reconciles still ran would let the next run (a lease won back), or
             # another replica once the lease is released, work on the same keys beside them.
-            await _to_the_end(self._stop_run(queue, workers))
+            await finish(self._stop_run(queue, workers))
 
     async def _stop_run(
         self, queue: AsyncRateLimitingQueue[K], workers: list[asyncio.Task[None]]

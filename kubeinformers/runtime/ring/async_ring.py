@@ -38,9 +38,9 @@ from kubeinformers.runtime.ring.holders import (
     AsyncInformerHolder,
     AsyncLoopHolder,
     FollowsShard,
-    finish,
 )
 from kubeinformers.runtime.ring.members import MemberLeaseApi, MemberLeases
+from kubeinformers.runtime.uncancelled import finish
 
 __all__ = ["AsyncShardHolder", "AsyncShardRing", "RingStoppedError"]
 

@@ -15,13 +15,12 @@ healthy while a handoff is in progress or no range is held (`set_shard_state`).
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from kubeinformers.runtime.api.shard import Shard, ShardKey
 from kubeinformers.runtime.ring.assignment import BUCKETS, buckets_of_shard, shard_of
 from kubeinformers.runtime.ring.core import RingHealth
+from kubeinformers.runtime.uncancelled import finish
 
 __all__ = [
     "AdmitsKeys",
@@ -31,33 +30,10 @@ __all__ = [
     "FollowsShard",
     "InformerHolder",
     "LoopHolder",
-    "finish",
     "tell_state",
 ]
 
 _EVERYTHING = frozenset(range(BUCKETS))
-
-T = TypeVar("T")
-
-
-async def finish(step: Awaitable[T]) -> T:
-    """Await `step` to its end even if the caller is cancelled meanwhile, once or again and
-    again, then raise the cancellation: a drain cut short would give a bucket away while its
-    reconciles still run, a Lease request left running in its thread would write the Lease
-    after the member left (N22)."""
-    task = asyncio.ensure_future(step)
-    cancelled = False
-    while True:
-        try:
-            result = await asyncio.shield(task)
-        except asyncio.CancelledError:
-            if task.cancelled():  # the step itself was cancelled, not only its caller
-                raise
-            cancelled = True
-            continue
-        if cancelled:
-            raise asyncio.CancelledError
-        return result
 
 
 class FollowsShard(Protocol):
