@@ -28,7 +28,6 @@ from typing import Any, Generic, TypeVar, cast
 
 from kubeinformers.runtime.api.keys import (
     DeletedFinalStateUnknown,
-    NoMetadataError,
     deletion_handling_meta_namespace_key,
     object_resource_version,
 )
@@ -96,18 +95,12 @@ def _key_of(obj: object) -> str:
 def _twin_of(known: tuple[str, weakref.ref[Any]] | None, obj: Any) -> Any:
     """G12: `known` (resourceVersion, twin)'s twin if it is of `obj`'s version and still
     alive, else a new lazy twin of `obj` (`obj` itself if it is not lazy)."""
-    if known is not None and known[0] != "" and known[0] == _resource_version_or_none(obj):
+    if known is not None and known[0] != "" and known[0] == object_resource_version(obj):
         twin = known[1]()
         if twin is not None:
             return twin
     return lazy_twin(obj)
 
-
-def _resource_version_or_none(obj: Any) -> str | None:
-    try:
-        return object_resource_version(obj)
-    except NoMetadataError:
-        return None
 
 
 # G9: a listener remembers this many (key, resourceVersion) pairs it reported as invalid;
