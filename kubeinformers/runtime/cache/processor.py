@@ -102,7 +102,6 @@ def _twin_of(known: tuple[str, weakref.ref[Any]] | None, obj: Any) -> Any:
     return lazy_twin(obj)
 
 
-
 # G9: a listener remembers this many (key, resourceVersion) pairs it reported as invalid;
 # beyond that a new one is still counted, and logged at DEBUG.
 MAX_REPORTED_INVALID = 10_000
