@@ -293,6 +293,89 @@ def test_d3_run_loop_reports_errors_and_backs_off_between_attempts() -> None:
     assert h.waits[:2] == [0.8, 1.6]
 
 
+class _LongBackoff(Backoff):
+    """Every delay 10 minutes (a real outage's later steps), the first delay 0.05 s."""
+
+    def __init__(self) -> None:
+        super().__init__(initial=0.05)
+
+    def next_delay(self) -> float:
+        return 600.0
+
+
+def _waiting_reflector(
+    lists: list[Step],
+) -> tuple[Reflector[Any], ScriptedLW, threading.Event, threading.Event, threading.Thread]:
+    """A reflector on its own thread that really waits out its backoff (10 minutes), and an
+    event set each time it begins a wait."""
+    stop = threading.Event()
+    waiting = threading.Event()
+
+    def wait(event: threading.Event, seconds: float) -> bool:
+        waiting.set()
+        return event.wait(seconds)
+
+    lw = ScriptedLW(stop, lists, [ScriptedWatch()])
+    reflector: Reflector[Any] = Reflector(
+        lw,
+        dict,
+        RecordingStore(),
+        name="test",
+        watch_error_handler=lambda r, e: None,
+        use_watch_list=False,
+        backoff=_LongBackoff(),
+        wait=wait,
+    )
+    thread = threading.Thread(target=reflector.run, args=(stop,), daemon=True)
+    thread.start()
+    return reflector, lw, stop, waiting, thread
+
+
+def test_d4_m1_a_wait_for_an_unreachable_server_ends_when_the_server_answers_a_write() -> None:
+    refused = ConnectionRefusedError(111, "Connection refused")
+    listed = threading.Event()
+
+    def second_list() -> ObjectList[Any]:
+        listed.set()
+        return page("7")
+
+    reflector, lw, stop, waiting, thread = _waiting_reflector([refused, second_list])
+    try:
+        assert waiting.wait(10)
+        waiting.clear()
+        assert reflector.retry_now()  # a write reached the server (the factory's client)
+        assert listed.wait(30)  # the list is tried again at once, not in 10 minutes
+        assert len(lw.list_calls) == 2
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not thread.is_alive()
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        ApiStatusError(429, "TooManyRequests", "slow down", retry_after=30),
+        ApiStatusError(503, "ServiceUnavailable", "later", retry_after=30),
+        status_error(403, "Forbidden", "pods is forbidden"),
+        status_error(500, "InternalError", "etcd down"),
+    ],
+    ids=["retry-after-429", "retry-after-503", "forbidden", "internal-error"],
+)
+def test_d4_a_wait_for_another_reason_is_kept_and_still_ends_on_stop(
+    failure: ApiStatusError,
+) -> None:
+    reflector, lw, stop, waiting, thread = _waiting_reflector([failure, page("7")])
+    try:
+        assert waiting.wait(10)
+        assert not reflector.retry_now()  # the server asked for the wait, or it is no outage
+        assert len(lw.list_calls) == 1
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not thread.is_alive() and len(lw.list_calls) == 1
+
+
 class _Connection:
     """Stands for a socket a failed request left open (weakly referable, like socket.socket)."""
 

@@ -194,6 +194,13 @@ class Controller(Generic[T]):
         if reflector is not None:
             reflector.relist()
 
+    def retry_now(self) -> bool:
+        """Cut short the running reflector's backoff wait for an unreachable server (D4, M1:
+        the server just answered a write); False when it is not in one."""
+        with self._lock:
+            reflector = self._reflector
+        return reflector.retry_now() if reflector is not None else False
+
     def has_synced(self) -> bool:
         """Delegates to the queue (E5): the initial list has been popped and processed."""
         return self.config.queue.has_synced()

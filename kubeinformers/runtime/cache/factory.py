@@ -593,6 +593,7 @@ class SharedInformerFactory:
             return
         rv, gone = self._write_check(informer, namespace, name, result, selected)
         if gone is not None:
+            informer.retry_now()  # the server just answered: no backoff wait for it (D4)
             ok = informer.wait_for_cache(gone, timeout)
         elif rv:
             ok = informer.wait_for_resource_version(rv, timeout)
@@ -617,6 +618,7 @@ class SharedInformerFactory:
             return
         rv, gone = self._write_check(informer, namespace, name, result, selected)
         if gone is not None:
+            informer.retry_now()  # the server just answered: no backoff wait for it (D4)
             ok = await informer.wait_for_cache_async(gone, timeout)
         elif rv:
             ok = await informer.wait_for_resource_version_async(rv, timeout)

@@ -181,6 +181,11 @@ class Reflector(Generic[T]):
             lambda event, seconds: event.wait(seconds)
         )
         self._state = ReflectorState()
+        # D4, M1: a backoff wait ends when this is set: by the stop, or by `retry_now()` while
+        # `_cuttable` (the wait is for a server that was unreachable).
+        self._wake = threading.Event()
+        self._wake_lock = threading.Lock()
+        self._cuttable = False
         # N8: set by `relist()`: end the watch and list again (cleared when a list begins).
         self._relist = threading.Event()
         self._watches: Watches[T] = Watches(lister_watcher, self._state, self.counters)
@@ -293,8 +298,43 @@ class Reflector(Generic[T]):
             # Credentials refused: try again as soon as the token file changes (issue 27).
             source.wait_for_new_credentials(stop, delay)
             return stop.is_set()
-        self._wait(stop, delay)
+        # Cut short by `retry_now()` only while the server is away (the error, or the outage
+        # the watch reported before its loop ended without one) and did not ask for the wait.
+        cuttable = (
+            is_server_unavailable(err) if err is not None else self.outage.in_outage
+        ) and not (isinstance(err, ApiStatusError) and err.retry_after is not None)
+        with self._wake_lock:
+            if not stop.is_set():
+                self._wake.clear()  # the stop sets it after setting `stop`: never lost
+            self._cuttable = cuttable
+        began = self._clock()
+        try:
+            self._wait(self._wake, delay)
+        finally:
+            with self._wake_lock:
+                cut, self._cuttable = cuttable and not self._cuttable, False
+        if cut and not stop.is_set():
+            # Cut short by retry_now(): still no sooner than the first delay after the failure,
+            # however many writes ask (a server that answers writes but fails the watch).
+            rest = min(delay, self._backoff.initial) - (self._clock() - began)
+            if rest > 0:
+                self._wait(stop, rest)
         return stop.is_set()
+
+    def retry_now(self) -> bool:
+        """The server has just answered (a write through the typed client reached it, M1): a
+        backoff wait that began because the server was unreachable (D4) ends now, so that the
+        cache catches up with that write at once instead of after a delay of up to 30 s; the
+        next attempt still comes no sooner than the first delay (0.8 s) after the failure.
+        A wait for another reason (a Retry-After, 403, a bad list) is kept. Returns whether a
+        wait was cut short. Safe from any thread."""
+        with self._wake_lock:
+            if not self._cuttable:
+                return False
+            self._cuttable = False
+            self._wake.set()
+        logger.debug("%s: the server answered another request; retrying now", self.name)
+        return True
 
     # ----------------------------------------------------------------------------- run loop
 
@@ -336,6 +376,8 @@ class Reflector(Generic[T]):
 
     def _stop_current_watch_on(self, stop: threading.Event) -> None:
         stop.wait()
+        with self._wake_lock:  # after `_backoff_wait`'s clear, if that saw no stop
+            self._wake.set()  # a backoff wait ends
         source = self.lister_watcher
         if isinstance(source, CancelsRequests):
             source.cancel_requests()  # a request waiting on the server ends now
