@@ -878,3 +878,87 @@ def test_i16_a_second_concurrent_run_of_one_elector_is_refused(
             await again
 
     run_debug(main, caplog)
+
+
+def _elector_telling(on_new_leader: Any, store: LeaseStore) -> AsyncLeaderElector:
+    return AsyncLeaderElector(
+        LeaseLock(FakeLeaseApi(store), NS, NAME, "a"),
+        lease_duration=1.0,
+        renew_deadline=0.5,
+        retry_period=0.1,
+        release_on_cancel=True,
+        name="a",
+        on_new_leader=on_new_leader,
+    )
+
+
+def test_i17_an_async_on_new_leader_ends_before_run_returns(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """I17: a notification still running when `lead()` returns is awaited by `run` (within
+    the renew deadline), so nothing of the elector's is left for `asyncio.run` to cancel."""
+    store = LeaseStore()
+    told: list[str] = []
+
+    async def main() -> None:
+        entered = asyncio.Event()
+        go_on = asyncio.Event()
+
+        async def tell(holder: str) -> None:
+            entered.set()
+            await go_on.wait()
+            told.append(holder)
+
+        async def lead() -> None:
+            await entered.wait()
+            asyncio.get_running_loop().call_later(0.05, go_on.set)
+
+        elector = _elector_telling(tell, store)
+        assert await asyncio.wait_for(elector.run(lead), TIMEOUT) is True
+        assert told == ["a"]  # ended before run returned
+        assert asyncio.all_tasks() == {asyncio.current_task()}
+
+    run_debug(main, caplog)
+
+
+@pytest.mark.parametrize("end", ["lead-returns", "run-cancelled"])
+def test_i17_a_notification_that_outlives_run_is_cancelled_and_ended(
+    caplog: pytest.LogCaptureFixture, end: str
+) -> None:
+    """I17: a hung `async def on_new_leader` is cancelled when `run` ends (after the renew
+    deadline when `lead()` returned, with one WARNING; at once when `run` is cancelled) and
+    has ended when `run` returns or raises. Before, it was left running on the loop."""
+    store = LeaseStore()
+    ended: list[str] = []
+
+    async def main() -> None:
+        entered = asyncio.Event()
+
+        async def tell(holder: str) -> None:
+            entered.set()
+            try:
+                await asyncio.Future()  # never returns
+            finally:
+                ended.append(holder)
+
+        async def lead() -> None:
+            await entered.wait()
+            if end == "run-cancelled":
+                await asyncio.Future()
+
+        elector = _elector_telling(tell, store)
+        runner = asyncio.create_task(elector.run(lead))
+        await asyncio.wait_for(entered.wait(), TIMEOUT)
+        if end == "run-cancelled":
+            runner.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await asyncio.wait_for(runner, TIMEOUT)
+        else:
+            assert await asyncio.wait_for(runner, TIMEOUT) is True
+        assert ended == ["a"]
+        assert asyncio.all_tasks() == {asyncio.current_task()}
+
+    with caplog.at_level(logging.WARNING, logger="kubeinformers.leaderelection"):
+        run_debug(main, caplog)
+    warned = [r for r in caplog.records if "on_new_leader still running" in r.getMessage()]
+    assert len(warned) == (1 if end == "lead-returns" else 0)

@@ -30,6 +30,7 @@ from kubeinformers.runtime.leaderelection.elector import (
     LeaderElector,
     ResourceLock,
 )
+from kubeinformers.runtime.uncancelled import finish
 
 __all__ = ["AsyncLeaderElector", "NewLeaderCallback"]
 
@@ -76,6 +77,7 @@ class AsyncLeaderElector:
         self._reported = ""
         # The latest `async def on_new_leader` task; each awaits the one before it (in order).
         self._notification: asyncio.Task[None] | None = None
+        self._notifications: set[asyncio.Task[None]] = set()  # not yet ended
         self._log = _log.getChild(name) if name else _log
         self._running = False
 
@@ -117,9 +119,44 @@ class AsyncLeaderElector:
             self._log.exception("on_new_leader callback failed")
             return
         if inspect.isawaitable(result):
-            self._notification = asyncio.ensure_future(
-                self._await_new_leader(result, self._notification)
+            task = asyncio.ensure_future(self._await_new_leader(result, self._notification))
+            self._notification = task
+            self._notifications.add(task)
+            task.add_done_callback(self._notifications.discard)
+
+    async def _end_notifications(self, grace: float) -> None:
+        """I17: the `async def on_new_leader` tasks still running when `run` ends get up to
+        `grace` seconds to end, in order; those still running then are cancelled (with a
+        WARNING), and this returns once every one has ended, whatever cancels the caller
+        meanwhile: no task of this elector outlives its `run`."""
+        pending = set(self._notifications)
+        if not pending:
+            return
+        if grace > 0:
+            try:
+                await asyncio.wait(pending, timeout=grace)
+            except asyncio.CancelledError:
+                grace = 0.0  # cancelled while waiting: cancel them now, then raise below
+                cancelled = True
+            else:
+                cancelled = False
+        else:
+            cancelled = False
+        late = [task for task in pending if not task.done()]
+        if late and grace > 0:
+            self._log.warning(
+                "on_new_leader still running %.1f s after leader election for lease %s "
+                "ended; cancelled (make it return sooner, or hand slow work to a task of "
+                "your own)",
+                grace,
+                self.config.lock.describe(),
             )
+        for task in late:
+            task.cancel()
+        if late:
+            await finish(asyncio.wait(late))
+        if cancelled:
+            raise asyncio.CancelledError
 
     async def _await_new_leader(
         self, notification: Awaitable[None], previous: asyncio.Task[None] | None
@@ -176,7 +213,16 @@ class AsyncLeaderElector:
             )
         self._running = True
         try:
-            return await self._run(lead)
+            try:
+                led = await self._run(lead)
+            except asyncio.CancelledError:
+                await self._end_notifications(0.0)
+                raise
+            except BaseException:
+                await self._end_notifications(self.config.renew_deadline)
+                raise
+            await self._end_notifications(self.config.renew_deadline)
+            return led
         finally:
             self._running = False
 
