@@ -132,18 +132,14 @@ class AsyncLeaderElector:
         pending = set(self._notifications)
         if not pending:
             return
+        cancelled = False  # while waiting: cancel them now, raise once they have ended
         if grace > 0:
             try:
                 await asyncio.wait(pending, timeout=grace)
             except asyncio.CancelledError:
-                grace = 0.0  # cancelled while waiting: cancel them now, then raise below
                 cancelled = True
-            else:
-                cancelled = False
-        else:
-            cancelled = False
         late = [task for task in pending if not task.done()]
-        if late and grace > 0:
+        if late and grace > 0 and not cancelled:
             self._log.warning(
                 "on_new_leader still running %.1f s after leader election for lease %s "
                 "ended; cancelled (make it return sooner, or hand slow work to a task of "
