@@ -28,10 +28,11 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import signal
 import socket
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 from examples.informers.demo.v1.widget import Widget, WidgetSpec
@@ -364,9 +365,26 @@ def main(argv: list[str] | None = None) -> int:
 
     api = config.new_client_from_config()  # type: ignore[no-untyped-call]
     operator = WidgetOperator(api, args.namespace, socket.gethostname(), args.health_port)
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(operator.run())
+    with contextlib.suppress(KeyboardInterrupt, asyncio.CancelledError):
+        asyncio.run(until_stopped(operator.run()))
     return 0
+
+
+async def until_stopped(work: Awaitable[None]) -> None:
+    """`work` until Ctrl-C or SIGTERM, then its clean end. asyncio.run cancels the main task
+    on Ctrl-C only; SIGTERM (what a Pod is stopped with) would kill the process at once: no
+    drain of the reconciles in flight, the Lease kept until it expires (the other replicas
+    wait lease_duration). Here it cancels the task too, so `run` ends as on Ctrl-C."""
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows' loops
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        await work
+    finally:
+        with contextlib.suppress(NotImplementedError):
+            loop.remove_signal_handler(signal.SIGTERM)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import queue
+import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -72,3 +78,47 @@ def test_async_operator_on_a_real_apiserver(
     lines = run_demo(api, caplog, NAMESPACE)
     assert "  async operator: retried, widget-w-blue -> {'color': 'blue', 'size': 'large'}" in lines
     assert lines[-1] == "  async operator: stopped (lease released, informers shut down)"
+
+
+def test_async_operator_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+    """A Pod is stopped with SIGTERM, which asyncio.run does not handle: the operator died at
+    once, its Lease held until it expired (the other replicas waited lease_duration) and its
+    reconciles cut. Now SIGTERM ends it as Ctrl-C does: the loop drains, the Lease is
+    released, the process exits 0."""
+    with LocalApiServer() as server:
+        install(server.api_client(), time.monotonic() + 60.0)
+        kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
+        command = [sys.executable, "-m", "examples.async_operator", "--namespace", NAMESPACE]
+        proc = subprocess.Popen(
+            [*command, "--health-port", "0"],
+            cwd=Path(__file__).resolve().parents[2],
+            env={**os.environ, "KUBECONFIG": str(kubeconfig)},
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        lines: queue.Queue[str] = queue.Queue()
+        assert proc.stderr is not None
+
+        def read() -> None:
+            for line in proc.stderr or ():
+                lines.put(line)
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        seen: list[str] = []
+        try:
+            while not any("successfully acquired lease" in line for line in seen):
+                seen.append(lines.get(timeout=60))
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            reader.join(10)
+        while not lines.empty():
+            seen.append(lines.get())
+        assert code == 0, "".join(seen)
+        assert any("released lease" in line for line in seen), "".join(seen)
+        lease = server.get("coordination.k8s.io/v1", "Lease", async_operator.LEASE_NAME, NAMESPACE)
+        assert not lease["spec"].get("holderIdentity")
