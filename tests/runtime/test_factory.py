@@ -135,6 +135,29 @@ def test_h3_h5_informers_requested_after_start_are_started_at_once(
     assert [t.name for t in threading.enumerate()].count("informer-deployments.apps") == 1
 
 
+def test_h3_a_factory_started_before_its_first_informer_starts_the_late_ones_too(
+    factory: SharedInformerFactory,
+) -> None:
+    # H3: "a running factory starts them at once" also when start() found nothing to start;
+    # the late informer was left unstarted, wait_for_cache_sync answered {} (all synced, to
+    # `all(...)`) and its lister nothing: the silence H3 is there to prevent.
+    factory.start()
+    late = factory.informer_for(PODS, Recorder(FakeListerWatcher([obj("a", "x")])))
+    assert factory.started() == [PODS]
+    assert factory.wait_for_cache_sync(timeout=10) == {PODS: True}
+    assert late.get_indexer().list_keys() == ["a/x"]
+
+
+def test_h3_an_informer_requested_inside_async_with_of_an_empty_factory_is_started() -> None:
+    async def main() -> dict[GroupVersionResource, bool]:
+        f = SharedInformerFactory(None)
+        async with f:  # nothing requested yet: starts nothing, syncs at once
+            f.informer_for(PODS, Recorder(FakeListerWatcher([obj("a", "x")])))
+            return await f.wait_for_cache_sync_async(timeout=10)
+
+    assert asyncio.run(main()) == {PODS: True}
+
+
 def test_h5_informers_requested_before_any_start_are_not_waited_for(
     factory: SharedInformerFactory,
 ) -> None:

@@ -251,6 +251,9 @@ class SharedInformerFactory:
         self._lock = threading.Lock()
         self._informers: dict[GroupVersionResource, SharedIndexInformer[Any]] = {}
         self._threads: dict[GroupVersionResource, threading.Thread] = {}
+        # start() was called (H3): informers requested from then on start at once, also when
+        # that start found none to run.
+        self._started = False
         self._extra_models: dict[GroupVersionResource, tuple[APIResource, type[Any] | str]] = {}
         self._stop = threading.Event()
         # Set when a started informer syncs or the factory shuts down: wakes the sync waiters.
@@ -347,7 +350,7 @@ class SharedInformerFactory:
                         exc_info=True,
                     )
             self._informers[gvr] = informer
-            if self._threads and not self._shutting_down:
+            if self._started and not self._shutting_down:
                 # Not client-go (H3 there: a later informer waits for the next Start, and
                 # WaitForCacheSync skips it, so its lister silently answers nothing): the
                 # factory is running, so the late informer runs too (issue 18).
@@ -639,6 +642,7 @@ class SharedInformerFactory:
         with self._lock:
             if self._shutting_down:
                 return
+            self._started = True
             for gvr, informer in self._informers.items():
                 if gvr not in self._threads:
                     self._start_locked(gvr, informer)
