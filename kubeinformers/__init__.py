@@ -84,7 +84,11 @@ if TYPE_CHECKING:
     from kubeinformers.runtime.cache.listers import Lister as Lister
     from kubeinformers.runtime.cache.listers import NamespacedLister as NamespacedLister
     from kubeinformers.runtime.cache.listers import NotFoundError as NotFoundError
+    from kubeinformers.runtime.cache.store import NAMESPACE_INDEX as NAMESPACE_INDEX
     from kubeinformers.runtime.cache.store import Indexer as Indexer
+    from kubeinformers.runtime.cache.store import (
+        meta_namespace_index_func as meta_namespace_index_func,
+    )
     from kubeinformers.runtime.cache.transforms import chain_transforms as chain_transforms
     from kubeinformers.runtime.cache.transforms import strip_managed_fields as strip_managed_fields
     from kubeinformers.runtime.client.retry import retry_on_conflict as retry_on_conflict

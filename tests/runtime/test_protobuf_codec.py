@@ -647,7 +647,7 @@ def test_k2_an_unknown_event_type_or_object_kind_raises_naming_the_resource() ->
     obj = unknown("example.test/v1", "Widget", _widget("a"))
     with pytest.raises(ValueError, match="watch event of widgets: unknown watch event type 'SYNC'"):
         _decoder().decode_event(watch_frame("SYNC", obj))
-    with pytest.raises(ValueError, match="widgets: a ADDED event's object is of kind 'Gadget'"):
+    with pytest.raises(ValueError, match="widgets: an ADDED event's object is of kind 'Gadget'"):
         _decoder().decode_event(watch_frame("ADDED", unknown("v1", "Gadget", b"")))
 
 

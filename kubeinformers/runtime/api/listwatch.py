@@ -20,6 +20,12 @@ T = TypeVar("T")
 
 WatchEventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]
 
+
+def an_event(event_type: str) -> str:
+    """ "an ADDED", "a MODIFIED": an event type with its article, for messages."""
+    return f"{'an' if event_type[:1] in 'AEIOU' else 'a'} {event_type}"
+
+
 # A BOOKMARK carrying this annotation with value "true" ends a watch-list's initial events (D19).
 INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end"
 
@@ -164,6 +170,7 @@ __all__ = [
     "WatchEvent",
     "WatchEventType",
     "WatchListSemanticsUnsupported",
+    "an_event",
     "watch_list_semantics_unsupported",
 ]
 

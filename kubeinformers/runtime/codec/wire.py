@@ -24,7 +24,12 @@ from typing import Any, Generic, TypeVar, cast
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
+from kubeinformers.runtime.api.listwatch import (
+    ObjectList,
+    WatchEvent,
+    WatchEventType,
+    an_event,
+)
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.codec.drift import build_lenient
 from kubeinformers.runtime.codec.gc_pause import gc_paused, paused_over
@@ -121,7 +126,7 @@ class ObjectDecodeError(ValueError):
         reason: str,
         event_type: str | None = None,
     ) -> None:
-        where = f" in a {event_type} watch event" if event_type else " in a list page"
+        where = f" in {an_event(event_type)} watch event" if event_type else " in a list page"
         field = f"field {path}: " if path else ""
         super().__init__(
             f"cannot decode {what} object {key or '<unnamed>'} "

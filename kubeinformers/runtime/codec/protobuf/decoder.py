@@ -14,7 +14,12 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel
 
-from kubeinformers.runtime.api.listwatch import ObjectList, WatchEvent, WatchEventType
+from kubeinformers.runtime.api.listwatch import (
+    ObjectList,
+    WatchEvent,
+    WatchEventType,
+    an_event,
+)
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.codec.compact import Compactor
 from kubeinformers.runtime.codec.drift import InvalidObjectError
@@ -127,7 +132,7 @@ class ProtobufLazyDecoder(Generic[M]):
                     raise ProtobufDecodeError(f"unknown watch event type {event_type!r}")
                 api_version, kind, raw = unwrap(frame, start, stop)
             if kind != self.kind:
-                check_kind(kind, self.kind, f"a {event_type} event's object")
+                check_kind(kind, self.kind, f"{an_event(event_type)} event's object")
             builder = self._event_builder(api_version, kind)
             lazy = builder.assemble_values(raw, read_identity(raw))
         except ProtobufDecodeError as exc:
