@@ -3,6 +3,7 @@ and two candidates against LocalApiServer at the end."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -490,3 +491,50 @@ def test_a_fractional_lease_duration_is_written_rounded_up_never_shorter() -> No
     assert elector.try_acquire_or_renew()
     assert store.spec(NS, NAME)["leaseDurationSeconds"] == 2
     assert [lease_seconds(d) for d in (1.0, 1.5, 15.0, 15.2)] == [1, 2, 15, 16]
+
+
+class _AnsweredResponse:
+    """An HTTP answer as the kubernetes client wraps it in an ApiException."""
+
+    status = 409
+    reason = "Conflict"
+    data = (
+        b'{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Operation cannot '
+        b'be fulfilled on leases.coordination.k8s.io \\"test-lock\\": the object has been '
+        b'modified; please apply your changes to the latest version and try again",'
+        b'"reason":"Conflict","code":409}'
+    )
+
+    def __init__(self) -> None:
+        self.headers = {"Audit-Id": "4c1f", "Content-Type": "application/json"}
+
+    def getheaders(self) -> dict[str, str]:  # the kubernetes client's older releases
+        return self.headers
+
+
+class _RacedLeaseApi(FakeLeaseApi):
+    """Every replace loses a race with another writer."""
+
+    def replace_namespaced_lease(self, name: str, namespace: str, body: Any, **kwargs: Any) -> Any:
+        raise ApiException(http_resp=_AnsweredResponse())
+
+
+def test_i18_a_failed_lease_request_is_logged_on_one_line_with_the_servers_message(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    elector = LeaderElector(
+        LeaderElectionConfig(
+            LeaseLock(_RacedLeaseApi(LeaseStore()), NS, NAME, "a"),
+            LeaderCallbacks(lambda stop: None, lambda: None),
+            name="a",
+        )
+    )
+    assert elector.try_acquire_or_renew()  # created
+    with caplog.at_level(logging.ERROR, logger="kubeinformers.leaderelection"):
+        assert not elector.try_acquire_or_renew()  # the renewal's update loses, twice
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(said) == 2, said
+    for message in said:
+        assert "\n" not in message and "Audit-Id" not in message, message
+        assert "HTTP 409 Conflict: Operation cannot be fulfilled on leases" in message, message
+    assert "optimistically" in said[0] and f"lease {NS}/{NAME}" in said[1]

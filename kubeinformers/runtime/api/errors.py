@@ -4,6 +4,7 @@ pkg/api/errors, and the reflector's retry decisions, D11/D14)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from kubeinformers.runtime.api.model import Status, StatusCause
@@ -252,6 +253,39 @@ def is_watch_error_retriable(err: BaseException) -> bool:
     return is_connection_refused(err) or is_too_many_requests(err)
 
 
+def client_error_status(err: BaseException) -> int | None:
+    """The HTTP status of a kubernetes ApiException (None: not an answer of the server)."""
+    status = getattr(err, "status", None)
+    return status if isinstance(status, int) else None
+
+
+def describe_client_error(err: BaseException) -> str:
+    """One line for a failed request of the kubernetes client (a Lease's, N25, I1): `HTTP 403
+    Forbidden: <the server's message>` for an answer of the server (its ApiException prints
+    the response's headers and body on several lines), else the exception's type and its
+    first line."""
+    status = client_error_status(err)
+    if status is None:
+        first = (str(err).strip().splitlines() or [""])[0]
+        return f"{type(err).__name__}: {first}" if first else type(err).__name__
+    reason = getattr(err, "reason", None) or ""
+    body = getattr(err, "body", None)
+    message = ""
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, str) and body.strip():
+        try:
+            decoded = json.loads(body)
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, dict) and isinstance(decoded.get("message"), str):
+            message = decoded["message"]
+        else:
+            message = " ".join(body.split())[:200]
+    line = f"HTTP {status}" + (f" {reason}" if reason else "")
+    return f"{line}: {message}" if message else line
+
+
 __all__ = [
     "AlreadyExists",
     "ApiStatusError",
@@ -268,6 +302,8 @@ __all__ = [
     "TooManyRequests",
     "Unauthorized",
     "UnsupportedMediaType",
+    "client_error_status",
+    "describe_client_error",
     "error_class",
     "error_from_status",
     "is_connection_refused",

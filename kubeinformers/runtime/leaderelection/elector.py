@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from kubeinformers.runtime.api.errors import describe_client_error
 from kubeinformers.runtime.api.fields import field_of as _field
 from kubeinformers.runtime.api.timestamps import format_micro_time
 from kubeinformers.runtime.client.api_client import ApiClient
@@ -457,7 +458,7 @@ class LeaderElector:
                 self._log.error(
                     "failed to update lease %s optimistically, falling back to slow path: %s",
                     lock.describe(),
-                    err,
+                    describe_client_error(err),
                 )
 
         # 2. Obtain or create the record.
@@ -467,12 +468,18 @@ class LeaderElector:
             try:
                 lock.create(record, timeout)
             except Exception as err:
-                self._log.error("error initially creating lease %s: %s", lock.describe(), err)
+                self._log.error(
+                    "error initially creating lease %s: %s",
+                    lock.describe(),
+                    describe_client_error(err),
+                )
                 return False
             self._set_observed(record)
             return True
         except Exception as err:
-            self._log.error("error retrieving lease %s: %s", lock.describe(), err)
+            self._log.error(
+                "error retrieving lease %s: %s", lock.describe(), describe_client_error(err)
+            )
             return False
 
         # 3. Record obtained: check the holder and how long since it last changed.
@@ -494,7 +501,9 @@ class LeaderElector:
         try:
             lock.update(record, timeout)
         except Exception as err:
-            self._log.error("failed to update lease %s: %s", lock.describe(), err)
+            self._log.error(
+                "failed to update lease %s: %s", lock.describe(), describe_client_error(err)
+            )
             return False
         self._set_observed(record)
         return True
@@ -517,7 +526,11 @@ class LeaderElector:
         try:
             self.config.lock.update(record, self.config.renew_deadline)
         except Exception as err:
-            self._log.error("failed to release lease %s: %s", self.config.lock.describe(), err)
+            self._log.error(
+                "failed to release lease %s: %s",
+                self.config.lock.describe(),
+                describe_client_error(err),
+            )
             return False
         self._set_observed(record)
         self._log.info("released lease %s", self.config.lock.describe())

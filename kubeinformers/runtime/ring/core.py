@@ -26,13 +26,13 @@ Blocking calls (the Lease requests) are plain methods; the asyncio face runs the
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
+from kubeinformers.runtime.api.errors import client_error_status, describe_client_error
 from kubeinformers.runtime.api.shard import Shard, ShardKey
 from kubeinformers.runtime.clock import Now
 from kubeinformers.runtime.leaderelection.elector import check_lease_timing, lease_seconds
@@ -65,38 +65,6 @@ HANDOFF_LATENCY_BUCKETS: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.
 REPEAT_AFTER = 60.0
 
 _LEASE_VERBS = "list, create, update, delete"
-
-
-def status_of(err: BaseException) -> int | None:
-    """The HTTP status of a kubernetes ApiException (None: not an answer of the server)."""
-    status = getattr(err, "status", None)
-    return status if isinstance(status, int) else None
-
-
-def describe_error(err: BaseException) -> str:
-    """One line for a failed Lease request: `HTTP 403 Forbidden: <the server's message>` for
-    an answer of the server (kubernetes' ApiException prints its headers and body on several
-    lines), else the exception's type and its first line (N25)."""
-    status = status_of(err)
-    if status is None:
-        first = (str(err).strip().splitlines() or [""])[0]
-        return f"{type(err).__name__}: {first}" if first else type(err).__name__
-    reason = getattr(err, "reason", None) or ""
-    body = getattr(err, "body", None)
-    message = ""
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    if isinstance(body, str) and body.strip():
-        try:
-            decoded = json.loads(body)
-        except ValueError:
-            decoded = None
-        if isinstance(decoded, dict) and isinstance(decoded.get("message"), str):
-            message = decoded["message"]
-        else:
-            message = " ".join(body.split())[:200]
-    line = f"HTTP {status}" + (f" {reason}" if reason else "")
-    return f"{line}: {message}" if message else line
 
 
 class Conditions:
@@ -368,7 +336,7 @@ class RingCore:
             except Exception as err:
                 with self._lock:
                     self._renew_failures += 1
-                    self._last_error = describe_error(err)
+                    self._last_error = describe_client_error(err)
                 self._renew_failed(err)
                 return False
         with self._lock:
@@ -405,8 +373,8 @@ class RingCore:
     def _renew_failed(self, err: BaseException) -> None:
         """Say a failed renewal once per cause (N25): a conflict names the duplicate identity
         (N21), a 403 the RBAC rule to add."""
-        status = status_of(err)
-        what = describe_error(err)
+        status = client_error_status(err)
+        what = describe_client_error(err)
         if status == 409:
             self._log.log(
                 self._said.level("conflict"),
@@ -436,8 +404,8 @@ class RingCore:
         try:
             listed = self.leases.list(self._request_timeout())
         except Exception as err:
-            status = status_of(err)
-            what = describe_error(err)
+            status = client_error_status(err)
+            what = describe_client_error(err)
             with self._lock:
                 if self._member:  # a list that ends after the Lease was lost is no news
                     self._list_error = what
@@ -572,7 +540,7 @@ class RingCore:
                     "ring %s: cannot delete lease %s: %s",
                     self.config.ring,
                     name,
-                    describe_error(err),
+                    describe_client_error(err),
                 )
         return Handoff(release=release, free=free, waiting=waiting)
 
@@ -663,14 +631,14 @@ class RingCore:
             try:
                 self.leases.delete(self._request_timeout())
             except Exception as err:
-                status = status_of(err)
+                status = client_error_status(err)
                 self._log.log(
                     logging.WARNING if joined else logging.DEBUG,
                     "ring %s: could not delete member lease %s (%s%s); the others take its "
                     "buckets when it expires",
                     self.config.ring,
                     self.leases.describe(),
-                    describe_error(err),
+                    describe_client_error(err),
                     self._rbac_hint("delete") if status in (401, 403) else "",
                 )
                 return
