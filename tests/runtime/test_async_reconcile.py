@@ -962,3 +962,52 @@ def test_i17_a_notification_that_outlives_run_is_cancelled_and_ended(
         run_debug(main, caplog)
     warned = [r for r in caplog.records if "on_new_leader still running" in r.getMessage()]
     assert len(warned) == (1 if end == "lead-returns" else 0)
+
+
+def test_i15_an_async_loop_says_it_has_stopped_once_drained_as_the_threaded_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The run's INFO lines, as ReconcileLoop's: waiting for the caches, started, shutting
+    down, then "stopped" once the drain is over; a run stopped before the caches synced says
+    so instead (it handed nothing out)."""
+
+    async def main() -> None:
+        done = asyncio.Event()
+
+        async def reconcile(key: str) -> None:
+            done.set()
+
+        loop: AsyncReconcileLoop[str] = AsyncReconcileLoop("said", reconcile)
+        loop.enqueue("ns/a")
+        stop = asyncio.Event()
+        runner = asyncio.create_task(loop.run(stop))
+        await asyncio.wait_for(done.wait(), TIMEOUT)
+        stop.set()
+        await asyncio.wait_for(runner, TIMEOUT)
+
+        class _NeverSynced:
+            def has_synced(self) -> bool:
+                return False
+
+        unsynced: AsyncReconcileLoop[str] = AsyncReconcileLoop("unsynced", reconcile)
+        unsynced.wait_for(_NeverSynced())
+        runner = asyncio.create_task(unsynced.run())
+        while not any("unsynced" in r.name for r in caplog.records):
+            await asyncio.sleep(0.01)  # the run has begun waiting for the caches
+        runner.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(runner, TIMEOUT)
+
+    with caplog.at_level(logging.INFO, logger="kubeinformers.reconcile"):
+        run_debug(main, caplog)
+    said = [(r.name.rsplit(".", 1)[-1], r.getMessage()) for r in caplog.records]
+    assert [m for name, m in said if name == "said"] == [
+        "waiting for caches to sync",
+        "caches synced; started 1 workers",
+        "shutting down: waiting for in-flight reconciles",
+        "stopped",
+    ]
+    assert [m for name, m in said if name == "unsynced"] == [
+        "waiting for caches to sync",
+        "stopped before the caches synced; no worker started",
+    ]

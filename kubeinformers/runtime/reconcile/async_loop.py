@@ -184,6 +184,7 @@ class AsyncReconcileLoop(ReconcileCore[K]):
             queue.add_after(key, at - now)
         workers: list[asyncio.Task[None]] = []
         try:
+            self._log.info("waiting for caches to sync")
             await self.wait_for_cache_sync()
             workers = [
                 asyncio.create_task(self._worker(queue), name=f"reconciler-{self.name}-{i}")
@@ -204,7 +205,8 @@ class AsyncReconcileLoop(ReconcileCore[K]):
         self, queue: AsyncRateLimitingQueue[K], workers: list[asyncio.Task[None]]
     ) -> None:
         """The end of a run: keep what the next run must see, let the workers drain."""
-        self._log.info("shutting down: waiting for in-flight reconciles")
+        if workers:
+            self._log.info("shutting down: waiting for in-flight reconciles")
         try:
             # What the next run must see (a loop runs again after a lost lease): the keys
             # waiting for a retry or a re-check, those held back, every key enqueued from
@@ -227,6 +229,10 @@ class AsyncReconcileLoop(ReconcileCore[K]):
                 self._still_draining(waited, queue.processing_items())
             await drain
             await asyncio.gather(*workers)
+            if workers:
+                self._log.info("stopped")
+            else:  # the queue keeps its keys for the next run: nothing was handed out
+                self._log.info("stopped before the caches synced; no worker started")
         finally:
             self._running = False
             task, self._readmit_task = self._readmit_task, None
