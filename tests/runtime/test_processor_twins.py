@@ -253,9 +253,10 @@ def test_g12_what_a_lagging_buffer_holds_stays_what_lazy_objects_cost() -> None:
         twinned = held_by_buffer(True, mp)
     raw = len(_big_pod_json("p0", "1"))
     # A twin costs its raw bytes and a few small objects (all freed with the buffer); the
-    # shared instance, built by the other handler's read, more than twice that.
+    # shared instance, built by the other handler's read, about twice that (2.0x on CPython
+    # 3.11, 1.9x on 3.13, whose built objects are smaller).
     assert 200 * raw <= twinned < 200 * (raw + 1500), (twinned, raw)
-    assert shared > 2 * twinned, (shared, twinned)
+    assert shared > 1.5 * twinned, (shared, twinned)
 
 
 def test_g12_a_lagging_listener_buffers_a_relists_tombstone_of_an_object_it_twinned() -> None:

@@ -589,6 +589,31 @@ def _async_ring(api: FakeLeaseApi) -> AsyncShardRing:
     )
 
 
+def test_n24_async_wait_for_shard_just_after_a_new_run_began_waits_for_that_run() -> None:
+    """`task = create_task(ring.run()); await ring.wait_for_shard()` after an earlier run had
+    ended: the new run has not started when the wait begins (awaited directly, or through
+    Python 3.12's `asyncio.wait_for`, which no longer runs it in a task of its own). It waits
+    for that run's shard; it raised RingStoppedError, reading the earlier run's end."""
+
+    async def main() -> None:
+        ring = _async_ring(FakeLeaseApi(LeaseStore()))
+        first = asyncio.create_task(ring.run())
+        async with asyncio.timeout(WAIT):
+            await ring.wait_for_shard()
+        first.cancel()
+        await asyncio.wait({first})
+        again = asyncio.create_task(ring.run())
+        async with asyncio.timeout(WAIT):
+            shard = await ring.wait_for_shard()
+        assert shard == ring.shard()
+        again.cancel()
+        await asyncio.wait({again})
+        with pytest.raises(RingStoppedError):  # ended, and no run begun: at once
+            await ring.wait_for_shard()
+
+    asyncio.run(main())
+
+
 def test_n22_async_run_cancelled_again_while_it_drains_still_drains_and_leaves_first() -> None:
     """A second cancellation while a stopping member drains (a TaskGroup cancelling, then a
     timeout) must not end `run` before the reconciles of its buckets have ended and its Lease

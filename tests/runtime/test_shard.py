@@ -7,6 +7,7 @@ ShardedListAndWatch gate, ignores the selector) or a subclass that honours and e
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import logging
 import random
@@ -22,6 +23,7 @@ from kubeinformers.runtime.api.listwatch import (
     INITIAL_EVENTS_END_ANNOTATION,
     ListOptions,
     ObjectList,
+    ServesResource,
     Watch,
     WatchEvent,
 )
@@ -420,6 +422,58 @@ def test_n6_the_wrapper_passes_on_the_sources_capabilities() -> None:
     assert not hasattr(lw, "resource")  # the fake serves no APIResource
     with pytest.raises(TypeError, match="must be a Shard"):
         ShardedListerWatcher(source, "0 of 2")  # type: ignore[arg-type]
+
+
+class _FullSource(FakeListerWatcher[Obj]):
+    """A source with every capability the informer asks a source about."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from kubeinformers.runtime.api.resource import APIResource
+
+        self.resource = APIResource(
+            group="", version="v1", resource="pods", kind="Pod", namespaced=True
+        )
+        self.decode_errors = 3
+        self.waited: list[float] = []
+
+    def wait_for_new_credentials(self, stop: threading.Event, timeout: float) -> bool:
+        self.waited.append(timeout)
+        return True
+
+
+def _has_statically(obj: object, name: str) -> bool:
+    """What Python 3.12+ protocol checks see: attributes found without calling anything."""
+    try:
+        inspect.getattr_static(obj, name)
+    except AttributeError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("source", [FakeListerWatcher[Obj](), _FullSource()], ids=["bare", "full"])
+def test_n6_the_wrapper_offers_what_its_source_does_to_the_protocol_checks_of_every_python(
+    source: FakeListerWatcher[Obj],
+) -> None:
+    """Since Python 3.12 a runtime protocol check sees only the attributes an object has of
+    its own or its class's: a property that raises still matches, `__getattr__` delegation
+    does not. The sharded source's `resource` is there exactly when its source serves one
+    (a property raising AttributeError matched every source on 3.12+, and a sharded
+    informer's metrics() failed on a source without one); the credential wait and the count
+    of undecodable objects are passed on (3.12+ saw neither through `__getattr__`)."""
+    lw = ShardedListerWatcher(source, HALF)
+    assert _has_statically(lw, "resource") == _has_statically(source, "resource")
+    assert isinstance(lw, ServesResource) == isinstance(source, ServesResource)
+    for name in ("decode_errors", "wait_for_new_credentials", "cancel_requests"):
+        assert _has_statically(lw, name)
+    assert lw.decode_errors == getattr(source, "decode_errors", 0)
+    stop = threading.Event()
+    stop.set()
+    assert lw.wait_for_new_credentials(stop, 5.0) is isinstance(source, _FullSource)
+    informer: SharedIndexInformer[Obj] = SharedIndexInformer(source, dict, shard=HALF)
+    metrics = informer.metrics()  # raised AttributeError on 3.12+ for the bare source
+    assert metrics.resource == ("v1/pods" if isinstance(source, _FullSource) else "dict")
+    assert metrics.invalid_objects == getattr(source, "decode_errors", 0)
 
 
 def test_n6_every_factory_shards_every_informer_it_creates() -> None:

@@ -33,6 +33,7 @@ from kubeinformers.runtime.api.listwatch import (
     ListerWatcher,
     ListOptions,
     ObjectList,
+    RefreshesCredentials,
     ReportsDecodeErrors,
     ServesResource,
     Watch,
@@ -68,6 +69,11 @@ class ShardedListerWatcher(Generic[T]):
         if shard is not None and not isinstance(shard, Shard):
             raise TypeError(f"shard must be a Shard (Shard.static(i, n), ...), not {shard!r}")
         self.inner = inner
+        if isinstance(inner, ServesResource):
+            # Its own attribute, only then: ServesResource matches this wrapper exactly when
+            # it matches the inner source (Python 3.12's protocol checks see a property of
+            # the class whatever it would raise).
+            self.resource: APIResource = inner.resource
         self.name = name or repr(inner)
         self.dropped = 0
         self._filter: ShardFilter = "pending"
@@ -274,22 +280,23 @@ class ShardedListerWatcher(Generic[T]):
         if isinstance(self.inner, ReportsDecodeErrors):
             self.inner.set_decode_error_handler(handler)
 
+    def wait_for_new_credentials(self, stop: threading.Event, timeout: float) -> bool:
+        if isinstance(self.inner, RefreshesCredentials):
+            return self.inner.wait_for_new_credentials(stop, timeout)
+        stop.wait(timeout)  # what the reflector waits for a source whose credentials are fixed
+        return False
+
     @property
     def decode_errors(self) -> int:
+        """The inner source's count, 0 when it keeps none (what the informer's metrics read
+        of a source that does not count)."""
         inner = self.inner
-        if isinstance(inner, CountsDecodeErrors):
-            return inner.decode_errors
-        raise AttributeError("decode_errors")  # so CountsDecodeErrors does not match
-
-    @property
-    def resource(self) -> APIResource:
-        inner = self.inner
-        if isinstance(inner, ServesResource):
-            return inner.resource
-        raise AttributeError("resource")  # so ServesResource does not match
+        return inner.decode_errors if isinstance(inner, CountsDecodeErrors) else 0
 
     def __getattr__(self, name: str) -> Any:
-        # Everything else the inner source offers (describe(), server, ...).
+        # Everything else the inner source offers (describe(), server, ...). Not what a
+        # protocol check finds: since Python 3.12 those see only the class's and the
+        # instance's own attributes, so each capability is written out above.
         if name.startswith("__"):
             raise AttributeError(name)
         return getattr(self.inner, name)

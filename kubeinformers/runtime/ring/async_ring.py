@@ -128,6 +128,11 @@ class AsyncShardRing:
             if shard is not None:
                 return shard
             if self._ended:
+                # A run() task created just before this call has not begun yet (since Python
+                # 3.12 `asyncio.wait_for` no longer starts this in a task of its own, after
+                # it): its first step, which clears `_ended`, runs before this resumes.
+                await asyncio.sleep(0)
+            if self._ended:
                 raise RingStoppedError(
                     f"ring {self.config.ring}: run() ended before {self.config.identity} "
                     "held a shard"
