@@ -362,3 +362,55 @@ def test_a_too_old_resource_version_after_compaction_is_410_expired(faulty: Faul
         assert (event.object.code, event.object.reason) == (410, "Expired"), event.object
     finally:
         api.close()
+
+
+_backing_off = threading.Event()
+
+
+class _TenMinuteBackoff(Backoff):
+    """Every reflector delay 10 minutes: an informer waits out the outage's backoff."""
+
+    def next_delay(self) -> float:
+        _backing_off.set()
+        return 600.0
+
+
+def test_m1_d4_the_first_write_after_an_apiserver_crash_returns_once_cached(
+    faulty: Faulty, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server away (its connections refused), its apiserver restarted meanwhile, then
+    back. The informer waits out its backoff (here 10 minutes per delay); a watch it reopens
+    then may find its resourceVersion expired (the restarted watch cache begins after it:
+    410), and a relist is due after another backoff delay. The first write through the
+    factory's client ends the first wait and shortens the next: the write returns with the
+    cache holding it. Before, it waited out the backoff (up to 30 s by default) and raised
+    ReadYourWritesTimeout after 10 s."""
+    from kubeinformers.generated.core.v1 import ConfigMap
+    from kubeinformers.generated.meta.v1 import ObjectMeta
+
+    monkeypatch.setattr(reflector_module, "Backoff", _TenMinuteBackoff)
+    real, cluster, proxy = faulty.real, faulty.cluster, faulty.proxy
+    ns = cluster.namespace(f"ryw-{next(_NAMESPACES)}")
+    api = faulty.proxied_api()
+    factory = SharedInformerFactory(api, namespace=ns)
+    try:
+        lister = factory.core().v1().config_maps().lister().config_maps(ns)
+        factory.start()
+        assert all(factory.wait_for_cache_sync(timeout=60).values())
+        # A write the informer does not watch: the restarted watch cache begins after the
+        # informer's resourceVersion, so its watch is 410 Expired and it must relist.
+        cluster.create(_manifest(CM, "elsewhere", cluster.namespace(f"{ns}-other"), 0))
+        _backing_off.clear()
+        proxy.refuse(True)
+        wait_for(_backing_off.is_set, "the informer to wait out its backoff")
+        real.restart_apiserver(kill=True)
+        proxy.refuse(False)
+        client = factory.client(read_your_writes_timeout=60)
+        mine = ConfigMap(metadata=ObjectMeta(name="after-the-crash", namespace=ns))
+        written = client.create(mine)
+        cached = lister.get("after-the-crash").metadata
+        assert written.metadata is not None and cached is not None
+        assert cached.resource_version == written.metadata.resource_version
+    finally:
+        factory.shutdown(timeout=30)
+        api.close()

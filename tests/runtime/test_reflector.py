@@ -304,7 +304,7 @@ class _LongBackoff(Backoff):
 
 
 def _waiting_reflector(
-    lists: list[Step],
+    lists: list[Step], watches: list[Step] | None = None
 ) -> tuple[Reflector[Any], ScriptedLW, threading.Event, threading.Event, threading.Thread]:
     """A reflector on its own thread that really waits out its backoff (10 minutes), and an
     event set each time it begins a wait."""
@@ -315,7 +315,7 @@ def _waiting_reflector(
         waiting.set()
         return event.wait(seconds)
 
-    lw = ScriptedLW(stop, lists, [ScriptedWatch()])
+    lw = ScriptedLW(stop, lists, [ScriptedWatch()] if watches is None else watches)
     reflector: Reflector[Any] = Reflector(
         lw,
         dict,
@@ -331,21 +331,59 @@ def _waiting_reflector(
     return reflector, lw, stop, waiting, thread
 
 
-def test_d4_m1_a_wait_for_an_unreachable_server_ends_when_the_server_answers_a_write() -> None:
-    refused = ConnectionRefusedError(111, "Connection refused")
+@pytest.mark.parametrize(
+    "failure",
+    [
+        ConnectionRefusedError(111, "Connection refused"),
+        status_error(410, "Expired", "too old resource version: 203 (204)"),
+    ],
+    ids=["unreachable", "expired"],
+)
+def test_d4_m1_a_wait_for_an_unreachable_server_or_a_relist_ends_when_a_write_is_answered(
+    failure: Exception,
+) -> None:
+    """The server away, or a relist due (an apiserver restarted: its watch cache is newer than
+    the cache's resourceVersion): a write the server answers ends the wait."""
     listed = threading.Event()
 
     def second_list() -> ObjectList[Any]:
         listed.set()
         return page("7")
 
-    reflector, lw, stop, waiting, thread = _waiting_reflector([refused, second_list])
+    reflector, lw, stop, waiting, thread = _waiting_reflector([failure, second_list])
     try:
         assert waiting.wait(10)
         waiting.clear()
         assert reflector.retry_now()  # a write reached the server (the factory's client)
         assert listed.wait(30)  # the list is tried again at once, not in 10 minutes
         assert len(lw.list_calls) == 2
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not thread.is_alive()
+
+
+def test_d4_m1_after_a_write_was_answered_the_next_failures_wait_only_the_first_delay() -> None:
+    """An apiserver restart: the write ends the wait for the unreachable server, the watch
+    then finds its resourceVersion expired (410) and a relist is due. That wait, begun just
+    after the server answered, lasts the first delay, not the next step of the backoff: the
+    write's one retry_now() is enough for the cache to catch up."""
+    listed = threading.Event()
+
+    def third_list() -> ObjectList[Any]:
+        listed.set()
+        return page("9")
+
+    refused = ConnectionRefusedError(111, "Connection refused")
+    expired = ScriptedWatch([error_event(410, "Expired", "too old resource version: 7 (8)")])
+    reflector, lw, stop, waiting, thread = _waiting_reflector(
+        [refused, page("7"), third_list], [expired, ScriptedWatch()]
+    )
+    try:
+        assert waiting.wait(10)
+        assert reflector.retry_now()
+        assert listed.wait(30)  # not in 10 minutes, with no second retry_now()
+        assert len(lw.list_calls) == 3
     finally:
         stop.set()
         thread.join(30)

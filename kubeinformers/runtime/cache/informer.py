@@ -552,9 +552,10 @@ class SharedIndexInformer(Generic[T]):
 
     def retry_now(self) -> bool:
         """The server has just answered a request (a write): if the reflector is waiting out
-        its backoff after the server was unreachable (D4), it tries again now rather than
-        after up to 30 s, so the cache catches up with that write (M1). A wait for another
-        reason (a Retry-After, 403) is kept. True when a wait was cut short."""
+        its backoff (D4) after the server was unreachable, or before a relist (its watch
+        expired, as after an apiserver restart), it tries again now rather than after up to
+        30 s, so the cache catches up with that write (M1). A wait for another reason (a
+        Retry-After, 401/403, a 500) is kept. True when a wait was cut short."""
         controller = self._controller
         return controller.retry_now() if controller is not None else False
 

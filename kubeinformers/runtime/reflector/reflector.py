@@ -68,6 +68,10 @@ T = TypeVar("T")
 
 logger = logging.getLogger("kubeinformers.reflector")
 
+# After retry_now() (the server answered a write), backoff waits for an unreachable server or
+# a relist last only the first delay for this long (D4, M1).
+ANSWERED_LATELY = 30.0
+
 MIN_WATCH_TIMEOUT = 300.0  # D2/D10: 5 minutes; the maximum is twice the minimum
 INTERNAL_ERROR_RESET_PERIOD = 60.0  # D14: the internal-error window restarts after 1 min quiet
 
@@ -186,6 +190,7 @@ class Reflector(Generic[T]):
         self._wake = threading.Event()
         self._wake_lock = threading.Lock()
         self._cuttable = False
+        self._answered_at: float | None = None  # when retry_now() was last called
         # N8: set by `relist()`: end the watch and list again (cleared when a list begins).
         self._relist = threading.Event()
         self._watches: Watches[T] = Watches(lister_watcher, self._state, self.counters)
@@ -298,16 +303,25 @@ class Reflector(Generic[T]):
             # Credentials refused: try again as soon as the token file changes (issue 27).
             source.wait_for_new_credentials(stop, delay)
             return stop.is_set()
-        # Cut short by `retry_now()` only while the server is away (the error, or the outage
-        # the watch reported before its loop ended without one) and did not ask for the wait.
-        cuttable = (
-            is_server_unavailable(err) if err is not None else self.outage.in_outage
-        ) and not (isinstance(err, ApiStatusError) and err.retry_after is not None)
+        # Cut short by `retry_now()` only when another answer of the server can end what the
+        # wait is for: the server away, or a relist due (list-and-watch ended without an error:
+        # a watch that expired, 410, as after an apiserver restart; or a list that did), and
+        # the server did not ask for the wait (Retry-After). Not for 401/403, a 500 or a bad
+        # object: a write that succeeds says nothing of those.
+        cuttable = (err is None or is_server_unavailable(err) or is_expired(err)) and not (
+            isinstance(err, ApiStatusError) and err.retry_after is not None
+        )
+        began = self._clock()
         with self._wake_lock:
             if not stop.is_set():
                 self._wake.clear()  # the stop sets it after setting `stop`: never lost
             self._cuttable = cuttable
-        began = self._clock()
+            answered = self._answered_at
+        if cuttable and answered is not None and began - answered < ANSWERED_LATELY:
+            # The server answered another request a moment ago (a write waiting for this
+            # cache): the failure that follows the retry it caused (a watch that expired
+            # after an apiserver restart, then the relist) is retried after the first delay.
+            delay = min(delay, self._backoff.initial)
         try:
             self._wait(self._wake, delay)
         finally:
@@ -323,12 +337,15 @@ class Reflector(Generic[T]):
 
     def retry_now(self) -> bool:
         """The server has just answered (a write through the typed client reached it, M1): a
-        backoff wait that began because the server was unreachable (D4) ends now, so that the
-        cache catches up with that write at once instead of after a delay of up to 30 s; the
-        next attempt still comes no sooner than the first delay (0.8 s) after the failure.
-        A wait for another reason (a Retry-After, 403, a bad list) is kept. Returns whether a
-        wait was cut short. Safe from any thread."""
+        backoff wait (D4) that began because the server was unreachable, or before a relist
+        (a watch that expired), ends now, and those that begin in the next ANSWERED_LATELY
+        seconds last only the first delay, so that the cache catches up with that write at
+        once instead of after a delay of up to 30 s; the next attempt still comes no sooner
+        than the first delay (0.8 s) after the failure. A wait for another reason (a
+        Retry-After, 401/403, a 500, a bad list) is kept. Returns whether a wait was cut
+        short. Safe from any thread."""
         with self._wake_lock:
+            self._answered_at = self._clock()
             if not self._cuttable:
                 return False
             self._cuttable = False
