@@ -599,6 +599,7 @@ class SharedInformerFactory:
             informer.retry_now()  # the server just answered: no backoff wait for it (D4)
             ok = informer.wait_for_cache(gone, timeout)
         elif rv:
+            informer.retry_now()
             ok = informer.wait_for_resource_version(rv, timeout)
         else:
             return
@@ -624,6 +625,7 @@ class SharedInformerFactory:
             informer.retry_now()  # the server just answered: no backoff wait for it (D4)
             ok = await informer.wait_for_cache_async(gone, timeout)
         elif rv:
+            informer.retry_now()
             ok = await informer.wait_for_resource_version_async(rv, timeout)
         else:
             return

@@ -526,11 +526,9 @@ class SharedIndexInformer(Generic[T]):
         "delta" queue the watermark moves when the queue has drained (keys are not handed out
         in resourceVersion order), so under a constant stream of changes it can lag; the
         "ordered" and "atomic" queues move it with every entry. ValueError for a non-numeric
-        resourceVersion. A resourceVersion not reached yet was just given by the server, so a
-        backoff wait for an unreachable server ends (`retry_now`).
+        resourceVersion. After a write of your own that the server just answered, call
+        `retry_now()` first: the cache then catches up at once after an outage.
         """
-        if not self._watermark.reached(resource_version):
-            self.retry_now()
         return self._watermark.wait(resource_version, timeout)
 
     def wait_for_cache(self, done: Callable[[], bool], timeout: float | None) -> bool:
@@ -546,16 +544,16 @@ class SharedIndexInformer(Generic[T]):
         self, resource_version: str, timeout: float | None
     ) -> bool:
         """`wait_for_resource_version` for coroutines; never blocks the event loop."""
-        if not self._watermark.reached(resource_version):
-            self.retry_now()
         return await self._watermark.wait_async(resource_version, timeout)
 
     def retry_now(self) -> bool:
         """The server has just answered a request (a write): if the reflector is waiting out
         its backoff (D4) after the server was unreachable, or before a relist (its watch
         expired, as after an apiserver restart), it tries again now rather than after up to
-        30 s, so the cache catches up with that write (M1). A wait for another reason (a
-        Retry-After, 401/403, a 500) is kept. True when a wait was cut short."""
+        30 s, so the cache catches up with that write (M1; the factory's client calls it for
+        each write it waits for). A wait for another reason (a Retry-After, 401/403, a 500)
+        is kept. Call it only when the server has answered: each call lets the reflector
+        retry after the first delay. True when a wait was cut short."""
         controller = self._controller
         return controller.retry_now() if controller is not None else False
 
