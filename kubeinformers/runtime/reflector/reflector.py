@@ -186,7 +186,7 @@ class Reflector(Generic[T]):
         )
         self._state = ReflectorState()
         # D4, M1: a backoff wait ends when this is set: by the stop, or by `retry_now()` while
-        # `_cuttable` (the wait is for a server that was unreachable).
+        # `_cuttable` (the wait is for a server that was unreachable, or before a relist).
         self._wake = threading.Event()
         self._wake_lock = threading.Lock()
         self._cuttable = False
