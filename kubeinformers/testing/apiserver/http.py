@@ -14,7 +14,7 @@ import logging
 import ssl
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -47,6 +47,8 @@ log = logging.getLogger("kubeinformers.testing.local_api_server")
 _FLOW_SCHEMA_UID = str(uuid.uuid4())
 _PRIORITY_LEVEL_UID = str(uuid.uuid4())
 _PUBLIC_PATHS = ("/version", "/healthz", "/livez", "/readyz")
+# What writing to a client that has hung up raises (plain HTTP, or TLS).
+_CLIENT_GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, ssl.SSLError)
 
 
 class Handler(WatchStreamHandler):
@@ -161,8 +163,8 @@ class Handler(WatchStreamHandler):
             _check_method(served, info)
             self._resource(state, served, info, query, raw)
         except ApiError as err:
-            self._send_error(err)
-        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+            self._send_unless_gone(self._send_error, err)
+        except _CLIENT_GONE:
             self.close_connection = True
         except Exception as err:  # a bug in the test server must not hang the client
             log.exception("LocalApiServer failed on %s %s", method, self.path)
@@ -170,9 +172,17 @@ class Handler(WatchStreamHandler):
                 self.close_connection = True
                 _hard_close(self.connection)
                 return
-            self._send_json(
-                500, status_body(500, "InternalError", f"Internal error occurred: {err}")
-            )
+            body = status_body(500, "InternalError", f"Internal error occurred: {err}")
+            self._send_unless_gone(self._send_json, 500, body)
+
+    def _send_unless_gone(self, send: Callable[..., None], *args: Any) -> None:
+        """Answer with an error, unless the client has hung up meanwhile (a watch dropped, a
+        request given up): then the connection just closes, as for a success answer, instead
+        of the socket server printing a traceback to stderr."""
+        try:
+            send(*args)
+        except _CLIENT_GONE:
+            self.close_connection = True
 
     def _not_served(self, state: ServerState, info: RequestInfo) -> None:
         """404 for a path no resource serves: a JSON Status inside a known group/version and
