@@ -46,7 +46,7 @@ from kubeinformers.runtime.codec.drift import InvalidFieldError
 from kubeinformers.runtime.codec.lazy import is_lazy
 from kubeinformers.runtime.codec.protobuf import decoder as protobuf_decoder
 from kubeinformers.runtime.codec.wire import JsonDecoder, ObjectDecodeError
-from kubeinformers.runtime.reflector.outage import is_server_unavailable
+from kubeinformers.runtime.reflector.outage import failure_cause, is_server_unavailable
 from kubeinformers.runtime.reflector.reflector import Reflector
 from tests.support import protobuf as pb
 from tests.support.garbage import collected
@@ -1628,3 +1628,37 @@ def test_k7_what_was_reported_is_remembered_for_a_bounded_number_of_objects(
         assert len(caplog.records) == 4
         lw.report_bad_object(bad("b", "7"))
         assert len(caplog.records) == 5
+
+
+def test_d16_a_connection_closed_during_the_tls_handshake_is_an_outage() -> None:
+    """A server (or a proxy, a load balancer) that closes the connection in the middle of the
+    TLS handshake, as an API server going down or a dropped connection does, is the server
+    being away (D16: one WARNING, retried with backoff), not a TLS failure (D22: an ERROR, as
+    for a certificate the client does not trust). The real-server soak logged 'Failed to watch
+    ... SSLEOFError(EOF occurred in violation of protocol)' at ERROR for a dropped connection."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    hello = threading.Event()
+
+    def cut() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            if conn.recv(65536):  # the ClientHello read: the close is a FIN, not a reset
+                hello.set()
+
+    thread = threading.Thread(target=cut, daemon=True)
+    thread.start()
+    try:
+        lw = ApiListerWatcher(
+            _quiet_api_client(f"https://127.0.0.1:{listener.getsockname()[1]}"), WIDGETS, Widget
+        )
+        with pytest.raises(ConnectionError) as info:
+            lw.watch(ListOptions(timeout_seconds=300))
+    finally:
+        thread.join(10)
+        listener.close()
+    assert hello.is_set()
+    assert "EOF" in str(info.value)
+    assert is_server_unavailable(info.value)
+    assert failure_cause(info.value) == "connection closed during TLS"

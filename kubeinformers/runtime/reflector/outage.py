@@ -29,19 +29,21 @@ REPEAT_AFTER_SECONDS = 60.0
 _REINITIALIZING = "storage is (re)initializing"
 
 
+# The peer closed the connection in the middle of TLS (a handshake cut short: a server going
+# down, a proxy or load balancer dropping the connection; or a record never finished): the
+# connection dropped, as a reset does. Not a failure of TLS itself (a certificate, a protocol).
+_CONNECTION_CUT = (ssl.SSLEOFError, ssl.SSLZeroReturnError)
+
+
 def _is_tls_failure(err: BaseException) -> bool:
-    """A certificate or handshake failure somewhere in the cause chain (not an outage)."""
-    seen: set[int] = set()
-    current: BaseException | None = err
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, ssl.SSLError) or type(current).__name__ == "SSLError":
-            return True
-        reason = getattr(current, "reason", None)  # urllib3's MaxRetryError
-        if isinstance(reason, BaseException) and _is_tls_failure(reason):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
+    """A certificate or handshake failure somewhere in the cause chain (not an outage); a
+    connection the peer closed during TLS is not one (it dropped: an outage)."""
+    chain = _causes(err)
+    if any(isinstance(cause, _CONNECTION_CUT) for cause in chain):
+        return False
+    return any(
+        isinstance(cause, ssl.SSLError) or type(cause).__name__ == "SSLError" for cause in chain
+    )
 
 
 def _causes(err: BaseException) -> list[BaseException]:
@@ -68,6 +70,9 @@ def failure_cause(err: BaseException) -> str:
     if type(err).__name__ == "VeryShortWatchError":  # see is_server_unavailable
         return "watch closed at once"
     chain = _causes(err)
+    for cause in chain:
+        if isinstance(cause, _CONNECTION_CUT):
+            return "connection closed during TLS"
     for cause in chain:
         if isinstance(cause, ssl.SSLError):
             return f"TLS failure: {cause.strerror or cause}"
