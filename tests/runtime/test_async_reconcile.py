@@ -1003,7 +1003,7 @@ def test_i15_an_async_loop_says_it_has_stopped_once_drained_as_the_threaded_one(
     said = [(r.name.rsplit(".", 1)[-1], r.getMessage()) for r in caplog.records]
     assert [m for name, m in said if name == "said"] == [
         "waiting for caches to sync",
-        "caches synced; started 1 workers",
+        "caches synced; started 1 worker",
         "shutting down: waiting for in-flight reconciles",
         "stopped",
     ]

@@ -190,7 +190,9 @@ class AsyncReconcileLoop(ReconcileCore[K]):
                 asyncio.create_task(self._worker(queue), name=f"reconciler-{self.name}-{i}")
                 for i in range(self.workers)
             ]
-            self._log.info("caches synced; started %d workers", self.workers)
+            self._log.info(
+                "caches synced; started %d worker%s", self.workers, "" if self.workers == 1 else "s"
+            )
             if stop is None:
                 await asyncio.Future()  # until cancelled
             else:

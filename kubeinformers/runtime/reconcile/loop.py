@@ -184,7 +184,9 @@ class ReconcileLoop(ReconcileCore[K]):
             ]
             for thread in threads:
                 thread.start()
-            self._log.info("caches synced; started %d workers", self.workers)
+            self._log.info(
+                "caches synced; started %d worker%s", self.workers, "" if self.workers == 1 else "s"
+            )
             stop.wait()
             self._log.info("shutting down: waiting for in-flight reconciles")
             drain = threading.Thread(
