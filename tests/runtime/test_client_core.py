@@ -602,3 +602,29 @@ def test_m4_a_read_object_created_or_applied_again_is_told_what_to_change() -> N
     with pytest.raises(ApiStatusError) as err:
         Client(_ApiClient([applied])).apply(read, field_manager="me")
     assert "apply an apply configuration" in str(err.value)
+
+
+def test_m4_a_refused_list_is_worded_as_every_other_refused_call() -> None:
+    """`client.list` goes through the informers' transport; its 403 read "forbidden: cannot
+    list ..." where every other call reads "cannot get ...": one wording, the verb, the
+    resource, the server, the server's message and what to check."""
+    from kubernetes import client as k8s
+
+    from kubeinformers.runtime.api.errors import Forbidden
+    from kubeinformers.testing.local_api_server import LocalApiServer
+
+    with LocalApiServer(token="admin", users={"nobody-token": "nobody"}) as server:
+        cfg = server.configuration()
+        cfg.api_key = {"authorization": "nobody-token"}
+        nobody = Client(k8s.ApiClient(cfg))
+        said = {}
+        for verb, call in (
+            ("get", lambda: nobody.get(ConfigMap, "x", namespace="default")),
+            ("list", lambda: nobody.list(ConfigMap, namespace="default")),
+        ):
+            with pytest.raises(Forbidden) as refused:
+                call()
+            said[verb] = refused.value.message
+    for verb, message in said.items():
+        assert message.startswith(f"cannot {verb} configmaps"), message
+        assert f"at {server.url}:" in message and "check the RBAC rules" in message, message

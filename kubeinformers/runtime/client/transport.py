@@ -565,17 +565,17 @@ class ApiListerWatcher(Generic[T]):
         err.code = code  # the HTTP status is authoritative
         if code == 401:
             err.message = (
-                f"unauthorized: cannot {verb} {self.describe()} at {self.server}: {err.message}; "
+                f"cannot {verb} {self.describe()} at {self.server}: {err.message}; "
                 "check the credentials (token, client certificate or exec plugin) of the kubeconfig"
             )
         elif code == 403:
             err.message = (
-                f"forbidden: cannot {verb} {self.describe()} at {self.server}: {err.message}; "
+                f"cannot {verb} {self.describe()} at {self.server}: {err.message}; "
                 "check the RBAC rules of the credentials"
             )
         elif code == 400:
             err.message = (
-                f"bad request: cannot {verb} {self.describe()} at {self.server}: {err.message}; "
+                f"cannot {verb} {self.describe()} at {self.server}: {err.message}; "
                 "check the label and field selectors, and that a continue token comes from the "
                 "same list"
             )
@@ -583,7 +583,7 @@ class ApiListerWatcher(Generic[T]):
             # A collection is never missing: its path is (an unknown group answers plain text
             # "404 page not found"), so say which resource and what to check.
             err.message = (
-                f"not found: cannot {verb} {self.describe()} at {self.server}: the server does "
+                f"cannot {verb} {self.describe()} at {self.server}: the server does "
                 f"not serve {self.resource.gvr.group_resource()} in {self.resource.api_version} "
                 f"({err.message}); check the API group and version, and for a custom resource "
                 "that its CustomResourceDefinition is installed"
