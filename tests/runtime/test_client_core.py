@@ -616,15 +616,16 @@ def test_m4_a_refused_list_is_worded_as_every_other_refused_call() -> None:
     with LocalApiServer(token="admin", users={"nobody-token": "nobody"}) as server:
         cfg = server.configuration()
         cfg.api_key = {"authorization": "nobody-token"}
-        nobody = Client(k8s.ApiClient(cfg))
         said = {}
-        for verb, call in (
-            ("get", lambda: nobody.get(ConfigMap, "x", namespace="default")),
-            ("list", lambda: nobody.list(ConfigMap, namespace="default")),
-        ):
-            with pytest.raises(Forbidden) as refused:
-                call()
-            said[verb] = refused.value.message
+        with k8s.ApiClient(cfg) as api:
+            nobody = Client(api)
+            for verb, call in (
+                ("get", lambda: nobody.get(ConfigMap, "x", namespace="default")),
+                ("list", lambda: nobody.list(ConfigMap, namespace="default")),
+            ):
+                with pytest.raises(Forbidden) as refused:
+                    call()
+                said[verb] = refused.value.message
     for verb, message in said.items():
         assert message.startswith(f"cannot {verb} configmaps"), message
         assert f"at {server.url}:" in message and "check the RBAC rules" in message, message

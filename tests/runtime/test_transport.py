@@ -796,7 +796,9 @@ def test_k16_without_freezing_objects_the_application_froze_stay_frozen(
         with wire.gc_paused():
             kept.extend([i] for i in range(wire._COLLECT_AFTER_YOUNG + 1000))
         assert _collections()[2] == full_before + 1
-        assert gc.get_freeze_count() == frozen
+        # Still frozen: an unfreeze would leave none. (A few may die meanwhile, freed by
+        # reference counting, as another test's threads end.)
+        assert frozen - 100 <= gc.get_freeze_count() <= frozen
         assert gc.isenabled()
     finally:
         gc.unfreeze()
