@@ -126,6 +126,20 @@ class FakeInformer:
             handler.on_delete(obj)
 
 
+class HeldReconcile:
+    """A reconcile that says when it began and returns only once released."""
+
+    def __init__(self) -> None:
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+        self.finished: list[str] = []
+
+    async def __call__(self, key: str) -> None:
+        self.entered.set()
+        await self.release.wait()
+        self.finished.append(key)
+
+
 def obj(name: str) -> dict[str, Any]:
     return {"metadata": {"namespace": "ns", "name": name}}
 
@@ -190,15 +204,8 @@ def test_cancelling_the_reconciler_lets_the_inflight_reconcile_finish(
     """Cancellation drains: the reconcile in progress completes before run() re-raises."""
 
     async def main() -> None:
-        entered = asyncio.Event()
-        release = asyncio.Event()
-        finished: list[str] = []
-
-        async def reconcile(key: str) -> None:
-            entered.set()
-            await release.wait()
-            finished.append(key)
-
+        reconcile = HeldReconcile()
+        entered, release, finished = reconcile.entered, reconcile.release, reconcile.finished
         reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop("drain", reconcile)
         reconciler.enqueue("ns/a")
         runner = asyncio.create_task(reconciler.run())
@@ -219,12 +226,8 @@ def test_async_stop_waiting_for_a_reconcile_says_so_naming_its_key(
     monkeypatch.setattr("kubeinformers.runtime.reconcile.async_loop.DRAIN_HINT_AFTER", 0.05)
 
     async def main() -> None:
-        entered, release = asyncio.Event(), asyncio.Event()
-
-        async def reconcile(key: str) -> None:
-            entered.set()
-            await release.wait()
-
+        reconcile = HeldReconcile()
+        entered, release = reconcile.entered, reconcile.release
         reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop("stuck", reconcile)
         reconciler.enqueue("ns/a")
         stop = asyncio.Event()
@@ -759,14 +762,8 @@ def test_i15_a_loop_cancelled_twice_ends_only_after_its_reconciles(
     reconcile has returned and the worker has ended."""
 
     async def main() -> None:
-        entered, release = asyncio.Event(), asyncio.Event()
-        finished: list[str] = []
-
-        async def reconcile(key: str) -> None:
-            entered.set()
-            await release.wait()
-            finished.append(key)
-
+        reconcile = HeldReconcile()
+        entered, release, finished = reconcile.entered, reconcile.release, reconcile.finished
         reconciler: AsyncReconcileLoop[str] = AsyncReconcileLoop("twice", reconcile)
         reconciler.enqueue("ns/a")
         runner = asyncio.create_task(reconciler.run())

@@ -248,15 +248,13 @@ class AsyncLeaderElector:
             # lead() and the renewal run to their end, however often `run` is cancelled
             # meanwhile (I15): a lease released while lead()'s reconciles still run would let
             # another replica start beside them.
-            while True:
-                try:
-                    await asyncio.wait({work, keep})
-                    break
-                except asyncio.CancelledError:
-                    # `run` itself was cancelled while lead() was stopping (a reconcile loop
-                    # draining after a lost lease): its caller stops, it must not see a plain
-                    # "lost" and campaign again (`while True: await elector.run(...)`).
-                    cancelled = True
+            try:
+                await finish(asyncio.wait({work, keep}))
+            except asyncio.CancelledError:
+                # `run` itself was cancelled while lead() was stopping (a reconcile loop
+                # draining after a lost lease): its caller stops, it must not see a plain
+                # "lost" and campaign again (`while True: await elector.run(...)`).
+                cancelled = True
             for task in (work, keep):
                 if not task.cancelled():
                     task.exception()  # retrieved: raised above if it mattered
