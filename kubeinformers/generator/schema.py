@@ -165,6 +165,9 @@ class _Walker:
         embedded = bool(node.get("x-kubernetes-embedded-resource"))
         if props is not None and not isinstance(props, Mapping):
             raise self.source.error(f"{path}.properties", "must be a mapping of name to schema")
+        # An embedded resource that declares nothing but the identity every object has is
+        # any object (a Deployment, a Secret...): never a built-in class by shape (H25).
+        any_object = embedded and not set(props or ()) - {"apiVersion", "kind", "metadata"}
         if embedded:
             props = dict(props or {})
             props.setdefault("apiVersion", {"type": "string"})
@@ -238,15 +241,18 @@ class _Walker:
                     return out  # any JSON value
                 out["additionalProperties"] = out.get("additionalProperties", True)
         if self.hoist is not None and out.get("properties"):
-            return self.hoisted(out, hint)
+            return self.hoisted(out, hint, match_builtin=not any_object)
         return out
 
-    def hoisted(self, schema: dict[str, Any], hint: tuple[str, ...]) -> dict[str, Any]:
+    def hoisted(
+        self, schema: dict[str, Any], hint: tuple[str, ...], match_builtin: bool = True
+    ) -> dict[str, Any]:
         """A `$ref` to the class of `schema`: a built-in class of the same structure (see
-        `shapes`), a class of this kind with the same structure, or a new class."""
+        `shapes`; not when `match_builtin` is False), a class of this kind with the same structure,
+        or a new class."""
         assert self.hoist is not None
         nested = len(hint) > 1  # the root stays the kind's own class
-        if nested and self.matcher is not None:
+        if nested and match_builtin and self.matcher is not None:
             builtin = self.matcher.match(schema, hint)
             if builtin is not None:
                 return self.ref(builtin)

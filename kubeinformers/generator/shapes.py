@@ -24,6 +24,10 @@ schema allows:
   SecretKeySelector, not the ConfigMapKeySelector of the same shape); when it cannot, the
   CRD keeps its own class.
 
+An embedded resource (`x-kubernetes-embedded-resource`) that declares no field besides the
+apiVersion, kind and metadata every object has is not matched at all (`schema`, rule H25):
+those three fields are most of a PodTemplate, a Service or a Node, and say nothing.
+
 Otherwise the CRD keeps its own class. The shapes of the built-ins come from the same
 run when it generates them, else from `kubeinformers.generated.shapes` (written with the
 built-ins), which is also where such CRD models import the classes from.

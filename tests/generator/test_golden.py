@@ -333,6 +333,74 @@ def test_embedded_core_types_are_the_builtin_classes(golden: Golden) -> None:
     }
 
 
+EMBEDDING_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: stacks.embedding.example.com}
+spec:
+  group: embedding.example.com
+  names: {kind: Stack, plural: stacks}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+%s
+"""
+# Field names that once made an embedded free-form resource a built-in kind by shape
+# ({apiVersion, kind, metadata} is most of a PodTemplate, a Service, a Node...).
+EMBEDDING_FIELDS = ("template", "service", "node", "namespace", "resource", "pod")
+
+
+def test_an_embedded_free_form_resource_is_no_builtin_kind(tmp_path: Path) -> None:
+    """H25: `x-kubernetes-embedded-resource` with `x-kubernetes-preserve-unknown-fields` and
+    no declared field is any object. Whatever its field is named it gets a class of its own,
+    so a Deployment held under `service` reads whole (as a Service its `spec.selector`, a
+    LabelSelector, raised InvalidFieldError) and dumps as it came."""
+    fields = "\n".join(
+        f"              {name}: {{type: object, x-kubernetes-embedded-resource: true, "
+        "x-kubernetes-preserve-unknown-fields: true}"
+        for name in EMBEDDING_FIELDS
+    )
+    (tmp_path / "crds").mkdir()
+    (tmp_path / "crds" / "stacks.yaml").write_text(EMBEDDING_CRD % fields)
+    generate_ok(tmp_path, "h25_embedding", "--crd", tmp_path / "crds")
+    code = (tmp_path / "h25_embedding" / "embedding" / "v1" / "stack.py").read_text()
+    assert "kubeinformers.generated.core" not in code
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "replicas": 2},
+        "status": {"conditions": [{"type": "Available", "status": "True"}]},
+    }
+    body = {
+        "apiVersion": "embedding.example.com/v1",
+        "kind": "Stack",
+        "metadata": {"name": "s", "namespace": "ns"},
+        "spec": {name: deployment for name in EMBEDDING_FIELDS},
+    }
+    with importable(tmp_path, "h25_embedding"):
+        module = importlib.import_module("h25_embedding.embedding.v1.stack")
+        spec_fields = module.StackSpec.model_fields
+        classes = {spec_fields[name].annotation.__args__[0] for name in EMBEDDING_FIELDS}
+        assert [c.__module__ for c in classes] == [module.__name__]
+        assert set(next(iter(classes)).model_fields) == {"api_version", "kind", "metadata"}
+        stack = module.Stack.model_validate(body)
+        for name in EMBEDDING_FIELDS:
+            held = getattr(stack.spec, name)
+            assert held.kind == "Deployment" and held.metadata.name == "web"
+            assert held.model_extra["spec"]["selector"] == {"matchLabels": {"app": "web"}}
+        assert stack.model_dump(mode="json", by_alias=True, exclude_unset=True) == body
+
+
 def test_one_kind_imports_without_the_other_kinds_of_its_version(golden: Golden) -> None:
     """Issue 15: one module per kind; its `models`, `informers` and `listers` modules name all
     classes lazily, so importing one kind (or its informer) builds no other kind's models."""
