@@ -627,6 +627,13 @@ def _prepare_crd(
     schema: dict[str, Any] = dict(crd.schema or {"type": "object"})
     if not crd.schema:
         schema["x-kubernetes-preserve-unknown-fields"] = True
+        prep.notes.append(
+            f"{r.source.file}: CRD {crd.crd_name} version {r.version} has no schema "
+            f"(spec.versions[{crd.version_index}].schema.openAPIV3Schema): {cls} types only "
+            "apiVersion, kind and metadata and keeps every other field untyped (model_extra); "
+            "give the version its schema (an apiextensions.k8s.io/v1 server requires one) "
+            "and generate again"
+        )
     props = dict(schema.get("properties") or {})
     for field_key in ("apiVersion", "kind"):
         given = props.get(field_key)

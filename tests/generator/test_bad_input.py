@@ -136,3 +136,40 @@ def test_keep_going_with_an_unresolvable_ref_still_generates_the_crds(tmp_path: 
 
 def _public(cls: type) -> set[str]:
     return {n for n, v in vars(cls).items() if not n.startswith("_") and callable(v)}
+
+
+SCHEMALESS_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: foos.bare.example.com}
+spec:
+  group: bare.example.com
+  names: {kind: Foo, plural: foos}
+  scope: Namespaced
+  versions:
+  - {name: v1alpha1, served: false, storage: false}
+  - {name: v1, served: true, storage: true}
+"""
+
+
+def test_a_version_without_a_schema_is_free_form_and_said_so(tmp_path: Path) -> None:
+    """H26: a served CRD version without `openAPIV3Schema` (refused by an apiextensions v1
+    server, common in hand-written files) is generated free-form, and one note names the
+    file, the CRD, the version and the place of the missing schema, and says what to do."""
+    (tmp_path / "foos.yaml").write_text(SCHEMALESS_CRD)
+    run = run_generator("--crd", tmp_path / "foos.yaml", "--out", tmp_path / "gen")
+    assert run.returncode == 0, run.output
+    assert "Traceback" not in run.output
+    (note,) = [line for line in run.stderr.splitlines() if "has no schema" in line]
+    for fragment in (
+        str(tmp_path / "foos.yaml"),
+        "CRD foos.bare.example.com version v1 ",
+        "spec.versions[1].schema.openAPIV3Schema",
+        "untyped",
+        "give the version its schema",
+    ):
+        assert fragment in note, note
+    with importable(tmp_path, "gen"):
+        foo = importlib.import_module("gen.bare.v1.foo").Foo
+        obj = foo.model_validate({"metadata": {"name": "f"}, "spec": {"a": 1}})
+        assert obj.metadata.name == "f" and obj.model_extra == {"spec": {"a": 1}}
