@@ -176,6 +176,7 @@ class _Walker:
         if props:
             cleaned: dict[str, Any] = {}
             seen: dict[str, str] = {}
+            numbered: dict[str, int] = {}  # Python name -> later fields numbered after it
             for name in props:
                 sub_path = f"{path}.properties.{name}"
                 if embedded and name == "metadata":
@@ -187,11 +188,13 @@ class _Walker:
                 py = naming.field_name(str(name))
                 if py in seen and seen[py] != name:
                     pair = (seen[py], str(name))
+                    # datamodel-code-generator numbers them in the order of the schema
+                    numbered[py] = numbered.get(py, 0) + 1
                     if pair not in self.prep.clashes:
                         self.prep.clashes.add(pair)
                         self.prep.notes.append(
                             f"{self.source.file}: {path}: fields {pair[0]!r} and {pair[1]!r} "
-                            f"both read {py!r}; the second becomes {py}_1 (and so on)"
+                            f"both read {py!r}; {pair[1]!r} becomes {py}_{numbered[py]}"
                         )
                     # One global alias map: leave both to datamodel-code-generator, which
                     # numbers clashing fields within a class.

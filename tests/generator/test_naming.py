@@ -218,3 +218,45 @@ def test_a_shortened_class_name_never_takes_another_objects_own_name(tmp_path: P
     assert "IssuerSpec" in classes and not [c for c in classes if c.endswith("2")]
     assert "IssuerPodTemplateSpec" in classes
     assert re.search(r"^    spec: IssuerSpec \| None", code, re.M)
+
+
+CLASHING_FIELDS = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: clashes.fieldnames.example.com}
+spec:
+  group: fieldnames.example.com
+  names: {kind: Clash, plural: clashes}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              fooBar: {type: string}
+              zed: {type: string}
+              foo_bar: {type: string}
+              foo-bar: {type: string}
+"""
+
+
+def test_the_note_of_clashing_fields_names_the_attribute_each_becomes(tmp_path: Path) -> None:
+    """H11: fields that map to one Python name are numbered in schema order (`foo_bar`,
+    `foo_bar_1`); the note says which attribute each later field becomes. With three fields
+    it said `foo_bar_1 (and so on)` twice, while the third became `foo_bar_2`."""
+    (tmp_path / "clashes.yaml").write_text(CLASHING_FIELDS)
+    result = cli.build(cli.collect(crds=[tmp_path]), "pkg", jobs=1)
+    assert not result.errors
+    code = result.files["fieldnames/v1/clash.py"]
+    numbered = re.findall(r"^    (foo_bar_\d): Annotated\[.*?alias=\"([^\"]+)\"", code, re.M | re.S)
+    assert numbered == [("foo_bar_1", "foo_bar"), ("foo_bar_2", "foo-bar")]
+    notes = [n for n in result.notes if "both read 'foo_bar'" in n]
+    assert len(notes) == 2, result.notes
+    assert notes[0].endswith("'foo_bar' becomes foo_bar_1"), notes
+    assert notes[1].endswith("'foo-bar' becomes foo_bar_2"), notes
