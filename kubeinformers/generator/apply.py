@@ -164,6 +164,9 @@ class _Writer:
             return given
         if "$ref" in node:
             target = _target(node["$ref"])
+            if target not in self.kind_classes and _any_object(target, self.schemas.get(target)):
+                mod.typing.add("Any")  # an embedded resource of any kind (H25)
+                return "dict[str, Any]"
             if self.has_fields(target):
                 return self.reference(target, mod)
             return self.annotation(self.schemas[target], mod)
@@ -434,11 +437,25 @@ def _reachable(schemas: Mapping[str, Mapping[str, Any]], roots: Iterable[str]) -
     todo = [t for name in [*roots, *seen] for t in refs(name)]
     while todo:
         name = todo.pop()
-        if name in seen or name not in schemas:
+        if name in seen or name not in schemas or _any_object(name, schemas[name]):
             continue
         seen.add(name)
         todo.extend(refs(name))
     return seen
+
+
+def _any_object(name: str, body: Mapping[str, Any] | None) -> bool:
+    """A CRD's embedded resource that declares no field of its own (`schema`, H25): any
+    object, applied as a `dict[str, Any]` (a TypedDict of its apiVersion, kind and metadata
+    would refuse the resource's `spec`). A built-in class (PartialObjectMetadata) is not."""
+    if body is None or name.startswith(SHAPE_MODULES):
+        return False
+    props = body.get("properties")
+    return (
+        isinstance(props, Mapping)
+        and set(props) == {"apiVersion", "kind", "metadata"}
+        and props["metadata"] == {"$ref": f"#/components/schemas/{OBJECT_META}"}
+    )
 
 
 def _target(ref: str) -> str:

@@ -363,7 +363,8 @@ def test_an_embedded_free_form_resource_is_no_builtin_kind(tmp_path: Path) -> No
     """H25: `x-kubernetes-embedded-resource` with `x-kubernetes-preserve-unknown-fields` and
     no declared field is any object. Whatever its field is named it gets a class of its own,
     so a Deployment held under `service` reads whole (as a Service its `spec.selector`, a
-    LabelSelector, raised InvalidFieldError) and dumps as it came."""
+    LabelSelector, raised InvalidFieldError) and dumps as it came, and its apply
+    configuration is a `dict[str, Any]` (M8) that mypy --strict accepts with the `spec`."""
     fields = "\n".join(
         f"              {name}: {{type: object, x-kubernetes-embedded-resource: true, "
         "x-kubernetes-preserve-unknown-fields: true}"
@@ -399,6 +400,30 @@ def test_an_embedded_free_form_resource_is_no_builtin_kind(tmp_path: Path) -> No
             assert held.kind == "Deployment" and held.metadata.name == "web"
             assert held.model_extra["spec"]["selector"] == {"matchLabels": {"app": "web"}}
         assert stack.model_dump(mode="json", by_alias=True, exclude_unset=True) == body
+    # Its apply configuration takes the whole object too: a TypedDict of apiVersion, kind and
+    # metadata would refuse the Deployment's `spec` (mypy: extra key).
+    usage = tmp_path / "use_stacks.py"
+    usage.write_text(
+        textwrap.dedent(
+            """\
+            from h25_embedding.embedding.v1.apply.stack import StackApply
+
+            config = StackApply(
+                metadata={"name": "s", "namespace": "ns"},
+                spec={
+                    "service": {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "metadata": {"name": "web"},
+                        "spec": {"replicas": 2},
+                    }
+                },
+            )
+            """
+        )
+    )
+    checked = run_mypy([usage], cwd=tmp_path, mypy_path=[tmp_path])
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_one_kind_imports_without_the_other_kinds_of_its_version(golden: Golden) -> None:
