@@ -21,6 +21,7 @@ import pytest
 from examples.informers.demo.v1.widget import Widget, WidgetSpec
 from kubeinformers.runtime.api.model import UnknownEnumValue
 from kubeinformers.runtime.codec.drift import (
+    MISSING,
     InvalidFieldError,
     InvalidObjectError,
     PartlyInvalidObjectError,
@@ -175,13 +176,43 @@ def test_k11_assigning_a_bad_field_makes_it_readable() -> None:
     assert obj.spec.replicas == 4 and set(invalid_fields(obj.spec)) == {"tags"}
 
 
-def test_k11_a_missing_required_field_raises_when_read() -> None:
+def test_k11_a_missing_required_field_raises_when_read_and_names_both_causes() -> None:
     data = widget()
     del data["spec"]["size"]
     obj = _lazy_list(data, [])
     assert obj.spec is not None and obj.spec.replicas == 2
-    with pytest.raises(InvalidFieldError, match=r"spec\.size.*required field is missing"):
+    with pytest.raises(
+        InvalidFieldError, match=r"spec\.size is missing, which .*Widget requires"
+    ) as info:
         _ = obj.spec.size
+    # Fresh models do not mend an object stored before its CRD required the field: the
+    # message says to write the field as well as to regenerate.
+    assert info.value.reason == MISSING
+    assert "stored before the field became required" in str(info.value)
+    assert "kubeinformers generate --cluster" in str(info.value)
+
+
+@pytest.mark.parametrize("decode", DECODES)
+def test_k11_every_decode_reports_a_bad_field_by_the_same_path_and_reason(decode: str) -> None:
+    data = widget(parts=[{"name": "p", "count": "many"}])
+    del data["spec"]["size"]
+    reported: list[InvalidObjectError] = []
+    obj = DECODES[decode](data, reported)
+    _ = materialize(obj)  # a lazy object reports on its first full read
+    (report,) = reported
+    if isinstance(report, PartlyInvalidObjectError):
+        paths = [(f.path, f.reason) for f in report.fields]
+        remedy = str(report)
+    else:
+        assert isinstance(report, ObjectDecodeError)
+        paths = [(report.path, report.reason.removesuffix(" (and 1 more)"))]
+        remedy = report.remedy
+    assert paths[0][0] == "spec.parts[0].count" and "valid integer" in paths[0][1]
+    if len(paths) > 1:
+        assert paths[1] == ("spec.size", MISSING)
+    # A required field missing among others: both remedies.
+    assert "stored before the field became required" in remedy
+    assert "kubeinformers generate --cluster" in remedy
 
 
 def test_k11_an_eager_modified_event_caches_the_newest_version_not_the_last_valid_one() -> None:

@@ -733,8 +733,7 @@ class ApiListerWatcher(Generic[T]):
                     "%s; %s",
                     err,
                     "cached at this version: a read of a field that does not validate raises "
-                    "InvalidFieldError, the rest reads; regenerate the models from this "
-                    "cluster's API (kubeinformers generate --cluster) to read it"
+                    f"InvalidFieldError, the rest reads; {err.remedy}"
                     if err.cached
                     else "left out: it has no identity to cache it by",
                 )

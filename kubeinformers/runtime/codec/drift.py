@@ -27,18 +27,20 @@ from __future__ import annotations
 import functools
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 __all__ = [
+    "MISSING",
     "InvalidFieldError",
     "InvalidObjectError",
     "PartlyInvalidObjectError",
     "build_lenient",
     "invalid_fields",
+    "remedy",
 ]
 
 M = typing.TypeVar("M", bound=BaseModel)
@@ -46,6 +48,27 @@ M = typing.TypeVar("M", bound=BaseModel)
 _REMEDY = (
     "regenerate the models from this cluster's API (kubeinformers generate --cluster) to read it"
 )
+# The reason of a required field the server did not send.
+MISSING = "a required field is missing"
+# A required field the server did not send has a second cause besides models older than the
+# server: an object stored before its field became required (a CRD's schema applies to what is
+# written after it; the server does not check stored objects again), which regenerating the
+# models does not mend.
+_MISSING_REMEDY = (
+    "either the object was stored before the field became required (the server does not check "
+    "stored objects again: write the field to the object), or the cluster's API changed since "
+    f"the models were generated ({_REMEDY})"
+)
+
+
+def remedy(reasons: Iterable[str]) -> str:
+    """What to do about fields that do not validate for these `reasons`."""
+    kinds = {reason == MISSING for reason in reasons}
+    if kinds == {True}:
+        return _MISSING_REMEDY
+    if True in kinds:
+        return f"{_REMEDY}; for a required field the server did not send, {_MISSING_REMEDY}"
+    return _REMEDY
 
 
 class InvalidObjectError(ValueError):
@@ -78,12 +101,15 @@ class InvalidFieldError(InvalidObjectError):
         shown = repr(value)
         if len(shown) > 80:
             shown = shown[:77] + "..."
+        model_name = f"{model.__module__}.{model.__qualname__}"
         ValueError.__init__(
             self,
-            f"{model.__name__} {key!r}: field {path} does not validate against "
-            f"{model.__module__}.{model.__qualname__} ({reason}; the server sent {shown}): the "
-            f"cluster's API changed since the models were generated; {_REMEDY}. The rest of "
-            "the object reads.",
+            f"{model.__name__} {key!r}: field {path} is missing, which {model_name} "
+            f"requires: {_MISSING_REMEDY}. The rest of the object reads."
+            if reason == MISSING
+            else f"{model.__name__} {key!r}: field {path} does not validate against "
+            f"{model_name} ({reason}; the server sent {shown}): the cluster's API changed "
+            f"since the models were generated; {_REMEDY}. The rest of the object reads.",
         )
         self.model = model
         self.key = key
@@ -106,7 +132,7 @@ class PartlyInvalidObjectError(InvalidObjectError):
             f"{model.__name__} {key!r} has fields that do not validate against "
             f"{model.__module__}.{model.__qualname__} ({listed}{more}). It is cached as the "
             "server sent it: a read of those fields raises InvalidFieldError, the rest of the "
-            f"object reads; {_REMEDY}.",
+            f"object reads; {remedy(f.reason for f in fields)}.",
         )
         self.model = model
         self.key = key
@@ -273,7 +299,7 @@ class _Lenient:
             info = model.model_fields[field.name]
             if info.is_required() and field.name not in values and field.name not in bad:
                 where = f"{path}.{key}" if path else key
-                bad[field.name] = self._bad(where, "a required field is missing", None, None)
+                bad[field.name] = self._bad(where, MISSING, None, None)
         sent = {name for name, b in bad.items() if b.sent_as is not None}
         obj = model.model_construct(_fields_set={*values, *sent}, **values, **extra)
         if bad:

@@ -31,7 +31,7 @@ from kubeinformers.runtime.api.listwatch import (
     an_event,
 )
 from kubeinformers.runtime.api.model import Status
-from kubeinformers.runtime.codec.drift import build_lenient
+from kubeinformers.runtime.codec.drift import PartlyInvalidObjectError, build_lenient, remedy
 from kubeinformers.runtime.codec.gc_pause import gc_paused, paused_over
 from kubeinformers.runtime.codec.json_list import (
     JsonListStream,
@@ -143,6 +143,9 @@ class ObjectDecodeError(ValueError):
         # older version of it. None when the object has no identity to cache it by.
         self.kept: WatchEvent[Any] | None = None
         self.cached = False  # whether the object is cached (kept), a list item's too
+        # What to do about it (K11): regenerate the models, or, for a required field the
+        # server did not send, perhaps write it to the object (runtime.codec.drift.remedy).
+        self.remedy = remedy(())
 
 
 def _key(meta: _MetaWire | None) -> tuple[str, str]:
@@ -153,8 +156,16 @@ def _key(meta: _MetaWire | None) -> tuple[str, str]:
     return key, meta.resource_version or ""
 
 
-def _first_error(err: ValidationError, strip: int) -> tuple[str, str]:
-    """The first error's field path (without the wrapper's leading parts) and message."""
+def _first_error(
+    err: ValidationError, strip: int, partly: PartlyInvalidObjectError | None = None
+) -> tuple[str, str]:
+    """The first error's field path (without the wrapper's leading parts) and message; those
+    of the object's first bad field as its lenient build found it (`partly`, K11), when given:
+    `spec.parts[0].count` and the reason a lazy read's InvalidFieldError gives."""
+    if partly is not None and partly.fields:
+        first_field, count = partly.fields[0], len(partly.fields)
+        more = f" (and {count - 1} more)" if count > 1 else ""
+        return first_field.path, f"{first_field.reason}{more}"
     errors = err.errors(include_url=False)
     if not errors:
         return "", str(err)
@@ -281,28 +292,29 @@ class JsonDecoder(Generic[T]):
         except ValidationError:
             meta = None
         key, rv = _key(meta)
-        path, reason = _first_error(exc, 0)
-        error = ObjectDecodeError(self.what, key, rv, path, reason)
         if meta is None or not self._keeper.supported:
-            return error, None
-        kept = self._keep(raw, key)
+            return ObjectDecodeError(self.what, key, rv, *_first_error(exc, 0)), None
+        kept, partly = self._keep(raw, key)
+        error = ObjectDecodeError(self.what, key, rv, *_first_error(exc, 0, partly))
         error.cached = kept is not None
+        error.remedy = remedy(f.reason for f in partly.fields) if partly else error.remedy
         return error, kept
 
-    def _keep(self, raw: bytes, key: str) -> T | None:
-        """The object of `raw`, which failed validation, built field by field (K11); else (no
-        JSON object) a lazy one whose full read raises; None if its identity is malformed."""
+    def _keep(self, raw: bytes, key: str) -> tuple[T | None, PartlyInvalidObjectError | None]:
+        """The object of `raw`, which failed validation, built field by field (K11), with
+        what is wrong with its fields; else (no JSON object) a lazy one whose full read
+        raises; None if its identity is malformed."""
         try:
             data = msgspec.json.decode(raw)
         except msgspec.DecodeError:
             data = None
         if type(data) is dict:
-            obj, _partly = build_lenient(cast("type[BaseModel]", self.model), data, key)
-            return cast("T", obj)
+            obj, partly = build_lenient(cast("type[BaseModel]", self.model), data, key)
+            return cast("T", obj), partly
         try:
-            return cast("T", self._keeper.build(raw))
+            return cast("T", self._keeper.build(raw)), None
         except ValidationError:  # the identity itself is malformed (build validates it)
-            return None
+            return None, None
 
     @functools.cached_property
     def _keeper(self) -> LazyModelBuilder[Any]:
@@ -339,25 +351,16 @@ class JsonDecoder(Generic[T]):
         try:
             wire = self._event_wire.model_validate_json(line)
         except ValidationError as e:
-            error = self._object_error(line, e, etype)
-            if isinstance(error, ObjectDecodeError) and etype in ("ADDED", "MODIFIED", "DELETED"):
-                error.kept = self._kept(line, etype, error.key)
-                error.cached = error.kept is not None
-            raise error from e
+            raise self._object_error(line, e, etype) from e
         return WatchEvent(cast(WatchEventType, wire.type), wire.object)
 
     def _validate(self, raw: bytes) -> BaseModel:
         """One item validated into the model (its field sets shared: runtime.api.model)."""
         return cast("type[BaseModel]", self.model).model_validate_json(raw)
 
-    def _kept(self, line: bytes, etype: str, key: str) -> WatchEvent[T] | None:
-        if not self._keeper.supported:
-            return None
-        obj = self._keep(bytes(_decode_raw_event(line).object), key)
-        return None if obj is None else WatchEvent(cast(WatchEventType, etype), obj)
-
     def _object_error(self, line: bytes, err: ValidationError, etype: str | None) -> ValueError:
-        """Name the object (parsing just its metadata) and the failing field."""
+        """Name the object (parsing just its metadata) and the failing field; an ADDED,
+        MODIFIED or DELETED object is kept (`kept`), built field by field (K11)."""
         try:
             meta = _EventMetaOnly.model_validate_json(line)
         except ValidationError:
@@ -365,8 +368,19 @@ class JsonDecoder(Generic[T]):
         if meta.object is None:
             return ValueError(f"cannot decode a watch event of {self.what}: {err}")
         key, rv = _key(meta.object.metadata)
-        path, reason = _first_error(err, 1)  # drop the leading "object"
-        return ObjectDecodeError(self.what, key, rv, path, reason, etype or meta.type)
+        kept: T | None = None
+        partly: PartlyInvalidObjectError | None = None
+        if etype in ("ADDED", "MODIFIED", "DELETED") and self._keeper.supported:
+            kept, partly = self._keep(bytes(_decode_raw_event(line).object), key)
+        # The leading "object" of pydantic's path is dropped.
+        error = ObjectDecodeError(
+            self.what, key, rv, *_first_error(err, 1, partly), etype or meta.type
+        )
+        if kept is not None:
+            error.kept = WatchEvent(cast(WatchEventType, etype), kept)
+            error.cached = True
+        error.remedy = remedy(f.reason for f in partly.fields) if partly else error.remedy
+        return error
 
 
 class _RawEvent(msgspec.Struct):
