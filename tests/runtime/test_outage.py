@@ -13,7 +13,7 @@ import urllib3
 
 from kubeinformers.runtime.api.errors import ApiStatusError
 from kubeinformers.runtime.client.transport import NO_RETRIES
-from kubeinformers.runtime.reflector.outage import OutageLog, is_server_unavailable
+from kubeinformers.runtime.reflector.outage import OutageLog, is_server_unavailable, storage_failure
 from kubeinformers.runtime.reflector.support import VeryShortWatchError
 
 LOGGER = logging.getLogger("kubeinformers.test-outage")
@@ -122,3 +122,32 @@ def test_urllib3_resend_warnings_for_our_requests_go_to_debug(
     with caplog.at_level(logging.DEBUG, logger="urllib3"):
         pool_log.warning("Retrying (%r) after connection broken by '%r': %s", ours, "reset", "/a")
     assert [(r.levelno, r.getMessage()[-2:]) for r in caplog.records] == [(logging.DEBUG, "/a")]
+
+
+def test_d16_a_resource_whose_storage_fails_to_fill_is_worded_as_such(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """kube-apiserver 1.36 answers a list of a custom resource whose conversion webhook cannot
+    be reached with 429 "storage is (re)initializing: failed to list ...": retried as an
+    outage, but the server is up; the WARNING says the resource cannot be served and why."""
+    clock = Clock()
+    log = OutageLog("gizmos.conv.example.com", LOGGER, repeat_after=60.0, clock=clock)
+    caplog.set_level(logging.DEBUG, logger=LOGGER.name)
+    cause = (
+        "failed to list conv.example.com/v2, Kind=Gizmo: conversion webhook for "
+        'conv.example.com/v1, Kind=Gizmo failed: Post "https://nope.default.svc:443/convert": '
+        'service "nope" not found'
+    )
+    err = ApiStatusError(429, "TooManyRequests", f"storage is (re)initializing: {cause}")
+    assert is_server_unavailable(err) and storage_failure(err) == cause
+    for _ in range(14):  # one failure every 5 s for 70 s
+        log.failed("list of Gizmo", err)
+        clock.now += 5.0
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 2, warnings
+    assert "cannot serve this resource: it fails to fill its cache" in warnings[0]
+    assert 'service "nope" not found' in warnings[0] and "unavailable" not in warnings[0]
+    assert "still cannot serve this resource after 60 s" in warnings[1]
+    # A restart's 429 names no cause: an outage as before.
+    restart = ApiStatusError(429, "TooManyRequests", "storage is (re)initializing")
+    assert storage_failure(restart) is None

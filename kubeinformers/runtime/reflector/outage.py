@@ -89,6 +89,19 @@ def failure_cause(err: BaseException) -> str:
     return type(chain[-1]).__name__
 
 
+def storage_failure(err: BaseException) -> str | None:
+    """What keeps the server from filling its cache of a resource, when `err` says so: a 429
+    "storage is (re)initializing: failed to list ...: conversion webhook ... failed" (a
+    custom resource's conversion webhook unreachable) names it, where a restart's says no
+    more than "storage is (re)initializing". Such a failure is retried as an outage is, but
+    worded as what it is: the server is up, one resource cannot be served until its cause is
+    mended."""
+    if not isinstance(err, ApiStatusError) or err.code != 429:
+        return None
+    _, found, detail = (err.server_message or "").partition(_REINITIALIZING + ": ")
+    return detail.strip() or None if found else None
+
+
 def is_server_unavailable(err: BaseException) -> bool:
     """The server is away for now: unreachable, its connection dropped, it answered 503, or
     429 "storage is (re)initializing" (a restarted apiserver's watch cache filling up)."""
@@ -166,11 +179,19 @@ class OutageLog:
                 self._down_since = self._last_warning = now
                 self._warned_cause = cause
                 level = logging.WARNING
-                message = (
-                    "%s: the API server is unavailable (%s: %s); cause: %s; "
-                    "retrying until it is back"
-                )
-                args: tuple[object, ...] = (self.name, what, err, cause)
+                if storage_failure(err) is not None:
+                    message = (
+                        "%s: the API server cannot serve this resource: it fails to fill its "
+                        "cache of it (%s: %s); mend what the server names (a conversion "
+                        "webhook that cannot be reached, say); retrying until it can"
+                    )
+                    args: tuple[object, ...] = (self.name, what, err)
+                else:
+                    message = (
+                        "%s: the API server is unavailable (%s: %s); cause: %s; "
+                        "retrying until it is back"
+                    )
+                    args = (self.name, what, err, cause)
             elif not self._served and cause != self._warned_cause:
                 self._last_warning = now
                 self._warned_cause = cause
@@ -180,7 +201,11 @@ class OutageLog:
             elif now - self._last_warning >= self.repeat_after:
                 self._last_warning = now
                 level = logging.WARNING
-                message = "%s: the API server is still unavailable after %.0f s (%s: %s)"
+                message = (
+                    "%s: the API server still cannot serve this resource after %.0f s (%s: %s)"
+                    if storage_failure(err) is not None
+                    else "%s: the API server is still unavailable after %.0f s (%s: %s)"
+                )
                 args = (self.name, now - self._down_since, what, err)
             else:
                 level = logging.DEBUG
