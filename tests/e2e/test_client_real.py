@@ -315,6 +315,25 @@ def test_m4_typed_errors_carry_the_status(
     assert "RBAC" in str(forbidden.value)
 
 
+def test_m4_a_resource_the_server_does_not_serve_says_so(client: Client, ns: str) -> None:
+    """scheduling.k8s.io/v1alpha1 (generated, not enabled by default) and a CRD not installed:
+    the error names the resource and version the server does not serve and what to check, for
+    every call, not only the server's "the server could not find the requested resource"."""
+    from kubeinformers.generated.scheduling.v1alpha1 import Workload
+
+    with pytest.raises(NotFound) as err:
+        client.get(Workload, "w", namespace=ns)
+    assert "does not serve workloads.scheduling.k8s.io in scheduling.k8s.io/v1alpha1" in str(
+        err.value
+    )
+    with pytest.raises(NotFound) as err:
+        client.delete(Workload, "w", namespace=ns)
+    assert "check the API group and version" in str(err.value)
+    with pytest.raises(NotFound) as err:  # an object missing is said as the server says it
+        client.get(Widget, "absent", namespace=ns)
+    assert "does not serve" not in str(err.value)
+
+
 def test_m4_the_hint_of_a_conflict_or_invalid_patch_fits_the_servers_answer(
     client: Client, ns: str
 ) -> None:

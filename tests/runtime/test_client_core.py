@@ -629,3 +629,41 @@ def test_m4_a_refused_list_is_worded_as_every_other_refused_call() -> None:
     for verb, message in said.items():
         assert message.startswith(f"cannot {verb} configmaps"), message
         assert f"at {server.url}:" in message and "check the RBAC rules" in message, message
+
+
+def test_m4_a_resource_the_server_does_not_serve_is_named_with_what_to_check() -> None:
+    """kube-apiserver 1.36 answers a call on a resource it does not serve with a 404 that names
+    no object: "404 page not found" as plain text (a CRD not installed, an unknown group) or a
+    Status "the server could not find the requested resource" (a version not enabled, a
+    subresource the CRD does not declare). The typed client said only that; the informers'
+    transport (and client.list) say which resource and what to check: so do all its calls."""
+    plain = _Resp(404, b"404 page not found\n")
+    nothing = _status(404, "NotFound", "the server could not find the requested resource")
+    w = Widget(metadata=ObjectMeta(name="w", namespace="n"), status=None)
+    calls: list[tuple[_Resp, Callable[[Client], object]]] = [
+        (plain, lambda c: c.get(Widget, "w", namespace="n")),
+        (plain, lambda c: c.delete(Widget, "w", namespace="n")),
+        (
+            plain,
+            lambda c: c.apply(
+                WidgetApply(metadata={"name": "w", "namespace": "n"}), field_manager="m"
+            ),
+        ),
+        (_Resp(404, nothing), lambda c: c.create(w)),
+    ]
+    for answer, call in calls:
+        with pytest.raises(NotFound) as err:
+            call(Client(_ApiClient([answer])))
+        message = str(err.value)
+        assert "the server does not serve widgets.demo.kubeinformers.io in " in message, message
+        assert "demo.kubeinformers.io/v1: check the API group and version" in message, message
+        assert "CustomResourceDefinition is installed" in message, message
+    with pytest.raises(NotFound) as err:
+        Client(_ApiClient([_Resp(404, nothing)])).update_status(w)
+    assert "does not serve widgets.demo.kubeinformers.io/status in demo" in str(err.value)
+    assert "declares the status subresource" in str(err.value)
+    # A missing object's Status names it: the server's message alone says it all.
+    missing = _status(404, "NotFound", 'configmaps "c" not found', name="c", kind="configmaps")
+    with pytest.raises(NotFound) as err:
+        Client(_ApiClient([_Resp(404, missing)])).get(ConfigMap, "c", namespace="n")
+    assert str(err.value).endswith(': configmaps "c" not found'), str(err.value)

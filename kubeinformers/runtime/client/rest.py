@@ -24,6 +24,7 @@ from kubeinformers.runtime.api.errors import (
     is_connection_refused,
 )
 from kubeinformers.runtime.api.model import Status
+from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.client.auth import apply_auth
 from kubeinformers.runtime.client.cancel import make_cancellable, pause
 from kubeinformers.runtime.client.credentials import credentials_for
@@ -47,7 +48,9 @@ MAX_RETRY_AFTER = 30.0
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """One API request: `what` words it for errors (`create pods "web" in namespace "x"`)."""
+    """One API request: `what` words it for errors (`create pods "web" in namespace "x"`);
+    `resource` and `subresource` are what its path asks for, which a 404 naming no object says
+    the server does not serve."""
 
     method: str
     path: str
@@ -56,6 +59,8 @@ class Request:
     body: bytes | None = None
     content_type: str | None = None
     headers: tuple[tuple[str, str], ...] = field(default=())
+    resource: APIResource | None = None
+    subresource: str | None = None
 
 
 class RestCore:
@@ -183,6 +188,11 @@ class RestCore:
             )
         elif code == 422 and not err.causes:
             hint = "the server rejected the request as invalid"
+        elif code == 404 and request.resource and not (status.details and status.details.name):
+            # A missing object's Status names it; a path the server does not serve is answered
+            # "404 page not found" (an unknown group or version, a CRD not installed) or a
+            # Status naming nothing ("the server could not find the requested resource").
+            hint = _not_served(request.resource, request.subresource)
         elif code == 400 and "managedFields must be nil" in (status.message or ""):
             hint = (  # an apply of a model read from the server
                 "an apply sends only the fields this field manager owns: apply an apply "
@@ -213,6 +223,18 @@ _HINTS = {
     422: "the server rejected the fields named in the error's causes",
     429: "the server is overloaded; retried after its Retry-After without success",
 }
+
+
+def _not_served(resource: APIResource, subresource: str | None) -> str:
+    served = resource.gvr.group_resource()
+    check = "for a custom resource that its CustomResourceDefinition is installed"
+    if subresource:
+        served = f"{served}/{subresource}"
+        check = f"{check} and declares the {subresource} subresource in this version"
+    return (
+        f"the server does not serve {served} in {resource.api_version}: check the API group "
+        f"and version, and {check}"
+    )
 
 
 def query(**params: str | int | bool | None) -> tuple[tuple[str, str], ...]:

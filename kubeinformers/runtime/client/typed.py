@@ -376,7 +376,12 @@ class _Calls:
         resource = resource_of(model)
         ns = self._namespace(resource, namespace, name)
         return _Call(
-            Request("GET", resource.object_path(name, ns), f"get {_where(resource, name, ns)}"),
+            Request(
+                "GET",
+                resource.object_path(name, ns),
+                f"get {_where(resource, name, ns)}",
+                resource=resource,
+            ),
             self._decoder(model),
             namespace=ns,
             name=name,
@@ -416,6 +421,8 @@ class _Calls:
                 query(fieldManager=field_manager, dryRun="All" if dry_run else None),
                 _encode(_body(model, resource, only_set=False)),
                 JSON,
+                resource=resource,
+                subresource=subresource,
             ),
             self._decoder(cast(type[R], type(materialize(model)))),
             None if dry_run else resource,
@@ -456,6 +463,8 @@ class _Calls:
                 query(fieldManager=field_manager, dryRun="All" if dry_run else None),
                 _encode(body),
                 _PATCH_CONTENT_TYPES[patch_type],
+                resource=resource,
+                subresource=subresource,
             ),
             self._decoder(model),
             None if dry_run else resource,
@@ -524,6 +533,8 @@ class _Calls:
                 ),
                 _encode(body),
                 APPLY_PATCH,
+                resource=resource,
+                subresource=subresource,
             ),
             self._decoder(model_type),
             None if dry_run else resource,
@@ -548,7 +559,13 @@ class _Calls:
         decode = self._decoder(Scale)
         if replicas is None:
             return _Call(
-                Request("GET", path, f"get {_where(resource, name, ns)} (scale)"),
+                Request(
+                    "GET",
+                    path,
+                    f"get {_where(resource, name, ns)} (scale)",
+                    resource=resource,
+                    subresource="scale",
+                ),
                 decode,
                 namespace=ns,
                 name=name,
@@ -561,6 +578,8 @@ class _Calls:
                 query(fieldManager=field_manager, dryRun="All" if dry_run else None),
                 _encode({"spec": {"replicas": replicas}}),
                 _PATCH_CONTENT_TYPES["merge"],
+                resource=resource,
+                subresource="scale",
             ),
             decode,
             None if dry_run else resource,  # the Scale carries the object's resourceVersion
@@ -614,6 +633,7 @@ class _Calls:
                 query(dryRun="All" if dry_run else None),
                 body=_encode(options),
                 content_type=JSON,
+                resource=resource,
             ),
             decode,
             None if dry_run else resource,
