@@ -307,8 +307,10 @@ def test_m4_typed_errors_carry_the_status(
     with pytest.raises(Invalid) as invalid:
         client.create(ConfigMap(metadata=ObjectMeta(name="Not_A_Name", namespace=ns)))
     assert any(c.field == "metadata.name" for c in invalid.value.causes), invalid.value.causes
-    with pytest.raises(Conflict):  # a precondition that no longer holds
+    with pytest.raises(Conflict) as precondition:  # a precondition that no longer holds
         client.delete(Widget, "e", namespace=ns, uid="not-the-uid")
+    assert "retry_on_conflict" not in str(precondition.value)  # redone, it deletes another
+    assert "preconditions name" in str(precondition.value)
     noperms = Client(real_apiserver.api_client(user="noperms"))
     with pytest.raises(Forbidden) as forbidden:
         noperms.get(Widget, "e", namespace=ns)

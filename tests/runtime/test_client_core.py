@@ -667,3 +667,26 @@ def test_m4_a_resource_the_server_does_not_serve_is_named_with_what_to_check() -
     with pytest.raises(NotFound) as err:
         Client(_ApiClient([_Resp(404, missing)])).get(ConfigMap, "c", namespace="n")
     assert str(err.value).endswith(': configmaps "c" not found'), str(err.value)
+
+
+def test_m4_a_failed_delete_precondition_is_not_told_to_redo_the_change() -> None:
+    """kube-apiserver's answer to a delete whose uid precondition no longer holds (the object
+    was deleted and created again). "read it again and redo the change (retry_on_conflict
+    does this)" would delete the new object, which the precondition is there to prevent."""
+    answer = _Resp(
+        409,
+        _status(
+            409,
+            "Conflict",
+            'Operation cannot be fulfilled on ConfigMap "c": the UID in the precondition (u1) '
+            "does not match the UID in record (u2). The object might have been deleted and "
+            "then recreated",
+            name="c",
+            kind="ConfigMap",
+        ),
+    )
+    with pytest.raises(Conflict) as err:
+        Client(_ApiClient([answer])).delete(ConfigMap, "c", namespace="n", uid="u1")
+    message = str(err.value)
+    assert "retry_on_conflict" not in message and "redo the change" not in message, message
+    assert "no longer the one the delete's preconditions name" in message, message

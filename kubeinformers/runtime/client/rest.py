@@ -205,6 +205,12 @@ class RestCore:
                 "a create takes a new object: clear metadata.resource_version (and uid) of an "
                 "object read from the server, or update or apply it instead"
             )
+        elif code == 409 and err.reason == "Conflict" and "precondition" in (status.message or ""):
+            hint = (  # a delete's failed precondition: redoing the delete would defeat it
+                "the object is no longer the one the delete's preconditions name (another uid: "
+                "it was deleted and created again; another resourceVersion: it changed): read "
+                "it again and decide whether that one is to be deleted"
+            )
         elif code == 409 and err.reason == "Conflict":
             hint = (
                 "the object changed since it was read: read it again and redo the change "
