@@ -167,8 +167,9 @@ def test_m2_widget_and_gadget_every_verb(client: Client, ns: str) -> None:
     assert w2.spec and w2.spec.replicas == 2
     w3 = client.patch(Widget, "w", {"spec": {"color": "blue"}}, namespace=ns)
     assert w3.spec and w3.spec.color == "blue" and w3.spec.replicas == 2
-    with pytest.raises(UnsupportedMediaType):
+    with pytest.raises(UnsupportedMediaType) as refused:  # M4: and what to send instead
         client.patch(Widget, "w", {"spec": {}}, namespace=ns, patch_type="strategic")
+    assert 'patch_type="merge"' in str(refused.value)
     w4 = client.apply(_widget("w", ns, size="large"), field_manager="w2-test", force=True)
     assert w4.spec and w4.spec.size == "large"
     client.delete(Widget, "w", namespace=ns)

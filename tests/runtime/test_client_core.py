@@ -30,6 +30,7 @@ from kubeinformers.runtime.api.errors import (
     Invalid,
     NotFound,
     TooManyRequests,
+    UnsupportedMediaType,
 )
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.client import typed
@@ -690,3 +691,19 @@ def test_m4_a_failed_delete_precondition_is_not_told_to_redo_the_change() -> Non
     message = str(err.value)
     assert "retry_on_conflict" not in message and "redo the change" not in message, message
     assert "no longer the one the delete's preconditions name" in message, message
+
+
+def test_m4_a_strategic_merge_patch_of_a_custom_resource_is_told_which_patch_to_use() -> None:
+    """kube-apiserver 1.36 refuses a strategic merge patch of a custom resource with 415 and
+    only lists the media types it accepts; the error says what to pass instead."""
+    body = _status(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+    )
+    with pytest.raises(UnsupportedMediaType) as err:
+        Client(_ApiClient([_Resp(415, body)])).patch(
+            Widget, "w", {"spec": {"size": "small"}}, namespace="n", patch_type="strategic"
+        )
+    assert 'patch a custom resource with patch_type="merge" or "json"' in str(err.value)

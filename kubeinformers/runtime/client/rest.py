@@ -41,6 +41,7 @@ JSON = "application/json"
 REQUEST_TIMEOUT = urllib3.Timeout(connect=30.0, read=60.0)
 APPLY_PATCH = "application/apply-patch+yaml"  # a server-side apply's content type
 JSON_PATCH = "application/json-patch+json"  # an RFC 6902 JSON patch's
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"  # built-in kinds only
 # client-go: rest.Request's maxRetries for a Retry-After answer, and no wait longer than this.
 DEFAULT_MAX_RETRIES = 10
 MAX_RETRY_AFTER = 30.0
@@ -188,6 +189,11 @@ class RestCore:
             )
         elif code == 422 and not err.causes:
             hint = "the server rejected the request as invalid"
+        elif code == 415 and request.content_type == STRATEGIC_MERGE_PATCH:
+            hint = (  # a custom resource: its schema has no patch strategies to merge lists by
+                "a strategic merge patch is for built-in kinds only: patch a custom resource "
+                'with patch_type="merge" or "json", or apply it'
+            )
         elif code == 404 and request.resource and not (status.details and status.details.name):
             # A missing object's Status names it; a path the server does not serve is answered
             # "404 page not found" (an unknown group or version, a CRD not installed) or a
@@ -255,4 +261,11 @@ def query(**params: str | int | bool | None) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-__all__ = ["DEFAULT_MAX_RETRIES", "JSON", "Request", "RestCore", "query"]
+__all__ = [
+    "DEFAULT_MAX_RETRIES",
+    "JSON",
+    "STRATEGIC_MERGE_PATCH",
+    "Request",
+    "RestCore",
+    "query",
+]

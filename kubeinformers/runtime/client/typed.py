@@ -44,6 +44,7 @@ from kubeinformers.runtime.client.rest import (
     APPLY_PATCH,
     JSON,
     JSON_PATCH,
+    STRATEGIC_MERGE_PATCH,
     Request,
     RestCore,
     query,
@@ -176,7 +177,7 @@ PropagationPolicy = Literal["Orphan", "Background", "Foreground"]
 _PATCH_CONTENT_TYPES: dict[str, str] = {
     "merge": "application/merge-patch+json",
     "json": JSON_PATCH,
-    "strategic": "application/strategic-merge-patch+json",
+    "strategic": STRATEGIC_MERGE_PATCH,
 }
 
 
