@@ -11,6 +11,7 @@ import asyncio
 import gc
 import logging
 import threading
+import time
 import warnings
 import weakref
 from collections.abc import Awaitable, Callable
@@ -542,6 +543,53 @@ def test_m1_an_async_wait_for_the_cache_holds_no_thread_and_ends_when_cancelled(
             assert not await informer.wait_for_cache_async(lambda: False, 0.1)
 
     run_debug(main, caplog)
+
+
+def test_m1_a_write_does_not_wait_for_the_queue_lock_a_transform_holds(
+    local_api_server: LocalApiServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """M1: whether a write has a cache to wait for was asked with the queue's lock
+    (`has_synced()`), which the transform holds while it runs (found against kube-apiserver
+    1.36 with a transform slow on one object): the write waited for the transform, past its
+    `read_your_writes_timeout`, an async client's write blocked its event loop as long, and
+    `health()`, which ReadYourWritesTimeout points at, did too."""
+    from kubeinformers.generated.core.v1 import ConfigMap
+    from kubeinformers.generated.meta.v1 import ObjectMeta
+    from kubeinformers.runtime.api.keys import object_name
+    from kubeinformers.runtime.cache.freshness import ReadYourWritesTimeout
+
+    held = threading.Event()
+    release = threading.Event()
+
+    def transform(obj: Any) -> Any:
+        if object_name(obj) == "slow":
+            held.set()
+            release.wait(5.0)  # the old code waited this out: the write then did not time out
+        return obj
+
+    factory = SharedInformerFactory(local_api_server.api_client(), namespace="default")
+    informer = factory.core().v1().config_maps().informer()
+    informer.set_transform(transform)
+    try:
+        factory.start()
+        assert all(factory.wait_for_cache_sync(TIMEOUT).values())
+        client = factory.client(read_your_writes_timeout=0.2)
+        with pytest.raises(ReadYourWritesTimeout):
+            client.create(ConfigMap(metadata=ObjectMeta(name="slow", namespace="default")))
+        assert held.is_set()
+        asked = time.monotonic()
+        assert informer.health().synced
+        assert time.monotonic() - asked < 2.0  # the transform still holds the lock (5 s)
+
+        async def main() -> None:
+            slow = factory.async_client(read_your_writes_timeout=0.2)
+            with pytest.raises(ReadYourWritesTimeout):
+                await slow.patch(ConfigMap, "slow", {"data": {"a": "1"}}, namespace="default")
+
+        run_debug(main, caplog)  # fails on a loop blocked for over 0.5 s
+    finally:
+        release.set()
+        factory.shutdown()
 
 
 def test_g13_leaving_async_with_factory_with_an_unread_stream_does_not_hang(

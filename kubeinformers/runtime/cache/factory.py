@@ -510,7 +510,14 @@ class SharedInformerFactory:
                         gvr, informer = other, candidate
                         break
             running = gvr in self._threads and not self._shutting_down
-        if informer is None or not running or informer.is_stopped() or not informer.has_synced():
+        # Synced, read without the queue's lock: a transform holds it (for a whole relist at
+        # once), and the write must neither wait for it past its timeout nor block a loop.
+        if (
+            informer is None
+            or not running
+            or informer.is_stopped()
+            or not informer.has_synced_nowait()
+        ):
             return None, False
         if resource.namespaced and self._namespace and namespace != self._namespace:
             return None, False

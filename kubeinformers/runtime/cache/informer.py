@@ -490,6 +490,19 @@ class SharedIndexInformer(Generic[T]):
         # queue then waits for that list to be processed, `repopulate`).
         return sharded is None or sharded.listed_generation == sharded.generation
 
+    def has_synced_nowait(self) -> bool:
+        """`has_synced()` without waiting for the queue's lock, which the transform holds while
+        it runs (over a whole relist at once) and the "delta" queue while it processes an item:
+        for a check that must not wait, such as whether a write has a cache to wait for (M1),
+        asked on an event loop too. May lag one change behind."""
+        queue = self._queue
+        if self._controller is None or not isinstance(queue, (DeltaFIFO, RealFIFO)):
+            return False
+        if not queue.has_synced_nowait():
+            return False
+        sharded = self._sharded
+        return sharded is None or sharded.listed_generation == sharded.generation
+
     def last_error(self) -> BaseException | None:
         """The most recent list or watch failure of this informer (None before the first, or
         before `run`): why a cache has not synced (`wait_for_cache_sync_or_raise` names it)."""
@@ -565,7 +578,7 @@ class SharedIndexInformer(Generic[T]):
         shard = self.shard
         return self._health.snapshot(
             self.name,
-            self.has_synced(),
+            self.has_synced_nowait(),  # a probe never waits for a transform to end
             self.is_stopped(),
             self._reflector_counters.watch_errors,
             self.last_error(),
