@@ -337,6 +337,17 @@ def test_m4_a_resource_the_server_does_not_serve_says_so(client: Client, ns: str
     assert "does not serve" not in str(err.value)
 
 
+def test_m4_a_create_in_a_terminating_namespace_says_so_not_rbac(client: Client) -> None:
+    """The server here has no namespace controller: a deleted namespace stays terminating, and
+    NamespaceLifecycle refuses new objects in it with a 403 that no RBAC rule causes."""
+    name = f"doomed-{next(_IDS)}"
+    client.create(Namespace(metadata=ObjectMeta(name=name)))
+    client.delete(Namespace, name)
+    with pytest.raises(Forbidden) as err:
+        client.apply(ConfigMapApply(metadata={"name": "x", "namespace": name}), field_manager="m")
+    assert "RBAC" not in str(err.value) and "namespace is being deleted" in str(err.value)
+
+
 def test_m4_the_hint_of_a_conflict_or_invalid_patch_fits_the_servers_answer(
     client: Client, ns: str
 ) -> None:

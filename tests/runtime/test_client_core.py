@@ -27,6 +27,7 @@ from kubeinformers.runtime.api.errors import (
     ApiStatusError,
     BadRequest,
     Conflict,
+    Forbidden,
     Invalid,
     NotFound,
     TooManyRequests,
@@ -707,3 +708,34 @@ def test_m4_a_strategic_merge_patch_of_a_custom_resource_is_told_which_patch_to_
             Widget, "w", {"spec": {"size": "small"}}, namespace="n", patch_type="strategic"
         )
     assert 'patch a custom resource with patch_type="merge" or "json"' in str(err.value)
+
+
+def test_m4_a_create_in_a_terminating_namespace_is_not_told_to_check_rbac() -> None:
+    """kube-apiserver 1.36's NamespaceLifecycle answer to a create (or an apply that creates)
+    in a namespace being deleted: 403 Forbidden with a cause NamespaceTerminating (client-go's
+    `HasStatusCause(err, NamespaceTerminatingCause)`). No RBAC rule is missing: "check the
+    RBAC rules of the credentials" sent the user the wrong way."""
+    body = _status(
+        403,
+        "Forbidden",
+        'configmaps "x" is forbidden: unable to create new content in namespace doomed '
+        "because it is being terminated",
+        name="x",
+        kind="configmaps",
+        causes=[
+            {
+                "reason": "NamespaceTerminating",
+                "message": "namespace doomed is being terminated",
+                "field": "metadata.namespace",
+            }
+        ],
+    )
+    cm = ConfigMap(metadata=ObjectMeta(name="x", namespace="doomed"))
+    with pytest.raises(Forbidden) as err:
+        Client(_ApiClient([_Resp(403, body)])).create(cm)
+    assert "RBAC" not in str(err.value), str(err.value)
+    assert "the namespace is being deleted" in str(err.value)
+    refused = _status(403, "Forbidden", 'configmaps "x" is forbidden: User "u" cannot create')
+    with pytest.raises(Forbidden) as err:  # a plain 403 is still about RBAC
+        Client(_ApiClient([_Resp(403, refused)])).create(cm)
+    assert "check the RBAC rules" in str(err.value)

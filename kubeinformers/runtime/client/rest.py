@@ -171,7 +171,13 @@ class RestCore:
         err.code = code
         hint = _HINTS.get(code, "")
         owned = any(c.reason == "FieldManagerConflict" for c in err.causes)
-        if code == 409 and err.reason == "Conflict" and owned:
+        if code == 403 and any(c.reason == "NamespaceTerminating" for c in err.causes):
+            hint = (  # NamespaceLifecycle admission: no RBAC rule is missing
+                "the namespace is being deleted: nothing new can be created in it until it is "
+                "gone (its objects' finalizers done); create the namespace again then, or use "
+                "another"
+            )
+        elif code == 409 and err.reason == "Conflict" and owned:
             hint = (
                 "another field manager owns these fields: leave them out of the apply, or "
                 "take them over with force=True"
