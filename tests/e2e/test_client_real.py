@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -346,6 +347,22 @@ def test_m4_a_create_in_a_terminating_namespace_says_so_not_rbac(client: Client)
     with pytest.raises(Forbidden) as err:
         client.apply(ConfigMapApply(metadata={"name": "x", "namespace": name}), field_manager="m")
     assert "RBAC" not in str(err.value) and "namespace is being deleted" in str(err.value)
+
+
+def test_m11_a_field_the_server_drops_is_logged_as_its_warning(
+    client: Client, ns: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kube-apiserver drops a field it does not know (default field validation: Warn) and says
+    so only in a Warning header, which the client logs."""
+    typo = ConfigMap.model_validate({"metadata": {"name": "typo", "namespace": ns}, "dta": {}})
+    with caplog.at_level(logging.WARNING, logger="kubeinformers.client"):
+        client.create(typo)
+    said = [r.getMessage() for r in caplog.records if r.name == "kubeinformers.client"]
+    assert any(
+        m.startswith(f'create configmaps "typo" in namespace "{ns}" at ')
+        and m.endswith('the server warns: unknown field "dta"')
+        for m in said
+    ), said
 
 
 def test_m4_the_hint_of_a_conflict_or_invalid_patch_fits_the_servers_answer(

@@ -739,3 +739,25 @@ def test_m4_a_create_in_a_terminating_namespace_is_not_told_to_check_rbac() -> N
     with pytest.raises(Forbidden) as err:  # a plain 403 is still about RBAC
         Client(_ApiClient([_Resp(403, refused)])).create(cm)
     assert "check the RBAC rules" in str(err.value)
+
+
+def test_m11_the_servers_warnings_are_logged_with_the_request(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """kube-apiserver 1.36 accepts a create with a field it does not know, drops the field and
+    says so only in a `Warning: 299 - "unknown field ..."` header; client-go's rest client logs
+    such warnings (rest.WarningLogger), the typed client dropped them silently."""
+    created = _Resp(
+        201,
+        b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"n"}}',
+        {"Warning": '299 - "unknown field \\"dta\\"", 299 - "second", 199 - "not 299"'},
+    )
+    cm = ConfigMap.model_validate({"metadata": {"name": "c", "namespace": "n"}, "dta": {}})
+    with caplog.at_level(logging.WARNING, logger="kubeinformers.client"):
+        Client(_ApiClient([created])).create(cm)
+    said = [r.getMessage() for r in caplog.records if r.name == "kubeinformers.client"]
+    assert said == [
+        'create configmaps "c" in namespace "n" at https://k8s.test: the server warns: '
+        'unknown field "dta"',
+        'create configmaps "c" in namespace "n" at https://k8s.test: the server warns: second',
+    ], said

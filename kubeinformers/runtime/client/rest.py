@@ -28,6 +28,7 @@ from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.client.auth import apply_auth
 from kubeinformers.runtime.client.cancel import make_cancellable, pause
 from kubeinformers.runtime.client.credentials import credentials_for
+from kubeinformers.runtime.client.server_warnings import log_warnings
 from kubeinformers.runtime.client.transport import (
     NO_RETRIES,
     STATUS_REASONS,
@@ -149,6 +150,7 @@ class RestCore:
         except (urllib3.exceptions.HTTPError, OSError) as e:
             cls = ConnectionRefusedError if is_connection_refused(e) else ConnectionError
             raise cls(f"cannot {request.what}: {self.server} unreachable: {e}") from e
+        log_warnings(resp.headers.get("Warning"), request.what, self.server)
         return resp.status, resp.data, parse_retry_after(resp.headers.get("Retry-After"))
 
     def error(
