@@ -761,3 +761,30 @@ def test_m11_the_servers_warnings_are_logged_with_the_request(
         'unknown field "dta"',
         'create configmaps "c" in namespace "n" at https://k8s.test: the server warns: second',
     ], said
+
+
+def test_m7_a_patch_body_of_the_wrong_shape_for_its_type_is_refused_before_sending() -> None:
+    """A dict sent as a JSON patch, or a list as a merge patch: kube-apiserver 1.36 answers 400
+    "error decoding patch: json: cannot unmarshal object into Go value of type
+    []handlers.jsonPatchOp". Refused before any request, as a model sent as a JSON patch is,
+    saying which shape each patch type takes."""
+    api = _ApiClient([])  # no answer: a request sent would fail the test with IndexError
+    client = Client(api)
+    with pytest.raises(TypeError, match=r'a JSON patch \(patch_type="json"\) is a list'):
+        client.patch(ConfigMap, "c", {"op": "add"}, namespace="n", patch_type="json")
+    for patch_type in ("merge", "strategic"):
+        with pytest.raises(TypeError, match=f"a {patch_type} patch is a dict"):
+            client.patch(ConfigMap, "c", [{"data": {}}], namespace="n", patch_type=patch_type)
+    assert api.rest_client.pool_manager.sent == []
+    ops = ({"op": "add", "path": "/data/a", "value": "1"},)  # a tuple of operations is a list
+    call = _Calls().patch(
+        ConfigMap,
+        "c",
+        ops,
+        "n",
+        patch_type="json",
+        subresource=None,
+        field_manager=None,
+        dry_run=False,
+    )
+    assert json.loads(call.request.body or b"") == list(ops)

@@ -454,6 +454,17 @@ class _Calls:
             if patch_type == "json":
                 raise TypeError("a JSON patch is a list of operations, not a model")
             body = materialize(patch).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        elif patch_type == "json" and not isinstance(patch, list | tuple):
+            raise TypeError(
+                'a JSON patch (patch_type="json") is a list of operations, such as '
+                '[{"op": "replace", "path": "/spec/replicas", "value": 3}], not '
+                f"a {type(patch).__name__}: pass the fields to change as a merge patch instead"
+            )
+        elif patch_type != "json" and not isinstance(patch, Mapping):
+            raise TypeError(
+                f"a {patch_type} patch is a dict of the fields to change, not a "
+                f'{type(patch).__name__}: a list of operations is a JSON patch (patch_type="json")'
+            )
         path = resource.object_path(name, ns) + self._subresource(resource, subresource)
         what = f"patch {_where(resource, name, ns)}" + (f" ({subresource})" if subresource else "")
         return _Call(
