@@ -226,6 +226,12 @@ def test_m4_an_invalid_json_patch_says_why_when_the_server_does_not() -> None:
         )
     assert not err.value.causes and "named in the error's causes" not in str(err.value)
     assert "JSON patch does not apply to the object" in str(err.value)
+    # The same answer to an operation the server cannot read (an unknown op, no path).
+    with pytest.raises(Invalid) as err:
+        Client(_ApiClient([_Resp(422, body)])).patch(
+            ConfigMap, "c", [{"op": "bogus", "path": "/data/a"}], namespace="n", patch_type="json"
+        )
+    assert "an operation is malformed (an `op` other than add, remove" in str(err.value)
     with pytest.raises(Invalid) as err:  # another 422 without causes: no causes to point at
         Client(_ApiClient([_Resp(422, body)])).patch(ConfigMap, "c", {"data": {}}, namespace="n")
     assert "named in the error's causes" not in str(err.value)

@@ -193,7 +193,8 @@ class RestCore:
             hint = (  # the server's message says no more (apimachinery drops jsonpatch's error)
                 "the JSON patch does not apply to the object as the server has it: a `test` "
                 "operation failed, or a path it names does not exist (an `add` needs the "
-                "parent)"
+                "parent), or an operation is malformed (an `op` other than add, remove, "
+                "replace, move, copy and test, or no `path`)"
             )
         elif code == 422 and not err.causes:
             hint = "the server rejected the request as invalid"
