@@ -794,3 +794,21 @@ def test_m7_a_patch_body_of_the_wrong_shape_for_its_type_is_refused_before_sendi
         dry_run=False,
     )
     assert json.loads(call.request.body or b"") == list(ops)
+
+
+def test_m4_an_apply_of_a_field_the_schema_lacks_is_not_a_server_failure() -> None:
+    """kube-apiserver 1.36 answers an apply with a field its schema does not declare (or a
+    value of the wrong type) with 500 InternalError "failed to create typed patch object":
+    the server did not fail, the request is wrong, and sending it again fails again."""
+    body = _status(
+        500,
+        "InternalError",
+        "failed to create typed patch object (n/c; /v1, Kind=ConfigMap): .bogusField: field "
+        "not declared in schema",
+    )
+    cm = ConfigMap.model_validate({"metadata": {"name": "c", "namespace": "n"}, "bogusField": 1})
+    with pytest.raises(ApiStatusError) as err:
+        Client(_ApiClient([_Resp(500, body)])).apply(cm, field_manager="me")
+    assert ".bogusField: field not declared in schema; the server's schema does not" in str(
+        err.value
+    )

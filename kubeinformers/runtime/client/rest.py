@@ -215,6 +215,12 @@ class RestCore:
                 "fields set, not an object read from the server (clear its "
                 "metadata.managed_fields and metadata.resource_version at least)"
             )
+        elif code == 500 and "failed to create typed patch object" in (status.message or ""):
+            hint = (  # an apply's fields read against the server's schema: not a server failure
+                "the server's schema does not declare the field it names, or not with that "
+                "type: fix it or leave it out (regenerate the apply configurations from this "
+                "server if they differ from it); sent again unchanged, the apply fails again"
+            )
         elif code == 500 and "should not be set on objects to be created" in (status.message or ""):
             hint = (  # a create of an object read from the server
                 "a create takes a new object: clear metadata.resource_version (and uid) of an "
