@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from kubeinformers.runtime.api.keys import meta_namespace_key
+from kubeinformers.runtime.api.keys import meta_namespace_key, object_name
 from kubeinformers.runtime.api.listwatch import (
     INITIAL_EVENTS_END_ANNOTATION,
     ListOptions,
@@ -581,6 +581,34 @@ def _configmaps_named(server: Any, names: list[str]) -> list[dict[str, Any]]:
         )
         for n in names
     ]
+
+
+@pytest.mark.parametrize("gate", [True, False])
+def test_m1_n3_a_write_of_another_shards_object_does_not_wait_for_the_cache(
+    local_api_server_factory: Any, gate: bool
+) -> None:
+    """M1: a sharded factory's informer never sees an object of another shard, so a write of
+    one through `factory.client()` has nothing to wait for. It waited for the informer until
+    `read_your_writes_timeout` and raised ReadYourWritesTimeout (found against kube-apiserver
+    1.36: about half of the creates of a `Shard.static(0, 2)` factory's client)."""
+    from kubeinformers.generated.core.v1 import ConfigMap
+    from kubeinformers.generated.informers import SharedInformerFactory
+    from kubeinformers.generated.meta.v1 import ObjectMeta
+
+    server = local_api_server_factory(sharded_list_and_watch=gate)
+    with SharedInformerFactory(server.api_client(), shard=HALF) as factory:
+        lister = factory.lister(ConfigMap)
+        factory.start()
+        factory.wait_for_cache_sync_or_raise(WAIT)
+        client = factory.client(read_your_writes_timeout=5.0)  # the old code timed out
+        outside = 0
+        for i in range(20):
+            made = client.create(ConfigMap(metadata=ObjectMeta(name=f"w{i}", namespace="default")))
+            cached = {object_name(o) for o in lister.config_maps("default").list()}
+            assert (f"w{i}" in cached) == HALF.contains(made)  # read your writes in the shard
+            outside += not HALF.contains(made)
+            client.delete(ConfigMap, f"w{i}", namespace="default")
+        assert 0 < outside < 20  # both kinds written (20 random uids: all on one side, 2e-6)
 
 
 def test_n7_local_api_server_refuses_a_malformed_selector_as_kube_apiserver_does(

@@ -498,7 +498,8 @@ class SharedInformerFactory:
         """The running, synced informer that will see this write, or None (M1: none of this
         factory's informers watches the object, so there is nothing to wait for); and whether
         the written object is in its selection (False: it fails the informer's label
-        selector, so the informer sees it only leave, if it held it)."""
+        selector, or lies in another shard, so the informer sees it only leave, if it held
+        it)."""
         with self._lock:
             gvr = resource.gvr
             informer = self._informers.get(gvr)
@@ -521,6 +522,16 @@ class SharedInformerFactory:
             return None, False
         if resource.namespaced and self._namespace and namespace != self._namespace:
             return None, False
+        shard = informer.shard
+        if (
+            shard is not None
+            and not isinstance(result, Status)
+            and (shard.key != "uid" or object_uid(result))
+            and not shard.contains(result)
+        ):
+            # Another shard's object (N1-N3): the informer never sees it, so no event will come
+            # (it holds it only while a shard change is under way, until its relist).
+            return informer, False
         if self._tweak_list_options is not None:
             options = self._tweak_list_options(ListOptions()) or ListOptions()
             if options.field_selector:
