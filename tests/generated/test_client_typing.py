@@ -55,6 +55,16 @@ BAD = {
         'client.patch(Node, "n", {}, patch_type="yaml")',
         'No overload variant of "patch" of "Client" matches argument types',
     ),
+    # The client took `api_client: Any`: a server URL passed mypy and failed at run time
+    # with AttributeError; its `api_client` read back as Any.
+    "client_of_a_url": (
+        'Client("https://127.0.0.1:6443")',
+        'Argument 1 to "Client" has incompatible type "str"; expected "ApiClient"',
+    ),
+    "api_client_is_typed": (
+        "client.api_client.not_an_attribute",
+        '"ApiClient" has no attribute "not_an_attribute"',
+    ),
 }
 
 ASYNC_BAD = {

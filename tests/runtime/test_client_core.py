@@ -812,3 +812,11 @@ def test_m4_an_apply_of_a_field_the_schema_lacks_is_not_a_server_failure() -> No
     assert ".bogusField: field not declared in schema; the server's schema does not" in str(
         err.value
     )
+
+
+def test_m6_a_client_of_something_else_than_an_api_client_is_refused_by_name() -> None:
+    """`Client("https://...")` (a URL where the kubernetes ApiClient belongs) raised
+    AttributeError: 'str' object has no attribute 'configuration'."""
+    for face in (Client, AsyncClient):
+        with pytest.raises(TypeError, match=r"needs a kubernetes\.client\.ApiClient .* not str"):
+            face("https://127.0.0.1:6443")  # type: ignore[arg-type]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import quote, urlencode
 
 import urllib3
@@ -25,6 +24,7 @@ from kubeinformers.runtime.api.errors import (
 )
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.client.api_client import ApiClient
 from kubeinformers.runtime.client.auth import apply_auth
 from kubeinformers.runtime.client.cancel import make_cancellable, pause
 from kubeinformers.runtime.client.credentials import credentials_for
@@ -72,7 +72,12 @@ class RestCore:
     worker thread, so the event loop never blocks on the network).
     """
 
-    def __init__(self, api_client: Any, *, max_retries: int = DEFAULT_MAX_RETRIES) -> None:
+    def __init__(self, api_client: ApiClient, *, max_retries: int = DEFAULT_MAX_RETRIES) -> None:
+        if not isinstance(api_client, ApiClient):
+            raise TypeError(
+                "the client needs a kubernetes.client.ApiClient (config.new_client_from_config(), "
+                f"or factory.client()), not {type(api_client).__name__}"
+            )
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         self.api_client = api_client

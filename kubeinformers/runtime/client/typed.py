@@ -39,6 +39,7 @@ from kubeinformers.runtime.api.kinds import resource_of
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
 from kubeinformers.runtime.api.model import Scale, Status
 from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.client.api_client import ApiClient
 from kubeinformers.runtime.client.cancel import Cancellation
 from kubeinformers.runtime.client.rest import (
     APPLY_PATCH,
@@ -661,7 +662,7 @@ class _Calls:
 class _Base:
     def __init__(
         self,
-        api_client: Any,
+        api_client: ApiClient,
         *,
         observer: WriteObserver | None = None,
         read_your_writes: bool = True,
@@ -678,7 +679,8 @@ class _Base:
         self._lock = threading.Lock()
 
     @property
-    def api_client(self) -> Any:
+    def api_client(self) -> ApiClient:
+        """The kubernetes ApiClient the requests go through (the informers' connection)."""
         return self._core.api_client
 
     @property
