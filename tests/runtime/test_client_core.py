@@ -820,3 +820,32 @@ def test_m6_a_client_of_something_else_than_an_api_client_is_refused_by_name() -
     for face in (Client, AsyncClient):
         with pytest.raises(TypeError, match=r"needs a kubernetes\.client\.ApiClient .* not str"):
             face("https://127.0.0.1:6443")  # type: ignore[arg-type]
+
+
+def test_m4_a_token_with_a_line_break_is_never_shown_in_the_error() -> None:
+    """http.client refuses a header value with a line break with ValueError("Invalid header
+    value b'Bearer <token>\\n'"): the typed client passed it on, the credential in its message
+    (found with a kubeconfig token ending in a newline against kube-apiserver 1.36). The
+    informers' transport, which `client.list` uses, worded it without the value but kept the
+    original as the new error's __context__."""
+    from kubernetes import client as k8s
+
+    cfg = k8s.Configuration()
+    cfg.host = "http://127.0.0.1:1"  # never reached: the header is refused before sending
+    cfg.api_key = {"authorization": "Bearer s3cr3t-token\n"}
+    with k8s.ApiClient(cfg) as api:
+        for verb, call in (
+            ("get", lambda: Client(api).get(ConfigMap, "c", namespace="n")),
+            ("list", lambda: Client(api).list(ConfigMap, namespace="n")),  # the transport's
+        ):
+            with pytest.raises(ValueError) as err:
+                call()
+            # Nor in what a traceback or an error reporter reads: the chained exceptions.
+            assert err.value.__cause__ is None and err.value.__context__ is None
+            assert "s3cr3t" not in f"{err.value!s} {err.value!r}", err.value
+            assert str(err.value).startswith(
+                f'cannot {verb} configmaps "c" in namespace "n"'
+                if verb == "get"
+                else "cannot list configmaps"
+            )
+            assert "a request header is invalid" in str(err.value)

@@ -155,6 +155,18 @@ class RestCore:
         except (urllib3.exceptions.HTTPError, OSError) as e:
             cls = ConnectionRefusedError if is_connection_refused(e) else ConnectionError
             raise cls(f"cannot {request.what}: {self.server} unreachable: {e}") from e
+        except ValueError:
+            resp = None  # raised below, outside this block, so that it holds no trace of it
+        if resp is None:
+            # http.client refuses a header value with a line break and quotes the value in
+            # its message: that value is the credential, which must never be shown (M4), nor
+            # kept as the new error's __context__.
+            names = ", ".join(sorted(headers))
+            raise ValueError(
+                f"cannot {request.what} at {self.server}: a request header is invalid (one of "
+                f"{names}; a token with a line break in it?); check the credentials of the "
+                "configuration"
+            )
         log_warnings(resp.headers.get("Warning"), request.what, self.server)
         return resp.status, resp.data, parse_retry_after(resp.headers.get("Retry-After"))
 

@@ -493,13 +493,15 @@ class ApiListerWatcher(Generic[T]):
             cls = ConnectionRefusedError if is_connection_refused(e) else ConnectionError
             raise cls(f"cannot {verb} {self.describe()}: {self.server} unreachable: {e}") from e
         except ValueError:
-            # http.client refuses a header value with a line break and quotes the value in
-            # its message: that value is the credential, which must never be logged.
-            names = ", ".join(sorted(headers))
-            raise ValueError(
-                f"cannot {verb} {self.describe()}: a request header is invalid (one of {names}; "
-                "a token with a line break in it?); check the credentials of the configuration"
-            ) from None
+            pass  # raised below, outside this block, so that it holds no trace of the value
+        # http.client refuses a header value with a line break and quotes the value in its
+        # message: that value is the credential, which must never be logged (nor kept as the
+        # new error's __context__, where a traceback or an error reporter would find it).
+        names = ", ".join(sorted(headers))
+        raise ValueError(
+            f"cannot {verb} {self.describe()}: a request header is invalid (one of {names}; "
+            "a token with a line break in it?); check the credentials of the configuration"
+        )
 
     def _accept(self, watch: bool) -> str:
         """The Accept header: protobuf for a built-in kind, unless the server is a newer
