@@ -849,3 +849,31 @@ def test_m4_a_token_with_a_line_break_is_never_shown_in_the_error() -> None:
                 else "cannot list configmaps"
             )
             assert "a request header is invalid" in str(err.value)
+
+
+class _SilentPool:
+    """A server that accepted the request and never answered: urllib3's read timeout."""
+
+    def request(self, method: str, url: str, **kw: Any) -> _Resp:
+        import urllib3
+
+        message = "Read timed out. (read timeout=60)"
+        raise urllib3.exceptions.ReadTimeoutError(None, url, message)  # type: ignore[arg-type]
+
+
+def test_m4_a_server_that_does_not_answer_is_not_called_unreachable() -> None:
+    """Against a socket that accepts and never answers, a call raised after 60 s "cannot get
+    ...: http://127.0.0.1:41853 unreachable: ... Read timed out." (measured), though the
+    server was reached; the informers' transport words it as below. A write may have been
+    applied: the server had it."""
+    api = _ApiClient([])
+    api.rest_client.pool_manager = _SilentPool()
+    client = Client(api)
+    with pytest.raises(ConnectionError) as err:
+        client.get(ConfigMap, "c", namespace="n")
+    assert "unreachable" not in str(err.value)
+    assert "accepted the request but did not answer within 60 s" in str(err.value)
+    assert "may have been applied" not in str(err.value)
+    with pytest.raises(ConnectionError) as err:
+        client.create(ConfigMap(metadata=ObjectMeta(name="c", namespace="n")))
+    assert str(err.value).endswith("it may have been applied"), str(err.value)

@@ -153,6 +153,13 @@ class RestCore:
                 retries=NO_RETRIES,
             )
         except (urllib3.exceptions.HTTPError, OSError) as e:
+            if isinstance(e, urllib3.exceptions.ReadTimeoutError):
+                applied = "" if request.method == "GET" else "; it may have been applied"
+                raise ConnectionError(
+                    f"cannot {request.what}: {self.server} accepted the request but did not "
+                    f"answer within {REQUEST_TIMEOUT.read_timeout:g} s (an API server that hangs, "
+                    f"or a proxy or load balancer that lost it){applied}"
+                ) from e
             cls = ConnectionRefusedError if is_connection_refused(e) else ConnectionError
             raise cls(f"cannot {request.what}: {self.server} unreachable: {e}") from e
         except ValueError:
