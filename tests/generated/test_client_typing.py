@@ -47,6 +47,17 @@ BAD = {
         "client.create(ObjectMeta())",
         'Value of type variable "K" of "create" of "Client" cannot be "ObjectMeta"',
     ),
+    # A kind's class matched the protocols by its `__kube_lister__` class variable: mypy
+    # accepted `client.create(ConfigMap)`, which failed at run time with a KindModelError
+    # about pydantic's ModelMetaclass.
+    "create_a_class": (
+        "client.create(ConfigMap)",
+        'Value of type variable "K" of "create" of "Client" cannot be "type[ConfigMap]"',
+    ),
+    "update_a_class": (
+        "client.update(Pod)",
+        'Value of type variable "K" of "update" of "Client" cannot be "type[Pod]"',
+    ),
     "wrong_result_type": (
         'client.get(Node, "n").containers',
         '"Node" has no attribute "containers"',

@@ -877,3 +877,14 @@ def test_m4_a_server_that_does_not_answer_is_not_called_unreachable() -> None:
     with pytest.raises(ConnectionError) as err:
         client.create(ConfigMap(metadata=ObjectMeta(name="c", namespace="n")))
     assert str(err.value).endswith("it may have been applied"), str(err.value)
+
+
+def test_m6_a_kinds_class_given_where_its_object_belongs_is_refused_by_name() -> None:
+    """`client.create(ConfigMap)` (mypy now rejects it) raised KindModelError "pydantic's
+    ModelMetaclass is not the model of a kind ... pass a generated top-level kind such as
+    Pod": the user had passed one."""
+    client = Client(_ApiClient([]))  # no answer: a request sent would fail with IndexError
+    with pytest.raises(TypeError, match=r"create takes an object, ConfigMap\(metadata="):
+        client.create(ConfigMap)  # type: ignore[type-var]
+    with pytest.raises(TypeError, match="apply takes an object"):
+        client.apply(ConfigMap, field_manager="me")  # type: ignore[call-overload]

@@ -197,11 +197,19 @@ class _ClusterListerShape(Protocol):
     def get(self, name: str, /) -> object: ...
 
 
+# Each shape also has `metadata`, an instance attribute of every kind's model: so an object
+# matches, and its class does not (mypy matches a class object against a protocol by its class
+# variables only; `client.create(ConfigMap)` passed as `__kube_lister__` is one).
+
+
 class Kind(Protocol):
     """A generated model of a kind with a resource (namespaced or cluster-scoped)."""
 
     @property
     def __kube_lister__(self) -> type[_NamespacedListerShape] | type[_ClusterListerShape]: ...
+
+    @property
+    def metadata(self) -> object: ...
 
 
 class NamespacedKind(Protocol):
@@ -210,12 +218,18 @@ class NamespacedKind(Protocol):
     @property
     def __kube_lister__(self) -> type[_NamespacedListerShape]: ...
 
+    @property
+    def metadata(self) -> object: ...
+
 
 class ClusterKind(Protocol):
     """A generated model of a cluster-scoped kind (Node, Namespace, a cluster CRD)."""
 
     @property
     def __kube_lister__(self) -> type[_ClusterListerShape]: ...
+
+    @property
+    def metadata(self) -> object: ...
 
 
 class StatusKind(Kind, Protocol):
@@ -278,6 +292,16 @@ class _Call(Generic[R]):
     namespace: str | None = None
     name: str = ""
     deleted: bool = False
+
+
+def _an_object(obj: object, verb: str) -> BaseModel:
+    """The model `obj` to write; a class given where its object belongs is a TypeError."""
+    if isinstance(obj, type):
+        raise TypeError(
+            f"{verb} takes an object, {obj.__name__}(metadata=ObjectMeta(...), ...), not the "
+            f"class {obj.__name__}"
+        )
+    return cast(BaseModel, obj)
 
 
 def _meta(obj: object) -> Any:
@@ -398,7 +422,7 @@ class _Calls:
         field_manager: str | None,
         dry_run: bool,
     ) -> _Call[R]:
-        model = cast(BaseModel, obj)
+        model = _an_object(obj, verb)
         resource = resource_of(type(materialize(model)))
         meta = _meta(obj)
         if verb == "create":
@@ -528,7 +552,7 @@ class _Calls:
             ns = self._namespace(resource, meta.get("namespace"), name)
             body = apply_document(obj, resource.api_version, resource.kind)
         else:
-            model = cast(BaseModel, obj)
+            model = _an_object(obj, "apply")
             resource, name, ns = self._identity(obj)
             model_type = cast(type[R], type(materialize(model)))
             body = _body(model, resource, only_set=True)
