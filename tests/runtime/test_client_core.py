@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
@@ -34,7 +35,7 @@ from kubeinformers.runtime.api.errors import (
     UnsupportedMediaType,
 )
 from kubeinformers.runtime.api.resource import APIResource
-from kubeinformers.runtime.client import typed
+from kubeinformers.runtime.client import server_warnings, typed
 from kubeinformers.runtime.client.retry import Backoff, retry_on_conflict
 from kubeinformers.runtime.client.typed import (
     APPLY_PATCH,
@@ -748,7 +749,7 @@ def test_m4_a_create_in_a_terminating_namespace_is_not_told_to_check_rbac() -> N
 
 
 def test_m11_the_servers_warnings_are_logged_with_the_request(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """kube-apiserver 1.36 accepts a create with a field it does not know, drops the field and
     says so only in a `Warning: 299 - "unknown field ..."` header; client-go's rest client logs
@@ -759,6 +760,7 @@ def test_m11_the_servers_warnings_are_logged_with_the_request(
         {"Warning": '299 - "unknown field \\"dta\\"", 299 - "second", 199 - "not 299"'},
     )
     cm = ConfigMap.model_validate({"metadata": {"name": "c", "namespace": "n"}, "dta": {}})
+    monkeypatch.setattr(server_warnings, "_said", OrderedDict())  # nothing said before here
     with caplog.at_level(logging.WARNING, logger="kubeinformers.client"):
         Client(_ApiClient([created])).create(cm)
     said = [r.getMessage() for r in caplog.records if r.name == "kubeinformers.client"]
@@ -767,6 +769,28 @@ def test_m11_the_servers_warnings_are_logged_with_the_request(
         'unknown field "dta"',
         'create configmaps "c" in namespace "n" at https://k8s.test: the server warns: second',
     ], said
+
+
+def test_m11_a_warning_said_before_is_logged_at_debug(caplog: pytest.LogCaptureFixture) -> None:
+    """A controller writes again and again: a deprecated API's warning on every write would be
+    a flood. Each text is said once at WARNING, its repeats at DEBUG."""
+    text = f"apps/v1beta9 Widget is deprecated ({uuid.uuid4().hex})"  # never said before
+    answers = [
+        _Resp(
+            201,
+            b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"n"}}',
+            {"Warning": f'299 - "{text}"'},
+        )
+        for _ in range(3)
+    ]
+    client = Client(_ApiClient(answers))
+    cm = ConfigMap.model_validate({"metadata": {"name": "c", "namespace": "n"}})
+    with caplog.at_level(logging.DEBUG, logger="kubeinformers.client"):
+        for _ in range(3):
+            client.create(cm)
+    said = [r for r in caplog.records if r.name == "kubeinformers.client" and text in r.message]
+    assert [r.levelno for r in said] == [logging.WARNING, logging.DEBUG, logging.DEBUG]
+    assert said[1].getMessage().endswith("(said before)")
 
 
 def test_m7_a_patch_body_of_the_wrong_shape_for_its_type_is_refused_before_sending() -> None:

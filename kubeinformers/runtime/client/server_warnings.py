@@ -5,14 +5,16 @@ kube-apiserver answers a request it accepted but has something to say about with
 (`unknown field "spce"`, the default field validation, Warn), a deprecated API version, a
 value it will refuse in a later release. client-go's rest client hands every code-299 warning
 with a text to its default warning handler, which logs it (`rest.WarningLogger`); so does the
-typed client, once per warning and request, at WARNING on `kubeinformers.client`, with the
-request it answers.
+typed client, at WARNING on `kubeinformers.client`, with the request it answers: each text
+once, its repeats at DEBUG.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import threading
+from collections import OrderedDict
 
 logger = logging.getLogger("kubeinformers.client")
 
@@ -38,11 +40,34 @@ def parse_warnings(header: str | None) -> list[tuple[int, str]]:
     return found
 
 
+# Warning texts said at WARNING, most recent last: a text said again goes to DEBUG.
+_said: OrderedDict[str, None] = OrderedDict()
+_said_lock = threading.Lock()
+SAID_KEPT = 1_000  # distinct texts remembered; the least recently said is forgotten first
+
+
 def log_warnings(header: str | None, what: str, server: str) -> None:
-    """Log each code-299 warning with a text (client-go's WarningLogger), naming the request."""
+    """Log each code-299 warning with a text (client-go's WarningLogger), naming the request:
+    each text once at WARNING, its repeats at DEBUG. Why: a controller writes the same kind
+    again and again, and a deprecated API version's warning would otherwise be one line per
+    write (client-go's own deduplicating writer, kubectl's, says each text once too)."""
     for code, text in parse_warnings(header):
-        if code == 299 and text:
-            logger.warning("%s at %s: the server warns: %s", what, server, text)
+        if code != 299 or not text:
+            continue
+        with _said_lock:
+            first = text not in _said
+            _said[text] = None
+            _said.move_to_end(text)
+            if len(_said) > SAID_KEPT:
+                _said.popitem(last=False)
+        logger.log(
+            logging.WARNING if first else logging.DEBUG,
+            "%s at %s: the server warns: %s%s",
+            what,
+            server,
+            text,
+            "" if first else " (said before)",
+        )
 
 
 __all__ = ["log_warnings", "parse_warnings"]
