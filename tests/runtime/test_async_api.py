@@ -39,9 +39,17 @@ def run_debug(main: Callable[[], Awaitable[R]], caplog: pytest.LogCaptureFixture
         loop.slow_callback_duration = 0.5  # headroom for a loaded machine; default is 0.1 s
         return await main()
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = asyncio.run(wrapped(), debug=True)
+    # What earlier tests of this process left (xdist runs many in one) is moved out of the
+    # collector's reach first: a full collection walking it (0.5 s on a loaded machine) would
+    # otherwise be charged to whichever step of ours it interrupts.
+    gc.collect()
+    gc.freeze()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = asyncio.run(wrapped(), debug=True)
+    finally:
+        gc.unfreeze()
     never_awaited = [w for w in caught if "was never awaited" in str(w.message)]
     assert not never_awaited, never_awaited
     slow = [
