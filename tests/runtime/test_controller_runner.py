@@ -788,3 +788,66 @@ def test_i12_i7_a_delay_asked_while_no_run_goes_counts_from_the_ask() -> None:
     assert reconciled.wait(TIMEOUT)
     running.shutdown()
     assert 1.0 <= reconciled_at[0] - asked < 1.8
+
+
+class InterruptibleStop(threading.Event):
+    """A stop event whose wait raises KeyboardInterrupt once `interrupt` is set: Ctrl-C
+    arriving while `run` waits in the main thread with Python's default SIGINT handler."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.interrupt = threading.Event()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.is_set():
+            if self.interrupt.is_set():
+                raise KeyboardInterrupt
+            left = 0.01 if deadline is None else min(0.01, deadline - time.monotonic())
+            if left <= 0:
+                return False
+            self.interrupt.wait(left)
+        return True
+
+
+def test_i19_an_interrupted_run_drains_its_workers_before_it_raises() -> None:
+    """I19: Ctrl-C in `run` (KeyboardInterrupt out of its wait) ends it as a stop does: the
+    reconcile in flight finishes and every worker ends before the interrupt is raised. It
+    used to raise at once, the workers reconciling on after `run` (and factory.shutdown())."""
+    informer = FakeInformer()
+    entered, release, finished = threading.Event(), threading.Event(), threading.Event()
+
+    def reconcile(key: str) -> None:
+        entered.set()
+        release.wait(TIMEOUT)
+        finished.set()
+
+    loop: ReconcileLoop[str] = ReconcileLoop("interrupted", reconcile, workers=2)
+    loop.watch(informer)
+    informer.synced.set()
+    stop = InterruptibleStop()
+    outcome: list[tuple[str, bool]] = []
+
+    def run() -> None:
+        try:
+            loop.run(stop)
+        except KeyboardInterrupt:
+            outcome.append(("KeyboardInterrupt", finished.is_set()))
+
+    runner = threading.Thread(target=run, daemon=True)
+    runner.start()
+    informer.add(cm("a"))
+    assert entered.wait(TIMEOUT)
+    queue = loop.queue  # this run's (a next run gets a fresh one)
+    stop.interrupt.set()
+    # `run` now drains (its queue shuts down) or, as it used to, has already raised.
+    deadline = time.monotonic() + TIMEOUT
+    while runner.is_alive() and not queue.shutting_down():
+        assert time.monotonic() < deadline, "run neither drained nor raised"
+        runner.join(0.01)
+    release.set()
+    runner.join(TIMEOUT)
+    assert not runner.is_alive()
+    assert outcome == [("KeyboardInterrupt", True)]  # raised, after the reconcile returned
+    workers = [t for t in threading.enumerate() if t.name.startswith("controller-interrupted")]
+    assert workers == []

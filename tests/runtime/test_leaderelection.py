@@ -538,3 +538,60 @@ def test_i18_a_failed_lease_request_is_logged_on_one_line_with_the_servers_messa
         assert "\n" not in message and "Audit-Id" not in message, message
         assert "HTTP 409 Conflict: Operation cannot be fulfilled on leases" in message, message
     assert "optimistically" in said[0] and f"lease {NS}/{NAME}" in said[1]
+
+
+def test_i19_an_interrupted_elector_waits_for_the_work_and_releases_the_lease() -> None:
+    """I19: Ctrl-C while the elector renews (KeyboardInterrupt out of its stop's wait) ends
+    it as a stop does: the leader's work is told to stop and waited for, the Lease released,
+    and only then on_stopped_leading and the interrupt. It used to call on_stopped_leading
+    with the work still running and keep the Lease until it expired."""
+    store = LeaseStore()
+    work_ended = threading.Event()
+    order: list[str] = []
+
+    def work(stop: threading.Event) -> None:
+        stop.wait()
+        order.append(f"work ended, lease held by {store.spec(NS, NAME)['holderIdentity']!r}")
+        work_ended.set()
+
+    started = threading.Event()
+
+    def on_started(stop: threading.Event) -> None:
+        started.set()
+        work(stop)
+
+    elector = LeaderElector(
+        LeaderElectionConfig(
+            LeaseLock(FakeLeaseApi(store), NS, NAME, "a"),
+            LeaderCallbacks(on_started, lambda: order.append("stopped leading")),
+            lease_duration=5.0,
+            renew_deadline=2.0,
+            retry_period=0.1,
+            release_on_cancel=True,
+        )
+    )
+    interrupt = threading.Event()
+
+    class InterruptibleStop(threading.Event):
+        def wait(self, timeout: float | None = None) -> bool:
+            if interrupt.wait(timeout):
+                raise KeyboardInterrupt
+            return self.is_set()
+
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            elector.run(InterruptibleStop())
+        except KeyboardInterrupt as err:
+            raised.append(err)
+
+    runner = threading.Thread(target=run, daemon=True)
+    runner.start()
+    assert started.wait(TIMEOUT)
+    interrupt.set()
+    runner.join(TIMEOUT)
+    assert not runner.is_alive()
+    assert len(raised) == 1
+    assert order == ["work ended, lease held by 'a'", "stopped leading"]
+    assert store.spec(NS, NAME)["holderIdentity"] == ""  # released, not left to expire

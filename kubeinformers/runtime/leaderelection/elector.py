@@ -363,27 +363,38 @@ class LeaderElector:
                 daemon=True,
             )
             thread.start()
-            self._renew(stop)
-            leading.set()  # tell the leader's work to stop before giving the lease away
-            if self.config.release_on_cancel:
-                # Unlike client-go, wait (up to renew_deadline) for that work to return:
-                # releasing while it still runs would let a second leader start beside it.
-                thread.join(self.config.renew_deadline)
-                if thread.is_alive():
-                    self._log.warning(
-                        "on_started_leading has not returned %.1f s after stop; not releasing "
-                        "lease %s (it expires by itself)",
-                        self.config.renew_deadline,
-                        self.config.lock.describe(),
-                    )
-                else:
-                    self.release()
+            try:
+                self._renew(stop)
+            finally:
+                # I19: also when the renewals end by an exception (Ctrl-C's KeyboardInterrupt
+                # or a signal handler's SystemExit in the thread that runs the elector): the
+                # work is told to stop and waited for, and the Lease released, as on a stop.
+                self._end_leading(thread, leading)
         finally:
             leading.set()
             try:
                 self.config.callbacks.on_stopped_leading()
             except Exception:
                 self._log.exception("on_stopped_leading callback failed")
+
+    def _end_leading(self, thread: threading.Thread, leading: threading.Event) -> None:
+        """Tell the leader's work to stop; with release_on_cancel, wait for it (up to the
+        renew deadline) and give the Lease up once it has returned."""
+        leading.set()  # tell the leader's work to stop before giving the lease away
+        if not self.config.release_on_cancel:
+            return
+        # Unlike client-go, wait (up to renew_deadline) for that work to return: releasing
+        # while it still runs would let a second leader start beside it.
+        thread.join(self.config.renew_deadline)
+        if thread.is_alive():
+            self._log.warning(
+                "on_started_leading has not returned %.1f s after stop; not releasing "
+                "lease %s (it expires by itself)",
+                self.config.renew_deadline,
+                self.config.lock.describe(),
+            )
+        else:
+            self.release()
 
     def _started_leading(self, leading: threading.Event) -> None:
         try:

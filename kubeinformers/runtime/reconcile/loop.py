@@ -187,25 +187,33 @@ class ReconcileLoop(ReconcileCore[K]):
             self._log.info(
                 "caches synced; started %d worker%s", self.workers, "" if self.workers == 1 else "s"
             )
-            stop.wait()
-            self._log.info("shutting down: waiting for in-flight reconciles")
-            drain = threading.Thread(
-                target=self._retire(queue).shut_down_with_drain,
-                name=f"controller-{self.name}-drain",
-                daemon=True,
-            )
-            drain.start()
-            waited = 0.0
-            drain.join(DRAIN_HINT_AFTER)
-            while drain.is_alive():
-                waited += DRAIN_HINT_AFTER
-                self._still_draining(waited, queue.processing_items())
-                drain.join(DRAIN_HINT_AFTER)
-            for thread in threads:
-                thread.join()
-            self._log.info("stopped")
+            try:
+                stop.wait()
+            finally:
+                # I19: also when the wait ends by an exception (Ctrl-C's KeyboardInterrupt or
+                # a signal handler's SystemExit in the thread that runs the loop): the workers
+                # drain and end before it is raised, as on a stop.
+                self._stop_workers(queue, threads)
         finally:
             self._running.release()
+
+    def _stop_workers(self, queue: RateLimitingQueue[K], threads: list[threading.Thread]) -> None:
+        self._log.info("shutting down: waiting for in-flight reconciles")
+        drain = threading.Thread(
+            target=self._retire(queue).shut_down_with_drain,
+            name=f"controller-{self.name}-drain",
+            daemon=True,
+        )
+        drain.start()
+        waited = 0.0
+        drain.join(DRAIN_HINT_AFTER)
+        while drain.is_alive():
+            waited += DRAIN_HINT_AFTER
+            self._still_draining(waited, queue.processing_items())
+            drain.join(DRAIN_HINT_AFTER)
+        for thread in threads:
+            thread.join()
+        self._log.info("stopped")
 
     def _retire(self, queue: RateLimitingQueue[K]) -> RateLimitingQueue[K]:
         """A run ends: from now on keys go to the next run's queue, which starts with the
