@@ -595,3 +595,48 @@ def test_i19_an_interrupted_elector_waits_for_the_work_and_releases_the_lease() 
     assert len(raised) == 1
     assert order == ["work ended, lease held by 'a'", "stopped leading"]
     assert store.spec(NS, NAME)["holderIdentity"] == ""  # released, not left to expire
+
+
+def test_i20_a_cut_off_leader_logs_its_failures_once_and_its_loss_once_at_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """I20: the server away for many retry periods is one ERROR for the failed Lease
+    requests (not two per retry period for the whole outage, as client-go logs them), then
+    one WARNING when the Lease is lost; once the requests succeed again, one INFO."""
+    store = LeaseStore()
+    api = FakeLeaseApi(store)
+    started, stopped = threading.Event(), threading.Event()
+    elector = LeaderElector(
+        LeaderElectionConfig(
+            LeaseLock(api, NS, NAME, "a"),
+            LeaderCallbacks(lambda stop: started.set(), stopped.set),
+            lease_duration=1.0,
+            renew_deadline=0.5,
+            retry_period=0.02,
+            name="cut-off",
+        )
+    )
+    stop = threading.Event()
+    with caplog.at_level(logging.INFO, logger="kubeinformers.leaderelection"):
+        runner = threading.Thread(target=elector.run, args=(stop,), daemon=True)
+        runner.start()
+        assert started.wait(TIMEOUT)
+        api.fail = True  # about 25 failed renewals within the renew deadline
+        runner.join(TIMEOUT)
+        assert not runner.is_alive() and stopped.is_set()
+        failing = api.calls["read"]
+        while api.calls["read"] < failing + 10:  # and more failed attempts to take it back
+            assert elector.try_acquire_or_renew(0.5) is False
+        api.fail = False
+        assert elector.try_acquire_or_renew(0.5)
+    loud = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    errors = [r.getMessage() for r in loud if r.levelno == logging.ERROR]
+    warnings = [r.getMessage() for r in loud if r.levelno == logging.WARNING]
+    assert api.calls["read"] >= 10
+    assert 1 <= len(errors) <= 2, errors  # the first failed attempt: its update and its read
+    assert all("HTTP 503" in m and f"lease {NS}/{NAME}" in m for m in errors), errors
+    assert "logged again at most once a minute" in errors[-1], errors
+    assert len(warnings) == 1 and "renew deadline exceeded" in warnings[0], warnings
+    assert "stopped leading" in warnings[0]
+    infos = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    assert any("requests succeed again after" in m for m in infos), infos

@@ -29,6 +29,7 @@ from kubeinformers.runtime.leaderelection.elector import (
     LeaderElectionConfig,
     LeaderElector,
     ResourceLock,
+    log_lost_lease,
 )
 from kubeinformers.runtime.uncancelled import finish
 
@@ -185,10 +186,7 @@ class AsyncLeaderElector:
             while True:
                 remaining = deadline - loop.time()
                 if remaining <= 0:
-                    self._log.info(
-                        "failed to renew lease %s: renew deadline exceeded",
-                        self.config.lock.describe(),
-                    )
+                    log_lost_lease(self._log, self.config)
                     return
                 if await self._attempt(remaining):
                     break

@@ -69,6 +69,7 @@ __all__ = [
 ]
 
 _log = logging.getLogger("kubeinformers.leaderelection")
+FAILURE_REPEAT_SECONDS = 60.0  # I20: a streak of failed Lease requests is logged again this often
 
 JITTER_FACTOR = 1.2  # client-go: the acquire loop waits retry_period * (1 + rand * 1.2)
 
@@ -304,6 +305,16 @@ class LeaderElectionConfig:
             raise ValueError("the lock's identity is empty")
 
 
+def log_lost_lease(log: logging.Logger, config: LeaderElectionConfig) -> None:
+    """I20: losing the Lease is said at WARNING, once per loss (client-go: INFO)."""
+    log.warning(
+        "failed to renew lease %s: renew deadline exceeded (%g s without a successful "
+        "renewal; the failures are logged above): stopped leading",
+        config.lock.describe(),
+        config.renew_deadline,
+    )
+
+
 class LeaderElector:
     """Runs one candidate (client-go LeaderElector); ``run`` blocks, one call per elector."""
 
@@ -316,6 +327,12 @@ class LeaderElector:
         self._reported_leader = ""
         self._lock = threading.Lock()
         self._log = _log.getChild(config.name) if config.name else _log
+        # I20: the failed Lease requests of a streak of failed attempts are logged at ERROR
+        # for its first attempt, then at most once a minute; the others at DEBUG.
+        self._failed_attempts = 0
+        self._loud_at = 0.0  # time.monotonic() of the last attempt logged at ERROR
+        self._attempt_level = logging.ERROR
+        self._attempt_failed = False
 
     # ------------------------------------------------------------------ state
 
@@ -418,7 +435,6 @@ class LeaderElector:
         return False
 
     def _renew(self, stop: threading.Event) -> None:
-        desc = self.config.lock.describe()
         while not stop.is_set():
             deadline = self._clock() + self.config.renew_deadline
             renewed = False
@@ -435,13 +451,54 @@ class LeaderElector:
             if stop.is_set():
                 return
             if not renewed:
-                self._log.info("failed to renew lease %s: renew deadline exceeded", desc)
+                log_lost_lease(self._log, self.config)
                 return
             if stop.wait(self.config.retry_period):
                 return
 
     def try_acquire_or_renew(self, timeout: float | None = None) -> bool:
-        """One attempt to take or keep the lease (client-go tryAcquireOrRenew)."""
+        """One attempt to take or keep the lease (client-go tryAcquireOrRenew). Its failed
+        requests are logged at ERROR when it is the first failed attempt of a streak, or the
+        first a minute after the last one so logged; otherwise at DEBUG (I20)."""
+        started = time.monotonic()
+        quiet = self._failed_attempts and started - self._loud_at < FAILURE_REPEAT_SECONDS
+        self._attempt_level = logging.DEBUG if quiet else logging.ERROR
+        self._attempt_failed = False
+        succeeded = self._try_acquire_or_renew(timeout)
+        if self._attempt_failed:
+            self._failed_attempts += 1
+            if not quiet:
+                self._loud_at = started
+        elif self._failed_attempts:
+            self._log.info(
+                "lease %s: requests succeed again after %d failed attempt%s",
+                self.config.lock.describe(),
+                self._failed_attempts,
+                "" if self._failed_attempts == 1 else "s",
+            )
+            self._failed_attempts = 0
+        return succeeded
+
+    def _request_failed(self, message: str, err: BaseException) -> None:
+        """Log a failed Lease request of this attempt at its level (I20)."""
+        self._attempt_failed = True
+        repeat = ""
+        if self._failed_attempts and self._attempt_level >= logging.ERROR:
+            repeat = f" (still failing: {self._failed_attempts + 1} attempts in a row)"
+        elif not self._failed_attempts:
+            repeat = (
+                f"; retrying every {self.config.retry_period:g} s, logged again at most once a "
+                "minute while it fails"
+            )
+        self._log.log(
+            self._attempt_level,
+            "%s: %s%s",
+            message % self.config.lock.describe(),
+            describe_client_error(err),
+            repeat,
+        )
+
+    def _try_acquire_or_renew(self, timeout: float | None) -> bool:
         lock = self.config.lock
         wall_now = datetime.now(UTC)
         now = self._clock()
@@ -466,10 +523,8 @@ class LeaderElector:
                 self._set_observed(fast)
                 return True
             except Exception as err:
-                self._log.error(
-                    "failed to update lease %s optimistically, falling back to slow path: %s",
-                    lock.describe(),
-                    describe_client_error(err),
+                self._request_failed(
+                    "failed to update lease %s optimistically, falling back to slow path", err
                 )
 
         # 2. Obtain or create the record.
@@ -479,18 +534,12 @@ class LeaderElector:
             try:
                 lock.create(record, timeout)
             except Exception as err:
-                self._log.error(
-                    "error initially creating lease %s: %s",
-                    lock.describe(),
-                    describe_client_error(err),
-                )
+                self._request_failed("error initially creating lease %s", err)
                 return False
             self._set_observed(record)
             return True
         except Exception as err:
-            self._log.error(
-                "error retrieving lease %s: %s", lock.describe(), describe_client_error(err)
-            )
+            self._request_failed("error retrieving lease %s", err)
             return False
 
         # 3. Record obtained: check the holder and how long since it last changed.
@@ -512,9 +561,7 @@ class LeaderElector:
         try:
             lock.update(record, timeout)
         except Exception as err:
-            self._log.error(
-                "failed to update lease %s: %s", lock.describe(), describe_client_error(err)
-            )
+            self._request_failed("failed to update lease %s", err)
             return False
         self._set_observed(record)
         return True
