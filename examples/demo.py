@@ -5,7 +5,8 @@
 1. Generate typed informers for the example CRDs in crds/ (Widget, namespaced; Gadget,
    cluster-scoped) into examples/informers, as `make generate` does.
 2. Connect: the cluster of $KUBECONFIG, or a LocalApiServer over HTTPS with a bearer token.
-3. Install the CRDs and a namespace, then start ONE shared factory: pods and deployments from
+3. Install the CRDs and a namespace (and delete what an interrupted earlier run left in a
+   KUBECONFIG cluster), then start ONE shared factory: pods and deployments from
    the built-in generated package, widgets and gadgets from the CRD package on the same
    factory, plus a metadata-only pod informer. Every event is printed.
 4. Create, change and delete objects through the typed client (`factory.client()`: each write
@@ -40,6 +41,7 @@ from kubeinformers import (
     DeletedFinalStateUnknown,
     GroupVersionResource,
     MetadataSharedInformerFactory,
+    NotFound,
     NotFoundError,
     discover_resource,
     meta_namespace_key,
@@ -120,6 +122,50 @@ def install(api: Any, deadline: float) -> None:
     for plural in ("widgets", "gadgets"):
         gvr = GroupVersionResource(GROUP, VERSION, plural)
         wait_until(functools.partial(_served, api, gvr), deadline, f"{gvr} to be served")
+
+
+# What the demo creates in a cluster of KUBECONFIG. A run stopped half-way (Ctrl-C, a kill)
+# leaves some behind, and the next run's creations would fail with AlreadyExists.
+DEMO_OBJECTS: tuple[tuple[Any, str, str | None], ...] = (
+    (Pod, "web-1", NAMESPACE),
+    (Pod, "web-2", NAMESPACE),
+    (Pod, "db-1", NAMESPACE),
+    (Deployment, "frontend", NAMESPACE),
+    (Widget, "w-small", NAMESPACE),
+    (Widget, "w-large", NAMESPACE),
+    (Gadget, "kubeinformers-demo-gadget", None),
+)
+
+
+def remove_leftovers(api: Any, deadline: float) -> None:
+    """Delete what an earlier, interrupted run left behind and wait until it is gone."""
+    client = Client(api)
+
+    def exists(kind: Any, name: str, namespace: str | None) -> bool:
+        try:
+            if namespace is None:
+                client.get(kind, name)
+            else:
+                client.get(kind, name, namespace=namespace)
+        except NotFound:
+            return False
+        return True
+
+    left = [obj for obj in DEMO_OBJECTS if exists(*obj)]
+    if not left:
+        return
+    say(f"deleting what an interrupted earlier run left: {', '.join(name for _, name, _ in left)}")
+    for kind, name, namespace in left:
+        with contextlib.suppress(NotFound):
+            if namespace is None:
+                client.delete(kind, name)
+            else:
+                client.delete(kind, name, namespace=namespace)
+    wait_until(
+        lambda: not any(exists(*obj) for obj in left),
+        deadline,
+        "the objects of an earlier run to be deleted",
+    )
 
 
 def _served(api: Any, gvr: GroupVersionResource) -> bool:
@@ -220,6 +266,7 @@ def main() -> int:
 
     with connect() as (api, local):
         install(api, deadline)
+        remove_leftovers(api, deadline)
 
         factory = SharedInformerFactory(api, namespace=NAMESPACE, transform=strip_managed_fields)
         crds = CustomInformers(factory)

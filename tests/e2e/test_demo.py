@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,3 +35,33 @@ def test_issue5_demo_runs_and_exits_cleanly_within_60_seconds() -> None:
     assert "async operator: retried, widget-w-blue -> {'color': 'blue', 'size': 'large'}" in out
     assert "async operator: stopped (lease released, informers shut down)" in out
     assert "Traceback" not in done.stderr
+
+
+def test_demo_against_a_cluster_first_deletes_what_an_interrupted_run_left(
+    tmp_path: Path,
+) -> None:
+    """`make demo` with KUBECONFIG, after a run stopped half-way (Ctrl-C, a kill) left some
+    of its objects: it deletes them and runs, where it failed with AlreadyExists on every
+    later run (found on a real kube-apiserver)."""
+    from examples.demo import install, new_pod
+    from kubeinformers import Client
+    from kubeinformers.testing import LocalApiServer
+
+    with LocalApiServer() as server:
+        api = server.api_client()
+        install(api, time.monotonic() + 60.0)
+        Client(api).create(new_pod("web-1", "web"))
+        kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
+        env = dict(os.environ, KUBECONFIG=str(kubeconfig))
+        done = subprocess.run(
+            [sys.executable, "-m", "examples.demo"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "deleting what an interrupted earlier run left: web-1" in done.stdout
+    assert "every informer stopped" in done.stdout
