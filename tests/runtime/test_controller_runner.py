@@ -851,3 +851,38 @@ def test_i19_an_interrupted_run_drains_its_workers_before_it_raises() -> None:
     assert outcome == [("KeyboardInterrupt", True)]  # raised, after the reconcile returned
     workers = [t for t in threading.enumerate() if t.name.startswith("controller-interrupted")]
     assert workers == []
+
+
+def test_n10_a_release_while_the_run_stops_waits_for_the_draining_reconciles() -> None:
+    """N10: `release` called while `run` is stopping (a ring member told to stop releases
+    everything, then deletes its Lease) waits for the reconciles its workers still drain.
+    It looked only at the next run's fresh queue and returned True at once, so the member
+    left the ring with a reconcile running and another replica started the same key beside
+    it (found on a real kube-apiserver: three ring replicas, one sent SIGTERM)."""
+    informer = FakeInformer()
+    entered, release, finished = threading.Event(), threading.Event(), threading.Event()
+
+    def reconcile(key: str) -> None:
+        entered.set()
+        release.wait(TIMEOUT)
+        finished.set()
+
+    loop: ReconcileLoop[str] = ReconcileLoop("stopping", reconcile, workers=2)
+    loop.watch(informer)
+    informer.synced.set()
+    running = Running(loop)
+    informer.add(cm("a"))
+    assert entered.wait(TIMEOUT)
+    queue = loop.queue  # this run's
+    running.stop.set()
+    deadline = time.monotonic() + TIMEOUT
+    while not queue.shutting_down():  # the run drains now
+        assert time.monotonic() < deadline, "run did not begin to stop"
+        running.thread.join(0.01)
+    assert loop.release(lambda key: True, timeout=0.2) is False  # "default/a" still runs
+    assert not finished.is_set()
+    release.set()
+    assert loop.release(lambda key: True, timeout=TIMEOUT) is True
+    assert finished.is_set()
+    running.thread.join(TIMEOUT)
+    assert not running.thread.is_alive()

@@ -84,6 +84,7 @@ class ReconcileLoop(ReconcileCore[K]):
         self.queue: RateLimitingQueue[K] = queue if queue is not None else new_queue()
         self._running = threading.Lock()
         self._swap = threading.Lock()  # keys go to `self.queue` only while it is the current one
+        self._draining: list[RateLimitingQueue[K]] = []  # the queues of stopping runs
         self._retries = LoopRetries(self.enqueue_after, self.queue.rate_limiter)
         self._readmit_lock = threading.Lock()
         self._readmitting = False
@@ -108,8 +109,18 @@ class ReconcileLoop(ReconcileCore[K]):
         more). After it returns True, no key of `region` is reconciled here until
         `acquire`. Safe from any thread."""
         started = time.monotonic()
-        self.queue.set_hold(self._add_released(region))
-        drained = self.queue.wait_released(timeout)
+        hold = self._add_released(region)
+        with self._swap:
+            # N10: also the queue of a run that is stopping: its workers drain it, and a
+            # release must wait for their reconciles (a stopping ring member's release, just
+            # before it deletes its Lease) and keep its queued keys from them.
+            queues = [self.queue, *self._draining]
+        drained = True
+        for queue in queues:
+            queue.set_hold(hold)
+        for queue in queues:
+            left = None if timeout is None else max(0.0, started + timeout - time.monotonic())
+            drained = queue.wait_released(left) and drained
         self._released_in(time.monotonic() - started, drained, region)
         return drained
 
@@ -213,6 +224,12 @@ class ReconcileLoop(ReconcileCore[K]):
             drain.join(DRAIN_HINT_AFTER)
         for thread in threads:
             thread.join()
+        with self._swap:
+            if queue in self._draining:
+                self._draining.remove(queue)
+                # Keys a release held back in the stopping run's queue reach the next (I12).
+                for key in queue.held():
+                    self.queue.add(key)
         self._log.info("stopped")
 
     def _retire(self, queue: RateLimitingQueue[K]) -> RateLimitingQueue[K]:
@@ -227,6 +244,7 @@ class ReconcileLoop(ReconcileCore[K]):
         fresh.set_hold(self._holds if self._released else None)
         with self._swap:  # no key reaches `queue` after this: enqueues and retries go to `fresh`
             self.queue = fresh
+            self._draining.append(queue)
             for key, delay in queue.waiting_items():
                 fresh.add_after(key, delay)
             for key in queue.held():
