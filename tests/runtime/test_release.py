@@ -550,3 +550,38 @@ def test_n10_an_object_deleted_while_its_key_is_reconciled_is_reconciled_again()
     finally:
         gate.go.set()
         running.shutdown()
+
+
+def test_n10_async_release_while_the_run_stops_waits_for_the_draining_reconciles(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """N10 (asyncio): `release` called while `run` is stopping (an AsyncShardRing member
+    cancelled releases everything, then deletes its Lease) waits for the reconciles its
+    workers still drain. It returned True at once (the run's queue was already detached)."""
+
+    async def main() -> None:
+        entered, go, finished = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+        async def reconcile(key: str) -> None:
+            entered.set()
+            await go.wait()
+            finished.set()
+
+        loop: AsyncReconcileLoop[str] = AsyncReconcileLoop("async-stopping", reconcile)
+        stop = asyncio.Event()
+        runner = asyncio.create_task(loop.run(stop))
+        loop.enqueue("default/a-running")
+        await asyncio.wait_for(entered.wait(), TIMEOUT)
+        stop.set()
+        deadline = asyncio.get_running_loop().time() + TIMEOUT
+        while loop._queue is not None:  # the run detaches its queue and drains it
+            assert asyncio.get_running_loop().time() < deadline, "run did not begin to stop"
+            await asyncio.sleep(0.001)
+        assert not await loop.release(starts_with_a, timeout=0.05)  # still running
+        assert not finished.is_set()
+        go.set()
+        assert await loop.release(starts_with_a, timeout=TIMEOUT)
+        assert finished.is_set()
+        await asyncio.wait_for(runner, TIMEOUT)
+
+    run_debug(main, caplog)

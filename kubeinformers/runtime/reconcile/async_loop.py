@@ -70,6 +70,7 @@ class AsyncReconcileLoop(ReconcileCore[K]):
             rate_limiter if rate_limiter is not None else default_controller_rate_limiter()
         )
         self._queue: AsyncRateLimitingQueue[K] | None = None
+        self._stopping: AsyncRateLimitingQueue[K] | None = None  # a stopping run's, draining
         # The keys kept while no run goes (before the first, between two), for the next run,
         # as a queue would keep them: each once (I2), in order; and those enqueued with a
         # delay, each with the `time.monotonic()` it is due at (I7: only ever earlier), so
@@ -119,11 +120,16 @@ class AsyncReconcileLoop(ReconcileCore[K]):
         Call it on the loop's thread; before `run` it only records the region."""
         started = time.monotonic()
         hold = self._add_released(region)
-        queue = self._queue
-        drained = True
-        if queue is not None:
+        # N10: also the queue of a run that is stopping: its workers drain it, and a release
+        # must wait for their reconciles (a stopping ring member's release, just before it
+        # deletes its Lease) and keep its queued keys from them.
+        queues = [q for q in (self._queue, self._stopping) if q is not None]
+        for queue in queues:
             queue.set_hold(hold)
-            drained = await queue.wait_released(timeout)
+        drained = True
+        for queue in queues:
+            left = None if timeout is None else max(0.0, started + timeout - time.monotonic())
+            drained = await queue.wait_released(left) and drained
         self._released_in(time.monotonic() - started, drained, region)
         return drained
 
@@ -215,6 +221,7 @@ class AsyncReconcileLoop(ReconcileCore[K]):
             # now on, and the retries of the reconciles still running.
             with self._early_lock:
                 self._queue = None
+                self._stopping = queue
             await asyncio.sleep(0)  # adds other threads scheduled before reach `queue` first
             with self._early_lock:
                 if not workers:  # stopped before the caches synced: nothing was handed out
@@ -231,11 +238,15 @@ class AsyncReconcileLoop(ReconcileCore[K]):
                 self._still_draining(waited, queue.processing_items())
             await drain
             await asyncio.gather(*workers)
+            with self._early_lock:  # keys a release held back while it drained (I12)
+                for key in queue.held():
+                    self._keep(key, 0.0)
             if workers:
                 self._log.info("stopped")
             else:  # the queue keeps its keys for the next run: nothing was handed out
                 self._log.info("stopped before the caches synced; no worker started")
         finally:
+            self._stopping = None
             self._running = False
             task, self._readmit_task = self._readmit_task, None
             if task is not None and not task.done():
