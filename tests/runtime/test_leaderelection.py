@@ -640,3 +640,29 @@ def test_i20_a_cut_off_leader_logs_its_failures_once_and_its_loss_once_at_warnin
     assert "stopped leading" in warnings[0]
     infos = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
     assert any("requests succeed again after" in m for m in infos), infos
+
+
+class _ForbiddenLeaseApi(FakeLeaseApi):
+    def _check(self, call: str) -> None:
+        self.calls[call] += 1
+        raise ApiException(status=403, reason="Forbidden")
+
+
+def test_i20_a_forbidden_lease_request_says_which_rbac_rule_to_add(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """I20: a 403 on the Lease says what to do (the Role rule), as the ring's (N25); it said
+    only 'HTTP 403 Forbidden'."""
+    elector = LeaderElector(
+        LeaderElectionConfig(
+            LeaseLock(_ForbiddenLeaseApi(LeaseStore()), NS, NAME, "a"),
+            LeaderCallbacks(lambda stop: None, lambda: None),
+            name="forbidden",
+        )
+    )
+    with caplog.at_level(logging.ERROR, logger="kubeinformers.leaderelection"):
+        assert not elector.try_acquire_or_renew()
+        assert not elector.try_acquire_or_renew()
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(said) == 1, said  # the second attempt: DEBUG
+    assert "HTTP 403" in said[0] and "verbs [get, create, update]" in said[0], said

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from kubeinformers.runtime.api.errors import describe_client_error
+from kubeinformers.runtime.api.errors import client_error_status, describe_client_error
 from kubeinformers.runtime.api.fields import field_of as _field
 from kubeinformers.runtime.api.timestamps import format_micro_time
 from kubeinformers.runtime.client.api_client import ApiClient
@@ -490,11 +490,22 @@ class LeaderElector:
                 f"; retrying every {self.config.retry_period:g} s, logged again at most once a "
                 "minute while it fails"
             )
+        status = client_error_status(err)
+        hint = ""
+        if status == 403:  # what to do, as the shard ring's 403 says it (N25)
+            hint = (
+                "; the elector's service account needs get, create and update on leases "
+                "(coordination.k8s.io) in the Lease's namespace: a Role rule with apiGroups "
+                "[coordination.k8s.io], resources [leases], verbs [get, create, update]"
+            )
+        elif status == 401:
+            hint = "; check the credentials (token, client certificate or exec plugin)"
         self._log.log(
             self._attempt_level,
-            "%s: %s%s",
+            "%s: %s%s%s",
             message % self.config.lock.describe(),
             describe_client_error(err),
+            hint,
             repeat,
         )
 
