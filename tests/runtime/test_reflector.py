@@ -1435,3 +1435,32 @@ def test_d12_tables_are_skipped_even_without_an_expected_gvk() -> None:
     h = Harness([page("1")], [ScriptedWatch([ev("ADDED", table), ev("ADDED", obj("a", "5"))])])
     h.run()
     assert [c for c in h.store.calls if c[0] == "add"] == [("add", obj("a", "5"))]
+
+
+def test_n8_a_relist_during_a_watch_list_is_no_failure_and_no_fallback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """N8: `relist()` (a `set_shard`) while a watch-list streams ends that stream; that is
+    no failure: no WARNING (`the watch-list request ... ended with an error, falling back
+    to LIST/WATCH: ... stopped`, or `the API server is unavailable (... very short watch)`),
+    no LIST fallback, no backoff, but a new watch-list at once. Found on a real
+    kube-apiserver: ring replicas widening their shard while their informers synced."""
+    from kubeinformers.runtime.client.cancel import RequestCancelled
+
+    h = Harness(lists=[], watches=[], use_watch_list=True)
+    calls: list[int] = []
+
+    def watch_list(stop: threading.Event) -> Any:
+        calls.append(len(calls))
+        if len(calls) == 1:
+            h.reflector.relist()  # the informer's shard changes while the stream runs
+            raise RequestCancelled("configmaps: stopped")
+        h.stop.set()
+        return None
+
+    h.reflector._watch_list = watch_list  # type: ignore[method-assign]
+    with caplog.at_level(logging.DEBUG, logger="kubeinformers.reflector"):
+        h.run()
+    assert calls == [0, 1]
+    assert h.lw.list_calls == [] and h.waits == [] and h.errors == []
+    assert [r.getMessage() for r in caplog.records if r.levelno > logging.DEBUG] == []

@@ -421,6 +421,18 @@ class Reflector(Generic[T]):
                 try:
                     w = self._watch_list(stop)
                 except Exception as e:
+                    if stop.is_set():
+                        raise  # what the stop ended: `run` reports nothing
+                    if self._relist.is_set():
+                        # N8: ended by `relist()` (a new shard) while it streamed: not a
+                        # failure of the server, no fallback; `run` lists again at once.
+                        logger.debug(
+                            "%s: watch-list of %s ended for a relist: %s",
+                            self.name,
+                            self.type_description,
+                            e,
+                        )
+                        return
                     if is_server_unavailable(e):
                         self.outage.failed(f"watch-list of {self.type_description}", e)
                     else:
