@@ -13,6 +13,7 @@ import logging
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -1664,3 +1665,28 @@ def test_d16_a_connection_closed_during_the_tls_handshake_is_an_outage() -> None
     assert "EOF" in str(info.value)
     assert is_server_unavailable(info.value)
     assert failure_cause(info.value) == "connection closed during TLS"
+
+
+def test_m11_a_list_with_a_server_warning_logs_it_once(
+    server: CannedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An informer of a deprecated API version gets the server's warning with every list and
+    watch: said once at WARNING with the resource and the server, as client-go's rest client
+    hands it to its warning handler; the repeats at DEBUG."""
+    text = f"example.com/v1 Widget is deprecated in v1.99+ ({uuid.uuid4().hex})"
+
+    def warned(request: Request) -> Reply:
+        reply = widget_list("42", widget("a", "40"))
+        reply.headers["Warning"] = f'299 - "{text}"'
+        return reply
+
+    server.routes["/apis/example.com/v1/namespaces/default/widgets"] = warned
+    lw = ApiListerWatcher(api_client(server.url), WIDGETS, Widget, namespace="default")
+    with caplog.at_level(logging.DEBUG, logger="kubeinformers.transport"):
+        for _ in range(3):
+            assert len(lw.list(ListOptions()).items) == 1
+    said = [r for r in caplog.records if text in r.getMessage()]
+    assert [r.levelno for r in said] == [logging.WARNING, logging.DEBUG, logging.DEBUG]
+    assert said[0].getMessage() == (
+        f'list widgets.example.com in namespace "default" at {server.url}: the server warns: {text}'
+    )

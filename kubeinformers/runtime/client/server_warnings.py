@@ -46,7 +46,7 @@ _said_lock = threading.Lock()
 SAID_KEPT = 1_000  # distinct texts remembered; the least recently said is forgotten first
 
 
-def log_warnings(header: str | None, what: str, server: str) -> None:
+def log_warnings(header: str | None, what: str, server: str, log: logging.Logger = logger) -> None:
     """Log each code-299 warning with a text (client-go's WarningLogger), naming the request:
     each text once at WARNING, its repeats at DEBUG. Why: a controller writes the same kind
     again and again, and a deprecated API version's warning would otherwise be one line per
@@ -60,7 +60,7 @@ def log_warnings(header: str | None, what: str, server: str) -> None:
             _said.move_to_end(text)
             if len(_said) > SAID_KEPT:
                 _said.popitem(last=False)
-        logger.log(
+        log.log(
             logging.WARNING if first else logging.DEBUG,
             "%s at %s: the server warns: %s%s",
             what,

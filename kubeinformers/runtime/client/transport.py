@@ -46,6 +46,7 @@ from kubeinformers.runtime.client.chunked import raw_chunked_body
 from kubeinformers.runtime.client.credentials import credentials_for
 from kubeinformers.runtime.client.framing import split_frames, split_lines
 from kubeinformers.runtime.client.server_version import server_version
+from kubeinformers.runtime.client.server_warnings import log_warnings
 from kubeinformers.runtime.codec.compact import (
     CACHE_COMPRESSIONS,
     CacheCompression,
@@ -441,6 +442,8 @@ class ApiListerWatcher(Generic[T]):
                 err = self._status_error(verb, 401, body, resp.headers.get("Retry-After"))
                 err.reported = True  # said once per episode by the credentials
                 raise err
+        # M11: a deprecated API version's warning comes with every list and watch of it.
+        log_warnings(resp.headers.get("Warning"), f"{verb} {self.describe()}", self.server, logger)
         if resp.status >= 300:
             body = self._drain(resp)
             raise self._status_error(verb, resp.status, body, resp.headers.get("Retry-After"))
