@@ -110,3 +110,48 @@ def test_b18_a_list_holding_an_object_the_index_function_fails_on(queue: QueueKi
         assert informer.metrics().unindexed_objects == 1
     finally:
         runner.stop()
+
+
+@pytest.mark.parametrize(
+    ("returned", "said"),
+    [
+        (None, "it returned None (NoneType)"),
+        ("x", "it returned 'x' (str) (wrap a single value in a list: [value])"),
+        ({"x"}, "it returned {'x'} (set)"),
+        ([1], "it returned [1], holding a int"),
+    ],
+)
+def test_b19_an_index_function_returning_no_list_of_strings_fails_as_b18_says(
+    returned: object, said: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`labels.get("team")` for `[labels["team"]]` (a str, or None when the label is missing)
+    indexed a str character by character, and None broke the write: the object's
+    notification was dropped with a traceback ('error processing an item ...; dropped')."""
+
+    def odd(obj: Any) -> list[str]:
+        labels = object_labels(obj)
+        return returned if labels.get("odd") else [labels["team"]]  # type: ignore[return-value]
+
+    fake: FakeListerWatcher[Pod] = FakeListerWatcher([pod("a", "1", team="x")])
+    informer = SharedIndexInformer(fake, Pod, indexers={"team": odd}, name="indexed")
+    recorder = Recorder()
+    informer.add_event_handler(recorder)
+    runner = Runner(informer.run)
+    try:
+        assert wait_for(informer.has_synced), "informer did not sync"
+        with caplog.at_level(logging.ERROR, logger=LOGGER):
+            fake.add(pod("b", "2", team="x", odd="yes"))
+            fake.add(pod("c", "3", team="x"))
+            assert recorder.expect(3).wait(10), recorder.snapshot()
+        assert ("add", "default/b@2", False) in recorder.snapshot()  # b's add was delivered
+        indexer = informer.get_indexer()
+        assert indexer.get_by_key("default/b") is not None
+        assert indexer.index_keys("team", "x") == ["default/a", "default/c"]
+        assert sorted(indexer.list_index_func_values("team")) == ["x"]  # no 'x' per char etc.
+        reported = [logged(r) for r in caplog.records if r.levelno == logging.ERROR]
+        assert len(reported) == 1, reported
+        assert "index function 'team' failed on default/b (resourceVersion 2)" in reported[0]
+        assert "must return a list of strings; " + said in reported[0]
+        assert informer.metrics().unindexed_objects == 1
+    finally:
+        runner.stop()

@@ -70,6 +70,32 @@ def meta_namespace_index_func(obj: object) -> list[str]:
     return [object_namespace(obj)]
 
 
+def _checked_index_values(values: object) -> builtins.list[str]:
+    """B19: an index function's result, which must be a list (or tuple) of strings.
+
+    Anything else is the index function failing (B4, B18): a bare string would be indexed
+    character by character and None, a set or a number would break the index write.
+    """
+    if type(values) is list or type(values) is tuple:
+        for value in values:
+            if not isinstance(value, str):
+                raise TypeError(
+                    f"an index function must return a list of strings; it returned "
+                    f"{_short_repr(values)}, holding a {type(value).__name__}"
+                )
+        return values  # type: ignore[return-value]  # a tuple of str reads as a list does
+    hint = " (wrap a single value in a list: [value])" if isinstance(values, str) else ""
+    raise TypeError(
+        f"an index function must return a list of strings; it returned "
+        f"{_short_repr(values)} ({type(values).__name__}){hint}"
+    )
+
+
+def _short_repr(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def index_func_to_key_func_adapter(index_func: IndexFunc[T]) -> KeyFunc[T]:
     """Use a single-valued index function as a key function (A9)."""
 
@@ -322,7 +348,7 @@ class ThreadSafeStore(Generic[T]):
             fn = self._indexers.get(index_name)
             if fn is None:
                 raise _unknown_index(index_name)
-            values = fn(obj)
+            values = _checked_index_values(fn(obj))
             index = self._indices[index_name]
             items = self._items
             if len(values) == 1:
@@ -370,7 +396,7 @@ class ThreadSafeStore(Generic[T]):
     @staticmethod
     def _values(name: str, fn: IndexFunc[Any], key: str, obj: Any) -> builtins.list[str]:
         try:
-            return fn(obj)
+            return _checked_index_values(fn(obj))
         except Exception as e:
             raise IndexFuncError(
                 f'unable to calculate an index entry for key "{key}" on index "{name}": {e}'
