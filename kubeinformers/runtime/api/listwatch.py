@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
+from kubeinformers.runtime.api.keys import meta_namespace_key, object_resource_version
 from kubeinformers.runtime.api.model import Status
 from kubeinformers.runtime.api.resource import APIResource
 
@@ -166,13 +167,46 @@ __all__ = [
     "RefreshesCredentials",
     "ReportsDecodeErrors",
     "ServesResource",
+    "TransformError",
     "Watch",
     "WatchEvent",
     "WatchEventType",
     "WatchListSemanticsUnsupported",
     "an_event",
+    "apply_transform",
     "watch_list_semantics_unsupported",
 ]
+
+
+class TransformError(ValueError):
+    """An informer's transform raised, or returned None, for an object (F15); the text
+    starts with `transforming <key>: `."""
+
+
+def _transform_failed(obj: Any, problem: str) -> TransformError:
+    try:
+        what = f"{meta_namespace_key(obj)} (resourceVersion {object_resource_version(obj)})"
+    except Exception:
+        what = type(obj).__name__
+    return TransformError(f"transforming {what}: {problem}")
+
+
+def apply_transform(transform: Callable[[Any], Any], obj: Any) -> Any:
+    """`transform(obj)`, its failure a TransformError naming the object and the error (F15).
+
+    A transform that returns None (one that changes the object in place and forgets to return
+    it) would otherwise cache None, which no key, lister or handler can read.
+    """
+    try:
+        out = transform(obj)
+    except Exception as e:
+        raise _transform_failed(obj, f"{type(e).__name__}: {e}") from e
+    if out is None:
+        raise _transform_failed(
+            obj, "the transform returned None; it must return the object (changed or not)"
+        )
+    return out
+
 
 # Re-exported for convenience: a watch ERROR event's object.
 __all__ += ["Status"]

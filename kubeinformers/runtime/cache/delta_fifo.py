@@ -24,6 +24,7 @@ from kubeinformers.runtime.api.keys import (
     ObjectKeyError,
     meta_namespace_key,
 )
+from kubeinformers.runtime.api.listwatch import apply_transform
 
 from .store import Indexer
 
@@ -477,7 +478,7 @@ class DeltaFIFO(BlockingFIFO[T]):
         key = self.key_of(obj)
         if transform and self.transformer is not None:
             if not isinstance(obj, DeletedFinalStateUnknown):
-                obj = self.transformer(obj)
+                obj = apply_transform(self.transformer, obj)
         deltas = self._items.get(key)
         if deltas is None:
             self._items[key] = [Delta(action, obj)]

@@ -30,6 +30,7 @@ from kubeinformers.runtime.api.keys import (
     ObjectKeyError,
     meta_namespace_key,
 )
+from kubeinformers.runtime.api.listwatch import apply_transform
 
 from .delta_fifo import (
     BlockingFIFO,
@@ -209,7 +210,7 @@ class RealFIFO(BlockingFIFO[T]):
             key_of(obj)
         transform = self.transformer
         if transform is not None:
-            objs = [transform(obj) for obj in objs]
+            objs = [apply_transform(transform, obj) for obj in objs]
         with self._lock:
             self._append_info_locked(_REPLACED_ALL, ReplacedAllInfo(resource_version, objs))
             if self._begin_population_locked():
@@ -358,7 +359,7 @@ class RealFIFO(BlockingFIFO[T]):
         self.key_of(obj)  # an unkeyable object is rejected (ObjectKeyError)
         if transform and self.transformer is not None:
             if not isinstance(obj, DeletedFinalStateUnknown):
-                obj = self.transformer(obj)
+                obj = apply_transform(self.transformer, obj)
         self._items.append(Delta(action, obj))
         if self._waiting:
             self._cond.notify()

@@ -27,6 +27,7 @@ from kubeinformers.runtime.api.keys import (
     object_namespace,
     object_resource_version,
 )
+from kubeinformers.runtime.api.listwatch import TransformError
 
 __all__ = [
     "NAMESPACE_INDEX",
@@ -558,9 +559,15 @@ class Indexer(Generic[T]):
 
     def _transform(self, obj: Any) -> Any:
         try:
-            return self._transformer(obj)  # type: ignore[misc]
+            out = self._transformer(obj)  # type: ignore[misc]
         except Exception as e:
             raise ValueError(f"transforming: {e}") from e
+        if out is None:  # F15
+            raise TransformError(
+                "transforming: the transform returned None; it must return the object "
+                "(changed or not)"
+            )
+        return out
 
     # -- writes ----------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 from kubeinformers.runtime.api.errors import ApiStatusError
 from kubeinformers.runtime.api.errors import error_from_status as error_from_status
 from kubeinformers.runtime.api.keys import deletion_handling_meta_namespace_key, object_uid
-from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions
+from kubeinformers.runtime.api.listwatch import ListerWatcher, ListOptions, apply_transform
 from kubeinformers.runtime.client.pager import DEFAULT_PAGE_SIZE, list_pages
 
 logger = logging.getLogger("kubeinformers.reflector")
@@ -119,15 +119,14 @@ class TempStore:
         self._transform = transform
 
     def add(self, obj: Any) -> None:
+        key = deletion_handling_meta_namespace_key(obj)  # B14: the key of the object as sent
         if self._transform is not None:
-            obj = self._transform(obj)
-        self._items[deletion_handling_meta_namespace_key(obj)] = obj
+            obj = apply_transform(self._transform, obj)  # F15
+        self._items[key] = obj
 
     update = add
 
     def delete(self, obj: Any) -> None:
-        if self._transform is not None:
-            obj = self._transform(obj)
         self._items.pop(deletion_handling_meta_namespace_key(obj), None)
 
     def list(self) -> list[Any]:

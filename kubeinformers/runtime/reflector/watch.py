@@ -16,7 +16,11 @@ from collections.abc import Callable, Generator, Iterator
 from typing import Any, Generic, TypeVar
 
 from kubeinformers.runtime.api.errors import ApiStatusError
-from kubeinformers.runtime.api.keys import object_annotations, object_resource_version
+from kubeinformers.runtime.api.keys import (
+    meta_namespace_key,
+    object_annotations,
+    object_resource_version,
+)
 from kubeinformers.runtime.api.listwatch import (
     INITIAL_EVENTS_END_ANNOTATION,
     ListerWatcher,
@@ -43,6 +47,15 @@ T = TypeVar("T")
 VERY_SHORT_WATCH = 1.0  # D14: seconds
 _TABLE_API_VERSIONS = frozenset({"meta.k8s.io/v1", "meta.k8s.io/v1beta1"})
 WATCH_LIST_WARNING_PERIOD = 10.0  # D20: seconds between "still waiting for the bookmark" logs
+
+
+def _key_or_repr(obj: Any) -> str:
+    """An event object's key for a log line (its repr, shortened, when it has none)."""
+    try:
+        return meta_namespace_key(obj)
+    except Exception:
+        text = repr(obj)
+        return text if len(text) <= 100 else text[:97] + "..."
 
 
 def handle_watch(
@@ -148,8 +161,15 @@ def handle_watch(
             else:
                 c.skipped += 1
                 logger.error("%s: unable to understand watch event type %r", name, etype)
-        except Exception as e:
-            logger.error("%s: unable to apply %s event to the store: %s", name, etype, e)
+        except Exception as e:  # F15: say which object, and why
+            logger.error(
+                "%s: unable to apply %s event of %s (resourceVersion %s) to the store: %s",
+                name,
+                etype,
+                _key_or_repr(obj),
+                rv,
+                e,
+            )
         if not record_rv and etype != "ADDED":
             record_rv = True
         if record_rv:
