@@ -32,13 +32,14 @@ chunked encoding; deleting a namespace removes its content at once.
 from __future__ import annotations
 
 import base64
+import contextlib
 import logging
 import shutil
 import ssl
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar, cast
@@ -46,9 +47,11 @@ from typing import Any, TypeVar, cast
 import msgspec
 import yaml
 
+from kubeinformers.runtime.api.errors import error_class
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.runtime.codec.gc_pause import gc_paused
 from kubeinformers.testing.apiserver import write
+from kubeinformers.testing.apiserver.errors import ApiError
 from kubeinformers.testing.apiserver.http import LocalHTTPServer
 from kubeinformers.testing.apiserver.objects import CRDS, NAMESPACES, ObjDict
 from kubeinformers.testing.apiserver.registry import Registry, Served, builtin
@@ -110,6 +113,34 @@ def _copy_out(obj: _T) -> _T:
         return cast(_T, _json_decode(data))
     with gc_paused(max_seconds=30):
         return cast(_T, _json_decode(data))
+
+
+@contextlib.contextmanager
+def _api_errors() -> Iterator[None]:
+    """The direct methods raise what the typed client raises for the same request:
+    `kubeinformers.Conflict`, `NotFound`, `AlreadyExists`, `Invalid`, ... (ApiStatusError),
+    so `retry_on_conflict` and `except NotFound` work on them as on the client's calls."""
+    try:
+        yield
+    except ApiError as e:
+        body = e.body
+        reason = str(body.get("reason", ""))
+        details = body.get("details")
+        raise error_class(e.code, reason)(
+            e.code,
+            reason,
+            str(body.get("message", "")),
+            details=details if isinstance(details, dict) else None,
+        ) from None
+
+
+def _check_namespace(served: Served, obj: Mapping[str, Any], namespace: object) -> None:
+    if served.api.namespaced and not namespace:
+        name = (obj.get("metadata") or {}).get("name", "")
+        raise ValueError(
+            f"{served.api.kind} {name!r} is namespaced: set its metadata.namespace "
+            "(LocalApiServer's direct methods use no default namespace)"
+        )
 
 
 class LocalApiServer:
@@ -315,37 +346,45 @@ class LocalApiServer:
         """Create like a POST would (same defaults, events and errors), without HTTP."""
         served = self._served_for(obj)
         ns = (obj.get("metadata") or {}).get("namespace")
-        stored = write.create(
-            self._state.store, self._state.registry, served, ns, _copy_in(obj), manager
-        )
+        _check_namespace(served, obj, ns)
+        with _api_errors():
+            stored = write.create(
+                self._state.store, self._state.registry, served, ns, _copy_in(obj), manager
+            )
         return _copy_out(stored)
 
     def replace(self, obj: Mapping[str, Any], *, status: bool = False) -> ObjDict:
         """Update like a PUT would (409 Conflict on a stale resourceVersion)."""
         served = self._served_for(obj)
         meta = obj.get("metadata") or {}
-        stored = write.update(
-            self._state.store,
-            self._state.registry,
-            served,
-            meta.get("namespace"),
-            meta["name"],
-            _copy_in(obj),
-            "kube-apiserver",
-            status,
-        )
+        _check_namespace(served, obj, meta.get("namespace"))
+        with _api_errors():
+            stored = write.update(
+                self._state.store,
+                self._state.registry,
+                served,
+                meta.get("namespace"),
+                meta["name"],
+                _copy_in(obj),
+                "kube-apiserver",
+                status,
+            )
         return _copy_out(stored)
 
     def delete(
         self, api_version: str, kind: str, name: str, namespace: str | None = None
     ) -> ObjDict:
         served = self._served_for({"apiVersion": api_version, "kind": kind})
-        _, last = write.delete(self._state.store, self._state.registry, served, namespace, name, {})
+        with _api_errors():
+            _, last = write.delete(
+                self._state.store, self._state.registry, served, namespace, name, {}
+            )
         return _copy_out(last)
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> ObjDict:
         served = self._served_for({"apiVersion": api_version, "kind": kind})
-        return _copy_out(write.get(self._state.store, served, namespace, name))
+        with _api_errors():
+            return _copy_out(write.get(self._state.store, served, namespace, name))
 
     def list(self, api_version: str, kind: str, namespace: str | None = None) -> list[ObjDict]:
         """The current objects of a kind (all namespaces unless one is given)."""

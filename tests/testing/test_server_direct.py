@@ -85,3 +85,43 @@ def test_objects_json_cannot_carry_are_refused_with_the_objects_name(
     with pytest.raises(TypeError, match="ConfigMap 'c'"):
         server.create(bad)
     assert server.list("v1", "ConfigMap") == []
+
+
+def test_m12_direct_methods_raise_the_typed_clients_errors(server: LocalApiServer) -> None:
+    """A test's `except NotFound` / `retry_on_conflict` works on the direct methods as on the
+    client's calls; they raised the test server's internal ApiError."""
+    from kubeinformers import AlreadyExists, Conflict, Invalid, NotFound, retry_on_conflict
+
+    created = server.create(configmap("m"))
+    server.replace(server.get("v1", "ConfigMap", "m", "default") | {"data": {"k": "2"}})
+    with pytest.raises(Conflict, match="the object has been modified") as conflict:
+        server.replace(created | {"data": {"k": "stale"}})
+    assert conflict.value.code == 409 and conflict.value.reason == "Conflict"
+    with pytest.raises(AlreadyExists, match='configmaps "m" already exists'):
+        server.create(configmap("m"))
+    with pytest.raises(NotFound, match='configmaps "nope" not found') as missing:
+        server.get("v1", "ConfigMap", "nope", "default")
+    assert missing.value.details is not None and missing.value.details["name"] == "nope"
+    with pytest.raises(NotFound):
+        server.delete("v1", "ConfigMap", "nope", "default")
+    with pytest.raises(NotFound, match='namespaces "elsewhere" not found'):
+        server.create(configmap("m") | {"metadata": {"name": "m", "namespace": "elsewhere"}})
+    with pytest.raises(Invalid, match=r"metadata\.name"):
+        server.create(configmap("m") | {"metadata": {"name": "Bad_Name", "namespace": "default"}})
+    with pytest.raises(
+        ValueError, match=r"ConfigMap 'n' is namespaced: set its metadata\.namespace"
+    ):
+        server.create(configmap("m") | {"metadata": {"name": "n"}})
+
+    attempts: list[int] = []
+
+    def bump() -> None:  # a read-modify-write that loses one race, then wins
+        current = server.get("v1", "ConfigMap", "m", "default")
+        if not attempts:
+            server.replace(current | {"data": {"k": "raced"}})
+        attempts.append(1)
+        server.replace(current | {"data": {"k": "mine"}})
+
+    retry_on_conflict(bump)
+    assert len(attempts) == 2
+    assert server.get("v1", "ConfigMap", "m", "default")["data"] == {"k": "mine"}
