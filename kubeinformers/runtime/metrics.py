@@ -312,21 +312,23 @@ class _QueueLike(Protocol):
 
 
 _live_lock = threading.Lock()
-_informers: weakref.WeakSet[Any] = weakref.WeakSet()
-_queues: weakref.WeakSet[Any] = weakref.WeakSet()
+# In the order they were created (H27): a dict keeps its insertion order, where a WeakSet's
+# order changes as it grows, which swapped the `#2` suffixes of two same-named informers.
+_informers: weakref.WeakKeyDictionary[Any, None] = weakref.WeakKeyDictionary()
+_queues: weakref.WeakKeyDictionary[Any, None] = weakref.WeakKeyDictionary()
 _rings: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def track_informer(informer: _InformerLike) -> None:
     """Called by every informer: exported while alive, forgotten when garbage collected."""
     with _live_lock:
-        _informers.add(informer)
+        _informers[informer] = None
 
 
 def track_queue(queue: _QueueLike) -> None:
     """Called by every work queue; only named ones are exported (as in client-go)."""
     with _live_lock:
-        _queues.add(queue)
+        _queues[queue] = None
 
 
 def track_ring(ring: Any) -> None:
@@ -344,14 +346,14 @@ def live_rings() -> list[Any]:
 
 
 def live_informers() -> list[_InformerLike]:
-    """Informers not yet collected and not stopped."""
+    """Informers not yet collected and not stopped, oldest first (H27)."""
     with _live_lock:
         informers = list(_informers)
     return [i for i in informers if not i.is_stopped()]
 
 
 def live_queues() -> list[_QueueLike]:
-    """Named work queues not yet collected and not shut down."""
+    """Named work queues not yet collected and not shut down, oldest first (H27)."""
     with _live_lock:
         queues = list(_queues)
     return [q for q in queues if q.name and not q.shutting_down()]

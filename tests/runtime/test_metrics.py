@@ -524,3 +524,42 @@ def test_invalid_objects_reported_by_the_transport_are_counted(decode: str) -> N
         finally:
             factory.shutdown()
             api.close()
+
+
+def test_h27_same_named_informers_and_queues_keep_their_suffix_as_others_are_created(
+    registry: Any,
+) -> None:
+    """Two live informers of one name and resource (two factories watching pods) are exported
+    as `twin` and `twin#2` in the order they were created, and stay so: the registry was a
+    WeakSet, whose order changes as it grows, so creating other informers could swap the two
+    series (a counter of one jumping to the other's value)."""
+    first: FakeListerWatcher[Pod] = FakeListerWatcher([pod("a"), pod("b")])
+    second: FakeListerWatcher[Pod] = FakeListerWatcher([pod("a")])
+    older = SharedIndexInformer(first, Pod, name="twin")
+    newer = SharedIndexInformer(second, Pod, name="twin")
+    q1: WorkQueue[str] = WorkQueue(name="twin-queue")
+    q2: WorkQueue[str] = WorkQueue(name="twin-queue")
+    others: list[Any] = []
+    runners = [Runner(older.run), Runner(newer.run)]
+    try:
+        assert wait_for(lambda: older.has_synced() and newer.has_synced())
+        q1.add("x")
+        sample = registry.get_sample_value
+        labels = {"informer": "twin", "resource": "Pod"}
+        for n in range(300):  # grow the registry past several resizes
+            others.append(SharedIndexInformer(FakeListerWatcher([]), Pod, name=f"other-{n}"))
+            others.append(WorkQueue(name=f"other-queue-{n}"))
+            if n % 20 == 0:
+                assert sample("kubeinformers_informer_cached_objects", labels) == 2.0, n
+                twin2 = {**labels, "informer": "twin#2"}
+                assert sample("kubeinformers_informer_cached_objects", twin2) == 1.0, n
+                assert sample("workqueue_depth", {"name": "twin-queue"}) == 1.0, n
+                assert sample("workqueue_depth", {"name": "twin-queue#2"}) == 0.0, n
+    finally:
+        for runner in runners:
+            runner.stop()
+        for item in others:
+            if isinstance(item, WorkQueue):
+                item.shut_down()
+        q1.shut_down()
+        q2.shut_down()
