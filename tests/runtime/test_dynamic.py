@@ -313,3 +313,21 @@ def test_j2_metadata_objects_listed_and_watched_are_partial_object_metadata_alik
             ("meta.k8s.io/v1", "PartialObjectMetadata")
         }
         server.delete("v1", "Pod", name, "default")
+
+
+def test_h6_a_core_group_spelled_core_is_answered_with_its_real_name(
+    server: LocalApiServer,
+) -> None:
+    """GroupVersionResource("core", "v1", "pods") is a common slip (kubectl prints `core/v1`
+    in places); the errors said only that core/v1 is not served."""
+    from kubeinformers import NoInformerFoundError
+    from kubeinformers.generated.informers import SharedInformerFactory
+
+    hint = 'the core API group is "": GroupVersionResource("", "v1", "pods")'
+    wrong = GroupVersionResource("core", "v1", "pods")
+    with pytest.raises(DiscoveryError, match="does not serve core/v1") as dynamic:
+        DynamicSharedInformerFactory(server.api_client()).for_resource(wrong)
+    assert hint in str(dynamic.value)
+    with pytest.raises(NoInformerFoundError) as typed:
+        SharedInformerFactory(server.api_client()).for_resource(wrong)
+    assert hint in str(typed.value)

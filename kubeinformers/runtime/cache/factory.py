@@ -84,8 +84,13 @@ class NoInformerFoundError(LookupError):
     """`for_resource` was asked for a resource the factory does not know (H6)."""
 
     def __init__(self, gvr: GroupVersionResource, hint: str = "") -> None:
-        message = f"no informer found for {gvr}"
-        super().__init__(message + (f": {hint}" if hint else ""))
+        message = f"no informer found for {gvr}" + (f": {hint}" if hint else "")
+        if gvr.group in ("core", "api"):  # H6: the core group's name is ""
+            message += (
+                f'; the core API group is "": GroupVersionResource("", "{gvr.version}", '
+                f'"{gvr.resource}")'
+            )
+        super().__init__(message)
         self.gvr = gvr
 
 
