@@ -529,7 +529,7 @@ class Indexer(Generic[T]):
     computed from the untransformed object. An unknown index name raises KeyError.
     """
 
-    __slots__ = ("_key_func", "_store", "_transformer")
+    __slots__ = ("__weakref__", "_key_func", "_store", "_transformer")
 
     def __init__(
         self,
