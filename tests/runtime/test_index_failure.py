@@ -1,5 +1,6 @@
 """What an index function's failure does inside a running informer (B18; B4 for a plain
-Indexer): the object is stored, left out of that index and notified as usual.
+Indexer): the object is stored, left out of that index and notified as usual. Also what
+health() says of a handler whose initial add raised (G7), the other problem it lists.
 
 The indexer guide (docs/guide/indexers.md) describes this to users; these tests keep it true.
 """
@@ -155,3 +156,40 @@ def test_b19_an_index_function_returning_no_list_of_strings_fails_as_b18_says(
         assert informer.metrics().unindexed_objects == 1
     finally:
         runner.stop()
+
+
+def test_g7_a_handler_whose_initial_add_raised_is_named_by_health(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Its registration never reports synced (G7, as client-go's); the ERROR and health()
+    say so, where they said only 'failed on add' and nothing: a ReconcileLoop or any code
+    waiting on that registration's has_synced() waited without a word of why."""
+    fake: FakeListerWatcher[Pod] = FakeListerWatcher([pod("a", "1", team="x")])
+    informer = SharedIndexInformer(fake, Pod, name="indexed")
+    done: list[str] = []
+
+    def on_add(obj: Pod, is_in_initial_list: bool) -> None:
+        done.append(object_labels(obj).get("team", ""))
+        if is_in_initial_list:
+            raise RuntimeError("handler bug")
+
+    with caplog.at_level(logging.ERROR, logger=LOGGER):
+        registration = informer.add_event_handler(on_add=on_add)
+        runner = Runner(informer.run)
+        try:
+            assert wait_for(informer.has_synced), "informer did not sync"
+            assert wait_for(lambda: informer.health().handlers_unsynced != ()), "not reported"
+            health = informer.health()
+            assert health.healthy  # the cache is right; only that registration never syncs
+            (problem,) = health.problems()
+            assert problem.startswith("handler ") and problem.endswith(
+                "on_add#1 will never report synced: its on_add raised on the initial add of "
+                "default/a"
+            ), problem
+            assert not registration.has_synced()
+        finally:
+            runner.stop()
+    reported = [logged(r) for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(reported) == 1, reported
+    assert "failed on add of default/a" in reported[0]
+    assert "this handler's registration will never report synced" in reported[0]

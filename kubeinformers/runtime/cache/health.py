@@ -47,6 +47,9 @@ class InformerHealth:
     unindexed_objects: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     # G10: handlers reported as falling behind, each described (name, buffer, oldest age).
     handlers_behind: tuple[str, ...] = ()
+    # G7: handlers whose on_add raised on an initial-list add: their registrations will never
+    # report synced (a ReconcileLoop or code waiting on `registration.has_synced()` waits on).
+    handlers_unsynced: tuple[str, ...] = ()
 
     @property
     def healthy(self) -> bool:
@@ -60,12 +63,13 @@ class InformerHealth:
 
     def problems(self) -> list[str]:
         """What needs the user's attention even when `healthy`: objects left out of an index
-        (B18), handlers falling behind (G10)."""
+        (B18), handlers falling behind (G10), handlers that will never report synced (G7)."""
         out: list[str] = []
         for key, by_index in sorted(self.unindexed_objects.items()):
             for index_name, error in sorted(by_index.items()):
                 out.append(f"{key} is not in index {index_name!r}: {error}")
         out.extend(f"handler {h}" for h in self.handlers_behind)
+        out.extend(f"handler {h}" for h in self.handlers_unsynced)
         return out
 
 
@@ -114,6 +118,7 @@ class FactoryHealth:
                 + (f" last_error={h.last_error}" if h.last_error else "")
                 + (f" unindexed={len(h.unindexed_objects)}" if h.unindexed_objects else "")
                 + (f" handlers_behind={len(h.handlers_behind)}" if h.handlers_behind else "")
+                + (f" handlers_unsynced={len(h.handlers_unsynced)}" if h.handlers_unsynced else "")
             )
             lines.extend(f"  {p}" for p in problems[:_MAX_PROBLEM_LINES])
             if len(problems) > _MAX_PROBLEM_LINES:
@@ -179,6 +184,7 @@ class HealthTracker:
         resharding: bool = False,
         unindexed: Mapping[str, Mapping[str, str]] | None = None,
         handlers_behind: tuple[str, ...] = (),
+        handlers_unsynced: tuple[str, ...] = (),
         served: int = 0,
     ) -> InformerHealth:
         """`last_error`: the reflector's, which also has the failures it retries by itself
@@ -206,4 +212,5 @@ class HealthTracker:
             resharding=resharding,
             unindexed_objects=unindexed or {},
             handlers_behind=handlers_behind,
+            handlers_unsynced=handlers_unsynced,
         )

@@ -591,6 +591,11 @@ class SharedIndexInformer(Generic[T]):
                 for listener in self._processor.listeners()
                 if listener.falling_behind
             ),
+            handlers_unsynced=tuple(
+                listener.unsynced_description()
+                for listener in self._processor.listeners()
+                if listener.failed_initial_add is not None
+            ),
             served=self._reflector_counters.lists + self._reflector_counters.watch_starts,
         )
 

@@ -181,6 +181,9 @@ class ProcessorListener(Generic[T]):
         # counter has one writer (the producer, the delivery thread), so neither needs a lock.
         self._initial_queued = 0
         self._initial_done = 0
+        # G7: the key of the first initial-list add whose callback raised (written by the
+        # delivery thread): this registration will never report synced; health() says so.
+        self.failed_initial_add: str | None = None
         self._thread: threading.Thread | None = None
         # Metrics, written by the delivery thread only (see metrics.py).
         self.latency = LatencyRecorder()
@@ -323,6 +326,13 @@ class ProcessorListener(Generic[T]):
             return max(0.0, now - self._buffer[0][3])
         except IndexError:
             return 0.0
+
+    def unsynced_description(self) -> str:
+        """G7: why this registration will never report synced (for health())."""
+        return (
+            f"{self.name} will never report synced: its on_add raised on the initial add of "
+            f"{self.failed_initial_add}"
+        )
 
     def lag_description(self) -> str:
         """`<name>: <n> notifications buffered, the oldest <s> s old` (for health())."""
@@ -494,15 +504,22 @@ class ProcessorListener(Generic[T]):
             self.latency.observe(_perf_counter() - started)
             self.errors += 1
             obj = b if kind == UPDATE else a
+            initial = kind == ADD and b
+            if initial and self.failed_initial_add is None:
+                self.failed_initial_add = _key_of(obj)
             invalid = _invalid_object_error(exc)
             if invalid is not None:
                 self._report_invalid(invalid, kind, obj)
                 return  # G7, G9
             self._log.exception(
-                "event handler %r failed on %s of %s; going on with the next notification",
+                "event handler %r failed on %s of %s; going on with the next notification%s",
                 handler,
                 _KIND_NAMES[kind],
                 _key_of(obj),
+                "; this handler's registration will never report synced (an initial add "
+                "that raised is never counted as handled)"
+                if initial
+                else "",
             )
             return  # G7: a failed initial add is never counted as finished
         # LatencyRecorder.observe, inlined: this runs once per notification and handler.
