@@ -119,7 +119,7 @@ def test_b18_a_list_holding_an_object_the_index_function_fails_on(queue: QueueKi
         (None, "it returned None (NoneType)"),
         ("x", "it returned 'x' (str) (wrap a single value in a list: [value])"),
         ({"x"}, "it returned {'x'} (set)"),
-        ([1], "it returned [1], holding a int"),
+        ([1], "it returned [1], with an item of type int"),
     ],
 )
 def test_b19_an_index_function_returning_no_list_of_strings_fails_as_b18_says(

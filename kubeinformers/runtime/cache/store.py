@@ -82,7 +82,7 @@ def _checked_index_values(values: object) -> builtins.list[str]:
             if not isinstance(value, str):
                 raise TypeError(
                     f"an index function must return a list of strings; it returned "
-                    f"{_short_repr(values)}, holding a {type(value).__name__}"
+                    f"{_short_repr(values)}, with an item of type {type(value).__name__}"
                 )
         return values  # type: ignore[return-value]  # a tuple of str reads as a list does
     hint = " (wrap a single value in a list: [value])" if isinstance(values, str) else ""
