@@ -193,3 +193,52 @@ def test_g7_a_handler_whose_initial_add_raised_is_named_by_health(
     assert len(reported) == 1, reported
     assert "failed on add of default/a" in reported[0]
     assert "this handler's registration will never report synced" in reported[0]
+
+
+def test_b18_an_index_function_failing_on_every_object_logs_ten_errors_not_one_per_object(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A CRD upgraded under an index function makes it fail on every cached object at once:
+    that was one ERROR per object (10,000 lines for 10,000 objects). Ten per index and
+    minute now, the tenth saying that the rest go to DEBUG; all are counted and listed."""
+    fake: FakeListerWatcher[Pod] = FakeListerWatcher([pod(f"p{i:02}", "1") for i in range(25)])
+    informer = SharedIndexInformer(fake, Pod, name="indexed")
+    runner = Runner(informer.run)
+    try:
+        assert wait_for(informer.has_synced), "informer did not sync"
+        with caplog.at_level(logging.DEBUG, logger=LOGGER):
+            informer.add_indexers({"team": by_team})  # fails on every one of the 25
+        errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+        debug = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
+        assert len(errors) == 10, errors
+        assert "its further failures in that time are logged at DEBUG" in errors[-1]
+        assert not any("further failures" in e for e in errors[:-1])
+        assert len([d for d in debug if "index function 'team' failed on" in d]) == 15
+        assert informer.metrics().index_errors == 25
+        assert len(informer.health().problems()) == 25
+    finally:
+        runner.stop()
+
+
+def test_b18_the_error_budget_of_an_index_comes_back_after_a_minute() -> None:
+    from kubeinformers.runtime.cache.index_errors import IndexFailureLog
+    from kubeinformers.runtime.cache.store import IndexFuncError
+
+    levels: list[int] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            levels.append(record.levelno)
+
+    log = logging.getLogger("test.b18.window")
+    log.setLevel(logging.DEBUG)
+    log.addHandler(Keep())
+    now = [0.0]
+    reporter = IndexFailureLog("indexed", log, clock=lambda: now[0])
+    err = IndexFuncError("boom")
+    for i in range(12):
+        reporter.index_failed("team", f"default/p{i}", pod(f"p{i}", "1"), err)
+    reporter.index_failed("other", "default/q", pod("q", "1"), err)  # its own budget
+    now[0] = 60.0
+    reporter.index_failed("team", "default/r", pod("r", "1"), err)
+    assert levels == [logging.ERROR] * 10 + [logging.DEBUG] * 2 + [logging.ERROR, logging.ERROR]
