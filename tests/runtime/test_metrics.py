@@ -563,3 +563,44 @@ def test_h27_same_named_informers_and_queues_keep_their_suffix_as_others_are_cre
                 item.shut_down()
         q1.shut_down()
         q2.shut_down()
+
+
+def test_i21_async_queue_counts_and_is_exported_like_the_threaded_one(registry: Any) -> None:
+    """I21: an `AsyncRateLimitingQueue` (an `AsyncReconcileLoop`'s queue) keeps the same
+    counts as `RateLimitingQueue` and a named one is exported; it had no `metrics()` and no
+    `workqueue_*` series, so an asyncio operator's queues were invisible to Prometheus."""
+    import asyncio
+
+    from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue
+
+    name = {"name": "async-prom-queue"}
+
+    async def main() -> None:
+        q: AsyncRateLimitingQueue[str] = AsyncRateLimitingQueue(name="async-prom-queue")
+        try:
+            q.add("a")
+            assert await q.get() == "a"
+            q.add_after("b", 0)  # a retry, as client-go counts AddAfter
+            q.add_after("c", 60)
+            # read from another thread, as a scrape does
+            m = await asyncio.to_thread(q.metrics)
+            assert (m.name, m.depth, m.adds, m.retries, m.processing, m.waiting) == (
+                "async-prom-queue",
+                1,
+                2,
+                2,
+                1,
+                1,
+            )
+            assert m.queue_duration.count == 1 and m.work_duration.count == 0
+            q.done("a")
+            assert q.metrics().work_duration.count == 1
+            sample = registry.get_sample_value
+            assert sample("workqueue_adds_total", name) == 2.0
+            assert sample("workqueue_depth", name) == 1.0
+            assert sample("workqueue_retries_total", name) == 2.0
+        finally:
+            q.shut_down()
+        assert registry.get_sample_value("workqueue_depth", name) is None
+
+    asyncio.run(main())

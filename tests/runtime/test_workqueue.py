@@ -688,3 +688,51 @@ def test_metrics_set_provider_first_call_wins_for_named_queues(
     assert first.events("adds") == [("inc", 1)]
     assert second.log == []
     named.shut_down()
+
+
+def test_i21_async_reconcile_loop_queue_reports_to_its_metrics_provider() -> None:
+    """I21: `AsyncReconcileLoop(metrics_provider=...)` (as `ReconcileLoop`'s) reaches its
+    queue, which feeds client-go's series, the unfinished-work gauges on a loop timer."""
+    import asyncio
+
+    from kubeinformers.runtime.reconcile.async_loop import AsyncReconcileLoop
+
+    refreshed = threading.Event()
+
+    class Gauge(Recorder):
+        def set(self, value: float) -> None:
+            super().set(value)
+            refreshed.set()
+
+    class Provider(RecordingProvider):
+        def new_longest_running_processor_seconds_metric(self, name: str) -> Recorder:
+            self.names.append(name)
+            return Gauge(self.log, "longest_running_processor", name)
+
+    provider = Provider()
+
+    async def main() -> None:
+        reconciled = asyncio.Event()
+        release = asyncio.Event()
+
+        async def reconcile(key: str) -> None:
+            reconciled.set()
+            await release.wait()
+
+        loop: AsyncReconcileLoop[str] = AsyncReconcileLoop(
+            "async-provided", reconcile, metrics_provider=provider
+        )
+        loop.enqueue("a")
+        task = asyncio.create_task(loop.run())
+        await asyncio.wait_for(reconciled.wait(), 10)
+        assert set(provider.names) == {"async-provided"} and len(provider.names) == 7
+        assert provider.events("adds") == [("inc", 1)]
+        # the gauges of the reconcile in flight are refreshed every 0.5 s on the loop
+        assert await asyncio.to_thread(refreshed.wait, 10), "no unfinished-work refresh"
+        release.set()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert len(provider.events("work_duration")) == 1
+
+    asyncio.run(main())

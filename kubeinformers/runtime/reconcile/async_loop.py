@@ -32,6 +32,7 @@ from kubeinformers.runtime.reconcile.core import (
 )
 from kubeinformers.runtime.uncancelled import finish
 from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue
+from kubeinformers.runtime.workqueue.metrics import MetricsProvider
 from kubeinformers.runtime.workqueue.rate_limiters import (
     RateLimiter,
     default_controller_rate_limiter,
@@ -61,8 +62,10 @@ class AsyncReconcileLoop(ReconcileCore[K]):
         workers: int = 1,
         rate_limiter: RateLimiter[K] | None = None,
         max_retries: int | None = None,
+        metrics_provider: MetricsProvider | None = None,
     ) -> None:
         super().__init__(name, workers=workers, max_retries=max_retries)
+        self._metrics_provider = metrics_provider
         self.reconcile = reconcile
         # One limiter for every run's queue: a key's failure count (its next delay, and
         # max_retries) survives a run's end (I12), as in the threaded loop.
@@ -176,7 +179,9 @@ class AsyncReconcileLoop(ReconcileCore[K]):
         if self._running:
             raise RuntimeError(f"reconcile loop {self.name!r} is already running")
         self._running = True
-        queue: AsyncRateLimitingQueue[K] = AsyncRateLimitingQueue(self._rate_limiter, self.name)
+        queue: AsyncRateLimitingQueue[K] = AsyncRateLimitingQueue(
+            self._rate_limiter, self.name, metrics_provider=self._metrics_provider
+        )
         if self._released:
             queue.set_hold(self._holds)  # N10: released before run
         with self._early_lock:

@@ -21,7 +21,15 @@ from collections import deque
 from collections.abc import AsyncGenerator, Callable, Hashable
 from typing import Generic, TypeVar
 
+from kubeinformers.runtime.clock import RealClock
+from kubeinformers.runtime.metrics import WorkQueueMetrics, track_queue
+from kubeinformers.runtime.workqueue import queue as _threaded
 from kubeinformers.runtime.workqueue.hold import released, set_aside
+from kubeinformers.runtime.workqueue.metrics import (
+    MetricsProvider,
+    NoopMetricsProvider,
+    _QueueMetrics,
+)
 from kubeinformers.runtime.workqueue.rate_limiters import (
     RateLimiter,
     default_controller_rate_limiter,
@@ -39,7 +47,13 @@ class QueueShutDown(Exception):
 class AsyncRateLimitingQueue(Generic[K]):
     """A rate-limiting work queue bound to the running event loop (create it inside it)."""
 
-    def __init__(self, rate_limiter: RateLimiter[K] | None = None, name: str = "") -> None:
+    def __init__(
+        self,
+        rate_limiter: RateLimiter[K] | None = None,
+        name: str = "",
+        *,
+        metrics_provider: MetricsProvider | None = None,
+    ) -> None:
         self.name = name
         self.rate_limiter: RateLimiter[K] = (
             rate_limiter if rate_limiter is not None else default_controller_rate_limiter()
@@ -57,6 +71,20 @@ class AsyncRateLimitingQueue(Generic[K]):
         # N10: items the hold predicate matches are kept aside, never handed out.
         self._hold: Callable[[K], bool] | None = None
         self._held: set[K] = set()
+        # I21: the same bookkeeping as the threaded queues' (`WorkQueue.metrics()`, the
+        # provider's series for a named queue). The loop's thread updates it, `metrics()`
+        # may read it from a scrape's thread: both under this lock, held for microseconds.
+        provider = metrics_provider if metrics_provider is not None else _threaded._global_provider
+        if not name or provider is None:
+            provider = NoopMetricsProvider()
+        self._metrics_lock = threading.Lock()
+        self._metrics: _QueueMetrics[K] = _QueueMetrics(name, provider, RealClock())
+        self._unfinished_timer: asyncio.TimerHandle | None = None
+        if self._metrics.external:
+            self._unfinished_timer = self._loop.call_later(
+                _threaded._UNFINISHED_WORK_PERIOD, self._update_unfinished_work
+            )
+        track_queue(self)
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -83,6 +111,8 @@ class AsyncRateLimitingQueue(Generic[K]):
             self._held.add(item)  # N10: kept back, not lost
             return
         self._held.discard(item)
+        with self._metrics_lock:
+            self._metrics.add(item)
         self._dirty.add(item)
         if item in self._processing:
             return  # I4: queued again by done()
@@ -99,6 +129,8 @@ class AsyncRateLimitingQueue(Generic[K]):
             return
         if self._shutting_down:
             return
+        with self._metrics_lock:
+            self._metrics.retry()  # client-go counts every AddAfter as a retry
         if delay <= 0:
             self._add(item)
             return
@@ -170,12 +202,16 @@ class AsyncRateLimitingQueue(Generic[K]):
                 break
             self._dirty.discard(item)  # N10: a held item is never handed out
             self._held.add(item)
+        with self._metrics_lock:
+            self._metrics.get(item)
         self._processing.add(item)
         self._dirty.discard(item)
         return item
 
     def done(self, item: K) -> None:
         """The worker has finished `item`: a re-add made meanwhile queues it now (I4)."""
+        with self._metrics_lock:
+            self._metrics.done(item)
         self._processing.discard(item)
         if item in self._dirty:
             hold = self._hold
@@ -215,6 +251,8 @@ class AsyncRateLimitingQueue(Generic[K]):
         for item in back:
             if item in self._dirty:
                 continue
+            with self._metrics_lock:
+                self._metrics.add(item)
             self._dirty.add(item)
             if item not in self._processing:
                 self._queue.append(item)
@@ -261,6 +299,9 @@ class AsyncRateLimitingQueue(Generic[K]):
             timer.cancel()
         self._timers.clear()
         self._ready_at.clear()
+        if self._unfinished_timer is not None:
+            self._unfinished_timer.cancel()
+            self._unfinished_timer = None
         self._wake()
 
     async def shut_down_with_drain(self) -> None:
@@ -271,6 +312,41 @@ class AsyncRateLimitingQueue(Generic[K]):
 
     def shutting_down(self) -> bool:
         return self._shutting_down
+
+    # -- metrics (I21) ----------------------------------------------------------------------
+
+    def metrics(self) -> WorkQueueMetrics:
+        """client-go's workqueue series for this queue, read in-process (named or not), as
+        `WorkQueue.metrics()`; safe from any thread (a Prometheus scrape)."""
+        with self._metrics_lock:
+            m = self._metrics
+            unfinished, longest = m.unfinished_work()
+            return WorkQueueMetrics(
+                name=self.name,
+                depth=len(self._queue),
+                adds=m.adds_total,
+                retries=m.retries_total,
+                processing=len(self._processing),
+                waiting=len(self._ready_at),
+                queue_duration=m.queue_duration.snapshot(),
+                work_duration=m.work_seconds.snapshot(),
+                unfinished_work_seconds=unfinished,
+                longest_running_processor_seconds=longest,
+                held=len(self._held),
+            )
+
+    def update_unfinished_work(self) -> None:
+        """Refresh the provider's unfinished-work gauges now (a loop timer does it every
+        0.5 s for a named queue with a provider)."""
+        with self._metrics_lock:
+            self._metrics.update_unfinished_work()
+
+    def _update_unfinished_work(self) -> None:
+        self.update_unfinished_work()
+        if not self._shutting_down and not self._loop.is_closed():
+            self._unfinished_timer = self._loop.call_later(
+                _threaded._UNFINISHED_WORK_PERIOD, self._update_unfinished_work
+            )
 
     async def __aiter__(self) -> AsyncGenerator[K, None]:
         """`async for key in queue`: each key is `done` when the loop body finishes (also
