@@ -636,3 +636,36 @@ def test_g13_leaving_async_with_factory_with_an_unread_stream_does_not_hang(
         assert len(rest) <= 3 and all(isinstance(e, Added) for e in rest)
 
     run_debug(main, caplog)
+
+
+def test_h28_the_raising_sync_wait_has_an_async_twin_with_the_same_verdict(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """H28: `wait_for_cache_sync_or_raise_async` raises what `wait_for_cache_sync_or_raise`
+    raises: "start() was not called" for informers requested but never started, and the
+    informer that did not sync with its last error (no server here) after the timeout."""
+    from kubernetes.client import ApiClient, Configuration
+
+    config = Configuration()
+    config.host = "http://127.0.0.1:9"  # discard port: connection refused
+    api = ApiClient(config)
+
+    async def main() -> None:
+        factory = SharedInformerFactory(api)
+        informer = factory.core().v1().config_maps().informer()
+        try:
+            with pytest.raises(CacheSyncTimeoutError, match="start\\(\\) was not called"):
+                await factory.wait_for_cache_sync_or_raise_async(0.1)
+            factory.start()
+            assert await asyncio.to_thread(
+                eventually, lambda: informer.last_error() is not None, TIMEOUT
+            )
+            with pytest.raises(CacheSyncTimeoutError, match="configmaps") as raised:
+                await factory.wait_for_cache_sync_or_raise_async(0.1)
+            with pytest.raises(CacheSyncTimeoutError) as raised_sync:
+                await asyncio.to_thread(factory.wait_for_cache_sync_or_raise, 0.1)
+            assert str(raised.value) == str(raised_sync.value)
+        finally:
+            await factory.shutdown_async()
+
+    run_debug(main, caplog)

@@ -737,7 +737,13 @@ class SharedInformerFactory:
         not synced and its last list/watch error (e.g. "connection refused"), instead of
         returning False for it. Also raises when informers were requested but `start()` was
         never called, or the factory was shut down before they synced."""
-        started = self.wait_for_cache_sync(timeout)
+        self._raise_unless_synced(self.wait_for_cache_sync(timeout), timeout)
+
+    def _raise_unless_synced(
+        self, started: dict[GroupVersionResource, bool], timeout: float | None
+    ) -> None:
+        """The one verdict of `wait_for_cache_sync_or_raise`, its async twin and
+        `start_and_sync` on a wait's answer (H28)."""
         requested = self.informers()
         unsynced = {
             gvr: requested[gvr].last_error() for gvr, synced in started.items() if not synced
@@ -777,6 +783,13 @@ class SharedInformerFactory:
             for informer in informers.values():
                 informer.remove_on_synced(wake)
         return {gvr: inf.has_synced() for gvr, inf in informers.items()}
+
+    async def wait_for_cache_sync_or_raise_async(self, timeout: float | None = None) -> None:
+        """`wait_for_cache_sync_or_raise` for coroutines (H28): `wait_for_cache_sync_async`,
+        then the same CacheSyncTimeoutError naming each informer that has not synced and its
+        last list/watch error (also when `start()` was never called or the factory shut
+        down first)."""
+        self._raise_unless_synced(await self.wait_for_cache_sync_async(timeout), timeout)
 
     def shutdown(self, timeout: float | None = None) -> None:
         """Stop every informer and wait for their threads to return (H4).
@@ -829,12 +842,7 @@ class SharedInformerFactory:
         timeout = self._sync_timeout if timeout is None else timeout
         self._refuse_if_shut_down()
         self.start()
-        synced = await self.wait_for_cache_sync_async(timeout)
-        requested = self.informers()
-        unsynced = {gvr: requested[gvr].last_error() for gvr, ok in synced.items() if not ok}
-        if unsynced:
-            reason = "the factory was shut down" if self._stop.is_set() else ""
-            raise CacheSyncTimeoutError(unsynced, timeout, reason=reason)
+        await self.wait_for_cache_sync_or_raise_async(timeout)
 
     async def shutdown_async(self, timeout: float | None = None) -> None:
         """`shutdown` for coroutines: the informer threads are joined off the event loop.
