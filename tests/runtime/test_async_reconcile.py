@@ -1008,3 +1008,41 @@ def test_i15_an_async_loop_says_it_has_stopped_once_drained_as_the_threaded_one(
         "waiting for caches to sync",
         "stopped before the caches synced; no worker started",
     ]
+
+
+def test_i22_setting_stop_while_the_caches_have_not_synced_ends_run_as_the_threaded_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """I22: `run(stop)` returns once `stop` is set, also while it still waits for a cache
+    that never syncs (a 403 on the list, a factory never started), handing nothing out and
+    keeping the queued key for the next run; `wait_for_cache_sync(stop)` answers False, as
+    `ReconcileLoop`'s. It waited for the caches whatever `stop` said: only a cancellation
+    ended it."""
+
+    class NeverSynced:
+        def has_synced(self) -> bool:
+            return False
+
+    async def main() -> None:
+        async def reconcile(key: str) -> None:
+            raise AssertionError("nothing may be reconciled before the caches synced")
+
+        loop: AsyncReconcileLoop[str] = AsyncReconcileLoop("stopped-unsynced", reconcile)
+        loop.wait_for(NeverSynced())
+        loop.enqueue("ns/a")
+        stop = asyncio.Event()
+        runner = asyncio.create_task(loop.run(stop))
+        await asyncio.sleep(0)  # one step: run has begun waiting for the caches
+        stop.set()
+        # ends within a poll (at most 0.1 s); 10 s of headroom
+        await asyncio.wait_for(runner, 10)
+        assert loop._early == {"ns/a": None}  # kept for the next run (I12)
+        assert await asyncio.wait_for(loop.wait_for_cache_sync(stop), 10) is False
+
+    with caplog.at_level(logging.INFO, logger="kubeinformers.reconcile"):
+        run_debug(main, caplog)
+    said = [r.getMessage() for r in caplog.records if r.name.endswith("stopped-unsynced")]
+    assert said == [
+        "waiting for caches to sync",
+        "stopped before the caches synced; no worker started",
+    ]

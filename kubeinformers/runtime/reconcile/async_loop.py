@@ -167,10 +167,21 @@ class AsyncReconcileLoop(ReconcileCore[K]):
         queue = self._queue
         return queue is not None and queue.is_held(key)
 
-    async def wait_for_cache_sync(self) -> None:
-        """Return once every watched cache has synced."""
+    async def wait_for_cache_sync(self, stop: asyncio.Event | None = None) -> bool:
+        """Wait until every watched cache has synced (True) or `stop` is set (False), as
+        `ReconcileLoop.wait_for_cache_sync(stop)` (I22)."""
         for pause in self._sync_waits(_SYNC_POLL_FIRST, _SYNC_POLL_MAX):
-            await asyncio.sleep(pause)
+            if stop is None:
+                await asyncio.sleep(pause)
+                continue
+            if stop.is_set():
+                return False
+            try:
+                await asyncio.wait_for(stop.wait(), pause)
+            except TimeoutError:
+                continue
+            return False
+        return True
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Wait for the watched caches, run the workers until `stop` is set or the task is
@@ -196,7 +207,8 @@ class AsyncReconcileLoop(ReconcileCore[K]):
         workers: list[asyncio.Task[None]] = []
         try:
             self._log.info("waiting for caches to sync")
-            await self.wait_for_cache_sync()
+            if not await self.wait_for_cache_sync(stop):
+                return  # I22: stopped first; the queue keeps its keys for the next run
             workers = [
                 asyncio.create_task(self._worker(queue), name=f"reconciler-{self.name}-{i}")
                 for i in range(self.workers)
