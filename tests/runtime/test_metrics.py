@@ -604,3 +604,27 @@ def test_i21_async_queue_counts_and_is_exported_like_the_threaded_one(registry: 
         assert registry.get_sample_value("workqueue_depth", name) is None
 
     asyncio.run(main())
+
+
+def test_i21_n10_an_async_queue_reports_its_held_items() -> None:
+    """I21, N10: `metrics().held` counts the async queue's held items too."""
+    import asyncio
+
+    from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue
+
+    async def main() -> None:
+        q: AsyncRateLimitingQueue[str] = AsyncRateLimitingQueue(name="async-held")
+        try:
+            q.set_hold(lambda key: key.startswith("b"))
+            q.add("a")
+            q.add("b1")
+            q.add("b2")
+            m = q.metrics()
+            assert (m.depth, m.held, m.adds) == (1, 2, 1)
+            q.set_hold(None)
+            m = q.metrics()
+            assert (m.depth, m.held, m.adds) == (3, 0, 3)
+        finally:
+            q.shut_down()
+
+    asyncio.run(main())
