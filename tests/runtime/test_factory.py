@@ -742,3 +742,22 @@ def test_h16_two_versions_of_one_resource_are_two_metrics_series() -> None:
         finally:
             factory.shutdown()
             unregister_prometheus(registry)
+
+
+def test_h6_the_runtime_base_says_where_the_typed_accessors_are() -> None:
+    """`from kubeinformers import SharedInformerFactory` is the runtime base: `factory.core()`
+    on it was a bare AttributeError; it says which factory has the typed accessors."""
+    from kubernetes.client import ApiClient
+
+    import kubeinformers
+    from kubeinformers.generated.informers import SharedInformerFactory as Generated
+
+    base = kubeinformers.SharedInformerFactory(ApiClient())
+    with pytest.raises(AttributeError, match=r"kubeinformers\.generated\.informers") as info:
+        base.core()  # type: ignore[attr-defined]
+    assert info.value.name == "core"
+    typed = Generated(ApiClient())
+    with pytest.raises(AttributeError) as plain:
+        typed.no_such_group()  # type: ignore[attr-defined]
+    assert "generated.informers" not in str(plain.value)
+    assert hasattr(typed, "core") and not hasattr(base, "core")

@@ -914,6 +914,26 @@ class SharedInformerFactory:
         self._shard_transition = transition
         self._holds_no_range = holds_no_range
 
+    if not TYPE_CHECKING:  # mypy keeps refusing unknown attributes; this only words the error
+
+        def __getattr__(self, name: str) -> Any:
+            """H6: `from kubeinformers import SharedInformerFactory` is this runtime base, whose
+            typed accessors (`core()`, `apps()`, a CRD group's) its generated subclasses add: a
+            missing public attribute of the base itself says where the typed factory is."""
+            if type(self) is SharedInformerFactory and not name.startswith("_"):
+                raise AttributeError(
+                    f"'SharedInformerFactory' object has no attribute {name!r}: "
+                    "kubeinformers.SharedInformerFactory is the runtime base, without typed "
+                    "accessors; the factory with core(), apps() and the other built-in groups "
+                    "is kubeinformers.generated.informers.SharedInformerFactory (a generated "
+                    "package's informers module for your CRDs), or use for_resource()",
+                    name=name,
+                    obj=self,
+                )
+            raise AttributeError(
+                f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self
+            )
+
     def __enter__(self) -> Self:
         """`with factory:` shuts it down on exit; entering a factory already shut down raises
         CacheSyncTimeoutError ("the factory was shut down", H4), as `async with` does."""
