@@ -190,6 +190,7 @@ class ProcessorListener(Generic[T]):
         self.errors = 0
         self.invalid_objects = 0  # G9: callbacks that raised on an object failing validation
         self._reported_invalid: set[tuple[str, str]] = set()
+        self._said_loop_closed = False  # G14: the closed loop was said once
 
     # -- fed by the processor ------------------------------------------------------------------
 
@@ -511,6 +512,20 @@ class ProcessorListener(Generic[T]):
             if invalid is not None:
                 self._report_invalid(invalid, kind, obj)
                 return  # G7, G9
+            if isinstance(exc, _LoopClosed):
+                # G14: the same for every notification from now on: said once, no traceback.
+                said = self._said_loop_closed
+                self._said_loop_closed = True
+                self._log.log(
+                    logging.DEBUG if said else logging.ERROR,
+                    "event handler %r dropped the %s of %s: %s%s",
+                    handler,
+                    _KIND_NAMES[kind],
+                    _key_of(obj),
+                    exc,
+                    " (said before)" if said else "; its later notifications are dropped too",
+                )
+                return
             self._log.exception(
                 "event handler %r failed on %s of %s; going on with the next notification%s",
                 handler,
@@ -580,7 +595,7 @@ class ProcessorListener(Generic[T]):
             future: Future[None] = asyncio.run_coroutine_threadsafe(coro, loop)
         except RuntimeError:
             coro.close()  # G14: never run, and said so below, not as "never awaited"
-            raise RuntimeError(
+            raise _LoopClosed(
                 "the event loop this coroutine handler was registered with (loop=...) has "
                 "closed, so the notification is dropped: remove the handler "
                 "(informer.remove_event_handler) or shut the factory down before that loop "
@@ -599,6 +614,10 @@ class ProcessorListener(Generic[T]):
             future.cancel()
             return
         future.result()  # re-raises the coroutine's exception for logging
+
+
+class _LoopClosed(RuntimeError):
+    """A coroutine handler's event loop has closed (G14)."""
 
 
 class SharedProcessor(Generic[T]):
