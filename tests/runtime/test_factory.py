@@ -94,6 +94,16 @@ def test_h2_custom_resync_per_gvr() -> None:
     assert f.resync_period_for(PODS) == 5.0
 
 
+def test_h2_h6_a_custom_resync_key_no_informer_can_have_is_refused() -> None:
+    """A key spelled with the group "core" matched no informer and was silently ignored: the
+    resource kept the default period. Refused with the GVR to write, as for_resource says."""
+    core_pods = GroupVersionResource("core", "v1", "pods")
+    with pytest.raises(ValueError, match=r'the core API group is "".*GroupVersionResource\(""'):
+        SharedInformerFactory(None, 30.0, custom_resync={core_pods: 5.0})
+    with pytest.raises(ValueError, match="must be >= 0"):
+        SharedInformerFactory(None, 30.0, custom_resync={PODS: -1.0})
+
+
 def test_h2_factory_transform_is_installed_on_new_informers() -> None:
     with SharedInformerFactory(None, transform=strip_managed_fields) as f:
         informer = f.informer_for(PODS, Recorder(FakeListerWatcher([obj("a", "x")])))

@@ -216,6 +216,16 @@ class SharedInformerFactory:
         self._tweak_list_options = tweak_list_options
         self._transform = transform
         self._custom_resync: dict[GroupVersionResource, float] = dict(custom_resync or {})
+        for gvr, period in self._custom_resync.items():
+            if gvr.group in ("core", "api"):  # H6: a key no informer has would be ignored
+                raise ValueError(
+                    f'custom_resync names {gvr}: the core API group is "": '
+                    f'GroupVersionResource("", "{gvr.version}", "{gvr.resource}")'
+                )
+            if period < 0:
+                raise ValueError(
+                    f"custom_resync period of {gvr} must be >= 0 seconds, got {period}"
+                )
         # "lazy": typed objects are built on first access from the raw item (fast sync,
         # little memory); "eager": validated up front (a bad object is reported at decode time
         # once and cached at the version the server sent, built field by field: only its bad
