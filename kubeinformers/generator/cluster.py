@@ -11,6 +11,7 @@ the others load. Group-versions that a CRD serves are read from the CRD itself, 
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -31,6 +32,50 @@ CORE_GROUP_NAMES = frozenset({"", "core"})
 
 class ClusterConfigError(Exception):
     """No usable connection to a cluster: says which configuration was tried and what to do."""
+
+
+class HTTPStatusError(OSError):
+    """The server answered a GET with an error status (`status`)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+
+
+def _unreachable(e: Exception) -> bool:
+    """Whether `e` says the request reached no server (refused, no route, TLS, DNS) (H27)."""
+    from urllib3.exceptions import HTTPError as Urllib3Error
+
+    if getattr(e, "status", None) is not None:
+        return False
+    return isinstance(e, (Urllib3Error, ConnectionError)) or (
+        type(e) is OSError and not str(e).startswith("HTTP ")
+    )
+
+
+def _why(e: Exception) -> str:
+    """The failure's own words: a urllib3 retry error's underlying reason, not its wrapper."""
+    reason = getattr(e, "reason", None)
+    return str(reason if isinstance(reason, BaseException) else e)
+
+
+def _request_failed(e: Exception, host: str, what: str, permission: str) -> str:
+    """What went wrong with a request for `what` and what to do, by the kind of failure (H27)."""
+    status = getattr(e, "status", None)
+    if _unreachable(e):
+        return (
+            f"cannot reach the API server {host}: {_why(e)}; check that the cluster is running "
+            "and that the kubeconfig's server address is right"
+        )
+    if status == 401:
+        return (
+            f"cannot {what}: HTTP 401 Unauthorized; the server did not accept the kubeconfig's "
+            "credentials (an expired token or certificate?): renew them or point KUBECONFIG "
+            "at another kubeconfig"
+        )
+    if status == 403:
+        return f"cannot {what}: HTTP 403 Forbidden; the kubeconfig's user needs {permission}"
+    return f"cannot {what}: {e}"
 
 
 def group_of_document(gv_path: str) -> str | None:
@@ -106,12 +151,18 @@ def load_cluster(groups: Collection[str] | None = None) -> APIModel:
                 _return_http_data_only=True,
             )
         if resp.status >= 300:
-            raise OSError(f"HTTP {resp.status}")
+            raise HTTPStatusError(resp.status)
         return json.loads(resp.data)
 
+    # The client's own retries of a refused connection are not news to the user: the one
+    # error below says that the server cannot be reached (H27).
+    retries = logging.getLogger("urllib3.connectionpool")
+    level = retries.level
+    retries.setLevel(logging.ERROR)
     try:
         return cluster_model(get_json, host, groups)
     finally:
+        retries.setLevel(level)
         api.close()
 
 
@@ -159,10 +210,16 @@ def cluster_model(
                 f"{host}{CRD_PATH}",
                 None,
                 "",
-                f"cannot list CRDs: {e}; the kubeconfig's user needs `list` on "
-                "customresourcedefinitions (or generate from CRD files with --crd)",
+                _request_failed(
+                    e,
+                    host,
+                    "list CRDs",
+                    "`list` on customresourcedefinitions (or generate from CRD files with --crd)",
+                ),
             )
         )
+        if _unreachable(e) or getattr(e, "status", None) == 401:
+            return model  # /openapi/v3 would fail the same way: one error says it
     crd_gvs: set[str] = set()
     for i, item in enumerate(crd_list.get("items") or []):
         if chosen is not None and (item.get("spec") or {}).get("group") not in chosen:
@@ -202,8 +259,12 @@ def cluster_model(
                 f"{host}/openapi/v3",
                 None,
                 "",
-                f"cannot read: {e}; the kubeconfig's user needs `get` on the non-resource "
-                "URLs /openapi/v3 and /openapi/v3/*",
+                _request_failed(
+                    e,
+                    host,
+                    "read",
+                    "`get` on the non-resource URLs /openapi/v3 and /openapi/v3/*",
+                ),
             )
         )
         return model

@@ -294,3 +294,68 @@ def test_an_error_in_a_clusters_crd_names_that_crds_own_url() -> None:
     where = [e.file for e in model.errors]
     assert where == [f"{HOST}{cluster.CRD_PATH}/gizmos.infra.example.com"], model.errors
     assert "(document" not in str(model.errors[0])
+
+
+def _refused_port() -> int:
+    import socket
+
+    with socket.socket() as s:  # bound, never listening: a connection is refused
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+def test_h27_an_unreachable_server_is_one_error_that_says_so_without_retry_noise(
+    tmp_path: Path, no_cluster_env: dict[str, str]
+) -> None:
+    server = f"https://127.0.0.1:{_refused_port()}"
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": server}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    env = dict(no_cluster_env, KUBECONFIG=str(kubeconfig))
+    run = run_generator("--cluster", "--out", tmp_path / "o", "--package", "o", "-q", base_env=env)
+    assert run.returncode == 1, run.output
+    errors = [line for line in run.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, run.stderr
+    assert errors[0].startswith(f"error: {server}{cluster.CRD_PATH}: cannot reach the API server ")
+    assert "Connection refused" in errors[0]
+    assert errors[0].endswith(
+        "check that the cluster is running and that the kubeconfig's server address is right"
+    )
+    assert "needs `list`" not in run.stderr and "needs `get`" not in run.stderr
+    assert "Retrying" not in run.stderr
+
+
+def test_h27_only_a_403_names_a_permission_and_a_401_names_the_credentials() -> None:
+    def answering(status: int) -> Any:
+        def get_json(url: str) -> Any:
+            raise cluster.HTTPStatusError(status)
+
+        return get_json
+
+    forbidden = [str(e) for e in cluster.cluster_model(answering(403), HOST).errors]
+    assert forbidden == [
+        f"{HOST}{cluster.CRD_PATH}: cannot list CRDs: HTTP 403 Forbidden; the kubeconfig's "
+        "user needs `list` on customresourcedefinitions (or generate from CRD files with --crd)",
+        f"{HOST}/openapi/v3: cannot read: HTTP 403 Forbidden; the kubeconfig's user needs "
+        "`get` on the non-resource URLs /openapi/v3 and /openapi/v3/*",
+    ]
+    unauthorized = [str(e) for e in cluster.cluster_model(answering(401), HOST).errors]
+    assert unauthorized == [
+        f"{HOST}{cluster.CRD_PATH}: cannot list CRDs: HTTP 401 Unauthorized; the server did "
+        "not accept the kubeconfig's credentials (an expired token or certificate?): renew "
+        "them or point KUBECONFIG at another kubeconfig"
+    ]
+    failing = [str(e) for e in cluster.cluster_model(answering(500), HOST).errors]
+    assert failing[0] == f"{HOST}{cluster.CRD_PATH}: cannot list CRDs: HTTP 500"
+    assert "needs" not in " ".join(failing)
