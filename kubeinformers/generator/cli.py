@@ -34,6 +34,7 @@ from kubeinformers.generator.models import ModelError, default_jobs, generate_mo
 EXIT_OK = 0
 EXIT_INPUT_FAILED = 1
 EXIT_FATAL = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a Ctrl-C
 
 # What `pip install 'kubeinformers[generator]'` adds (pyproject.toml's generator extra).
 EXTRA_MODULES = {
@@ -102,6 +103,7 @@ exit codes:
      without it nothing was written; with --check: the output differs from what would be
      generated
   2  usage error, or a fatal error (unreadable output folder, generator failure)
+  130  interrupted (Ctrl-C): every file is as it was or as generated; run again
 """
 
 
@@ -424,6 +426,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_FATAL
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    try:
+        return _run_args(args, progress)
+    except KeyboardInterrupt:
+        # Ctrl-C is the user's own stop, not a failure to explain with a traceback (H28).
+        print(
+            f"kubeinformers generate: interrupted; every file in {args.out} is as it was or as "
+            "generated, none partly written; run again to finish",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+
+
+def _run_args(args: argparse.Namespace, progress: Callable[[str], None]) -> int:
     return run(
         openapi=args.openapi,
         crds=args.crd,

@@ -234,3 +234,51 @@ def test_reading_workers_end_with_the_generator_on_ctrl_c_and_sigterm(
         proc.wait(timeout=60)
         assert proc.stderr is not None
         proc.stderr.close()
+
+
+def test_h28_ctrl_c_of_the_terminal_ends_the_run_with_one_line_and_no_traceback(
+    tmp_path: Path,
+) -> None:
+    """A terminal's Ctrl-C reaches the generator and its workers (one process group): the run
+    ends with exit 130 and one line saying what the output folder holds, no traceback of the
+    generator or of any worker."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(2 * load.PARALLEL_MIN_BYTES // 500_000):
+        (corpus / f"c{i}.json").write_text(json.dumps(_big_crd(i)))
+    out = tmp_path / "out"
+    args = ["--crd", str(corpus), "--out", str(out), "--package", "out", "-j", "2"]
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(BLOCKING_READER)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubeinformers.generator", "generate", *args],
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(hook), str(REPO)])),
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        preexec_fn=_default_sigint,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        workers: set[int] = set()
+        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            workers |= _children(proc.pid)
+            time.sleep(0.02)
+        assert len(workers) >= 2, "the generator read the folder without worker processes"
+        time.sleep(0.5)  # the workers are past their initializer, reading
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=EXIT_TIMEOUT)
+        assert proc.returncode == 130, stderr
+        assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+        assert "SpawnProcess" not in stderr, stderr  # a worker's "Process SpawnProcess-1:"
+        assert stderr.strip().splitlines()[-1] == (
+            f"kubeinformers generate: interrupted; every file in {out} is as it was or as "
+            "generated, none partly written; run again to finish"
+        )
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=60)
