@@ -425,6 +425,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_FATAL
+    top = args.package.split(".")[0]
+    if top in sys.stdlib_module_names:
+        # `import gc.informers` finds the built-in gc module; a package named `json` at the
+        # top of sys.path hides the standard library's json from every import (H29).
+        print(
+            f"kubeinformers generate: --package {args.package}: {top!r} is a module of "
+            f"Python's standard library, so `import {args.package}` would not find this "
+            "package or would hide that module from every program beside it; choose "
+            f"another name (--package, or --out {top}_informers)",
+            file=sys.stderr,
+        )
+        return EXIT_FATAL
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     try:
         return _run_args(args, progress)

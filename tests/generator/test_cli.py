@@ -362,3 +362,39 @@ def test_h24_group_keeps_of_a_swagger_json_only_the_models_its_groups_use(
         models = importlib.import_module("onlyapps.apps.v1.models")
         widget = models.Widget.model_validate({"spec": {"tolerations": [{"key": "k"}]}})
         assert widget.spec.tolerations[0].key == "k"
+
+
+@pytest.mark.parametrize(
+    ("given", "package"), [(("--package", "gc"), "gc"), (("--package", "json.gen"), "json.gen")]
+)
+def test_h29_a_package_named_like_a_standard_library_module_is_refused(
+    tmp_path: Path, given: tuple[str, str], package: str
+) -> None:
+    """`--out gc` once wrote a package that `import gc.informers` could not find (the
+    built-in gc module answers first)."""
+    run = run_generator("--crd", REALMS, "--out", tmp_path / "o", *given)
+    assert run.returncode == 2, run.output
+    top = package.split(".")[0]
+    assert run.stderr.strip().splitlines()[-1] == (
+        f"kubeinformers generate: --package {package}: {top!r} is a module of Python's "
+        f"standard library, so `import {package}` would not find this package or would hide "
+        f"that module from every program beside it; choose another name (--package, or --out "
+        f"{top}_informers)"
+    )
+    assert not (tmp_path / "o").exists()
+
+
+def test_h29_a_package_derived_from_out_is_checked_too(tmp_path: Path) -> None:
+    argv = ["generate", "--crd", str(REALMS), "--out", "gc", "-q"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "kubeinformers.generator", *argv],
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "'gc' is a module of Python's standard library" in proc.stderr
+    assert not (tmp_path / "gc").exists()
