@@ -247,8 +247,33 @@ def _load_openapi_file(path: Path) -> APIModel:
         try:
             doc = yaml.load(text, Loader=_YAMLLoader)
         except yaml.YAMLError:
-            raise source.error(f"line {e.lineno} column {e.colno}", f"not JSON: {e.msg}") from e
+            raise source.error(
+                f"line {e.lineno} column {e.colno}",
+                f"not JSON: {_json_reason(e)}{_cut_short(text, e)}",
+            ) from e
     return openapi_from_document(doc, source)
+
+
+def _json_reason(e: json.JSONDecodeError) -> str:
+    # json's "Unterminated string starting at" expects the position after it
+    if e.msg.startswith("Unterminated string"):
+        return "a string starts there and is never closed"
+    return e.msg
+
+
+def _cut_short(text: str, e: json.JSONDecodeError) -> str:
+    """What to add to a JSON error that the end of the text caused (H30): "" otherwise.
+
+    A string still open at the end ("Unterminated string") or an error at the last
+    non-blank character means the text stopped before the document did: a download or copy
+    cut short, which the parser's own words ("Expecting property name") do not say."""
+    end = len(text.rstrip())
+    if not (e.msg.startswith("Unterminated string") or e.pos >= end):
+        return ""
+    return (
+        "; the text ends before the JSON document does: the file looks truncated, copy or "
+        "download it again"
+    )
 
 
 def openapi_from_document(doc: Any, source: Source) -> APIModel:

@@ -1,5 +1,6 @@
 """Inputs a run must refuse or rename openly, never turn into a broken package: a file that is
-not UTF-8 (H17), two CRDs of one kind (H18), two plurals that map to one kind accessor (H19).
+not UTF-8 (H17), two CRDs of one kind (H18), two plurals that map to one kind accessor (H19), a
+truncated JSON file (H30).
 """
 
 from __future__ import annotations
@@ -122,3 +123,34 @@ def test_h19_a_new_kind_never_renames_another_kinds_classes_or_takes_its_accesso
             "DnsEntryInformer",
             informers.DnsEntryInformer,
         }
+
+
+def test_h30_a_truncated_json_document_is_called_truncated(tmp_path: Path) -> None:
+    whole = (
+        '{\n  "openapi": "3.0.0",\n  "info": {"title": "Kubernetes", "version": "unversioned"},\n'
+        '  "paths": {},\n  "components": {"schemas": {"io.k8s.api.x.v1.Foo": {\n'
+        '    "description": "a truncated description that never ends",\n'
+        '    "type": "object"}}}\n}\n'
+    )
+    cut_in_a_string = tmp_path / "a.json"
+    cut_in_a_string.write_text(whole[: whole.index("never ends")])
+    cut_between_keys = tmp_path / "b.json"
+    cut_between_keys.write_text(whole[: whole.index('"type"')])
+    broken_inside = tmp_path / "c.json"
+    broken_inside.write_text(whole.replace('"paths": {},', '"paths": {},,'))
+    truncated = (
+        "; the text ends before the JSON document does: the file looks truncated, copy or "
+        "download it again"
+    )
+    for path, reason, cut in (
+        (cut_in_a_string, "a string starts there and is never closed", truncated),
+        (cut_between_keys, "Expecting property name enclosed in double quotes", truncated),
+        (broken_inside, "Expecting property name enclosed in double quotes", ""),
+    ):
+        run = run_generator("--openapi", path, "--out", tmp_path / "o", "--package", "o")
+        assert run.returncode == EXIT_INPUT_FAILED, run.output
+        errors = [line for line in run.stderr.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1, run.stderr
+        assert errors[0].startswith(f"error: {path} (document 0) at line "), errors[0]
+        assert errors[0].endswith(f": not JSON: {reason}{cut}"), errors[0]
+        assert "Traceback" not in run.stderr
