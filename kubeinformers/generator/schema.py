@@ -435,21 +435,49 @@ def builtin_name(original: str, gv_group: Mapping[str, str], group_pkgs: Mapping
 _PER_DOCUMENT_LISTS = ("x-kubernetes-group-version-kind",)
 
 
-def _without_descriptions(node: Any) -> Any:
-    if isinstance(node, Mapping):
-        return {k: _without_descriptions(v) for k, v in node.items() if k != "description"}
+def _neutral(node: Any, ref_prefix: str, in_properties: bool = False) -> Any:
+    """`node` without what the generator does not read or what only the format spells.
+
+    Dropped: descriptions and `default`s (a v3 document states defaults a swagger.json
+    leaves out; models do not use them), except properties of those names. A `$ref` is
+    compared by the schema it names (`#/definitions/X` in v2, `#/components/schemas/X` in
+    v3, where it sits in a one-item `allOf` beside a description or default)."""
     if isinstance(node, list):
-        return [_without_descriptions(v) for v in node]
-    return node
+        return [_neutral(v, ref_prefix) for v in node]
+    if not isinstance(node, Mapping):
+        return node
+    if in_properties:
+        return {k: _neutral(v, ref_prefix) for k, v in node.items()}
+    body = dict(node)
+    wrapped = body.get("allOf")
+    if (
+        "$ref" not in body
+        and isinstance(wrapped, list)
+        and len(wrapped) == 1
+        and isinstance(wrapped[0], Mapping)
+        and set(wrapped[0]) == {"$ref"}
+    ):
+        del body["allOf"]
+        body["$ref"] = wrapped[0]["$ref"]
+    out: dict[str, Any] = {}
+    for key, value in body.items():
+        if key in ("description", "default"):
+            continue
+        if key == "$ref" and isinstance(value, str):
+            out[key] = value.removeprefix(ref_prefix)
+        else:
+            out[key] = _neutral(value, ref_prefix, key in ("properties", "patternProperties"))
+    return out
 
 
 def _other_keys(body: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k not in _PER_DOCUMENT_LISTS}
 
 
-def _comparable(body: Any) -> Any:
-    """What must agree between two copies of a schema: all but descriptions and lists."""
-    return _without_descriptions(_other_keys(body)) if isinstance(body, Mapping) else body
+def _comparable(body: Any, ref_prefix: str = "") -> Any:
+    """What must agree between two copies of a schema (H31): what the generator reads of
+    it, whichever format (swagger.json or v3) the document has; not per-document lists."""
+    return _neutral(_other_keys(body), ref_prefix) if isinstance(body, Mapping) else body
 
 
 def _union(first: Any, other: Any) -> Any:
@@ -466,23 +494,27 @@ def merge_documents(
 
     Copies of one schema that differ only in per-document extension lists
     (`x-kubernetes-group-version-kind`) are one schema with the lists united; copies that
-    differ only in descriptions keep the first text. A document whose schema really
+    differ only in descriptions or defaults, or in how a swagger.json and a v3 document
+    write them, keep the first text (H31). A document whose schema really
     differs from an earlier document's is left out as a whole (an error naming both, and
     `prep.left_out`), so every other group-version is still generated from consistent types.
     """
     merged: dict[str, tuple[Any, Source, str]] = {}
     described: set[str] = set()
+    both_formats: set[str] = set()
     for doc in documents:
         conflicts: list[LoadError] = []
         for name, body in doc.schemas.items():
             if name not in merged or merged[name][0] == body:
                 continue
-            first, first_source, _ = merged[name]
-            if _comparable(first) == _comparable(body):
+            first, first_source, first_prefix = merged[name]
+            if name in _SPECIAL:  # replaced whole: what either copy says is not read
                 continue
-            detail = describe(
-                _comparable(first), _comparable(body), first_source.file, "this document"
-            )
+            one = _comparable(first, first_prefix)
+            other = _comparable(body, doc.ref_prefix)
+            if one == other:
+                continue
+            detail = describe(one, other, first_source.file, "this document")
             conflicts.append(
                 doc.source.error(
                     f"components.schemas.{name}",
@@ -502,8 +534,10 @@ def merge_documents(
             first, first_source, prefix = merged[name]
             if first == body or not isinstance(first, Mapping) or not isinstance(body, Mapping):
                 continue
-            if _other_keys(first) != _other_keys(body):
-                described.add(name)  # equal but for descriptions: checked above
+            if prefix != doc.ref_prefix:
+                both_formats.add(name)  # a swagger.json's and a v3 document's copy (H31)
+            elif _other_keys(first) != _other_keys(body):
+                described.add(name)  # equal but for descriptions or defaults: checked above
             united = dict(first)
             for key in _PER_DOCUMENT_LISTS:
                 if key in first or key in body:
@@ -512,8 +546,14 @@ def merge_documents(
     if described:
         prep.notes.append(
             f"{len(described)} schema(s) differ between documents only in descriptions "
-            f"({', '.join(sorted(described)[:3])}{', ...' if len(described) > 3 else ''}); "
-            "the first document's text is used"
+            f"or defaults ({', '.join(sorted(described)[:3])}"
+            f"{', ...' if len(described) > 3 else ''}); the first document's text is used"
+        )
+    if both_formats:
+        prep.notes.append(
+            f"{len(both_formats)} schema(s) are both in a swagger.json and in an OpenAPI v3 "
+            "document, which agree on them but for how each format writes them ($refs, "
+            "defaults, descriptions); the first document's copy is used"
         )
     return merged
 

@@ -1,6 +1,6 @@
 """Inputs a run must refuse or rename openly, never turn into a broken package: a file that is
 not UTF-8 (H17), two CRDs of one kind (H18), two plurals that map to one kind accessor (H19), a
-truncated JSON file (H30).
+truncated JSON file (H30); a swagger.json and v3 documents of one API are no conflict (H31).
 """
 
 from __future__ import annotations
@@ -154,3 +154,80 @@ def test_h30_a_truncated_json_document_is_called_truncated(tmp_path: Path) -> No
         assert errors[0].startswith(f"error: {path} (document 0) at line "), errors[0]
         assert errors[0].endswith(f": not JSON: {reason}{cut}"), errors[0]
         assert "Traceback" not in run.stderr
+
+
+def _foo_documents(v3_count_type: str) -> tuple[dict[str, object], dict[str, object]]:
+    """One schema as a swagger.json and as a v3 document write it (the v3 one with a `$ref` in a
+    one-item allOf beside its description, and defaults); its `count` typed `v3_count_type`."""
+    v2: dict[str, object] = {
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": "unversioned"},
+        "paths": {},
+        "definitions": {
+            "io.k8s.api.x.v1.Bar": {"type": "object", "properties": {"a": {"type": "string"}}},
+            "io.k8s.api.x.v1.Foo": {
+                "type": "object",
+                "properties": {
+                    "bar": {"$ref": "#/definitions/io.k8s.api.x.v1.Bar", "description": "b"},
+                    "count": {"type": "integer", "description": "n"},
+                },
+            },
+        },
+    }
+    v3: dict[str, object] = {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": "unversioned"},
+        "paths": {},
+        "components": {
+            "schemas": {
+                "io.k8s.api.x.v1.Bar": {
+                    "type": "object",
+                    "properties": {"a": {"type": "string", "default": ""}},
+                },
+                "io.k8s.api.x.v1.Foo": {
+                    "type": "object",
+                    "properties": {
+                        "bar": {
+                            "allOf": [{"$ref": "#/components/schemas/io.k8s.api.x.v1.Bar"}],
+                            "default": {},
+                            "description": "b",
+                        },
+                        "count": {"type": v3_count_type, "default": 0, "description": "n"},
+                    },
+                },
+            }
+        },
+    }
+    return v2, v3
+
+
+def test_h31_a_swagger_json_and_v3_documents_of_one_api_agree(tmp_path: Path) -> None:
+    from kubeinformers.generator import schema
+    from kubeinformers.generator.load import Source, openapi_from_document
+
+    for count_type, conflicts in (("integer", False), ("string", True)):
+        v2, v3 = _foo_documents(count_type)
+        documents = [
+            *openapi_from_document(v2, Source(str(tmp_path / "swagger.json"), 0)).documents,
+            *openapi_from_document(v3, Source(str(tmp_path / "v3.json"), 0)).documents,
+        ]
+        prep = schema.Prepared()
+        merged = schema.merge_documents(documents, prep)
+        assert [str(e) for e in prep.errors] == (
+            [
+                f"{tmp_path / 'v3.json'} (document 0) at components.schemas.io.k8s.api.x.v1.Foo: "
+                "differs from the schema of the same name in "
+                f"{tmp_path / 'swagger.json'} (at properties.count.type: 'integer' in "
+                f"{tmp_path / 'swagger.json'}, 'string' in this document); this document is "
+                "left out — generate the rest with --keep-going, or choose groups with --group"
+            ]
+            if conflicts
+            else []
+        )
+        assert sorted(merged) == ["io.k8s.api.x.v1.Bar", "io.k8s.api.x.v1.Foo"]
+        if not conflicts:
+            assert prep.notes == [
+                "2 schema(s) are both in a swagger.json and in an OpenAPI v3 document, which "
+                "agree on them but for how each format writes them ($refs, defaults, "
+                "descriptions); the first document's copy is used"
+            ]
