@@ -428,7 +428,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     top = args.package.split(".")[0]
     if top in sys.stdlib_module_names:
         # `import gc.informers` finds the built-in gc module; a package named `json` at the
-        # top of sys.path hides the standard library's json from every import (H29).
+        # top of sys.path hides the standard library's json from every import (H31).
         print(
             f"kubeinformers generate: --package {args.package}: {top!r} is a module of "
             f"Python's standard library, so `import {args.package}` would not find this "
@@ -441,7 +441,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run_args(args, progress)
     except KeyboardInterrupt:
-        # Ctrl-C is the user's own stop, not a failure to explain with a traceback (H28).
+        # Ctrl-C is the user's own stop, not a failure to explain with a traceback (H30).
         print(
             f"kubeinformers generate: interrupted; every file in {args.out} is as it was or as "
             "generated, none partly written; run again to finish",

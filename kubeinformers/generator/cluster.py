@@ -43,7 +43,7 @@ class HTTPStatusError(OSError):
 
 
 def _unreachable(e: Exception) -> bool:
-    """Whether `e` says the request reached no server (refused, no route, TLS, DNS) (H27)."""
+    """Whether `e` says the request reached no server (refused, no route, TLS, DNS) (H29)."""
     from urllib3.exceptions import HTTPError as Urllib3Error
 
     if getattr(e, "status", None) is not None:
@@ -60,7 +60,7 @@ def _why(e: Exception) -> str:
 
 
 def _request_failed(e: Exception, host: str, what: str, permission: str) -> str:
-    """What went wrong with a request for `what` and what to do, by the kind of failure (H27)."""
+    """What went wrong with a request for `what` and what to do, by the kind of failure (H29)."""
     status = getattr(e, "status", None)
     if _unreachable(e):
         return (
@@ -155,7 +155,7 @@ def load_cluster(groups: Collection[str] | None = None) -> APIModel:
         return json.loads(resp.data)
 
     # The client's own retries of a refused connection are not news to the user: the one
-    # error below says that the server cannot be reached (H27).
+    # error below says that the server cannot be reached (H29).
     retries = logging.getLogger("urllib3.connectionpool")
     level = retries.level
     retries.setLevel(logging.ERROR)

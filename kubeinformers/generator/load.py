@@ -262,7 +262,7 @@ def _json_reason(e: json.JSONDecodeError) -> str:
 
 
 def _cut_short(text: str, e: json.JSONDecodeError) -> str:
-    """What to add to a JSON error that the end of the text caused (H30): "" otherwise.
+    """What to add to a JSON error that the end of the text caused (H32): "" otherwise.
 
     A string still open at the end ("Unterminated string") or an error at the last
     non-blank character means the text stopped before the document did: a download or copy

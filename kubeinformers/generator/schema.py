@@ -475,7 +475,7 @@ def _other_keys(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _comparable(body: Any, ref_prefix: str = "") -> Any:
-    """What must agree between two copies of a schema (H31): what the generator reads of
+    """What must agree between two copies of a schema (H33): what the generator reads of
     it, whichever format (swagger.json or v3) the document has; not per-document lists."""
     return _neutral(_other_keys(body), ref_prefix) if isinstance(body, Mapping) else body
 
@@ -495,7 +495,7 @@ def merge_documents(
     Copies of one schema that differ only in per-document extension lists
     (`x-kubernetes-group-version-kind`) are one schema with the lists united; copies that
     differ only in descriptions or defaults, or in how a swagger.json and a v3 document
-    write them, keep the first text (H31). A document whose schema really
+    write them, keep the first text (H33). A document whose schema really
     differs from an earlier document's is left out as a whole (an error naming both, and
     `prep.left_out`), so every other group-version is still generated from consistent types.
     """
@@ -535,7 +535,7 @@ def merge_documents(
             if first == body or not isinstance(first, Mapping) or not isinstance(body, Mapping):
                 continue
             if prefix != doc.ref_prefix:
-                both_formats.add(name)  # a swagger.json's and a v3 document's copy (H31)
+                both_formats.add(name)  # a swagger.json's and a v3 document's copy (H33)
             elif _other_keys(first) != _other_keys(body):
                 described.add(name)  # equal but for descriptions or defaults: checked above
             united = dict(first)

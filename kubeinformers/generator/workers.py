@@ -60,7 +60,7 @@ def bound_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
 def bind_to_parent(parent_pid: int) -> None:
     """Worker initializer: die with `parent_pid` (see the module docstring)."""
     # A terminal's Ctrl-C reaches the whole process group: the parent stops the workers, which
-    # would otherwise each print a KeyboardInterrupt traceback of their own (H28).
+    # would otherwise each print a KeyboardInterrupt traceback of their own (H30).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         _set_parent_death_signal(signal.SIGKILL)

@@ -367,7 +367,7 @@ def test_h24_group_keeps_of_a_swagger_json_only_the_models_its_groups_use(
 @pytest.mark.parametrize(
     ("given", "package"), [(("--package", "gc"), "gc"), (("--package", "json.gen"), "json.gen")]
 )
-def test_h29_a_package_named_like_a_standard_library_module_is_refused(
+def test_h31_a_package_named_like_a_standard_library_module_is_refused(
     tmp_path: Path, given: tuple[str, str], package: str
 ) -> None:
     """`--out gc` once wrote a package that `import gc.informers` could not find (the
@@ -384,7 +384,7 @@ def test_h29_a_package_named_like_a_standard_library_module_is_refused(
     assert not (tmp_path / "o").exists()
 
 
-def test_h29_a_package_derived_from_out_is_checked_too(tmp_path: Path) -> None:
+def test_h31_a_package_derived_from_out_is_checked_too(tmp_path: Path) -> None:
     argv = ["generate", "--crd", str(REALMS), "--out", "gc", "-q"]
     proc = subprocess.run(
         [sys.executable, "-m", "kubeinformers.generator", *argv],

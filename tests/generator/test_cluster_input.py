@@ -305,7 +305,7 @@ def _refused_port() -> int:
     return port
 
 
-def test_h27_an_unreachable_server_is_one_error_that_says_so_without_retry_noise(
+def test_h29_an_unreachable_server_is_one_error_that_says_so_without_retry_noise(
     tmp_path: Path, no_cluster_env: dict[str, str]
 ) -> None:
     server = f"https://127.0.0.1:{_refused_port()}"
@@ -336,7 +336,7 @@ def test_h27_an_unreachable_server_is_one_error_that_says_so_without_retry_noise
     assert "Retrying" not in run.stderr
 
 
-def test_h27_only_a_403_names_a_permission_and_a_401_names_the_credentials() -> None:
+def test_h29_only_a_403_names_a_permission_and_a_401_names_the_credentials() -> None:
     def answering(status: int) -> Any:
         def get_json(url: str) -> Any:
             raise cluster.HTTPStatusError(status)

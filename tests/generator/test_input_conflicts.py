@@ -1,6 +1,6 @@
 """Inputs a run must refuse or rename openly, never turn into a broken package: a file that is
 not UTF-8 (H17), two CRDs of one kind (H18), two plurals that map to one kind accessor (H19), a
-truncated JSON file (H30); a swagger.json and v3 documents of one API are no conflict (H31).
+truncated JSON file (H32); a swagger.json and v3 documents of one API are no conflict (H33).
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def test_h19_a_new_kind_never_renames_another_kinds_classes_or_takes_its_accesso
         }
 
 
-def test_h30_a_truncated_json_document_is_called_truncated(tmp_path: Path) -> None:
+def test_h32_a_truncated_json_document_is_called_truncated(tmp_path: Path) -> None:
     whole = (
         '{\n  "openapi": "3.0.0",\n  "info": {"title": "Kubernetes", "version": "unversioned"},\n'
         '  "paths": {},\n  "components": {"schemas": {"io.k8s.api.x.v1.Foo": {\n'
@@ -201,7 +201,7 @@ def _foo_documents(v3_count_type: str) -> tuple[dict[str, object], dict[str, obj
     return v2, v3
 
 
-def test_h31_a_swagger_json_and_v3_documents_of_one_api_agree(tmp_path: Path) -> None:
+def test_h33_a_swagger_json_and_v3_documents_of_one_api_agree(tmp_path: Path) -> None:
     from kubeinformers.generator import schema
     from kubeinformers.generator.load import Source, openapi_from_document
 

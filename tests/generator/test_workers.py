@@ -236,7 +236,7 @@ def test_reading_workers_end_with_the_generator_on_ctrl_c_and_sigterm(
         proc.stderr.close()
 
 
-def test_h28_ctrl_c_of_the_terminal_ends_the_run_with_one_line_and_no_traceback(
+def test_h30_ctrl_c_of_the_terminal_ends_the_run_with_one_line_and_no_traceback(
     tmp_path: Path,
 ) -> None:
     """A terminal's Ctrl-C reaches the generator and its workers (one process group): the run
