@@ -102,6 +102,8 @@ def output_digest(out: Path) -> str:
     for rel in sorted(write.existing_generated(out)):
         h.update(rel.encode() + b"\0")
         h.update(hashlib.sha256((out / rel).read_bytes()).digest())
+    # The marker has no marker line: a run must write it again if it is gone (H34).
+    h.update(f"{write.TYPED_MARKER}:{(out / write.TYPED_MARKER).is_file()}".encode())
     return h.hexdigest()
 
 

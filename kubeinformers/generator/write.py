@@ -26,6 +26,9 @@ log = logging.getLogger("kubeinformers.generator.write")
 
 LINE_LENGTH = 100
 
+# The PEP 561 marker file written (empty) at the root of every generated package (H34).
+TYPED_MARKER = "py.typed"
+
 
 def format_source(code: str, path: str = "<generated>") -> str:
     """black, line length 100, Python 3.11; the marker is made the first line."""

@@ -398,3 +398,53 @@ def test_h31_a_package_derived_from_out_is_checked_too(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     assert "'gc' is a module of Python's standard library" in proc.stderr
     assert not (tmp_path / "gc").exists()
+
+
+def test_h34_an_installed_generated_package_is_typed_for_mypy(tmp_path: Path) -> None:
+    """A generated package imported from a sys.path entry (an installed distribution, a
+    `.pth` line, PYTHONPATH) rather than the checked project's own folders is typed for mypy
+    --strict only with PEP 561's `py.typed`: without it every import was `import-untyped`
+    and every kind `Any`. A re-run writes the marker again when it is gone."""
+    site = tmp_path / "site"
+    (site / "myapp").mkdir(parents=True)
+    (site / "myapp" / "__init__.py").write_text("", encoding="utf-8")
+    generate_ok(site, "myapp.informers", "--crd", REPO / "crds")
+    marker = site / "myapp" / "informers" / "py.typed"
+    assert marker.read_bytes() == b""
+    marker.unlink()
+    generate_ok(site, "myapp.informers", "--crd", REPO / "crds")
+    assert marker.is_file()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "use.py").write_text(
+        "from myapp.informers.demo.v1alpha1.widget import Widget\n\n\n"
+        "def name(w: Widget) -> str:\n"
+        "    return w.metadata.name if w.metadata and w.metadata.name else ''\n\n\n"
+        "reveal_type(Widget.model_validate({}).spec)\n",
+        encoding="utf-8",
+    )
+    env = {k: v for k, v in os.environ.items() if k != "MYPYPATH"}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--config-file",
+            str(REPO / "pyproject.toml"),
+            "--cache-dir",
+            str(REPO / ".mypy_cache"),
+            "--no-error-summary",
+            "use.py",
+        ],
+        cwd=project,
+        env=dict(env, PYTHONPATH=os.pathsep.join([str(REPO), str(site)])),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.stdout.strip().splitlines() == [
+        'use.py:8: note: Revealed type is "myapp.informers.demo.v1alpha1.widget.WidgetSpec'
+        ' | None"'
+    ], proc.stdout + proc.stderr
