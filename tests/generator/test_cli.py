@@ -445,6 +445,5 @@ def test_h34_an_installed_generated_package_is_typed_for_mypy(tmp_path: Path) ->
         check=False,
     )
     assert proc.stdout.strip().splitlines() == [
-        'use.py:8: note: Revealed type is "myapp.informers.demo.v1alpha1.widget.WidgetSpec'
-        ' | None"'
+        'use.py:8: note: Revealed type is "myapp.informers.demo.v1alpha1.widget.WidgetSpec | None"'
     ], proc.stdout + proc.stderr
