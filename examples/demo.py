@@ -39,10 +39,12 @@ from kubeinformers import (
     AlreadyExists,
     Client,
     DeletedFinalStateUnknown,
+    Forbidden,
     GroupVersionResource,
     MetadataSharedInformerFactory,
     NotFound,
     NotFoundError,
+    Unauthorized,
     discover_resource,
     meta_namespace_key,
     strip_managed_fields,
@@ -85,13 +87,24 @@ def generate_crd_informers() -> None:
 # --- step 2: connect ---------------------------------------------------------------------------
 
 
+class CannotConnect(Exception):
+    """The cluster of KUBECONFIG cannot be used: said in one line, without a traceback."""
+
+
 @contextlib.contextmanager
 def connect() -> Iterator[tuple[Any, bool]]:
     """(api_client, local): the KUBECONFIG cluster, or an embedded HTTPS server with a token."""
     if os.environ.get("KUBECONFIG"):
         from kubernetes import config
 
-        api = config.new_client_from_config()  # type: ignore[no-untyped-call]
+        try:
+            api = config.new_client_from_config()  # type: ignore[no-untyped-call]
+        except (config.ConfigException, OSError) as err:
+            raise CannotConnect(
+                f"cannot read the kubeconfig of KUBECONFIG={os.environ['KUBECONFIG']}: "
+                f"{str(err).rstrip('.')}; "
+                "unset KUBECONFIG to run against the embedded server"
+            ) from None
         say(f"using the cluster of KUBECONFIG ({api.configuration.host})")
         yield api, False
         return
@@ -437,5 +450,15 @@ def report(
         say(f"  get nginx:                    NotFoundError: {err}")
 
 
+def run() -> int:
+    """`main()` for a terminal: a cluster that cannot be reached, a kubeconfig that cannot be
+    read or credentials the cluster refuses end the demo with one line, not a traceback."""
+    try:
+        return main()
+    except (CannotConnect, ConnectionError, Forbidden, Unauthorized) as err:
+        print(f"demo: {err}", file=sys.stderr)
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

@@ -65,3 +65,32 @@ def test_demo_against_a_cluster_first_deletes_what_an_interrupted_run_left(
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "deleting what an interrupted earlier run left: web-1" in done.stdout
     assert "every informer stopped" in done.stdout
+
+
+def test_demo_with_a_cluster_it_cannot_use_says_so_in_one_line(tmp_path: Path) -> None:
+    """`make demo` with KUBECONFIG naming a file that is not there, or a cluster that refuses
+    connections, ended in a traceback; it says what is wrong in one line and exits 1."""
+    unreachable = tmp_path / "kubeconfig"
+    unreachable.write_text(
+        "apiVersion: v1\nkind: Config\n"
+        'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\n'
+        "users: [{name: u, user: {token: not-for-logs}}]\n"
+        "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+    )
+    for kubeconfig, said in (
+        (tmp_path / "missing", "cannot read the kubeconfig of KUBECONFIG="),
+        (unreachable, "https://127.0.0.1:1 unreachable"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "examples.demo"],
+            cwd=REPO,
+            env={**os.environ, "KUBECONFIG": str(kubeconfig)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("demo: ") and said in lines[0], lines
+        assert "not-for-logs" not in done.stdout + done.stderr
