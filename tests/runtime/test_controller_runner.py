@@ -810,19 +810,30 @@ class InterruptibleStop(threading.Event):
         return True
 
 
+class HeldReconcile:
+    """A reconcile that says when it began, returns only once released and says it returned
+    (the threaded twin of test_async_reconcile's)."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.finished = threading.Event()
+
+    def __call__(self, key: str) -> None:
+        self.entered.set()
+        self.release.wait(TIMEOUT)
+        self.finished.set()
+
+
 def test_i19_an_interrupted_run_drains_its_workers_before_it_raises() -> None:
     """I19: Ctrl-C in `run` (KeyboardInterrupt out of its wait) ends it as a stop does: the
     reconcile in flight finishes and every worker ends before the interrupt is raised. It
     used to raise at once, the workers reconciling on after `run` (and factory.shutdown())."""
     informer = FakeInformer()
-    entered, release, finished = threading.Event(), threading.Event(), threading.Event()
+    held = HeldReconcile()
+    entered, release, finished = held.entered, held.release, held.finished
 
-    def reconcile(key: str) -> None:
-        entered.set()
-        release.wait(TIMEOUT)
-        finished.set()
-
-    loop: ReconcileLoop[str] = ReconcileLoop("interrupted", reconcile, workers=2)
+    loop: ReconcileLoop[str] = ReconcileLoop("interrupted", held, workers=2)
     loop.watch(informer)
     informer.synced.set()
     stop = InterruptibleStop()
@@ -860,14 +871,10 @@ def test_n10_a_release_while_the_run_stops_waits_for_the_draining_reconciles() -
     left the ring with a reconcile running and another replica started the same key beside
     it (found on a real kube-apiserver: three ring replicas, one sent SIGTERM)."""
     informer = FakeInformer()
-    entered, release, finished = threading.Event(), threading.Event(), threading.Event()
+    held = HeldReconcile()
+    entered, release, finished = held.entered, held.release, held.finished
 
-    def reconcile(key: str) -> None:
-        entered.set()
-        release.wait(TIMEOUT)
-        finished.set()
-
-    loop: ReconcileLoop[str] = ReconcileLoop("stopping", reconcile, workers=2)
+    loop: ReconcileLoop[str] = ReconcileLoop("stopping", held, workers=2)
     loop.watch(informer)
     informer.synced.set()
     running = Running(loop)

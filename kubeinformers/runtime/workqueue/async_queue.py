@@ -319,19 +319,11 @@ class AsyncRateLimitingQueue(Generic[K]):
         """client-go's workqueue series for this queue, read in-process (named or not), as
         `WorkQueue.metrics()`; safe from any thread (a Prometheus scrape)."""
         with self._metrics_lock:
-            m = self._metrics
-            unfinished, longest = m.unfinished_work()
-            return WorkQueueMetrics(
-                name=self.name,
+            return self._metrics.snapshot(
+                self.name,
                 depth=len(self._queue),
-                adds=m.adds_total,
-                retries=m.retries_total,
                 processing=len(self._processing),
                 waiting=len(self._ready_at),
-                queue_duration=m.queue_duration.snapshot(),
-                work_duration=m.work_seconds.snapshot(),
-                unfinished_work_seconds=unfinished,
-                longest_running_processor_seconds=longest,
                 held=len(self._held),
             )
 

@@ -11,7 +11,11 @@ from collections.abc import Hashable
 from typing import Generic, Protocol, TypeVar
 
 from kubeinformers.runtime.clock import Clock, RealClock
-from kubeinformers.runtime.metrics import WORKQUEUE_DURATION_BUCKETS, LatencyRecorder
+from kubeinformers.runtime.metrics import (
+    WORKQUEUE_DURATION_BUCKETS,
+    LatencyRecorder,
+    WorkQueueMetrics,
+)
 
 __all__ = [
     "CounterMetric",
@@ -171,6 +175,25 @@ class _QueueMetrics(Generic[K]):
             total += age
             longest = max(longest, age)
         return total, longest
+
+    def snapshot(
+        self, name: str, *, depth: int, processing: int, waiting: int, held: int
+    ) -> WorkQueueMetrics:
+        """The queue's `metrics()`: these counts with the series kept here (both faces)."""
+        unfinished, longest = self.unfinished_work()
+        return WorkQueueMetrics(
+            name=name,
+            depth=depth,
+            adds=self.adds_total,
+            retries=self.retries_total,
+            processing=processing,
+            waiting=waiting,
+            queue_duration=self.queue_duration.snapshot(),
+            work_duration=self.work_seconds.snapshot(),
+            unfinished_work_seconds=unfinished,
+            longest_running_processor_seconds=longest,
+            held=held,
+        )
 
     def update_unfinished_work(self) -> None:
         total, longest = self.unfinished_work()
