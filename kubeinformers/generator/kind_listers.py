@@ -1,4 +1,5 @@
-"""Step 3b: each listable kind's model learns its lister (`factory.lister(Pod) -> PodLister`).
+"""Step 3b: each listable kind's model learns its lister (`factory.lister(Pod) -> PodLister`),
+and each kind served without list and watch its resource (`client.create(TokenReview(...))`).
 
 The lister classes are appended to the module of their models (template `model_listers.py.j2`):
 a group-version's `models.py` for built-ins, each kind's own module for CRDs (so importing one
@@ -37,13 +38,36 @@ def _formatted(block: str) -> str:
     return black.format_str(block, mode=mode)
 
 
-def attach_listers(code: str, listers: Mapping[str, str], block: str, scopes: set[str]) -> str:
+def attach_listers(
+    code: str,
+    listers: Mapping[str, str],
+    block: str,
+    scopes: set[str],
+    resources: Mapping[str, str] | None = None,
+) -> str:
     """`code` with a `__kube_lister__` line in each class of `listers` ({model class: lister
-    class}), the lister `block` appended and its imports (`scopes`: "namespaced" and/or
-    "cluster") added; unchanged when no class of `listers` is in it."""
-    present = {cls for cls in listers if re.search(rf"^class {cls}\(", code, re.M)}
+    class}) and a `__kube_resource__` line in each class of `resources` ({model class: its
+    APIResource literal, `_APIResource(...)`, laid out after `Model.__kube_resource__ = `: a
+    kind without list and watch}), the lister `block` and the resources' assignments appended
+    and their imports (`scopes`: "namespaced" and/or "cluster") added; unchanged when no class
+    of either is in it."""
+    resources = resources or {}
+    markers = {
+        **{cls: f'    __kube_lister__: _ClassVar[type["{name}"]]' for cls, name in listers.items()},
+        **{cls: "    __kube_resource__: _ClassVar[_APIResource]" for cls in resources},
+    }
+    present = {cls for cls in markers if re.search(rf"^class {cls}\(", code, re.M)}
     if not present:
         return code
+    served = [
+        f"{cls}.__kube_resource__ = {resources[cls]}" for cls in sorted(resources) if cls in present
+    ]
+    if served:
+        block = (
+            block.rstrip("\n")
+            + "\n\n\n# --- kinds served without list and watch: their resource, for the typed "
+            "client ---\n\n" + "\n".join(served) + "\n"
+        )
     lines = code.split("\n")
     out: list[str] = []
     i = 0
@@ -70,7 +94,7 @@ def attach_listers(code: str, listers: Mapping[str, str], block: str, scopes: se
             out.append("")
         while i < len(lines) and lines[i] == "":
             i += 1
-        out.append(f'    __kube_lister__: _ClassVar[type["{listers[match.group(1)]}"]]')
+        out.append(markers[match.group(1)])
         if i < len(lines) and lines[i].strip():
             out.append("")
     code = "\n".join(out).rstrip("\n") + "\n\n\n" + _formatted(block).strip("\n") + "\n"
@@ -99,7 +123,7 @@ def attach_listers(code: str, listers: Mapping[str, str], block: str, scopes: se
                 else ""
             ),
             listers="\n".join(imports),
-        )
-        + "\n"
+        ).rstrip("\n")
+        + "\n\n"
     )
     return head + body

@@ -253,6 +253,8 @@ def render(
                 keeper[slot] = r
 
     registry_models: list[str] = []
+    # Kinds served without list and watch, by model module: {model class: APIResource literal}.
+    served_only: dict[str, dict[str, str]] = defaultdict(dict)
     group_title: dict[str, str] = {}
     for r in all_resources:
         final = kinds.get((r.group, r.version, r.kind))
@@ -267,13 +269,19 @@ def render(
             [("", f'"{r.group}"'), ("", f'"{r.version}"'), ("", f'"{r.plural}"')],
         )
         registry_models.append(layout.call("    ", gvr, f': "{package}.{module}:{cls}",')[4:])
-        if not r.lists_and_watches:
-            continue
         pkg = group_pkgs[r.group]
         version = naming.version_package(r.version)
         gv_module, _, model_module = module.rpartition(".")
         if gv_module != f"{pkg}.{version}":
             continue  # a kind whose model lives in another package cannot get accessors here
+        if not r.lists_and_watches:
+            # No informer, no lister: its model knows its resource, for the typed client.
+            if r.verbs and model_module:
+                first = f"{cls}.__kube_resource__ = "
+                served_only[f"{pkg}/{version}/{model_module}.py"][cls] = resource_expr(
+                    r, "_APIResource", None, first=first
+                )
+            continue
         gv = version_ctx(pkg, version, f"{r.group or 'core'}/{r.version}")
         gv.title = f"{r.group or 'core'}/{r.version}"
         group_title[pkg] = r.group or "core"
@@ -322,22 +330,30 @@ def render(
     # Each listable kind's model learns its lister (`factory.lister(Pod) -> PodLister`); the
     # listers are defined beside the models, in the module of each model (see kind_listers):
     # a group-version's `models.py` for built-ins, each kind's own module for CRDs.
+    # Kinds served without list and watch learn their resource the same way (see kind_listers).
     for key, gv in versions.items():
         uses = Counter(k.model for k in gv.kinds)
         by_module: dict[str, list[KindCtx]] = defaultdict(list)
         for k in gv.kinds:
             by_module[k.model_module].append(k)
+        for path in served_only:
+            if path.startswith(f"{key}/"):
+                by_module.setdefault(path[len(key) + 1 :].removesuffix(".py"), [])
         for module, module_kinds in sorted(by_module.items()):
             path = f"{key}/{module}.py"
             if path not in model_files:
                 continue
             module_kinds.sort(key=lambda k: k.accessor)
             listed = sorted((k.model, k.lister) for k in module_kinds if uses[k.model] == 1)
-            block = env.get_template("model_listers.py.j2").render(
-                kinds=module_kinds, listed=listed
-            )
+            block = ""
+            if module_kinds:
+                block = env.get_template("model_listers.py.j2").render(
+                    kinds=module_kinds, listed=listed
+                )
             scopes = {"namespaced" if k.namespaced else "cluster" for k in module_kinds}
-            files[path] = attach_listers(model_files[path], dict(listed), block, scopes)
+            files[path] = attach_listers(
+                model_files[path], dict(listed), block, scopes, served_only.get(path)
+            )
 
     groups: dict[str, GroupCtx] = {}
     by_pkg: dict[str, list[VersionCtx]] = defaultdict(list)

@@ -815,3 +815,97 @@ def test_m8_two_managers_conflict_on_a_configuration_and_force_takes_the_field(
     assert won.spec and won.spec.color == "blue"
     assert "f:color" not in _managed(won, "alice").get("f:spec", {})  # alice lost the field
     assert "f:size" in _managed(won, "alice")["f:spec"]  # the same value stays shared
+
+
+def test_m13_reviews_are_created_and_come_back_with_the_servers_answer(
+    real_apiserver: RealApiServer, client: Client, ns: str
+) -> None:
+    """M13: kinds the server serves for create only (no list, no watch, so no informer and no
+    lister) are written by the typed client as any kind, and the answer is the review with
+    the server's status; a factory's client (read your writes) returns at once."""
+    from kubeinformers.generated.authentication.v1 import SelfSubjectReview, TokenReview
+    from kubeinformers.generated.authentication.v1 import TokenReviewSpec as TokenSpec
+    from kubeinformers.generated.authorization.v1 import (
+        LocalSubjectAccessReview,
+        ResourceAttributes,
+        SelfSubjectAccessReview,
+        SelfSubjectAccessReviewSpec,
+        SubjectAccessReview,
+        SubjectAccessReviewSpec,
+    )
+
+    me = client.create(SelfSubjectReview())
+    assert type(me) is SelfSubjectReview
+    assert me.status is not None and me.status.user_info is not None
+    assert "system:authenticated" in (me.status.user_info.groups or [])
+
+    token = client.create(TokenReview(spec=TokenSpec(token="not-a-token")))
+    assert token.status is not None and not token.status.authenticated
+    assert token.status.error  # the server says why
+
+    pods_here = ResourceAttributes(verb="list", resource="pods", namespace=ns)
+    mine = client.create(
+        SelfSubjectAccessReview(spec=SelfSubjectAccessReviewSpec(resource_attributes=pods_here))
+    )
+    assert mine.status is not None and mine.status.allowed is True
+    nobody = SubjectAccessReviewSpec(user="nobody-at-all", resource_attributes=pods_here)
+    theirs = client.create(SubjectAccessReview(spec=nobody))
+    assert theirs.status is not None and theirs.status.allowed is False
+    local = client.create(LocalSubjectAccessReview(metadata=ObjectMeta(namespace=ns), spec=nobody))
+    assert local.status is not None and local.status.allowed is False
+    with pytest.raises(ValueError, match=r"localsubjectaccessreviews.* is namespaced"):
+        client.create(LocalSubjectAccessReview(spec=nobody))
+
+    async def main() -> None:
+        answer = await AsyncClient(client.api_client).create(SelfSubjectReview())
+        assert answer.status is not None and answer.status.user_info == me.status.user_info
+
+    asyncio.run(main())
+
+    with SharedInformerFactory(real_apiserver.api_client(), namespace=ns) as factory:
+        factory.informer(Pod)
+        factory.start()
+        assert all(factory.wait_for_cache_sync(timeout=60).values())
+        answer = factory.client(read_your_writes_timeout=5).create(SelfSubjectReview())
+        assert answer.status is not None and answer.status.user_info == me.status.user_info
+
+
+def test_m13_a_binding_sets_the_pods_node_and_comes_back_as_sent(client: Client, ns: str) -> None:
+    """M13: the server keeps no Binding (it sets the pod's spec.nodeName) and answers its
+    create with Status Success; the client gives back a copy of the Binding sent."""
+    from kubeinformers.generated.core.v1 import Binding, ObjectReference
+
+    client.create(
+        Pod(
+            metadata=ObjectMeta(name="unbound", namespace=ns),
+            spec=PodSpec(containers=[Container(name="c", image="nginx")]),
+        )
+    )
+    binding = Binding(
+        metadata=ObjectMeta(name="unbound", namespace=ns),
+        target=ObjectReference(kind="Node", name="node-m13"),
+    )
+    answer = client.create(binding)
+    assert answer == binding and answer is not binding
+    pod = client.get(Pod, "unbound", namespace=ns)
+    assert pod.spec is not None and pod.spec.node_name == "node-m13"
+
+
+def test_m13_what_such_a_kind_is_not_served_for_is_refused_before_any_request(
+    real_apiserver: RealApiServer,
+) -> None:
+    """M13: a verb the server does not serve for such a kind (a get of a TokenReview) and an
+    informer of it are refused with what the server does serve, before any request."""
+    from kubeinformers.generated.authentication.v1 import TokenReview, TokenReviewSpec
+    from kubeinformers.runtime.api.kinds import KindModelError
+
+    client = Client(real_apiserver.api_client())
+    untyped: Any = client
+    with pytest.raises(KindModelError, match=r"tokenreviews.* for create only.*no get"):
+        untyped.get(TokenReview, "t")
+    with pytest.raises(KindModelError, match=r"for create only.*no list"):
+        untyped.list(TokenReview)
+    with pytest.raises(KindModelError, match=r"for create only.*no update"):
+        untyped.update(TokenReview(metadata=ObjectMeta(name="t"), spec=TokenReviewSpec()))
+    with pytest.raises(KindModelError, match=r"no list and watch.*typed client"):
+        SharedInformerFactory(real_apiserver.api_client()).informer(TokenReview)

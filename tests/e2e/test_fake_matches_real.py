@@ -38,6 +38,7 @@ differed, the fake was fixed (kubeinformers/testing/_server_*.py).
 | auth_errors | 401 Unauthorized (list and watch, bad token); 403 Forbidden for a user without RBAC: list, get, cluster-wide list, create, watch (a plain 403, not in a stream), CRDs; messages name verb, resource, group, namespace (D3/D4) |
 | not_found | 404 Status NotFound for an unknown object (get, delete) and an unknown resource or version of a built-in group; text/plain `404 page not found` for an unknown group (list and watch); create in a missing namespace; unknown subresource |
 | method_not_allowed | 405 MethodNotAllowed: POST to an object, PUT or PATCH to a collection |
+| create_only_kinds | M13: SelfSubjectAccessReview (admin, and a user without permissions: basic-user may ask), SubjectAccessReview, LocalSubjectAccessReview, TokenReview of an unknown token, SelfSubjectReview answered in `status`; GET of a review 405; Binding through `bindings` and `pods/<name>/binding`: 201 Status Success, the pod's nodeName, a second bind 409 Conflict |
 | write_errors | 409 AlreadyExists; 409 Conflict on a stale-RV update; 422 Invalid with causes (bad name, pod without containers); 400 undecodable body; 400 namespace mismatch; 415 patch type; 409 delete precondition |
 | custom_resources | a CRD's resource: paging, RV 0 (empty continue in the unstructured list), watch-list, a watch from before the CRD existed (ERROR 410 Expired in the stream), text/plain 404 for an unknown version of the CRD's group, 422 schema causes (as a set), required field |
 | test_expired_versions_after_restart_and_compaction | after an API server restart: watch from an older RV is an ERROR 410 Expired in a 200 stream, lists at Exact old RV and old continue tokens still work; after etcd compaction: the continue token is 410 Expired with a new inconsistent continue token (which works), Exact old RV 410 Expired, NotOlderThan old RV 200 |
@@ -809,6 +810,82 @@ def method_not_allowed(t: Target) -> Any:
         "PATCH a collection": shape(
             t.request("PATCH", base, {}, headers={"Content-Type": "application/merge-patch+json"})
         ),
+    }
+
+
+AUTHZ = "/apis/authorization.k8s.io/v1"
+AUTHN = "/apis/authentication.k8s.io/v1"
+
+
+def review(reply: Reply) -> dict[str, Any]:
+    """A review's answer as a client reads it: its kind and status (or the error Status)."""
+    body = reply.body
+    if not isinstance(body, dict) or body.get("kind") == "Status":
+        return shape(reply)
+    answer = dict(body.get("status") or {})
+    user = answer.get("user") or answer.get("userInfo")
+    if isinstance(user, dict):  # uids differ: the servers' users are made apart
+        answer["userInfo" if "userInfo" in answer else "user"] = {
+            k: v for k, v in user.items() if k in ("username", "groups")
+        }
+    return {"status": reply.status, "kind": body.get("kind"), "answer": answer}
+
+
+@case
+def create_only_kinds(t: Target) -> Any:
+    """M13: reviews are answered, not kept; a Binding sets the pod's node."""
+    ns, _ = t.namespace("reviews", configmaps=0)
+    pods_here = {"verb": "list", "resource": "pods", "namespace": ns}
+    t.create(PODS.format(ns=ns), pod("p0"))
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "p0"},
+        "target": {"kind": "Node", "name": "node-a"},
+    }
+    bind = t.request("POST", f"{PODS.format(ns=ns)}/p0/binding", binding)
+    bindings = f"/api/v1/namespaces/{ns}/bindings"
+    return {
+        "self access": review(
+            t.request(
+                "POST",
+                f"{AUTHZ}/selfsubjectaccessreviews",
+                {"spec": {"resourceAttributes": pods_here}},
+            )
+        ),
+        "self access, no permissions": review(
+            t.request(
+                "POST",
+                f"{AUTHZ}/selfsubjectaccessreviews",
+                {"spec": {"resourceAttributes": pods_here}},
+                token="noperms",
+            )
+        ),
+        "subject access": review(
+            t.request(
+                "POST",
+                f"{AUTHZ}/subjectaccessreviews",
+                {"spec": {"user": "nobody", "resourceAttributes": pods_here}},
+            )
+        ),
+        "local subject access": review(
+            t.request(
+                "POST",
+                f"{AUTHZ}/namespaces/{ns}/localsubjectaccessreviews",
+                {
+                    "metadata": {"namespace": ns},
+                    "spec": {"user": "nobody", "resourceAttributes": pods_here},
+                },
+            )
+        ),
+        "bad token": review(
+            t.request("POST", f"{AUTHN}/tokenreviews", {"spec": {"token": "not-a-token"}})
+        ),
+        "who am i": review(t.request("POST", f"{AUTHN}/selfsubjectreviews", {})),
+        "get a review": shape(t.request("GET", f"{AUTHN}/tokenreviews")),
+        "bind through the subresource": shape(bind),
+        "bind again": shape(t.request("POST", bindings, dict(binding, target={"name": "node-b"}))),
+        "the pod's node": t.request("GET", f"{PODS.format(ns=ns)}/p0").body["spec"].get("nodeName"),
     }
 
 

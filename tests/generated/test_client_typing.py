@@ -12,6 +12,7 @@ from tests.generator.genutil import REPO, run_mypy
 HEADER = """\
 from __future__ import annotations
 
+from kubeinformers.generated.authentication.v1 import TokenReview, TokenReviewSpec
 from kubeinformers.generated.core.v1 import ConfigMap, Node, Pod
 from kubeinformers.generated.meta.v1 import ObjectMeta
 from kubeinformers.runtime.client.typed import AsyncClient, Client
@@ -41,18 +42,31 @@ BAD = {
     ),
     "create_a_dict": (
         'client.create({"kind": "Pod"})',
-        'Value of type variable "K" of "create" of "Client" cannot be "dict[str, str]"',
+        'Value of type variable "WK" of "create" of "Client" cannot be "dict[str, str]"',
     ),
     "create_a_meta": (
         "client.create(ObjectMeta())",
-        'Value of type variable "K" of "create" of "Client" cannot be "ObjectMeta"',
+        'Value of type variable "WK" of "create" of "Client" cannot be "ObjectMeta"',
     ),
     # A kind's class matched the protocols by its `__kube_lister__` class variable: mypy
     # accepted `client.create(ConfigMap)`, which failed at run time with a KindModelError
     # about pydantic's ModelMetaclass.
     "create_a_class": (
         "client.create(ConfigMap)",
-        'Value of type variable "K" of "create" of "Client" cannot be "type[ConfigMap]"',
+        'Value of type variable "WK" of "create" of "Client" cannot be "type[ConfigMap]"',
+    ),
+    # M13: a kind served without list and watch is created, and nothing else.
+    "get_a_token_review": (
+        'client.get(TokenReview, "t")',
+        'Value of type variable "CK" of "get" of "Client" cannot be "TokenReview"',
+    ),
+    "update_a_token_review": (
+        "client.update(TokenReview(spec=TokenReviewSpec()))",
+        'Value of type variable "K" of "update" of "Client" cannot be "TokenReview"',
+    ),
+    "create_a_review_class": (
+        "client.create(TokenReview)",
+        'Value of type variable "WK" of "create" of "Client" cannot be "type[TokenReview]"',
     ),
     "update_a_class": (
         "client.update(Pod)",

@@ -912,3 +912,56 @@ def test_m6_a_kinds_class_given_where_its_object_belongs_is_refused_by_name() ->
         client.create(ConfigMap)  # type: ignore[type-var]
     with pytest.raises(TypeError, match="apply takes an object"):
         client.apply(ConfigMap, field_manager="me")  # type: ignore[call-overload]
+
+
+def test_m13_local_api_server_answers_reviews_by_its_own_rules() -> None:
+    """M13 on the stand-in server: a review comes back answered by the rules the server
+    enforces (the admin may do what `forbid` leaves; a user with a token, nothing), a
+    TokenReview knows the server's tokens, a Binding sets the pod's node once."""
+    from kubernetes.client import ApiClient
+
+    from kubeinformers.generated.authentication.v1 import TokenReview, TokenReviewSpec
+    from kubeinformers.generated.authorization.v1 import (
+        ResourceAttributes,
+        SelfSubjectAccessReview,
+        SelfSubjectAccessReviewSpec,
+    )
+    from kubeinformers.generated.core.v1 import Binding, Container, ObjectReference, Pod, PodSpec
+    from kubeinformers.testing.local_api_server import LocalApiServer
+
+    def may(client: Client, verb: str) -> bool | None:
+        attributes = ResourceAttributes(verb=verb, resource="secrets", namespace="default")
+        spec = SelfSubjectAccessReviewSpec(resource_attributes=attributes)
+        answer = client.create(SelfSubjectAccessReview(spec=spec)).status
+        assert answer is not None
+        return answer.allowed
+
+    with LocalApiServer(token="admin-token", users={"u-token": "alice"}) as server:
+        server.forbid("secrets", ["delete"])
+        admin = Client(server.api_client())
+        assert may(admin, "get") is True and may(admin, "delete") is False
+        config = server.configuration()
+        config.api_key = {"authorization": "u-token"}
+        alice = Client(ApiClient(config))
+        assert may(alice, "get") is False
+        known = admin.create(TokenReview(spec=TokenReviewSpec(token="u-token"))).status
+        assert known is not None and known.authenticated and known.user is not None
+        assert known.user.username == "alice"
+        unknown = admin.create(TokenReview(spec=TokenReviewSpec(token="nope"))).status
+        assert unknown is not None and not unknown.authenticated and unknown.error
+
+        admin.create(
+            Pod(
+                metadata=ObjectMeta(name="p", namespace="default"),
+                spec=PodSpec(containers=[Container(name="c", image="i")]),
+            )
+        )
+        binding = Binding(
+            metadata=ObjectMeta(name="p", namespace="default"),
+            target=ObjectReference(kind="Node", name="n1"),
+        )
+        assert admin.create(binding) == binding
+        pod = admin.get(Pod, "p", namespace="default")
+        assert pod.spec is not None and pod.spec.node_name == "n1"
+        with pytest.raises(Conflict, match='already assigned to node "n1"'):
+            admin.create(binding)

@@ -12,7 +12,12 @@ from examples.informers.informers import CustomInformers
 from kubeinformers.generated.core.v1 import Pod, PodLister, PodSpec
 from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.generator.kind_listers import attach_listers
-from kubeinformers.runtime.api.kinds import KindModelError, resource_of
+from kubeinformers.runtime.api.kinds import (
+    KindModelError,
+    lister_class,
+    resource_of,
+    served_resource_of,
+)
 
 
 def test_informer_by_model_is_the_accessor_chains_informer() -> None:
@@ -70,6 +75,34 @@ def test_generator_attaches_one_lister_line_per_kind_and_leaves_others() -> None
     assert "__kube_lister__" not in vars(spec)
     assert code.count("__kube_lister__: _ClassVar") == 1
     assert attach_listers(SOURCE, {"Other": "OtherLister"}, block, {"cluster"}) == SOURCE
+
+
+def test_m13_a_kind_served_without_list_and_watch_carries_its_resource() -> None:
+    """M13: the generator gives such a kind's model `__kube_resource__` (no lister, in a module
+    that may have no lister at all); the typed client finds it there, an informer refuses it
+    saying what the server serves."""
+    resource = (
+        '_APIResource(group="x.io", version="v1", resource="things", kind="Thing", '
+        'namespaced=False, verbs=frozenset({"create"}))'
+    )
+    code = attach_listers(SOURCE, {}, "", set(), {"Thing": resource})
+    namespace: dict[str, object] = {}
+    exec(compile(code, "<models>", "exec"), namespace)
+    thing, spec = namespace["Thing"], namespace["ThingSpec"]
+    assert isinstance(thing, type) and isinstance(spec, type)
+    assert served_resource_of(thing).gvr.resource == "things"
+    assert "__kube_resource__" not in vars(spec) and "Lister" not in code
+    with pytest.raises(KindModelError, match=r"no list and watch of things.x.io \(only create\)"):
+        lister_class(thing)
+    with pytest.raises(KindModelError, match="ThingSpec is not the model of a kind the server"):
+        served_resource_of(spec)
+
+    from kubeinformers.generated.authorization.v1 import SubjectAccessReview
+    from kubeinformers.generated.core.v1 import Binding
+
+    assert served_resource_of(SubjectAccessReview).verbs == {"create"}
+    assert served_resource_of(Binding).collection_path("ns") == "/api/v1/namespaces/ns/bindings"
+    assert served_resource_of(Pod) is resource_of(Pod)
 
 
 # --- Pythonic rough edges (issue 17 item 5) ---------------------------------------------------

@@ -11,7 +11,20 @@ from examples.informers.demo.v1.gadget import Gadget
 from examples.informers.demo.v1.widget import Widget, WidgetSpec, WidgetStatus
 from kubeinformers.generated.apps.v1 import Deployment
 from kubeinformers.generated.apps.v1.apply import DeploymentApply
-from kubeinformers.generated.core.v1 import ConfigMap, Node, Pod
+from kubeinformers.generated.authentication.v1 import TokenReview, TokenReviewSpec
+from kubeinformers.generated.authorization.v1 import (
+    LocalSubjectAccessReview,
+    ResourceAttributes,
+    SelfSubjectAccessReview,
+    SelfSubjectAccessReviewSpec,
+)
+from kubeinformers.generated.core.v1 import (
+    Binding,
+    ConfigMap,
+    Node,
+    ObjectReference,
+    Pod,
+)
 from kubeinformers.generated.core.v1.apply import ConfigMapApply, ContainerApply, NodeApply
 from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.generated.meta.v1 import ObjectMeta
@@ -43,6 +56,17 @@ def sync_calls(factory: SharedInformerFactory) -> None:
     assert_type(client.update_status(widget), Widget)
     assert_type(client.apply_status(widget, field_manager="me"), Widget)
     assert_type(client.delete(Pod, "web", namespace="default"), Pod | Status)
+    # M13: kinds served for create only.
+    review = TokenReview(spec=TokenReviewSpec(token="t"))
+    assert_type(client.create(review), TokenReview)
+    access = SelfSubjectAccessReview(
+        spec=SelfSubjectAccessReviewSpec(resource_attributes=ResourceAttributes(verb="list"))
+    )
+    assert_type(client.create(access), SelfSubjectAccessReview)
+    local = LocalSubjectAccessReview.model_validate({"metadata": {"namespace": "d"}, "spec": {}})
+    assert_type(client.create(local), LocalSubjectAccessReview)
+    bind = Binding(metadata=ObjectMeta(name="p"), target=ObjectReference(name="n", kind="Node"))
+    assert_type(client.create(bind), Binding)
     assert_type(client.delete(Node, "n", propagation_policy="Foreground"), Node | Status)
     assert_type(retry_on_conflict(lambda: client.update(cm)), ConfigMap)
     assert_type(client.scale(Widget, "w", 3, namespace="default"), Scale)
@@ -88,6 +112,7 @@ async def async_calls(factory: SharedInformerFactory) -> None:
     ready = WidgetApply(metadata={"name": "w", "namespace": "d"}, status={"phase": "Ready"})
     assert_type(await client.apply_status(ready, field_manager="me"), Widget)
     assert_type(await client.delete(ConfigMap, "c", namespace="default"), ConfigMap | Status)
+    assert_type(await client.create(TokenReview(spec=TokenReviewSpec())), TokenReview)
 
     async def bump() -> ConfigMap:
         return await client.update(cm)

@@ -6,6 +6,10 @@ the same module, so neither needs to import the other). mypy infers
 `factory.lister(Pod) -> PodLister` by matching the class against the `ListedModel` Protocol;
 the lister class carries the resource (`RESOURCE`), which is all an informer needs besides
 the model.
+
+A kind the server serves without list and watch (TokenReview, SubjectAccessReview, Binding)
+has no lister; its model carries its resource itself, `__kube_resource__: ClassVar[APIResource]`,
+which is what the typed client needs to write it (`served_resource_of`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any, Protocol, TypeVar
 
 from kubeinformers.runtime.api.resource import APIResource
 
-__all__ = ["KindModelError", "ListedModel", "lister_class", "resource_of"]
+__all__ = ["KindModelError", "ListedModel", "lister_class", "resource_of", "served_resource_of"]
 
 L_co = TypeVar("L_co", covariant=True)
 
@@ -34,6 +38,14 @@ def lister_class(model: type[Any]) -> type[Any]:
     """The generated lister class of a generated model's kind."""
     value = model.__dict__.get("__kube_lister__")
     if not isinstance(value, type):
+        served = model.__dict__.get("__kube_resource__")
+        if isinstance(served, APIResource):
+            verbs = ", ".join(sorted(served.verbs)) or "nothing"
+            raise KindModelError(
+                f"{model.__module__}.{model.__qualname__}: the server offers no list and watch "
+                f"of {served.gvr.group_resource()} (only {verbs}), so it has no informer or "
+                "lister; write it with the typed client (client.create(...))"
+            )
         raise KindModelError(
             f"{model.__module__}.{model.__qualname__} is not the model of a kind that offers "
             "list and watch (no __kube_lister__): pass a generated top-level kind such as Pod, "
@@ -48,3 +60,18 @@ def resource_of(model: type[Any]) -> APIResource:
     if not isinstance(resource, APIResource):
         raise KindModelError(f"the lister of {model.__qualname__} has no RESOURCE")
     return resource
+
+
+def served_resource_of(model: type[Any]) -> APIResource:
+    """The APIResource of a generated model of any kind the server serves: its lister's
+    RESOURCE, or for a kind without list and watch its own `__kube_resource__`."""
+    if isinstance(model.__dict__.get("__kube_lister__"), type):
+        return resource_of(model)
+    served = model.__dict__.get("__kube_resource__")
+    if isinstance(served, APIResource):
+        return served
+    raise KindModelError(
+        f"{model.__module__}.{model.__qualname__} is not the model of a kind the server "
+        "serves (no __kube_lister__ or __kube_resource__): pass a generated top-level kind such "
+        "as Pod or TokenReview, not a part of one"
+    )

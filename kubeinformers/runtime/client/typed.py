@@ -35,7 +35,7 @@ from pydantic import BaseModel, ValidationError
 
 from kubeinformers.runtime.api.apply import ApplyConfiguration, apply_document
 from kubeinformers.runtime.api.errors import ApiStatusError
-from kubeinformers.runtime.api.kinds import resource_of
+from kubeinformers.runtime.api.kinds import KindModelError, served_resource_of
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
 from kubeinformers.runtime.api.model import Scale, Status
 from kubeinformers.runtime.api.resource import APIResource
@@ -232,6 +232,17 @@ class ClusterKind(Protocol):
     def metadata(self) -> object: ...
 
 
+class ServedKind(Protocol):
+    """A generated model of a kind the server serves without list and watch (TokenReview,
+    SubjectAccessReview, Binding: create only): it carries its resource itself."""
+
+    @property
+    def __kube_resource__(self) -> APIResource: ...
+
+    @property
+    def metadata(self) -> object: ...
+
+
 class StatusKind(Kind, Protocol):
     """A kind whose model has a `status` (the status subresource is checked at run time)."""
 
@@ -240,6 +251,7 @@ class StatusKind(Kind, Protocol):
 
 
 K = TypeVar("K", bound=Kind)
+WK = TypeVar("WK", bound=Kind | ServedKind)  # what `create` takes
 NK = TypeVar("NK", bound=NamespacedKind)
 CK = TypeVar("CK", bound=ClusterKind)
 SK = TypeVar("SK", bound=StatusKind)
@@ -304,6 +316,38 @@ def _an_object(obj: object, verb: str) -> BaseModel:
     return cast(BaseModel, obj)
 
 
+def _served(model: type[Any], verb: str) -> APIResource:
+    """The resource of `model`'s kind, for a request of `verb`. A kind the server serves
+    without list and watch (TokenReview: create only) is refused a verb it does not serve
+    here, before any request, as the server would refuse it."""
+    resource = served_resource_of(model)
+    if not resource.supports_list_watch and verb not in resource.verbs:
+        verbs = ", ".join(sorted(resource.verbs)) or "nothing"
+        raise KindModelError(
+            f"the server serves {resource.gvr.group_resource()} ({resource.kind}) for {verbs} "
+            f"only: it offers no {verb} of it"
+        )
+    return resource
+
+
+def _sent_on_success_status(decode: Callable[[bytes], R], sent: R) -> Callable[[bytes], R]:
+    """`decode`, but an answer that is a Status (a 2xx one: a failure raises before) gives a
+    copy of the object sent. The server keeps no object of some kinds it creates (a Binding
+    sets the pod's `spec.nodeName`) and answers their create with `Status` Success, where
+    client-go's `Bind` returns only an error."""
+
+    def decode_answer(body: bytes) -> R:
+        try:
+            head = _decode_kind(body)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            head = None  # no JSON object: `decode` says so
+        if head is not None and head.kind == "Status":
+            return cast(R, cast(BaseModel, sent).model_copy(deep=True))
+        return decode(body)
+
+    return decode_answer
+
+
 def _meta(obj: object) -> Any:
     return getattr(obj, "metadata", None)
 
@@ -345,9 +389,9 @@ class _Calls:
     """Builds every call of the client: paths, query parameters, bodies, decoding."""
 
     def _identity(
-        self, obj: object, namespace: str | None = None
+        self, obj: object, verb: str, namespace: str | None = None
     ) -> tuple[APIResource, str, str | None]:
-        resource = resource_of(type(materialize(cast(BaseModel, obj))))
+        resource = _served(type(materialize(cast(BaseModel, obj))), verb)
         meta = _meta(obj)
         name = getattr(meta, "name", None) or ""
         ns = namespace or getattr(meta, "namespace", None) or None
@@ -399,7 +443,7 @@ class _Calls:
         return f"/{subresource}"
 
     def get(self, model: type[R], name: str, namespace: str | None) -> _Call[R]:
-        resource = resource_of(model)
+        resource = _served(model, "get")
         ns = self._namespace(resource, namespace, name)
         return _Call(
             Request(
@@ -423,7 +467,7 @@ class _Calls:
         dry_run: bool,
     ) -> _Call[R]:
         model = _an_object(obj, verb)
-        resource = resource_of(type(materialize(model)))
+        resource = _served(type(materialize(model)), verb)
         meta = _meta(obj)
         if verb == "create":
             name = getattr(meta, "name", None) or ""
@@ -433,12 +477,15 @@ class _Calls:
             path = resource.collection_path(ns)
             method = "POST"
         else:
-            resource, name, ns = self._identity(obj)
+            resource, name, ns = self._identity(obj, verb)
             path = resource.object_path(name, ns) + self._subresource(resource, subresource)
             method = "PUT"
         what = f"{verb} {_where(resource, name, ns)}"
         if subresource:
             what = f"{what} ({subresource})"
+        decode = self._decoder(cast(type[R], type(materialize(model))))
+        if verb == "create" and not resource.supports_list_watch:
+            decode = _sent_on_success_status(decode, cast(R, model))
         return _Call(
             Request(
                 method,
@@ -450,7 +497,7 @@ class _Calls:
                 resource=resource,
                 subresource=subresource,
             ),
-            self._decoder(cast(type[R], type(materialize(model)))),
+            decode,
             None if dry_run else resource,
             ns,
             name if verb == "update" else "",
@@ -468,7 +515,7 @@ class _Calls:
         field_manager: str | None,
         dry_run: bool,
     ) -> _Call[R]:
-        resource = resource_of(model)
+        resource = _served(model, "patch")
         ns = self._namespace(resource, namespace, name)
         if patch_type not in _PATCH_CONTENT_TYPES:
             raise ValueError(
@@ -542,7 +589,7 @@ class _Calls:
             raise ValueError("server-side apply needs a field_manager: who owns the fields sent")
         if isinstance(obj, ApplyConfiguration):
             model_type = cast(type[R], obj.model())
-            resource = resource_of(model_type)
+            resource = _served(model_type, "patch")
             meta = obj.fields.get("metadata") or {}
             name = str(meta.get("name") or "")
             if not name:
@@ -553,7 +600,7 @@ class _Calls:
             body = apply_document(obj, resource.api_version, resource.kind)
         else:
             model = _an_object(obj, "apply")
-            resource, name, ns = self._identity(obj)
+            resource, name, ns = self._identity(obj, "patch")
             model_type = cast(type[R], type(materialize(model)))
             body = _body(model, resource, only_set=True)
         path = resource.object_path(name, ns) + self._subresource(resource, subresource)
@@ -590,7 +637,7 @@ class _Calls:
         dry_run: bool,
     ) -> _Call[Scale]:
         """Read (`replicas=None`) or set the scale subresource; the answer is a Scale."""
-        resource = resource_of(model)
+        resource = _served(model, "get" if replicas is None else "patch")
         ns = self._namespace(resource, namespace, name)
         path = resource.object_path(name, ns) + self._subresource(resource, "scale")
         decode = self._decoder(Scale)
@@ -636,7 +683,7 @@ class _Calls:
         grace_period_seconds: int | None,
         dry_run: bool,
     ) -> _Call[R | Status]:
-        resource = resource_of(model)
+        resource = _served(model, "delete")
         ns = self._namespace(resource, namespace, name)
         options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
         preconditions = {
@@ -730,7 +777,7 @@ class _Base:
         """The informers' transport for this kind: lists come as protobuf where it wins."""
         from kubeinformers.runtime.client.transport import ApiListerWatcher
 
-        resource = resource_of(model)
+        resource = _served(model, "list")
         ns = namespace if resource.namespaced else None
         key = (resource, ns or None)
         with self._lock:
@@ -821,8 +868,10 @@ class Client(_Base):
         options = ListOptions(label_selector, field_selector, None, None, limit, continue_)
         return cast(ObjectList[K], self._list_page(model, namespace, options))
 
-    def create(self, obj: K, *, field_manager: str | None = None, dry_run: bool = False) -> K:
-        """Create `obj` (AlreadyExists if its name is taken); the server's copy is returned."""
+    def create(self, obj: WK, *, field_manager: str | None = None, dry_run: bool = False) -> WK:
+        """Create `obj` (AlreadyExists if its name is taken); the server's copy is returned.
+        A review (TokenReview, SubjectAccessReview) comes back with the server's `status`; a
+        kind the server keeps no object of (a Binding) as a copy of `obj` once accepted."""
         return self._run(
             self._calls.write(
                 "create",
@@ -1186,7 +1235,9 @@ class AsyncClient(_Base):
 
         return await _off_the_loop(work)
 
-    async def create(self, obj: K, *, field_manager: str | None = None, dry_run: bool = False) -> K:
+    async def create(
+        self, obj: WK, *, field_manager: str | None = None, dry_run: bool = False
+    ) -> WK:
         """`Client.create`."""
         return await self._run(
             lambda: self._calls.write(

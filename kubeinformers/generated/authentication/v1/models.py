@@ -8,6 +8,10 @@ from pydantic import Field
 
 from ...meta.v1.models import ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+
 
 class BoundObjectReference(KubeModel):
     """
@@ -143,6 +147,8 @@ class SelfSubjectReview(KubeModel):
     SelfSubjectReview contains the user information that the kube-apiserver has about the user making this request. When using impersonation, users will receive the user info of the user being impersonated.  If impersonation or request header authentication is used, any extra keys will have their case ignored and returned as lowercase.
     """
 
+    __kube_resource__: _ClassVar[_APIResource]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -193,6 +199,8 @@ class TokenReview(KubeModel):
     TokenReview attempts to authenticate a token to a known user. Note: TokenReview requests may be cached by the webhook token authenticator plugin in the kube-apiserver.
     """
 
+    __kube_resource__: _ClassVar[_APIResource]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -213,3 +221,25 @@ class TokenReview(KubeModel):
     """
     Status is filled in by the server and indicates whether the request can be authenticated.
     """
+
+
+# --- kinds served without list and watch: their resource, for the typed client ---
+
+SelfSubjectReview.__kube_resource__ = _APIResource(
+    group="authentication.k8s.io",
+    version="v1",
+    resource="selfsubjectreviews",
+    kind="SelfSubjectReview",
+    namespaced=False,
+    singular="selfsubjectreview",
+    verbs=frozenset({"create"}),
+)
+TokenReview.__kube_resource__ = _APIResource(
+    group="authentication.k8s.io",
+    version="v1",
+    resource="tokenreviews",
+    kind="TokenReview",
+    namespaced=False,
+    singular="tokenreview",
+    verbs=frozenset({"create"}),
+)

@@ -7,6 +7,10 @@ from pydantic import Field
 
 from ...meta.v1.models import FieldSelectorRequirement, LabelSelectorRequirement, ObjectMeta
 
+from typing import ClassVar as _ClassVar
+
+from kubeinformers.runtime.api.resource import APIResource as _APIResource
+
 
 class NonResourceAttributes(KubeModel):
     """
@@ -253,6 +257,8 @@ class LocalSubjectAccessReview(KubeModel):
     LocalSubjectAccessReview checks whether or not a user or group can perform an action in a given namespace. Having a namespace scoped resource makes it much easier to grant namespace scoped policy that includes permissions checking.
     """
 
+    __kube_resource__: _ClassVar[_APIResource]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -279,6 +285,8 @@ class SelfSubjectAccessReview(KubeModel):
     """
     SelfSubjectAccessReview checks whether or the current user can perform an action.  Not filling in a spec.namespace means "in all namespaces".  Self is a special case, because users should always be able to check whether they can perform an action
     """
+
+    __kube_resource__: _ClassVar[_APIResource]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -307,6 +315,8 @@ class SelfSubjectRulesReview(KubeModel):
     SelfSubjectRulesReview enumerates the set of actions the current user can perform within a namespace. The returned list of actions may be incomplete depending on the server's authorization mode, and any errors experienced during the evaluation. SelfSubjectRulesReview should be used by UIs to show/hide actions, or to quickly let an end user reason about their permissions. It should NOT Be used by external systems to drive authorization decisions as this raises confused deputy, cache lifetime/revocation, and correctness concerns. SubjectAccessReview, and LocalAccessReview are the correct way to defer authorization decisions to the API server.
     """
 
+    __kube_resource__: _ClassVar[_APIResource]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -334,6 +344,8 @@ class SubjectAccessReview(KubeModel):
     SubjectAccessReview checks whether or not a user or group can perform an action.
     """
 
+    __kube_resource__: _ClassVar[_APIResource]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -354,3 +366,43 @@ class SubjectAccessReview(KubeModel):
     """
     Status is filled in by the server and indicates whether the request is allowed or not
     """
+
+
+# --- kinds served without list and watch: their resource, for the typed client ---
+
+LocalSubjectAccessReview.__kube_resource__ = _APIResource(
+    group="authorization.k8s.io",
+    version="v1",
+    resource="localsubjectaccessreviews",
+    kind="LocalSubjectAccessReview",
+    namespaced=True,
+    singular="localsubjectaccessreview",
+    verbs=frozenset({"create"}),
+)
+SelfSubjectAccessReview.__kube_resource__ = _APIResource(
+    group="authorization.k8s.io",
+    version="v1",
+    resource="selfsubjectaccessreviews",
+    kind="SelfSubjectAccessReview",
+    namespaced=False,
+    singular="selfsubjectaccessreview",
+    verbs=frozenset({"create"}),
+)
+SelfSubjectRulesReview.__kube_resource__ = _APIResource(
+    group="authorization.k8s.io",
+    version="v1",
+    resource="selfsubjectrulesreviews",
+    kind="SelfSubjectRulesReview",
+    namespaced=False,
+    singular="selfsubjectrulesreview",
+    verbs=frozenset({"create"}),
+)
+SubjectAccessReview.__kube_resource__ = _APIResource(
+    group="authorization.k8s.io",
+    version="v1",
+    resource="subjectaccessreviews",
+    kind="SubjectAccessReview",
+    namespaced=False,
+    singular="subjectaccessreview",
+    verbs=frozenset({"create"}),
+)

@@ -3583,6 +3583,8 @@ class Binding(KubeModel):
     Binding ties one object to another; for example, a pod is bound to a node by a scheduler.
     """
 
+    __kube_resource__: _ClassVar[_APIResource]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -3632,6 +3634,8 @@ class ComponentStatus(KubeModel):
     """
     ComponentStatus (and ComponentStatusList) holds the cluster validation info. Deprecated: This API is deprecated in v1.19+
     """
+
+    __kube_resource__: _ClassVar[_APIResource]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -6476,3 +6480,25 @@ ResourceQuota.__kube_lister__ = ResourceQuotaLister
 Secret.__kube_lister__ = SecretLister
 Service.__kube_lister__ = ServiceLister
 ServiceAccount.__kube_lister__ = ServiceAccountLister
+
+
+# --- kinds served without list and watch: their resource, for the typed client ---
+
+Binding.__kube_resource__ = _APIResource(
+    group="",
+    version="v1",
+    resource="bindings",
+    kind="Binding",
+    namespaced=True,
+    singular="binding",
+    verbs=frozenset({"create"}),
+)
+ComponentStatus.__kube_resource__ = _APIResource(
+    group="",
+    version="v1",
+    resource="componentstatuses",
+    kind="ComponentStatus",
+    namespaced=False,
+    singular="componentstatus",
+    verbs=frozenset({"get", "list"}),
+)
