@@ -38,6 +38,8 @@ from kubeinformers.runtime.ring.holders import (
     AsyncInformerHolder,
     AsyncLoopHolder,
     FollowsShard,
+    HolderStep,
+    TellsRingState,
 )
 from kubeinformers.runtime.ring.members import MemberLeaseApi, MemberLeases
 from kubeinformers.runtime.uncancelled import finish
@@ -156,16 +158,20 @@ class AsyncShardRing:
         """Holders that report health (a factory) say what the ring says (N11, N23)."""
         health = self._core.health()
         for holder in self._holders:
-            tell = getattr(holder, "ring_state", None)
-            if callable(tell):
-                tell(health)
+            if isinstance(holder, TellsRingState):
+                holder.ring_state(health)
 
     def metrics(self) -> RingMetrics:
         return self._core.metrics()
 
-    async def _each(self, step: str, shard: Shard | None) -> None:
+    async def _each(self, step: HolderStep, shard: Shard | None) -> None:
         for holder in self._holders:
-            await getattr(holder, step)(shard)
+            if step == "stop_admitting":
+                await holder.stop_admitting(shard)
+            elif step == "narrow":
+                await holder.narrow(shard)
+            else:
+                await holder.widen(shard)
 
     def _lock(self) -> asyncio.Lock:
         if self._work is None:

@@ -15,7 +15,7 @@ healthy while a handoff is in progress or no range is held (`set_shard_state`).
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from kubeinformers.runtime.api.shard import Shard, ShardKey
 from kubeinformers.runtime.ring.assignment import BUCKETS, buckets_of_shard, shard_of
@@ -28,8 +28,11 @@ __all__ = [
     "AsyncInformerHolder",
     "AsyncLoopHolder",
     "FollowsShard",
+    "HolderStep",
     "InformerHolder",
     "LoopHolder",
+    "ReportsShardState",
+    "TellsRingState",
     "tell_state",
 ]
 
@@ -42,11 +45,30 @@ class FollowsShard(Protocol):
     def set_shard(self, shard: Shard | None) -> None: ...
 
 
+# The steps a ring drives its holders through, in order, at every change of its shard.
+HolderStep = Literal["stop_admitting", "narrow", "widen"]
+
+
+@runtime_checkable
+class ReportsShardState(Protocol):
+    """An informer factory: its `health()` says what the ring says (N11)."""
+
+    def set_shard_state(
+        self, *, transition: str | None = None, holds_no_range: bool = False
+    ) -> None: ...
+
+
+@runtime_checkable
+class TellsRingState(Protocol):
+    """A holder whose target reports the ring's state (`InformerHolder`, N11, N23)."""
+
+    def ring_state(self, health: RingHealth) -> None: ...
+
+
 def tell_state(target: object, health: RingHealth) -> None:
     """A factory's `health()` says what the ring says (N11): a handoff in progress, or no
     range held (`set_shard_state`); an informer has no such state."""
-    set_state = getattr(target, "set_shard_state", None)
-    if not callable(set_state):
+    if not isinstance(target, ReportsShardState):
         return
     transition = None
     if health.in_transition:
@@ -55,7 +77,7 @@ def tell_state(target: object, health: RingHealth) -> None:
             f"buckets assigned, {health.waiting_buckets} waiting for their owner, "
             f"{health.releasing_buckets} being released"
         )
-    set_state(transition=transition, holds_no_range=health.holds_no_range)
+    target.set_shard_state(transition=transition, holds_no_range=health.holds_no_range)
 
 
 class AdmitsKeys(Protocol):

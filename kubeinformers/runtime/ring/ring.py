@@ -40,8 +40,10 @@ from kubeinformers.runtime.ring.core import RingConfig, RingCore, RingHealth, Ri
 from kubeinformers.runtime.ring.holders import (
     AdmitsKeys,
     FollowsShard,
+    HolderStep,
     InformerHolder,
     LoopHolder,
+    TellsRingState,
 )
 from kubeinformers.runtime.ring.members import MemberLeaseApi, MemberLeases
 
@@ -139,18 +141,22 @@ class ShardRing:
         """Holders that report health (a factory) say what the ring says (N11, N23)."""
         health = self._core.health()
         for holder in self._holders:
-            tell = getattr(holder, "ring_state", None)
-            if callable(tell):
-                tell(health)
+            if isinstance(holder, TellsRingState):
+                holder.ring_state(health)
 
     def metrics(self) -> RingMetrics:
         return self._core.metrics()
 
     # ------------------------------------------------------------------ driving the holders
 
-    def _each(self, step: str, shard: Shard | None) -> None:
+    def _each(self, step: HolderStep, shard: Shard | None) -> None:
         for holder in self._holders:
-            getattr(holder, step)(shard)
+            if step == "stop_admitting":
+                holder.stop_admitting(shard)
+            elif step == "narrow":
+                holder.narrow(shard)
+            else:
+                holder.widen(shard)
 
     def _stop_all(self) -> None:
         with self._work:
