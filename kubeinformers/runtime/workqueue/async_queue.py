@@ -1,10 +1,11 @@
 """The rate-limited work queue for asyncio (I1-I8 on the event loop, no threads).
 
-Same discipline as `RateLimitingQueue`: an item is never handed to two workers at once, a
-re-add while it is processed is deferred until `done` (I4), a waiting item is not queued
-twice (I2), `add_after` only moves a ready time earlier (I7), and `add_rate_limited` delays
-by the same `RateLimiter`s (I8). Delays are `loop.call_at` timers, waiting is on
-futures: nothing blocks the loop. `add` may be called from any thread (informer
+The same rules as `RateLimitingQueue`, from the same `QueueCore`: an item is never handed to
+two workers at once, a re-add while it is processed is deferred until `done` (I4), a waiting
+item is not queued twice (I2), held items are kept aside (N10); `add_after` only moves a ready
+time earlier (I7), and `add_rate_limited` delays by the same `RateLimiter`s (I8). Only the
+waiting differs: delays are `loop.call_at` timers, waiting is on futures, nothing blocks the
+loop. `add` may be called from any thread (informer
 handlers run on their own threads): off the loop it is handed over with
 `loop.call_soon_threadsafe`.
 
@@ -17,14 +18,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections import deque
 from collections.abc import AsyncGenerator, Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 from kubeinformers.runtime.clock import RealClock
 from kubeinformers.runtime.metrics import WorkQueueMetrics, track_queue
 from kubeinformers.runtime.workqueue import queue as _threaded
-from kubeinformers.runtime.workqueue.hold import released, set_aside
+from kubeinformers.runtime.workqueue.core import FifoBackend, QueueCore
 from kubeinformers.runtime.workqueue.metrics import (
     MetricsProvider,
     NoopMetricsProvider,
@@ -60,25 +60,20 @@ class AsyncRateLimitingQueue(Generic[K]):
         )
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
-        self._queue: deque[K] = deque()
-        self._dirty: set[K] = set()
-        self._processing: set[K] = set()
         self._ready_at: dict[K, float] = {}
         self._timers: dict[K, asyncio.TimerHandle] = {}
         self._waiters: list[asyncio.Future[None]] = []
-        self._shutting_down = False
-        self._drain = False
-        # N10: items the hold predicate matches are kept aside, never handed out.
-        self._hold: Callable[[K], bool] | None = None
-        self._held: set[K] = set()
         # I21: the same bookkeeping as the threaded queues' (`WorkQueue.metrics()`, the
-        # provider's series for a named queue). The loop's thread updates it, `metrics()`
-        # may read it from a scrape's thread: both under this lock, held for microseconds.
+        # provider's series for a named queue). The loop's thread changes the core,
+        # `metrics()` may read it from a scrape's thread: both under this lock, held for
+        # microseconds.
         provider = metrics_provider if metrics_provider is not None else _threaded._global_provider
         if not name or provider is None:
             provider = NoopMetricsProvider()
-        self._metrics_lock = threading.Lock()
+        self._lock = threading.Lock()
         self._metrics: _QueueMetrics[K] = _QueueMetrics(name, provider, RealClock())
+        self._fifo: FifoBackend[K] = FifoBackend()
+        self._core: QueueCore[K] = QueueCore(self._metrics, self._fifo)
         self._unfinished_timer: asyncio.TimerHandle | None = None
         if self._metrics.external:
             self._unfinished_timer = self._loop.call_later(
@@ -104,20 +99,10 @@ class AsyncRateLimitingQueue(Generic[K]):
         self._add(item)
 
     def _add(self, item: K) -> None:
-        if self._shutting_down or item in self._dirty:
-            return
-        hold = self._hold
-        if hold is not None and hold(item):
-            self._held.add(item)  # N10: kept back, not lost
-            return
-        self._held.discard(item)
-        with self._metrics_lock:
-            self._metrics.add(item)
-        self._dirty.add(item)
-        if item in self._processing:
-            return  # I4: queued again by done()
-        self._queue.append(item)
-        self._wake()
+        with self._lock:
+            ready = self._core.add(item)
+        if ready:
+            self._wake()
 
     def add_after(self, item: K, delay: float) -> None:
         """Queue `item` after `delay` seconds; a waiting item only moves earlier (I7)."""
@@ -127,9 +112,9 @@ class AsyncRateLimitingQueue(Generic[K]):
             except RuntimeError:
                 pass
             return
-        if self._shutting_down:
+        if self._core.shutting_down:
             return
-        with self._metrics_lock:
+        with self._lock:
             self._metrics.retry()  # client-go counts every AddAfter as a retry
         if delay <= 0:
             self._add(item)
@@ -146,7 +131,7 @@ class AsyncRateLimitingQueue(Generic[K]):
 
     def queued_items(self) -> list[K]:
         """The items queued and not handed out yet, in order (a copy)."""
-        return list(self._queue)
+        return list(self._fifo.items)
 
     def waiting_items(self) -> list[tuple[K, float]]:
         """The items waiting for their ready time, each with the seconds left until then
@@ -191,46 +176,32 @@ class AsyncRateLimitingQueue(Generic[K]):
     async def get(self) -> K:
         """The next item, marked as processing until `done(item)`; QueueShutDown once the
         queue is shut down and empty (I3, I6)."""
+        core = self._core
         while True:
-            while not self._queue and not self._shutting_down:
+            while not core.ready() and not core.shutting_down:
                 await self._wait()
-            if not self._queue:
+            if not core.ready():
                 raise QueueShutDown(f"work queue {self.name!r} is shut down")
-            item = self._queue.popleft()
-            hold = self._hold
-            if hold is None or not hold(item):
-                break
-            self._dirty.discard(item)  # N10: a held item is never handed out
-            self._held.add(item)
-        with self._metrics_lock:
-            self._metrics.get(item)
-        self._processing.add(item)
-        self._dirty.discard(item)
-        return item
+            with self._lock:
+                item, found = core.take()
+            if found:
+                return cast(K, item)
 
     def done(self, item: K) -> None:
         """The worker has finished `item`: a re-add made meanwhile queues it now (I4)."""
-        with self._metrics_lock:
-            self._metrics.done(item)
-        self._processing.discard(item)
-        if item in self._dirty:
-            hold = self._hold
-            if hold is not None and hold(item):
-                self._dirty.discard(item)
-                self._held.add(item)
-            else:
-                self._queue.append(item)
-        self._wake()
+        with self._lock:
+            self._core.done(item)
+        self._wake()  # a getter (re-queued), a drain or a wait_released
 
     def __len__(self) -> int:
-        return len(self._queue)
+        return self._core.ready()
 
     def waiting(self) -> int:
         """Items waiting for their ready time (`add_after`, `add_rate_limited`)."""
         return len(self._ready_at)
 
     def processing(self) -> int:
-        return len(self._processing)
+        return len(self._core.processing)
 
     # -- holding items back (N10) -----------------------------------------------------------
 
@@ -241,42 +212,28 @@ class AsyncRateLimitingQueue(Generic[K]):
         if threading.get_ident() != self._loop_thread:
             self._loop.call_soon_threadsafe(functools.partial(self.set_hold, hold, readmit=readmit))
             return
-        self._hold = hold
-        held = self._held
-        if hold is not None:
-            self._queue = set_aside(self._queue, hold, self._dirty, held)
-        if not readmit:
-            return
-        back = released(held, hold)
-        for item in back:
-            if item in self._dirty:
-                continue
-            with self._metrics_lock:
-                self._metrics.add(item)
-            self._dirty.add(item)
-            if item not in self._processing:
-                self._queue.append(item)
+        with self._lock:
+            back = self._core.set_hold(hold, readmit)
         if back:
             self._wake()
 
     def held(self) -> set[K]:
         """The items held back now (a copy)."""
-        return set(self._held)
+        return set(self._core.held)
 
     def processing_items(self) -> set[K]:
         """The items handed out and not yet done (a copy)."""
-        return set(self._processing)
+        return set(self._core.processing)
 
     def is_held(self, item: K) -> bool:
-        return item in self._held
+        return item in self._core.held
 
     async def wait_released(self, timeout: float | None) -> bool:
         """Wait until no item being processed matches the hold predicate: True, or False
         when `timeout` passes first."""
 
         def idle() -> bool:
-            hold = self._hold
-            return hold is None or not any(hold(item) for item in self._processing)
+            return not self._core.holds_processed()
 
         async def until_idle() -> None:
             while not idle():
@@ -294,7 +251,7 @@ class AsyncRateLimitingQueue(Generic[K]):
 
     def shut_down(self) -> None:
         """Accept nothing more; waiting `get`s end with QueueShutDown once it is empty (I6)."""
-        self._shutting_down = True
+        self._core.shutting_down = True
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
@@ -307,35 +264,35 @@ class AsyncRateLimitingQueue(Generic[K]):
     async def shut_down_with_drain(self) -> None:
         """`shut_down`, then wait until every handed-out item is done (I6)."""
         self.shut_down()
-        while self._processing:
+        while self._core.processing:
             await self._wait()
 
     def shutting_down(self) -> bool:
-        return self._shutting_down
+        return self._core.shutting_down
 
     # -- metrics (I21) ----------------------------------------------------------------------
 
     def metrics(self) -> WorkQueueMetrics:
         """client-go's workqueue series for this queue, read in-process (named or not), as
         `WorkQueue.metrics()`; safe from any thread (a Prometheus scrape)."""
-        with self._metrics_lock:
+        with self._lock:
             return self._metrics.snapshot(
                 self.name,
-                depth=len(self._queue),
-                processing=len(self._processing),
+                depth=self._core.ready(),
+                processing=len(self._core.processing),
                 waiting=len(self._ready_at),
-                held=len(self._held),
+                held=len(self._core.held),
             )
 
     def update_unfinished_work(self) -> None:
         """Refresh the provider's unfinished-work gauges now (a loop timer does it every
         0.5 s for a named queue with a provider)."""
-        with self._metrics_lock:
+        with self._lock:
             self._metrics.update_unfinished_work()
 
     def _update_unfinished_work(self) -> None:
         self.update_unfinished_work()
-        if not self._shutting_down and not self._loop.is_closed():
+        if not self._core.shutting_down and not self._loop.is_closed():
             self._unfinished_timer = self._loop.call_later(
                 _threaded._UNFINISHED_WORK_PERIOD, self._update_unfinished_work
             )

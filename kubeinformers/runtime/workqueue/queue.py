@@ -4,8 +4,11 @@ An item is never handed to two workers at once (dirty/processing sets), re-adds 
 item is processed are deferred until ``done``; the delaying queue holds items in a heap
 served by one waiting thread; the rate-limiting queue delays retries per item.
 
-The clocks (`runtime.clock`), the metrics hooks (`workqueue.metrics`) and the rate limiters
-(`workqueue.rate_limiters`) live in their own modules; import them from there.
+The rules over the items live in `workqueue.core` (QueueCore), which the asyncio face
+(`workqueue.async_queue`) shares: this module adds the threads' waiting (a lock and a
+condition) and the delaying thread. The clocks (`runtime.clock`), the metrics hooks
+(`workqueue.metrics`) and the rate limiters (`workqueue.rate_limiters`) live in their own
+modules; import them from there.
 """
 
 from __future__ import annotations
@@ -14,14 +17,13 @@ import heapq
 import itertools
 import logging
 import threading
-from collections import deque
 from collections.abc import Callable, Generator, Hashable
 from types import TracebackType
-from typing import Generic, Protocol, Self, TypeVar, cast
+from typing import Generic, Self, TypeVar, cast
 
 from kubeinformers.runtime.clock import Clock, RealClock
 from kubeinformers.runtime.metrics import WorkQueueMetrics, track_queue
-from kubeinformers.runtime.workqueue.hold import released, set_aside
+from kubeinformers.runtime.workqueue.core import QueueBackend, QueueCore
 from kubeinformers.runtime.workqueue.metrics import (
     _NOOP_PROVIDER,
     MetricsProvider,
@@ -66,35 +68,6 @@ def set_provider(provider: MetricsProvider) -> None:
 # --------------------------------------------------------------------------- plain queue
 
 
-class QueueBackend(Protocol[K]):
-    """Order in which dirty items are handed out (client-go's pluggable Queue). ``touch`` is
-    called when an already queued item is added again (I2)."""
-
-    def push(self, item: K) -> None: ...
-    def pop(self) -> K: ...
-    def touch(self, item: K) -> None: ...
-    def __len__(self) -> int: ...
-
-
-class _FifoBackend(Generic[K]):
-    __slots__ = ("_items",)
-
-    def __init__(self) -> None:
-        self._items: deque[K] = deque()
-
-    def push(self, item: K) -> None:
-        self._items.append(item)
-
-    def pop(self) -> K:
-        return self._items.popleft()
-
-    def touch(self, item: K) -> None:
-        pass
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-
 class WorkQueue(Generic[K]):
     """FIFO work queue with client-go's dirty/processing discipline (I1-I6).
 
@@ -113,17 +86,8 @@ class WorkQueue(Generic[K]):
     ) -> None:
         self.name = name
         self._clock: Clock = clock if clock is not None else RealClock()
-        self._queue: QueueBackend[K] = queue if queue is not None else _FifoBackend()
-        self._dirty: set[K] = set()
-        self._processing: set[K] = set()
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
-        self._shutting_down = False
-        self._drain = False
-        # N10: items the hold predicate matches are held back, never handed out, until the
-        # predicate changes (a shard handed to another replica; `set_hold`).
-        self._hold: Callable[[K], bool] | None = None
-        self._held: set[K] = set()
         self._idle_waiters = 0
         provider = metrics_provider if metrics_provider is not None else _global_provider
         # client-go: an unnamed queue or no provider means no provider metrics at all; the
@@ -136,72 +100,38 @@ class WorkQueue(Generic[K]):
             ).start()
         else:
             self._metrics = _QueueMetrics(name, _NOOP_PROVIDER, self._clock)
+        self._core: QueueCore[K] = QueueCore(self._metrics, queue)
         track_queue(self)
 
     # I2
     def add(self, item: K) -> None:
         with self._lock:
-            if self._shutting_down:
-                return
-            hold = self._hold
-            if hold is not None and hold(item):
-                self._held.add(item)  # N10: kept back, not lost
-                return
-            if self._held:
-                self._held.discard(item)
-            if item in self._dirty:
-                # Already waiting: keep its position; a custom backend may re-rank it.
-                if item not in self._processing:
-                    self._queue.touch(item)
-                return
-            self._metrics.add(item)
-            self._dirty.add(item)
-            if item in self._processing:
-                return  # I4: queued again by done()
-            self._queue.push(item)
-            self._cond.notify()
+            if self._core.add(item):
+                self._cond.notify()
 
     def __len__(self) -> int:  # I5
         with self._lock:
-            return len(self._queue)
+            return self._core.ready()
 
     # I3
     def get(self) -> tuple[K, bool]:
+        core = self._core
         with self._lock:
-            while not len(self._queue) and not self._shutting_down:
-                self._cond.wait()
-            if not len(self._queue):
-                return cast(K, None), True
-            item = self._queue.pop()
-            hold = self._hold
-            while hold is not None and hold(item):
-                self._dirty.discard(item)  # N10: a held item is never handed out
-                self._held.add(item)
-                while not len(self._queue) and not self._shutting_down:
+            while True:
+                while not core.ready() and not core.shutting_down:
                     self._cond.wait()
-                if not len(self._queue):
+                if not core.ready():
                     return cast(K, None), True
-                item = self._queue.pop()
-                hold = self._hold
-            self._metrics.get(item)
-            self._processing.add(item)
-            self._dirty.discard(item)
-            return item, False
+                item, found = core.take()
+                if found:
+                    return cast(K, item), False
 
     # I4
     def done(self, item: K) -> None:
         with self._lock:
-            self._metrics.done(item)
-            self._processing.discard(item)
-            if item in self._dirty:
-                hold = self._hold
-                if hold is not None and hold(item):
-                    self._dirty.discard(item)
-                    self._held.add(item)
-                else:
-                    self._queue.push(item)
-                    self._cond.notify()
-            if not self._processing or self._idle_waiters:
+            if self._core.done(item):
+                self._cond.notify()
+            if not self._core.processing or self._idle_waiters:
                 self._cond.notify_all()  # wakes shut_down_with_drain, wait_released
 
     # N10: holding items back (a shard handed off)
@@ -215,38 +145,22 @@ class WorkQueue(Generic[K]):
         not interrupted: `wait_released` waits for them. `hold` runs under the queue's lock:
         quick, and it must not call the queue."""
         with self._lock:
-            self._hold = hold
-            held = self._held
-            backend = self._queue
-            if hold is not None and isinstance(backend, _FifoBackend):
-                # Set the queued matches aside now (other backends: when they come up).
-                backend._items = set_aside(backend._items, hold, self._dirty, held)
-            if not readmit:
-                return
-            back = released(held, hold)
-            for item in back:
-                if item in self._dirty:
-                    continue
-                self._metrics.add(item)
-                self._dirty.add(item)
-                if item not in self._processing:
-                    self._queue.push(item)
-            if back:
+            if self._core.set_hold(hold, readmit):
                 self._cond.notify_all()
 
     def held(self) -> set[K]:
         """The items held back now (a copy)."""
         with self._lock:
-            return set(self._held)
+            return set(self._core.held)
 
     def processing_items(self) -> set[K]:
         """The items handed out and not yet done (a copy)."""
         with self._lock:
-            return set(self._processing)
+            return set(self._core.processing)
 
     def is_held(self, item: K) -> bool:
         with self._lock:
-            return item in self._held
+            return item in self._core.held
 
     def wait_released(self, timeout: float | None) -> bool:
         """Block until no item being processed matches the hold predicate (N10): True, or
@@ -256,8 +170,7 @@ class WorkQueue(Generic[K]):
             self._idle_waiters += 1
             try:
                 while True:
-                    hold = self._hold
-                    if hold is None or not any(hold(item) for item in self._processing):
+                    if not self._core.holds_processed():
                         return True
                     if deadline is not None and self._clock.now() >= deadline:
                         return False
@@ -268,24 +181,25 @@ class WorkQueue(Generic[K]):
     # I6
     def shut_down(self) -> None:
         with self._lock:
-            self._drain = False
-            self._shutting_down = True
+            self._core.drain = False
+            self._core.shutting_down = True
             self._cond.notify_all()
         self._metrics_stop.set()
 
     def shut_down_with_drain(self) -> None:
         """Stop accepting items and block until every handed-out item is done (I6)."""
+        core = self._core
         with self._lock:
-            self._drain = True
-            self._shutting_down = True
+            core.drain = True
+            core.shutting_down = True
             self._cond.notify_all()
-            while self._processing and self._drain:
+            while core.processing and core.drain:
                 self._cond.wait()
         self._metrics_stop.set()
 
     def shutting_down(self) -> bool:
         with self._lock:
-            return self._shutting_down
+            return self._core.shutting_down
 
     # Pythonic faces of get/done/shut_down (client-go's names stay the primary API).
 
@@ -332,10 +246,10 @@ class WorkQueue(Generic[K]):
         with self._lock:
             return self._metrics.snapshot(
                 self.name,
-                depth=len(self._queue),
-                processing=len(self._processing),
+                depth=self._core.ready(),
+                processing=len(self._core.processing),
                 waiting=waiting,
-                held=len(self._held),
+                held=len(self._core.held),
             )
 
     def _waiting_count(self) -> int:
