@@ -261,6 +261,34 @@ def test_m4_too_many_requests_is_retried_after_retry_after_then_raised() -> None
     assert err.value.retry_after == 0 and len(api.rest_client.pool_manager.sent) == 11
 
 
+def test_m4_a_429_without_retry_after_is_raised_at_once_and_an_eviction_says_why() -> None:
+    """client-go's checkWait: a 429 is sent again only after a Retry-After. An eviction its
+    pod's PodDisruptionBudget does not allow now is answered 429 without one: raised at
+    once (it was sent again ten times, a second apart, and called "the server is
+    overloaded"), saying the budget decides and to evict again later."""
+    cause = {
+        "reason": "DisruptionBudget",
+        "message": "The disruption budget web needs 2 healthy pods and has 2 currently",
+    }
+    refused = _status(
+        429,
+        "TooManyRequests",
+        "Cannot evict pod as it would violate the pod's disruption budget.",
+        causes=[cause],
+    )
+    api = _ApiClient([_Resp(429, refused)] * 3)
+    with pytest.raises(TooManyRequests) as err:
+        Client(api).get(ConfigMap, "c", namespace="n")
+    assert len(api.rest_client.pool_manager.sent) == 1
+    assert "PodDisruptionBudget allows no disruption now" in str(err.value)
+    assert "overloaded" not in str(err.value)
+    plain = _Resp(429, _status(429, "TooManyRequests", "not now"))
+    api = _ApiClient([plain] * 3)
+    with pytest.raises(TooManyRequests, match="without a Retry-After: try again later"):
+        Client(api).get(ConfigMap, "c", namespace="n")
+    assert len(api.rest_client.pool_manager.sent) == 1
+
+
 def test_m4_retry_on_conflict_retries_conflicts_only_and_gives_up_after_its_steps() -> None:
     calls: list[int] = []
 

@@ -5,8 +5,8 @@ The same connection as the informers' transport (`transport.py`): the ApiClient'
 pool manager, its TLS settings and the headers its configuration computes (the token-refresh
 hook runs on every request). Failures come back as the typed errors of
 `kubeinformers.runtime.api.errors` (NotFound, Conflict, Invalid...), worded with the object and
-the server. As client-go's rest client, a 429 (or a 5xx with Retry-After) is retried after the
-server's Retry-After, at most `max_retries` times, and then raised as TooManyRequests.
+the server. As client-go's rest client, a 429 or a 5xx with a Retry-After is retried after it,
+at most `max_retries` times, and then raised as TooManyRequests.
 """
 
 from __future__ import annotations
@@ -111,14 +111,16 @@ class RestCore:
 
     def wait_to_retry(self, err: ApiStatusError, attempt: int, what: str) -> None:
         """Wait before retry number `attempt` of a request that failed with `err`, or raise
-        `err` when it is not to be retried: as client-go's rest client, a 429 (or a 5xx with
-        Retry-After) is sent again after the server's Retry-After (1 s without one, at most
-        MAX_RETRY_AFTER), up to `max_retries` times."""
+        `err` when it is not to be retried: as client-go's rest client (`checkWait`), a 429 or
+        a 5xx with a Retry-After is sent again after it (at most MAX_RETRY_AFTER), up to
+        `max_retries` times. A 429 without one is not: the server refuses for now without
+        saying when (an eviction its pod's disruption budget does not allow), and the caller
+        decides when to ask again."""
         code = err.code
-        retriable = code == 429 or (code >= 500 and err.retry_after is not None)
+        retriable = err.retry_after is not None and (code == 429 or code >= 500)
         if not retriable or attempt > self.max_retries:
             raise err
-        wait = min(err.retry_after if err.retry_after is not None else 1.0, MAX_RETRY_AFTER)
+        wait = min(err.retry_after or 0.0, MAX_RETRY_AFTER)
         logger.debug(
             "%s: the server answered %d, retrying in %.1f s (attempt %d of %d)",
             what,
@@ -203,6 +205,14 @@ class RestCore:
                 "gone (its objects' finalizers done); create the namespace again then, or use "
                 "another"
             )
+        elif code == 429 and any(c.reason == "DisruptionBudget" for c in err.causes):
+            hint = (  # an eviction: the pod's PodDisruptionBudget decides, not the server's load
+                "the pod's PodDisruptionBudget allows no disruption now (its cause says why): "
+                "evict it again later, as kubectl drain does every 5 s"
+                + ("; retried after its Retry-After without success" if err.retry_after else "")
+            )
+        elif code == 429 and err.retry_after is None:
+            hint = "the server refuses it for now without a Retry-After: try again later"
         elif code == 409 and err.reason == "Conflict" and owned:
             hint = (
                 "another field manager owns these fields: leave them out of the apply, or "
