@@ -252,6 +252,7 @@ def build(
         protobuf_kinds=pb_kinds,
         protobuf_module=f"{package}.{protobuf_table.MODULE}",
         notes=result.notes,
+        subresource_kinds=model.subresource_kinds,
     )
     from kubeinformers.generator.apply import generate_apply
 

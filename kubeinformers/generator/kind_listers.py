@@ -8,6 +8,13 @@ kind still loads only that kind). Each kind's model gets one line in its class b
 module because the model must name its lister and the lister its model: two modules would
 import each other. `.listers` re-exports the classes. Kept apart from model generation: it only
 needs the models' source and the kinds.
+
+A kind the server serves without list and watch (TokenReview, SubjectAccessReview, Binding:
+create only) has no informer and no lister; its model gets
+`__kube_resource__: ClassVar[APIResource]` instead, set at the end of the module, which is all
+the typed client needs to write it. A kind created only as a subresource of another object
+(Eviction as pods/<name>/eviction, TokenRequest as serviceaccounts/<name>/token) gets
+`__kube_subresource__: ClassVar[SubresourceKind]` the same way.
 """
 
 from __future__ import annotations
@@ -44,29 +51,38 @@ def attach_listers(
     block: str,
     scopes: set[str],
     resources: Mapping[str, str] | None = None,
+    subresources: Mapping[str, str] | None = None,
 ) -> str:
     """`code` with a `__kube_lister__` line in each class of `listers` ({model class: lister
     class}) and a `__kube_resource__` line in each class of `resources` ({model class: its
     APIResource literal, `_APIResource(...)`, laid out after `Model.__kube_resource__ = `: a
     kind without list and watch}), the lister `block` and the resources' assignments appended
     and their imports (`scopes`: "namespaced" and/or "cluster") added; unchanged when no class
-    of either is in it."""
+    of either is in it. `subresources` ({model class: its SubresourceKind literal, laid out
+    after `Model.__kube_subresource__ = `}) likewise give `__kube_subresource__`."""
     resources = resources or {}
+    subresources = subresources or {}
     markers = {
         **{cls: f'    __kube_lister__: _ClassVar[type["{name}"]]' for cls, name in listers.items()},
         **{cls: "    __kube_resource__: _ClassVar[_APIResource]" for cls in resources},
+        **{cls: "    __kube_subresource__: _ClassVar[_SubresourceKind]" for cls in subresources},
     }
     present = {cls for cls in markers if re.search(rf"^class {cls}\(", code, re.M)}
     if not present:
         return code
     served = [
         f"{cls}.__kube_resource__ = {resources[cls]}" for cls in sorted(resources) if cls in present
+    ] + [
+        f"{cls}.__kube_subresource__ = {subresources[cls]}"
+        for cls in sorted(subresources)
+        if cls in present
     ]
     if served:
         block = (
             block.rstrip("\n")
-            + "\n\n\n# --- kinds served without list and watch: their resource, for the typed "
-            "client ---\n\n" + "\n".join(served) + "\n"
+            + "\n\n\n# --- kinds without list and watch: where the typed client writes them ---\n\n"
+            + "\n".join(served)
+            + "\n"
         )
     lines = code.split("\n")
     out: list[str] = []
@@ -120,6 +136,11 @@ def attach_listers(
             protobuf=(
                 "from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind\n"
                 if "_ProtobufKind(" in block
+                else ""
+            )
+            + (
+                "from kubeinformers.runtime.api.resource import SubresourceKind as _SubresourceKind\n"
+                if "_SubresourceKind(" in block
                 else ""
             ),
             listers="\n".join(imports),

@@ -100,6 +100,21 @@ class Resource:
         return {"list", "watch"} <= self.verbs
 
 
+@dataclass(frozen=True)
+class SubresourceKind:
+    """A kind the server takes only as a subresource of another resource's object, created
+    there: a policy/v1 Eviction as pods/<name>/eviction, a TokenRequest as
+    serviceaccounts/<name>/token (its own group, version and kind; the parent's path)."""
+
+    group: str
+    version: str
+    kind: str
+    parent_group: str
+    parent_version: str
+    parent_plural: str
+    subresource: str
+
+
 @dataclass
 class OpenAPIDocument:
     """Component schemas (original names, `$ref`s as written) and the doc's resources."""
@@ -155,6 +170,7 @@ class APIModel:
 
     documents: list[OpenAPIDocument] = field(default_factory=list)
     resources: list[Resource] = field(default_factory=list)
+    subresource_kinds: list[SubresourceKind] = field(default_factory=list)
     crds: list[CRDVersion] = field(default_factory=list)
     definitions: list[CRDDefinition] = field(default_factory=list)
     errors: list[LoadError] = field(default_factory=list)
@@ -163,6 +179,7 @@ class APIModel:
     def extend(self, other: APIModel) -> None:
         self.documents.extend(other.documents)
         self.resources.extend(other.resources)
+        self.subresource_kinds.extend(other.subresource_kinds)
         self.crds.extend(other.crds)
         self.definitions.extend(other.definitions)
         self.errors.extend(other.errors)
@@ -297,6 +314,8 @@ def openapi_from_document(doc: Any, source: Source) -> APIModel:
     roots = _group_roots(paths, schemas, prefix) if isinstance(paths, Mapping) else {}
     model.documents.append(OpenAPIDocument(source, dict(schemas), prefix, roots))
     model.resources.extend(_resources_from_paths(paths, source))
+    if isinstance(paths, Mapping):
+        model.subresource_kinds.extend(_subresource_kinds_from_paths(paths))
     return model
 
 
@@ -389,6 +408,47 @@ def _resources_from_paths(paths: Mapping[str, Any], source: Source) -> list[Reso
         for (g, v, p), e in sorted(found.items())
         if e["kind"]
     ]
+
+
+def _subresource_kinds_from_paths(paths: Mapping[str, Any]) -> list[SubresourceKind]:
+    """Kinds created as a subresource of an object (`post` on `<plural>/{name}/<sub>`) whose
+    kind is not the parent's own: Eviction, TokenRequest, Binding (pods/binding)."""
+    parents: dict[tuple[str, str, str], str] = {}  # (group, version, plural) -> its kind
+    posts: list[tuple[str, str, str, str, Mapping[str, Any]]] = []
+    for path in sorted(paths):
+        item = paths[path]
+        m = _PREFIX.match(path)
+        if not m or not isinstance(item, Mapping):
+            continue
+        group = m.group("g") or ""
+        version = m.group("cv") or m.group("v") or ""
+        segs = [s for s in (m.group("rest") or "").split("/") if s]
+        if len(segs) >= 3 and segs[0] == "namespaces" and segs[1] == "{namespace}":
+            segs = segs[2:]
+        for op in item.values():
+            if not isinstance(op, Mapping):
+                continue
+            gvk = op.get("x-kubernetes-group-version-kind")
+            if not isinstance(gvk, Mapping):
+                continue
+            if len(segs) == 2 and segs[1] == "{name}" and op.get("x-kubernetes-action") == "get":
+                parents[(group, version, segs[0])] = str(gvk.get("kind", ""))
+            elif (
+                len(segs) == 3
+                and segs[1] == "{name}"
+                and not segs[0].startswith("{")
+                and op.get("x-kubernetes-action") == "post"
+            ):
+                posts.append((group, version, segs[0], segs[2], gvk))
+    found: dict[tuple[str, str, str], SubresourceKind] = {}
+    for group, version, plural, sub, gvk in posts:
+        kind = str(gvk.get("kind", ""))
+        own = (str(gvk.get("group", "")), str(gvk.get("version", "")), kind)
+        parent_kind = parents.get((group, version, plural))
+        if not kind or parent_kind is None or kind == parent_kind:
+            continue  # the parent's own kind (status, scale) or an unknown parent
+        found.setdefault(own, SubresourceKind(*own, group, version, plural, sub))
+    return [found[key] for key in sorted(found)]
 
 
 # ----------------------------------------------------------------------------- CRDs

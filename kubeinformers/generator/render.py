@@ -17,7 +17,7 @@ import jinja2
 
 from kubeinformers.generator import layout, naming
 from kubeinformers.generator.kind_listers import attach_listers
-from kubeinformers.generator.load import Resource
+from kubeinformers.generator.load import Resource, SubresourceKind
 from kubeinformers.generator.models import HEADER
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -120,6 +120,14 @@ def resource_expr(
     its line; returned without it) and before `tail`; `protobuf` = (message, schema module)
     for a built-in kind the server also writes as protobuf (`ProtobufKind`, imported under
     the same prefix)."""
+    call = resource_call(r, constructor, protobuf)
+    return layout.call(first, call, tail)[len(first) :]
+
+
+def resource_call(
+    r: Resource, constructor: str = "APIResource", protobuf: tuple[str, str] | None = None
+) -> layout.Call:
+    """The APIResource literal of `r` as a call to lay out (see `resource_expr`)."""
     verbs = ", ".join(f'"{v}"' for v in sorted(r.verbs))
     args: list[tuple[str, str | layout.Call]] = [
         ("group", f'"{r.group}"'),
@@ -139,7 +147,7 @@ def resource_expr(
             f"{prefix}ProtobufKind", [("", f'"{protobuf[0]}"'), ("", f'"{protobuf[1]}"')]
         )
         args.append(("protobuf", pb))
-    return layout.call(first, layout.Call(constructor, args), tail)[len(first) :]
+    return layout.Call(constructor, args)
 
 
 def tool_versions() -> str:
@@ -199,6 +207,7 @@ def render(
     protobuf_kinds: Mapping[tuple[str, str, str], str] | None = None,
     protobuf_module: str = "",
     notes: list[str] | None = None,
+    subresource_kinds: Iterable[SubresourceKind] = (),
 ) -> dict[str, str]:
     """Every non-model file of the output, `{relative path: source}`.
 
@@ -255,6 +264,8 @@ def render(
     registry_models: list[str] = []
     # Kinds served without list and watch, by model module: {model class: APIResource literal}.
     served_only: dict[str, dict[str, str]] = defaultdict(dict)
+    # Kinds created as a subresource of another object: {model class: SubresourceKind literal}.
+    created_under: dict[str, dict[str, str]] = defaultdict(dict)
     group_title: dict[str, str] = {}
     for r in all_resources:
         final = kinds.get((r.group, r.version, r.kind))
@@ -330,13 +341,41 @@ def render(
     # Each listable kind's model learns its lister (`factory.lister(Pod) -> PodLister`); the
     # listers are defined beside the models, in the module of each model (see kind_listers):
     # a group-version's `models.py` for built-ins, each kind's own module for CRDs.
+    by_plural = {(r.group, r.version, r.plural): r for r in all_resources}
+    with_resource = {(r.group, r.version, r.kind) for r in all_resources}
+    for sub in subresource_kinds:
+        own = (sub.group, sub.version, sub.kind)
+        final = kinds.get(own)
+        parent = by_plural.get((sub.parent_group, sub.parent_version, sub.parent_plural))
+        if final is None or parent is None or own in with_resource:
+            continue  # no model, no parent, or its own resource says it (Binding: bindings)
+        module, _, cls = final.rpartition(".")
+        sub_pkg = group_pkgs.get(sub.group)
+        sub_version = naming.version_package(sub.version)
+        gv_module, _, model_module = module.rpartition(".")
+        if sub_pkg is None or gv_module != f"{sub_pkg}.{sub_version}":
+            continue
+        api_version = f"{sub.group}/{sub.version}" if sub.group else sub.version
+        literal = layout.Call(
+            "_SubresourceKind",
+            [
+                ("", resource_call(parent, "_APIResource")),
+                ("", f'"{sub.subresource}"'),
+                ("", f'"{api_version}"'),
+                ("", f'"{sub.kind}"'),
+            ],
+        )
+        first = f"{cls}.__kube_subresource__ = "
+        text = layout.call(first, literal, "")[len(first) :]
+        created_under[f"{sub_pkg}/{sub_version}/{model_module}.py"][cls] = text
+
     # Kinds served without list and watch learn their resource the same way (see kind_listers).
     for key, gv in versions.items():
         uses = Counter(k.model for k in gv.kinds)
         by_module: dict[str, list[KindCtx]] = defaultdict(list)
         for k in gv.kinds:
             by_module[k.model_module].append(k)
-        for path in served_only:
+        for path in (*served_only, *created_under):
             if path.startswith(f"{key}/"):
                 by_module.setdefault(path[len(key) + 1 :].removesuffix(".py"), [])
         for module, module_kinds in sorted(by_module.items()):
@@ -352,7 +391,12 @@ def render(
                 )
             scopes = {"namespaced" if k.namespaced else "cluster" for k in module_kinds}
             files[path] = attach_listers(
-                model_files[path], dict(listed), block, scopes, served_only.get(path)
+                model_files[path],
+                dict(listed),
+                block,
+                scopes,
+                served_only.get(path),
+                created_under.get(path),
             )
 
     groups: dict[str, GroupCtx] = {}

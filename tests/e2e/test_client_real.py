@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -909,3 +910,125 @@ def test_m13_what_such_a_kind_is_not_served_for_is_refused_before_any_request(
         untyped.update(TokenReview(metadata=ObjectMeta(name="t"), spec=TokenReviewSpec()))
     with pytest.raises(KindModelError, match=r"no list and watch.*typed client"):
         SharedInformerFactory(real_apiserver.api_client()).informer(TokenReview)
+
+
+def test_m14_an_eviction_deletes_the_pod_and_a_budget_that_allows_none_refuses_it_at_once(
+    client: Client, ns: str
+) -> None:
+    """M14: an Eviction is created as pods/<name>/eviction (its metadata names the pod); a
+    pod no budget protects is deleted. One whose PodDisruptionBudget allows no disruption is
+    refused with a 429 without Retry-After: raised at once (M4), saying the budget decides."""
+    from kubeinformers.generated.core.v1 import (
+        Binding,
+        ObjectReference,
+        PodCondition,
+        PodStatus,
+    )
+    from kubeinformers.generated.policy.v1 import (
+        Eviction,
+        PodDisruptionBudget,
+        PodDisruptionBudgetSpec,
+        PodDisruptionBudgetStatus,
+    )
+    from kubeinformers.runtime.api.errors import TooManyRequests
+
+    def pod(name: str) -> Pod:
+        return client.create(
+            Pod(
+                metadata=ObjectMeta(name=name, namespace=ns, labels={"app": "m14"}),
+                spec=PodSpec(containers=[Container(name="c", image="nginx")]),
+            )
+        )
+
+    pod("free")
+    eviction = Eviction(metadata=ObjectMeta(name="free", namespace=ns))
+    assert client.create(eviction) == eviction
+    with pytest.raises(NotFound):
+        client.get(Pod, "free", namespace=ns)
+    with pytest.raises(NotFound, match=r'create Eviction for pods "gone"'):
+        client.create(Eviction(metadata=ObjectMeta(name="gone", namespace=ns)))
+
+    # A running, ready pod (bound, its status written: no kubelet here) under a budget that
+    # allows none.
+    pod("kept")
+    client.create(
+        Binding(
+            metadata=ObjectMeta(name="kept", namespace=ns),
+            target=ObjectReference(kind="Node", name="node-m14"),
+        )
+    )
+    running = client.get(Pod, "kept", namespace=ns)
+    running.status = PodStatus(  # a ready pod counts against the budget
+        phase="Running", conditions=[PodCondition(type="Ready", status="True")]
+    )
+    client.update_status(running)
+    budget = client.create(
+        PodDisruptionBudget(
+            metadata=ObjectMeta(name="m14", namespace=ns),
+            spec=PodDisruptionBudgetSpec(
+                min_available=1, selector=LabelSelector(match_labels={"app": "m14"})
+            ),
+        )
+    )
+    assert budget.metadata is not None
+    budget.status = PodDisruptionBudgetStatus(  # what the disruption controller would write
+        observed_generation=budget.metadata.generation,
+        disruptions_allowed=0,
+        current_healthy=1,
+        desired_healthy=1,
+        expected_pods=1,
+    )
+    client.update_status(budget)
+    started = time.monotonic()
+    with pytest.raises(TooManyRequests, match="PodDisruptionBudget allows no disruption") as err:
+        client.create(Eviction(metadata=ObjectMeta(name="kept", namespace=ns)))
+    assert time.monotonic() - started < 5  # not sent again: no Retry-After
+    assert [c.reason for c in err.value.causes] == ["DisruptionBudget"]
+    assert client.get(Pod, "kept", namespace=ns).metadata is not None
+
+
+def test_m14_a_token_request_returns_a_token_the_server_takes(
+    real_apiserver: RealApiServer, client: Client, ns: str
+) -> None:
+    """M14: a TokenRequest is created as serviceaccounts/<name>/token and comes back with the
+    token, which authenticates as the service account."""
+    from kubeinformers.generated.authentication.v1 import (
+        SelfSubjectReview,
+        TokenRequest,
+        TokenRequestSpec,
+    )
+    from kubeinformers.generated.core.v1 import ServiceAccount
+
+    client.create(ServiceAccount(metadata=ObjectMeta(name="robot", namespace=ns)))
+    request = TokenRequest(
+        metadata=ObjectMeta(name="robot", namespace=ns),
+        spec=TokenRequestSpec(audiences=[], expiration_seconds=600),
+    )
+    issued = client.create(request)
+    assert type(issued) is TokenRequest and issued.status is not None
+    assert issued.status.token and issued.status.expiration_timestamp is not None
+    config = real_apiserver.api_client().configuration
+    config.api_key = {"authorization": issued.status.token}
+    config.api_key_prefix = {"authorization": "Bearer"}
+    from kubernetes.client import ApiClient
+
+    me = Client(ApiClient(config)).create(SelfSubjectReview())
+    assert me.status is not None and me.status.user_info is not None
+    assert me.status.user_info.username == f"system:serviceaccount:{ns}:robot"
+
+
+def test_m14_a_kind_created_under_an_object_is_only_created(
+    real_apiserver: RealApiServer, client: Client
+) -> None:
+    """M14: anything but a create of such a kind, an informer of it, or one without the name
+    of the object it is for, is refused before any request, saying where it is created."""
+    from kubeinformers.generated.policy.v1 import Eviction
+    from kubeinformers.runtime.api.kinds import KindModelError
+
+    untyped: Any = client
+    with pytest.raises(KindModelError, match=r"Eviction is created only as pods/eviction"):
+        untyped.get(Eviction, "p", namespace="default")
+    with pytest.raises(KindModelError, match=r"created only as pods/eviction"):
+        SharedInformerFactory(real_apiserver.api_client()).informer(Eviction)
+    with pytest.raises(ValueError, match="name of the pod it is for"):
+        client.create(Eviction(metadata=ObjectMeta(namespace="default")))

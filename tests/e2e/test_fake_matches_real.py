@@ -39,6 +39,7 @@ differed, the fake was fixed (kubeinformers/testing/_server_*.py).
 | not_found | 404 Status NotFound for an unknown object (get, delete) and an unknown resource or version of a built-in group; text/plain `404 page not found` for an unknown group (list and watch); create in a missing namespace; unknown subresource |
 | method_not_allowed | 405 MethodNotAllowed: POST to an object, PUT or PATCH to a collection |
 | create_only_kinds | M13: SelfSubjectAccessReview (admin, and a user without permissions: basic-user may ask), SubjectAccessReview, LocalSubjectAccessReview, TokenReview of an unknown token, SelfSubjectReview answered in `status`; GET of a review 405; Binding through `bindings` and `pods/<name>/binding`: 201 Status Success, the pod's nodeName, a second bind 409 Conflict |
+| created_under_objects | M14: evictions of a pending pod (201 Status, pod gone), a missing pod, a ready pod whose PodDisruptionBudget is still being processed (429, Retry-After) or allows none (429, its cause); a TokenRequest's answer; a token for a missing service account |
 | write_errors | 409 AlreadyExists; 409 Conflict on a stale-RV update; 422 Invalid with causes (bad name, pod without containers); 400 undecodable body; 400 namespace mismatch; 415 patch type; 409 delete precondition |
 | custom_resources | a CRD's resource: paging, RV 0 (empty continue in the unstructured list), watch-list, a watch from before the CRD existed (ERROR 410 Expired in the stream), text/plain 404 for an unknown version of the CRD's group, 422 schema causes (as a set), required field |
 | test_expired_versions_after_restart_and_compaction | after an API server restart: watch from an older RV is an ERROR 410 Expired in a 200 stream, lists at Exact old RV and old continue tokens still work; after etcd compaction: the continue token is 410 Expired with a new inconsistent continue token (which works), Exact old RV 410 Expired, NotOlderThan old RV 200 |
@@ -886,6 +887,66 @@ def create_only_kinds(t: Target) -> Any:
         "bind through the subresource": shape(bind),
         "bind again": shape(t.request("POST", bindings, dict(binding, target={"name": "node-b"}))),
         "the pod's node": t.request("GET", f"{PODS.format(ns=ns)}/p0").body["spec"].get("nodeName"),
+    }
+
+
+@case
+def created_under_objects(t: Target) -> Any:
+    """M14: evictions (a pending pod, a missing one, a ready pod whose budget allows no
+    disruption, then one still being processed) and token requests."""
+    ns, _ = t.namespace("evictions", configmaps=0)
+    pods = PODS.format(ns=ns)
+    t.create(pods, pod("pending"))
+    t.create(pods, dict(pod("ready"), metadata={"name": "ready", "labels": {"app": "kept"}}))
+    t.request(
+        "POST", f"{pods}/ready/binding", {"metadata": {"name": "ready"}, "target": {"name": "n1"}}
+    )
+    ready = t.request("GET", f"{pods}/ready").body
+    ready["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    t.request("PUT", f"{pods}/ready/status", ready)
+    budgets = f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
+    budget = t.create(
+        budgets,
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "kept"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "kept"}}},
+        },
+    )
+
+    def evict(name: str) -> Reply:
+        eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name}}
+        return t.request("POST", f"{pods}/{name}/eviction", eviction)
+
+    still_processed = shape(evict("ready"))
+    budget["status"] = {
+        "observedGeneration": budget["metadata"]["generation"],
+        "disruptionsAllowed": 0,
+        "currentHealthy": 1,
+        "desiredHealthy": 1,
+        "expectedPods": 1,
+    }
+    t.request("PUT", f"{budgets}/kept/status", budget)
+    accounts = f"/api/v1/namespaces/{ns}/serviceaccounts"
+    t.create(accounts, {"metadata": {"name": "robot"}})
+    issued = t.request(
+        "POST", f"{accounts}/robot/token", {"spec": {"audiences": ["x"], "expirationSeconds": 600}}
+    )
+    issued_body = issued.body if isinstance(issued.body, dict) else {}
+    return {
+        "evict a pending pod": shape(evict("pending")),
+        "the pending pod": shape(t.request("GET", f"{pods}/pending")),
+        "evict a missing pod": shape(evict("missing")),
+        "evict under a budget still being processed": still_processed,
+        "evict under a budget allowing none": shape(evict("ready")),
+        "token request": {
+            "status": issued.status,
+            "kind": issued_body.get("kind"),
+            "spec": issued_body.get("spec"),
+            "status keys": sorted(issued_body.get("status") or {}),
+        },
+        "token for a missing account": shape(t.request("POST", f"{accounts}/nobody/token", {})),
     }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from kubeinformers.generated.authentication.v1 import TokenReview, TokenReviewSpec
 from kubeinformers.generated.core.v1 import ConfigMap, Node, Pod
 from kubeinformers.generated.meta.v1 import ObjectMeta
+from kubeinformers.generated.policy.v1 import Eviction
 from kubeinformers.runtime.client.typed import AsyncClient, Client
 """
 
@@ -67,6 +68,11 @@ BAD = {
     "create_a_review_class": (
         "client.create(TokenReview)",
         'Value of type variable "WK" of "create" of "Client" cannot be "type[TokenReview]"',
+    ),
+    # M14: a kind created under an object is created, and nothing else.
+    "get_an_eviction": (
+        'client.get(Eviction, "p", namespace="d")',
+        'Value of type variable "NK" of "get" of "Client" cannot be "Eviction"',
     ),
     "update_a_class": (
         "client.update(Pod)",

@@ -993,3 +993,43 @@ def test_m13_local_api_server_answers_reviews_by_its_own_rules() -> None:
         assert pod.spec is not None and pod.spec.node_name == "n1"
         with pytest.raises(Conflict, match='already assigned to node "n1"'):
             admin.create(binding)
+
+
+def test_m14_local_api_server_evicts_pods_and_issues_tokens_it_then_takes() -> None:
+    """M14 on the stand-in server: an Eviction deletes a pending pod; a TokenRequest returns a
+    token the server then takes as the service account (a user without permissions)."""
+    from kubernetes.client import ApiClient
+
+    from kubeinformers.generated.authentication.v1 import (
+        SelfSubjectReview,
+        TokenRequest,
+        TokenRequestSpec,
+    )
+    from kubeinformers.generated.core.v1 import Container, Pod, PodSpec, ServiceAccount
+    from kubeinformers.generated.policy.v1 import Eviction
+    from kubeinformers.testing.local_api_server import LocalApiServer
+
+    with LocalApiServer(token="admin-token") as server:
+        admin = Client(server.api_client())
+        admin.create(
+            Pod(
+                metadata=ObjectMeta(name="p", namespace="default"),
+                spec=PodSpec(containers=[Container(name="c", image="i")]),
+            )
+        )
+        assert admin.create(Eviction(metadata=ObjectMeta(name="p", namespace="default")))
+        with pytest.raises(NotFound):
+            admin.get(Pod, "p", namespace="default")
+        admin.create(ServiceAccount(metadata=ObjectMeta(name="robot", namespace="default")))
+        issued = admin.create(
+            TokenRequest(
+                metadata=ObjectMeta(name="robot", namespace="default"),
+                spec=TokenRequestSpec(audiences=[]),
+            )
+        )
+        assert issued.status is not None and issued.status.token
+        config = server.configuration()
+        config.api_key = {"authorization": issued.status.token}
+        me = Client(ApiClient(config)).create(SelfSubjectReview())
+        assert me.status is not None and me.status.user_info is not None
+        assert me.status.user_info.username == "system:serviceaccount:default:robot"

@@ -161,3 +161,57 @@ def test_transform_and_error_handler_as_constructor_arguments() -> None:
     assert informer._watch_error_handler is not None
     informer.set_transform(None)
     assert informer._transform is None
+
+
+def test_m14_a_kind_created_under_an_object_is_found_and_carries_where() -> None:
+    """M14: the generator finds kinds created as a subresource of another object (a `post`
+    on `<plural>/{name}/<sub>` whose kind is not the parent's) and gives their model
+    `__kube_subresource__`; status and scale (the parent's own kind) are not such kinds."""
+    from kubeinformers.generated.policy.v1 import Eviction
+    from kubeinformers.generator.load import SubresourceKind as Found
+    from kubeinformers.generator.load import _subresource_kinds_from_paths
+    from kubeinformers.runtime.api.kinds import created_under
+
+    def op(action: str, group: str, version: str, kind: str) -> dict[str, object]:
+        gvk = {"group": group, "version": version, "kind": kind}
+        return {"x-kubernetes-action": action, "x-kubernetes-group-version-kind": gvk}
+
+    paths = {
+        "/api/v1/namespaces/{namespace}/pods/{name}": {"get": op("get", "", "v1", "Pod")},
+        "/api/v1/namespaces/{namespace}/pods/{name}/eviction": {
+            "post": op("post", "policy", "v1", "Eviction")
+        },
+        "/api/v1/namespaces/{namespace}/pods/{name}/status": {"put": op("put", "", "v1", "Pod")},
+        "/apis/x.io/v1/things/{name}/scale": {"post": op("post", "x.io", "v1", "Thing")},
+    }
+    assert _subresource_kinds_from_paths(paths) == [
+        Found("policy", "v1", "Eviction", "", "v1", "pods", "eviction")
+    ]
+
+    code = attach_listers(
+        SOURCE,
+        {},
+        "",
+        set(),
+        subresources={
+            "Thing": '_SubresourceKind(_APIResource(group="", version="v1", resource="pods", '
+            'kind="Pod", namespaced=True), "eviction", "x.io/v1", "Thing")'
+        },
+    )
+    namespace: dict[str, object] = {}
+    exec(compile(code, "<models>", "exec"), namespace)
+    thing = namespace["Thing"]
+    assert isinstance(thing, type)
+    under = created_under(thing)
+    assert (
+        under is not None and under.path("web", "ns") == "/api/v1/namespaces/ns/pods/web/eviction"
+    )
+    with pytest.raises(KindModelError, match="created only as pods/eviction"):
+        served_resource_of(thing)
+
+    generated = created_under(Eviction)
+    assert generated is not None and (generated.api_version, generated.kind) == (
+        "policy/v1",
+        "Eviction",
+    )
+    assert generated.describe() == "pods/eviction"

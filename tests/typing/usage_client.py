@@ -11,7 +11,12 @@ from examples.informers.demo.v1.gadget import Gadget
 from examples.informers.demo.v1.widget import Widget, WidgetSpec, WidgetStatus
 from kubeinformers.generated.apps.v1 import Deployment
 from kubeinformers.generated.apps.v1.apply import DeploymentApply
-from kubeinformers.generated.authentication.v1 import TokenReview, TokenReviewSpec
+from kubeinformers.generated.authentication.v1 import (
+    TokenRequest,
+    TokenRequestSpec,
+    TokenReview,
+    TokenReviewSpec,
+)
 from kubeinformers.generated.authorization.v1 import (
     LocalSubjectAccessReview,
     ResourceAttributes,
@@ -28,6 +33,7 @@ from kubeinformers.generated.core.v1 import (
 from kubeinformers.generated.core.v1.apply import ConfigMapApply, ContainerApply, NodeApply
 from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.generated.meta.v1 import ObjectMeta
+from kubeinformers.generated.policy.v1 import Eviction
 from kubeinformers.runtime.api.listwatch import ObjectList
 from kubeinformers.runtime.api.model import Scale, Status
 from kubeinformers.runtime.client.retry import retry_on_conflict, retry_on_conflict_async
@@ -67,6 +73,11 @@ def sync_calls(factory: SharedInformerFactory) -> None:
     assert_type(client.create(local), LocalSubjectAccessReview)
     bind = Binding(metadata=ObjectMeta(name="p"), target=ObjectReference(name="n", kind="Node"))
     assert_type(client.create(bind), Binding)
+    # M14: kinds created under an object.
+    evict = Eviction(metadata=ObjectMeta(name="web-1", namespace="default"))
+    assert_type(client.create(evict), Eviction)
+    token = TokenRequest(metadata=ObjectMeta(name="robot"), spec=TokenRequestSpec(audiences=[]))
+    assert_type(client.create(token), TokenRequest)
     assert_type(client.delete(Node, "n", propagation_policy="Foreground"), Node | Status)
     assert_type(retry_on_conflict(lambda: client.update(cm)), ConfigMap)
     assert_type(client.scale(Widget, "w", 3, namespace="default"), Scale)

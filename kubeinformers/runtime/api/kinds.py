@@ -9,16 +9,25 @@ the model.
 
 A kind the server serves without list and watch (TokenReview, SubjectAccessReview, Binding)
 has no lister; its model carries its resource itself, `__kube_resource__: ClassVar[APIResource]`,
-which is what the typed client needs to write it (`served_resource_of`).
+which is what the typed client needs to write it (`served_resource_of`). A kind created only
+as a subresource of another object (Eviction: pods/<name>/eviction) carries where, as
+`__kube_subresource__: ClassVar[SubresourceKind]` (`created_under`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol, TypeVar
 
-from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.api.resource import APIResource, SubresourceKind
 
-__all__ = ["KindModelError", "ListedModel", "lister_class", "resource_of", "served_resource_of"]
+__all__ = [
+    "KindModelError",
+    "ListedModel",
+    "created_under",
+    "lister_class",
+    "resource_of",
+    "served_resource_of",
+]
 
 L_co = TypeVar("L_co", covariant=True)
 
@@ -38,6 +47,13 @@ def lister_class(model: type[Any]) -> type[Any]:
     """The generated lister class of a generated model's kind."""
     value = model.__dict__.get("__kube_lister__")
     if not isinstance(value, type):
+        under = created_under(model)
+        if under is not None:
+            raise KindModelError(
+                f"{model.__module__}.{model.__qualname__} is created only as "
+                f"{under.describe()} (a subresource of an object), so it has no informer or "
+                "lister; create it with the typed client (client.create(...))"
+            )
         served = model.__dict__.get("__kube_resource__")
         if isinstance(served, APIResource):
             verbs = ", ".join(sorted(served.verbs)) or "nothing"
@@ -70,8 +86,21 @@ def served_resource_of(model: type[Any]) -> APIResource:
     served = model.__dict__.get("__kube_resource__")
     if isinstance(served, APIResource):
         return served
+    under = created_under(model)
+    if under is not None:
+        raise KindModelError(
+            f"{model.__module__}.{model.__qualname__} is created only as {under.describe()} "
+            "(a subresource of an object): create it (client.create(...)), nothing else"
+        )
     raise KindModelError(
         f"{model.__module__}.{model.__qualname__} is not the model of a kind the server "
         "serves (no __kube_lister__ or __kube_resource__): pass a generated top-level kind such "
         "as Pod or TokenReview, not a part of one"
     )
+
+
+def created_under(model: type[Any]) -> SubresourceKind | None:
+    """Where a generated model of a kind created only as a subresource is created (None for
+    any other class)."""
+    under = model.__dict__.get("__kube_subresource__")
+    return under if isinstance(under, SubresourceKind) else None

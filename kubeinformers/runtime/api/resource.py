@@ -116,6 +116,27 @@ class APIResource:
         return f"{self.collection_path(namespace)}/{name}"
 
 
+@dataclass(frozen=True, slots=True)
+class SubresourceKind:
+    """A kind the server takes only as a subresource of another resource's object, where it
+    is created: a policy/v1 Eviction as pods/<name>/eviction, an authentication/v1
+    TokenRequest as serviceaccounts/<name>/token. `resource` is the parent's, `api_version`
+    and `kind` the written object's own."""
+
+    resource: APIResource
+    subresource: str
+    api_version: str
+    kind: str
+
+    def path(self, name: str, namespace: str | None) -> str:
+        """The URL path to create it at: the parent object's, then the subresource."""
+        return f"{self.resource.object_path(name, namespace)}/{self.subresource}"
+
+    def describe(self) -> str:
+        """`pods/eviction` (as RBAC and the server's messages name it)."""
+        return f"{self.resource.gvr.group_resource()}/{self.subresource}"
+
+
 def path_segment_problem(segment: str) -> str:
     """Why `segment` cannot be a name or namespace in a URL path, "" if it can: apimachinery's
     `path.IsValidPathSegmentName` (what client-go's `Request.Name` and `Namespace` check)."""
@@ -132,5 +153,6 @@ __all__ = [
     "APIResource",
     "GroupVersionResource",
     "ProtobufKind",
+    "SubresourceKind",
     "path_segment_problem",
 ]

@@ -35,10 +35,10 @@ from pydantic import BaseModel, ValidationError
 
 from kubeinformers.runtime.api.apply import ApplyConfiguration, apply_document
 from kubeinformers.runtime.api.errors import ApiStatusError
-from kubeinformers.runtime.api.kinds import KindModelError, served_resource_of
+from kubeinformers.runtime.api.kinds import KindModelError, created_under, served_resource_of
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
 from kubeinformers.runtime.api.model import Scale, Status
-from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.runtime.api.resource import APIResource, SubresourceKind
 from kubeinformers.runtime.client.api_client import ApiClient
 from kubeinformers.runtime.client.cancel import Cancellation
 from kubeinformers.runtime.client.rest import (
@@ -243,6 +243,17 @@ class ServedKind(Protocol):
     def metadata(self) -> object: ...
 
 
+class SubresourceCreatedKind(Protocol):
+    """A generated model of a kind created only as a subresource of another object (an
+    Eviction as pods/<name>/eviction, a TokenRequest as serviceaccounts/<name>/token)."""
+
+    @property
+    def __kube_subresource__(self) -> SubresourceKind: ...
+
+    @property
+    def metadata(self) -> object: ...
+
+
 class StatusKind(Kind, Protocol):
     """A kind whose model has a `status` (the status subresource is checked at run time)."""
 
@@ -251,7 +262,7 @@ class StatusKind(Kind, Protocol):
 
 
 K = TypeVar("K", bound=Kind)
-WK = TypeVar("WK", bound=Kind | ServedKind)  # what `create` takes
+WK = TypeVar("WK", bound=Kind | ServedKind | SubresourceCreatedKind)  # what `create` takes
 NK = TypeVar("NK", bound=NamespacedKind)
 CK = TypeVar("CK", bound=ClusterKind)
 SK = TypeVar("SK", bound=StatusKind)
@@ -467,6 +478,9 @@ class _Calls:
         dry_run: bool,
     ) -> _Call[R]:
         model = _an_object(obj, verb)
+        under = created_under(type(materialize(model))) if verb == "create" else None
+        if under is not None:
+            return self._create_under(under, cast(R, model), field_manager, dry_run)
         resource = _served(type(materialize(model)), verb)
         meta = _meta(obj)
         if verb == "create":
@@ -501,6 +515,41 @@ class _Calls:
             None if dry_run else resource,
             ns,
             name if verb == "update" else "",
+        )
+
+    def _create_under(
+        self, under: SubresourceKind, obj: R, field_manager: str | None, dry_run: bool
+    ) -> _Call[R]:
+        """A create of a kind created only as a subresource (M14): POST to the object it
+        belongs to, named by the created object's metadata (an Eviction's is the pod's)."""
+        model = cast(BaseModel, obj)
+        parent = under.resource
+        meta = _meta(obj)
+        name = getattr(meta, "name", None) or ""
+        if not name:
+            raise ValueError(
+                f"this {under.kind} has no metadata.name: set it to the name of the "
+                f"{parent.singular_name} it is for (it is created as {under.describe()})"
+            )
+        ns = self._namespace(parent, getattr(meta, "namespace", None), name)
+        data = materialize(model).model_dump(mode="json", by_alias=True, exclude_none=True)
+        data["apiVersion"] = data.get("apiVersion") or under.api_version
+        data["kind"] = data.get("kind") or under.kind
+        return _Call(
+            Request(
+                "POST",
+                under.path(name, ns),
+                f"create {under.kind} for {_where(parent, name, ns)}",
+                query(fieldManager=field_manager, dryRun="All" if dry_run else None),
+                _encode(data),
+                JSON,
+                resource=parent,
+                subresource=under.subresource,
+            ),
+            _sent_on_success_status(self._decoder(cast(type[R], type(materialize(model)))), obj),
+            None,  # nothing an informer holds: no wait for the cache
+            ns,
+            "",
         )
 
     def patch(

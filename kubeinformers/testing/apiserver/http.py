@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from kubeinformers.runtime.api.resource import LIST_WATCH_VERBS
-from kubeinformers.testing.apiserver import api, reviews, write
+from kubeinformers.testing.apiserver import api, create_only, write
 from kubeinformers.testing.apiserver import render as rendering
 from kubeinformers.testing.apiserver.errors import (
     ApiError,
@@ -161,8 +161,8 @@ class Handler(WatchStreamHandler):
                 self._not_served(state, info)
                 return
             _check_method(served, info)
-            if info.verb == "create" and reviews.is_create_only(served, info):
-                code, answer = reviews.answer(
+            if info.verb == "create" and create_only.is_create_only(served, info):
+                code, answer = create_only.answer(
                     state, served, info, user, _body(raw, served), self._manager(query)
                 )
                 self._send_json(code, answer)
@@ -220,7 +220,7 @@ class Handler(WatchStreamHandler):
     def _authorize(self, state: ServerState, user: str, info: RequestInfo, path: str) -> None:
         if user == ADMIN_USER and not (info.is_resource and denied(state, info)):
             return
-        if user != "system:anonymous" and reviews.anyone_may_ask(info):
+        if user != "system:anonymous" and create_only.anyone_may_ask(info):
             return  # system:basic-user's: every signed-in user may ask about themselves
         if not info.is_resource:
             if path in _PUBLIC_PATHS or user != "system:anonymous":

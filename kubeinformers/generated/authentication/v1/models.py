@@ -11,6 +11,7 @@ from ...meta.v1.models import ObjectMeta
 from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
+from kubeinformers.runtime.api.resource import SubresourceKind as _SubresourceKind
 
 
 class BoundObjectReference(KubeModel):
@@ -172,6 +173,8 @@ class TokenRequest(KubeModel):
     TokenRequest requests a token for a given service account.
     """
 
+    __kube_subresource__: _ClassVar[_SubresourceKind]
+
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
     APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
@@ -223,7 +226,7 @@ class TokenReview(KubeModel):
     """
 
 
-# --- kinds served without list and watch: their resource, for the typed client ---
+# --- kinds without list and watch: where the typed client writes them ---
 
 SelfSubjectReview.__kube_resource__ = _APIResource(
     group="authentication.k8s.io",
@@ -242,4 +245,20 @@ TokenReview.__kube_resource__ = _APIResource(
     namespaced=False,
     singular="tokenreview",
     verbs=frozenset({"create"}),
+)
+TokenRequest.__kube_subresource__ = _SubresourceKind(
+    _APIResource(
+        group="",
+        version="v1",
+        resource="serviceaccounts",
+        kind="ServiceAccount",
+        namespaced=True,
+        singular="serviceaccount",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+    ),
+    "token",
+    "authentication.k8s.io/v1",
+    "TokenRequest",
 )

@@ -368,7 +368,7 @@ class SubjectAccessReview(KubeModel):
     """
 
 
-# --- kinds served without list and watch: their resource, for the typed client ---
+# --- kinds without list and watch: where the typed client writes them ---
 
 LocalSubjectAccessReview.__kube_resource__ = _APIResource(
     group="authorization.k8s.io",

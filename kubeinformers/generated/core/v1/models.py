@@ -6482,7 +6482,7 @@ Service.__kube_lister__ = ServiceLister
 ServiceAccount.__kube_lister__ = ServiceAccountLister
 
 
-# --- kinds served without list and watch: their resource, for the typed client ---
+# --- kinds without list and watch: where the typed client writes them ---
 
 Binding.__kube_resource__ = _APIResource(
     group="",

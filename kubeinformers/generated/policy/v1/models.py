@@ -12,6 +12,7 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
+from kubeinformers.runtime.api.resource import SubresourceKind as _SubresourceKind
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.cache.listers import (
     SingleNamespaceLister as _SingleNamespaceLister,
@@ -22,6 +23,8 @@ class Eviction(KubeModel):
     """
     Eviction evicts a pod from its node subject to certain policies and safety constraints. This is a subresource of Pod.  A request to cause such an eviction is created by POSTing to .../pods/<pod name>/evictions.
     """
+
+    __kube_subresource__: _ClassVar[_SubresourceKind]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -201,3 +204,24 @@ class PodDisruptionBudgetLister(_NamespacedLister[PodDisruptionBudget]):
 
 
 PodDisruptionBudget.__kube_lister__ = PodDisruptionBudgetLister
+
+
+# --- kinds without list and watch: where the typed client writes them ---
+
+Eviction.__kube_subresource__ = _SubresourceKind(
+    _APIResource(
+        group="",
+        version="v1",
+        resource="pods",
+        kind="Pod",
+        namespaced=True,
+        singular="pod",
+        verbs=frozenset(
+            {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+        ),
+        subresources=frozenset({"status"}),
+    ),
+    "eviction",
+    "policy/v1",
+    "Eviction",
+)

@@ -1,8 +1,13 @@
-"""LocalApiServer's kinds served for create only: reviews and bindings (rule M13).
+"""LocalApiServer's creates of what it keeps no object of: reviews and bindings (rule M13),
+evictions and token requests (M14).
 
 kube-apiserver keeps none of them. A review is a question put to the server and comes back
 with the answer in its `status`; a Binding sets its pod's `spec.nodeName` and is answered
-with a Status Success. This server answers by its own rules, the ones `Handler._authorize`
+with a Status Success; an Eviction deletes its pod unless the pod's PodDisruptionBudget
+allows no disruption (then 429, as kube-apiserver's eviction checks it, from the budget's
+status: nothing here writes it, as no disruption controller runs beside a bare
+kube-apiserver); a TokenRequest returns a new bearer token of the service account, which
+this server then takes (as a user without permissions: see below; it does not expire). This server answers by its own rules, the ones `Handler._authorize`
 enforces: the token it was started with (or any request, when it has none) is the admin,
 `users=` tokens are those users, no header is `system:anonymous`; the admin may do what
 `forbid` does not refuse, anyone else nothing on resources. It keeps no RBAC rules to list,
@@ -13,12 +18,15 @@ cannot list its rules).
 from __future__ import annotations
 
 import copy
+import secrets
 from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubeinformers.testing.apiserver import write
 from kubeinformers.testing.apiserver.errors import ObjDict, api_error
 from kubeinformers.testing.apiserver.registry import Registry, Served
+from kubeinformers.testing.apiserver.selectors import parse_label_selector
 from kubeinformers.testing.apiserver.state import ADMIN_USER, RequestInfo, ServerState, denied
 from kubeinformers.testing.apiserver.store import Store
 
@@ -42,11 +50,20 @@ def anyone_may_ask(info: RequestInfo) -> bool:
     return info.verb == "create" and (info.group, info.resource) in _SELF_REVIEWS
 
 
+# Subresources created with a kind of their own: (group, plural, subresource).
+_CREATED_UNDER = {
+    ("", "pods", "binding"),
+    ("", "pods", "eviction"),
+    ("", "serviceaccounts", "token"),
+}
+
+
 def is_create_only(served: Served, info: RequestInfo) -> bool:
     """Whether the request creates what the server keeps no object of: a kind served for
-    create only (a review, a binding), or a pod's `binding` subresource."""
+    create only (a review, a binding), or a subresource created with a kind of its own (a
+    pod's binding or eviction, a service account's token)."""
     if info.subresource:
-        return (served.api.group, served.api.resource, info.subresource) == ("", "pods", "binding")
+        return (served.api.group, served.api.resource, info.subresource) in _CREATED_UNDER
     return not served.custom and served.api.verbs == frozenset({"create"})
 
 
@@ -65,6 +82,10 @@ def answer(
     if info.subresource == "binding":  # pods/<name>/binding: the pod is named in the path
         body = {**body, "metadata": {**(body.get("metadata") or {}), "name": info.name}}
         return 201, _bind(state.store, state.registry, namespace, body, manager)
+    if info.subresource == "eviction":
+        return 201, _evict(state.store, state.registry, namespace, info.name)
+    if info.subresource == "token":
+        return 201, _token_request(state, namespace, info.name, body)
     group, resource = served.api.group, served.api.resource
     review = copy.deepcopy(body)
     review["apiVersion"] = served.api.api_version
@@ -197,4 +218,112 @@ def _bind(
         "metadata": {},
         "status": "Success",
         "code": 201,
+    }
+
+
+_SUCCESS: ObjDict = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}
+
+
+def _selects(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
+    """Whether a LabelSelector (matchLabels, matchExpressions) selects `labels`; a budget
+    without a selector selects nothing."""
+    if not selector:
+        return False
+    parts = [f"{k}={v}" for k, v in (selector.get("matchLabels") or {}).items()]
+    for expression in selector.get("matchExpressions") or []:
+        key, op = expression.get("key", ""), expression.get("operator", "")
+        values = ",".join(expression.get("values") or [])
+        parts.append(
+            {"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key}.get(
+                op, f"!{key}"
+            )
+        )
+    if not parts:
+        return True  # an empty selector selects every pod
+    return parse_label_selector(",".join(parts))(labels)
+
+
+def _evict(store: Store, registry: Registry, namespace: str | None, name: str) -> ObjDict:
+    """Delete the pod unless its PodDisruptionBudget allows no disruption now (as
+    kube-apiserver's eviction decides it from the budget's status)."""
+    pods = registry.lookup("", "v1", "pods")
+    budgets = registry.lookup("policy", "v1", "poddisruptionbudgets")
+    if pods is None:
+        raise api_error(404, "NotFound", "the server could not find the requested resource", {})
+    with store.lock:
+        pod = write.get(store, pods, namespace, name)
+        phase = (pod.get("status") or {}).get("phase", "Pending")
+        ignored = phase in ("Pending", "Succeeded", "Failed") or bool(
+            pod["metadata"].get("deletionTimestamp")
+        )
+        labels = pod["metadata"].get("labels") or {}
+        matching = []
+        if budgets is not None and not ignored:
+            _rv, in_namespace = store.current(budgets.skey, f"{namespace}/")
+            matching = [
+                b
+                for _key, b in in_namespace
+                if _selects((b.get("spec") or {}).get("selector"), labels)
+            ]
+        if len(matching) > 1:
+            raise api_error(
+                500,
+                "InternalError",
+                "This pod has more than one PodDisruptionBudget, which the eviction subresource "
+                "does not support.",
+                {},
+            )
+        if matching:
+            _check_budget(matching[0])
+        write.delete(store, registry, pods, namespace, name, {})
+    return dict(_SUCCESS, code=201)
+
+
+def _check_budget(budget: ObjDict) -> None:
+    name = budget["metadata"]["name"]
+    status = budget.get("status") or {}
+    message = "Cannot evict pod as it would violate the pod's disruption budget."
+    if status.get("observedGeneration", 0) < budget["metadata"].get("generation", 1):
+        cause = f"The disruption budget {name} is still being processed by the server."
+        raise api_error(
+            429,
+            "TooManyRequests",
+            message,
+            {"causes": [{"reason": "DisruptionBudget", "message": cause}], "retryAfterSeconds": 10},
+        )
+    if status.get("disruptionsAllowed", 0) <= 0:
+        cause = (
+            f"The disruption budget {name} needs {status.get('desiredHealthy', 0)} healthy pods "
+            f"and has {status.get('currentHealthy', 0)} currently"
+        )
+        raise api_error(
+            429,
+            "TooManyRequests",
+            message,
+            {"causes": [{"reason": "DisruptionBudget", "message": cause}]},
+        )
+
+
+def _token_request(
+    state: ServerState, namespace: str | None, name: str, body: Mapping[str, Any]
+) -> ObjDict:
+    """A new bearer token of service account `name`, which this server takes from now on."""
+    accounts = state.registry.lookup("", "v1", "serviceaccounts")
+    if accounts is None:
+        raise api_error(404, "NotFound", "the server could not find the requested resource", {})
+    write.get(state.store, accounts, namespace, name)  # NotFound as the server words it
+    spec = dict(body.get("spec") or {})
+    seconds = int(spec.get("expirationSeconds") or 3600)
+    spec["expirationSeconds"] = seconds
+    spec.setdefault("audiences", ["https://kubernetes.default.svc.cluster.local"])
+    spec.setdefault("boundObjectRef", None)  # as kube-apiserver writes it back
+    token = f"localapiserver-{secrets.token_urlsafe(24)}"
+    state.users[token] = f"system:serviceaccount:{namespace}:{name}"
+    expires = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=seconds)
+    return {
+        "kind": "TokenRequest",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": {"name": name, "namespace": namespace, "creationTimestamp": None},
+        "spec": spec,
+        "status": {"token": token, "expirationTimestamp": expires.strftime("%Y-%m-%dT%H:%M:%SZ")},
     }
