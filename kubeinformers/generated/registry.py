@@ -98,7 +98,7 @@ RESOURCES: tuple[APIResource, ...] = (
         namespaced=False,
         singular="namespace",
         verbs=frozenset({"create", "delete", "get", "list", "patch", "update", "watch"}),
-        subresources=frozenset({"status"}),
+        subresources=frozenset({"finalize", "status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.core.v1.Namespace", "kubeinformers.generated.protobuf_schema"
         ),
@@ -156,7 +156,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
-        subresources=frozenset({"status"}),
+        subresources=frozenset({"ephemeralcontainers", "resize", "status"}),
         protobuf=ProtobufKind("k8s.io.api.core.v1.Pod", "kubeinformers.generated.protobuf_schema"),
     ),
     APIResource(
@@ -589,7 +589,7 @@ RESOURCES: tuple[APIResource, ...] = (
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
-        subresources=frozenset({"status"}),
+        subresources=frozenset({"approval", "status"}),
         protobuf=ProtobufKind(
             "k8s.io.api.certificates.v1.CertificateSigningRequest",
             "kubeinformers.generated.protobuf_schema",

@@ -360,6 +360,7 @@ def _resources_from_paths(paths: Mapping[str, Any], source: Source) -> list[Reso
     """Resources from the operations' x-kubernetes-action and x-kubernetes-group-version-kind."""
     found: dict[tuple[str, str, str], dict[str, Any]] = {}
     subresources: dict[tuple[str, str, str], set[str]] = {}
+    same_kind: list[tuple[str, str, str, str, str]] = []  # (group, version, plural, sub, kind)
     for path in sorted(paths):
         item = paths[path]
         m = _PREFIX.match(path)
@@ -377,6 +378,14 @@ def _resources_from_paths(paths: Mapping[str, Any], source: Source) -> list[Reso
         if len(segs) == 3 and segs[1] == "{name}" and segs[2] in _WRITABLE_SUBRESOURCES:
             subresources.setdefault((group, version, segs[0]), set()).add(segs[2])
             continue
+        if len(segs) == 3 and segs[1] == "{name}" and not segs[0].startswith("{"):
+            # Another subresource written as the parent's own kind (a pod's resize and
+            # ephemeralcontainers, a namespace's finalize, a CSR's approval): writable too.
+            for op in item.values():
+                gvk = op.get("x-kubernetes-group-version-kind") if isinstance(op, Mapping) else None
+                if isinstance(gvk, Mapping) and op.get("x-kubernetes-action") in ("put", "patch"):
+                    same_kind.append((group, version, segs[0], segs[2], str(gvk.get("kind", ""))))
+            continue
         if not segs or len(segs) > 2 or segs[0].startswith("{"):
             continue  # another subresource, or not a resource path at all
         plural = segs[0]
@@ -393,6 +402,10 @@ def _resources_from_paths(paths: Mapping[str, Any], source: Source) -> list[Reso
             )
             entry["verbs"].add(verb)
             entry["namespaced"] = entry["namespaced"] or namespaced
+    for group, version, plural, sub, kind in same_kind:
+        parent = found.get((group, version, plural))
+        if parent is not None and kind and parent["kind"] == kind:
+            subresources.setdefault((group, version, plural), set()).add(sub)
     return [
         Resource(
             group=g,

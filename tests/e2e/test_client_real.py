@@ -1032,3 +1032,62 @@ def test_m14_a_kind_created_under_an_object_is_only_created(
         SharedInformerFactory(real_apiserver.api_client()).informer(Eviction)
     with pytest.raises(ValueError, match="name of the pod it is for"):
         client.create(Eviction(metadata=ObjectMeta(namespace="default")))
+
+
+def test_m15_a_pod_is_resized_and_debugged_and_a_namespace_finalized_through_subresources(
+    client: Client, ns: str
+) -> None:
+    """M15: subresources written as the kind itself: the server takes only their part of the
+    object (a resize keeps the image it was sent, an ephemeral container is added, a
+    namespace's finalizers are set through `finalize`)."""
+    from kubeinformers.generated.core.v1 import EphemeralContainer, ResourceRequirements
+
+    client.create(
+        Pod(
+            metadata=ObjectMeta(name="sized", namespace=ns),
+            spec=PodSpec(
+                containers=[
+                    Container(
+                        name="c",
+                        image="nginx",
+                        resources=ResourceRequirements(
+                            requests={"cpu": "100m"}, limits={"cpu": "200m"}
+                        ),
+                    )
+                ]
+            ),
+        )
+    )
+    resized = client.patch(
+        Pod,
+        "sized",
+        {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "150m"}}}]}},
+        namespace=ns,
+        patch_type="strategic",
+        subresource="resize",
+    )
+    assert resized.spec is not None and resized.spec.containers[0].resources is not None
+    assert resized.spec.containers[0].resources.requests == {"cpu": "150m"}
+    pod = client.get(Pod, "sized", namespace=ns)
+    assert pod.spec is not None
+    pod.spec.containers[0].image = "httpd"  # not the resize's part: kept as it was
+    assert pod.spec.containers[0].resources is not None
+    pod.spec.containers[0].resources.requests = {"cpu": "120m"}
+    updated = client.update(pod, subresource="resize")
+    assert updated.spec is not None and updated.spec.containers[0].image == "nginx"
+    assert updated.spec.containers[0].resources is not None
+    assert updated.spec.containers[0].resources.requests == {"cpu": "120m"}
+
+    updated.spec.ephemeral_containers = [EphemeralContainer(name="debug", image="busybox")]
+    debugged = client.update(updated, subresource="ephemeralcontainers")
+    assert debugged.spec is not None and debugged.spec.ephemeral_containers is not None
+    assert [e.name for e in debugged.spec.ephemeral_containers] == ["debug"]
+
+    namespace = client.get(Namespace, ns)
+    assert namespace.spec is not None and namespace.spec.finalizers == ["kubernetes"]
+    namespace.spec.finalizers = ["kubernetes", "example.com/hold"]
+    finalized = client.update(namespace, subresource="finalize")
+    assert finalized.spec is not None
+    assert finalized.spec.finalizers == ["kubernetes", "example.com/hold"]
+    with pytest.raises(ValueError, match=r"configmaps has no resize subresource"):
+        client.patch(ConfigMap, "c", {}, namespace=ns, subresource="resize")

@@ -40,6 +40,7 @@ differed, the fake was fixed (kubeinformers/testing/_server_*.py).
 | method_not_allowed | 405 MethodNotAllowed: POST to an object, PUT or PATCH to a collection |
 | create_only_kinds | M13: SelfSubjectAccessReview (admin, and a user without permissions: basic-user may ask), SubjectAccessReview, LocalSubjectAccessReview, TokenReview of an unknown token, SelfSubjectReview answered in `status`; GET of a review 405; Binding through `bindings` and `pods/<name>/binding`: 201 Status Success, the pod's nodeName, a second bind 409 Conflict |
 | created_under_objects | M14: evictions of a pending pod (201 Status, pod gone), a missing pod, a ready pod whose PodDisruptionBudget is still being processed (429, Retry-After) or allows none (429, its cause); a TokenRequest's answer; a token for a missing service account |
+| parts_written_as_the_kind | M15: a pod's resize (strategic patch) and ephemeralcontainers (PUT), a namespace's finalize (PUT): only their part taken, the rest kept; GET through one; POST to one |
 | write_errors | 409 AlreadyExists; 409 Conflict on a stale-RV update; 422 Invalid with causes (bad name, pod without containers); 400 undecodable body; 400 namespace mismatch; 415 patch type; 409 delete precondition |
 | custom_resources | a CRD's resource: paging, RV 0 (empty continue in the unstructured list), watch-list, a watch from before the CRD existed (ERROR 410 Expired in the stream), text/plain 404 for an unknown version of the CRD's group, 422 schema causes (as a set), required field |
 | test_expired_versions_after_restart_and_compaction | after an API server restart: watch from an older RV is an ERROR 410 Expired in a 200 stream, lists at Exact old RV and old continue tokens still work; after etcd compaction: the continue token is 410 Expired with a new inconsistent continue token (which works), Exact old RV 410 Expired, NotOlderThan old RV 200 |
@@ -947,6 +948,49 @@ def created_under_objects(t: Target) -> Any:
             "status keys": sorted(issued_body.get("status") or {}),
         },
         "token for a missing account": shape(t.request("POST", f"{accounts}/nobody/token", {})),
+    }
+
+
+@case
+def parts_written_as_the_kind(t: Target) -> Any:
+    """M15: subresources of which the server takes only a part (resize, ephemeralcontainers,
+    finalize): the rest of what is sent is kept as it was; GET of one is the object."""
+    ns, _ = t.namespace("parts", configmaps=0)
+    pods = PODS.format(ns=ns)
+    sized = pod("sized")
+    sized["spec"]["containers"][0]["resources"] = {
+        "requests": {"cpu": "100m"},
+        "limits": {"cpu": "200m"},
+    }
+    t.create(pods, sized)
+    strategic = {"Content-Type": "application/strategic-merge-patch+json"}
+    # Whole resources: LocalApiServer's strategic merge replaces lists (testing.md).
+    whole = {"requests": {"cpu": "150m"}, "limits": {"cpu": "200m"}}
+    resize = {"spec": {"containers": [{"name": "app", "resources": whole}]}}
+    resized = t.request("PATCH", f"{pods}/sized/resize", resize, headers=strategic).body
+    current = t.request("GET", f"{pods}/sized").body
+    current["spec"]["containers"][0]["image"] = "other"
+    current["spec"]["ephemeralContainers"] = [{"name": "debug", "image": "busybox"}]
+    debugged = t.request("PUT", f"{pods}/sized/ephemeralcontainers", current).body
+    namespace = t.request("GET", f"/api/v1/namespaces/{ns}").body
+    namespace["spec"]["finalizers"] = ["kubernetes", "example.com/hold"]
+    namespace["metadata"]["labels"] = {"not": "taken"}
+    finalized = t.request("PUT", f"/api/v1/namespaces/{ns}/finalize", namespace).body
+
+    def containers(obj: dict[str, Any]) -> Any:
+        spec = obj.get("spec") or {}
+        return [
+            (c.get("name"), c.get("image"), c.get("resources"))
+            for c in (spec.get("containers") or []) + (spec.get("ephemeralContainers") or [])
+        ]
+
+    return {
+        "resized": containers(resized),
+        "resized generation": resized["metadata"].get("generation"),
+        "debugged": containers(debugged),
+        "finalized": (finalized["spec"], finalized["metadata"].get("labels")),
+        "get through resize": shape(t.request("GET", f"{pods}/sized/resize")),
+        "post to resize": shape(t.request("POST", f"{pods}/sized/resize", sized)),
     }
 
 

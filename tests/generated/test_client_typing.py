@@ -69,6 +69,11 @@ BAD = {
         "client.create(TokenReview)",
         'Value of type variable "WK" of "create" of "Client" cannot be "type[TokenReview]"',
     ),
+    # M15: the subresources patch and update write through are named.
+    "patch_a_misspelt_subresource": (
+        'client.patch(Pod, "p", {}, namespace="d", subresource="resise")',
+        'No overload variant of "patch" of "Client" matches argument types',
+    ),
     # M14: a kind created under an object is created, and nothing else.
     "get_an_eviction": (
         'client.get(Eviction, "p", namespace="d")',

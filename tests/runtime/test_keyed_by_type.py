@@ -215,3 +215,28 @@ def test_m14_a_kind_created_under_an_object_is_found_and_carries_where() -> None
         "Eviction",
     )
     assert generated.describe() == "pods/eviction"
+
+
+def test_m15_subresources_written_as_the_kind_are_writable_ones() -> None:
+    """M15: a `put`/`patch` on `<plural>/{name}/<sub>` whose kind is the parent's makes <sub>
+    one of the resource's writable subresources; one with another kind (an eviction) or
+    only `get` (a log) does not."""
+    from kubeinformers.generated.core.v1 import PodLister
+    from kubeinformers.generator.load import Source, _resources_from_paths
+
+    def op(action: str, kind: str, group: str = "") -> dict[str, object]:
+        gvk = {"group": group, "version": "v1", "kind": kind}
+        return {"x-kubernetes-action": action, "x-kubernetes-group-version-kind": gvk}
+
+    base = "/api/v1/namespaces/{namespace}/pods"
+    paths = {
+        base: {"get": op("list", "Pod"), "post": op("post", "Pod")},
+        f"{base}/{{name}}": {"get": op("get", "Pod"), "put": op("put", "Pod")},
+        f"{base}/{{name}}/status": {"put": op("put", "Pod")},
+        f"{base}/{{name}}/resize": {"patch": op("patch", "Pod"), "get": op("get", "Pod")},
+        f"{base}/{{name}}/eviction": {"post": op("post", "Eviction", "policy")},
+        f"{base}/{{name}}/log": {"get": op("get", "Pod")},
+    }
+    (pods,) = _resources_from_paths(paths, Source("test"))
+    assert pods.subresources == {"status", "resize"}
+    assert {"ephemeralcontainers", "resize", "status"} <= PodLister.RESOURCE.subresources

@@ -73,6 +73,11 @@ def sync_calls(factory: SharedInformerFactory) -> None:
     assert_type(client.create(local), LocalSubjectAccessReview)
     bind = Binding(metadata=ObjectMeta(name="p"), target=ObjectReference(name="n", kind="Node"))
     assert_type(client.create(bind), Binding)
+    # M15: parts written as the kind itself.
+    sized = client.get(Pod, "web", namespace="default")
+    assert_type(client.update(sized, subresource="resize"), Pod)
+    resize = {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+    assert_type(client.patch(Pod, "web", resize, namespace="default", subresource="resize"), Pod)
     # M14: kinds created under an object.
     evict = Eviction(metadata=ObjectMeta(name="web-1", namespace="default"))
     assert_type(client.create(evict), Eviction)

@@ -269,6 +269,11 @@ SK = TypeVar("SK", bound=StatusKind)
 R = TypeVar("R")
 
 Patch = Mapping[str, Any] | Sequence[Mapping[str, Any]]
+# What `patch` and `update` write through besides the whole object (checked at run time against
+# the kind's resource): a kind's status, and a few built-in kinds' parts written as the kind
+# itself (a pod's container resources and ephemeral containers, a CSR's approval, a
+# namespace's finalizers). The scale subresource has its own calls (`scale`, `get_scale`).
+WritableSubresource = Literal["status", "resize", "ephemeralcontainers", "approval", "finalize"]
 
 
 class WriteObserver(Protocol):
@@ -931,14 +936,23 @@ class Client(_Base):
             )
         )
 
-    def update(self, obj: K, *, field_manager: str | None = None, dry_run: bool = False) -> K:
+    def update(
+        self,
+        obj: K,
+        *,
+        subresource: WritableSubresource | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> K:
         """Replace the object; Conflict if its metadata.resourceVersion is not the server's
-        (optimistic concurrency: read, change, update; see retry_on_conflict)."""
+        (optimistic concurrency: read, change, update; see retry_on_conflict). With
+        `subresource` the server takes only that part of it ("resize": the containers'
+        resources; "finalize": a namespace's spec.finalizers; M15)."""
         return self._run(
             self._calls.write(
                 "update",
                 obj,
-                subresource=None,
+                subresource=subresource,
                 field_manager=self._manager(field_manager),
                 dry_run=dry_run,
             )
@@ -967,7 +981,7 @@ class Client(_Base):
         *,
         namespace: str,
         patch_type: PatchType = "merge",
-        subresource: Literal["status"] | None = None,
+        subresource: WritableSubresource | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> NK: ...
@@ -979,7 +993,7 @@ class Client(_Base):
         patch: Patch | BaseModel,
         *,
         patch_type: PatchType = "merge",
-        subresource: Literal["status"] | None = None,
+        subresource: WritableSubresource | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> CK: ...
@@ -991,7 +1005,7 @@ class Client(_Base):
         *,
         namespace: str | None = None,
         patch_type: PatchType = "merge",
-        subresource: Literal["status"] | None = None,
+        subresource: WritableSubresource | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> K:
@@ -1298,13 +1312,20 @@ class AsyncClient(_Base):
             )
         )
 
-    async def update(self, obj: K, *, field_manager: str | None = None, dry_run: bool = False) -> K:
+    async def update(
+        self,
+        obj: K,
+        *,
+        subresource: WritableSubresource | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> K:
         """`Client.update`."""
         return await self._run(
             lambda: self._calls.write(
                 "update",
                 obj,
-                subresource=None,
+                subresource=subresource,
                 field_manager=self._manager(field_manager),
                 dry_run=dry_run,
             )
@@ -1333,7 +1354,7 @@ class AsyncClient(_Base):
         *,
         namespace: str,
         patch_type: PatchType = "merge",
-        subresource: Literal["status"] | None = None,
+        subresource: WritableSubresource | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> NK: ...
@@ -1345,7 +1366,7 @@ class AsyncClient(_Base):
         patch: Patch | BaseModel,
         *,
         patch_type: PatchType = "merge",
-        subresource: Literal["status"] | None = None,
+        subresource: WritableSubresource | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> CK: ...
@@ -1357,7 +1378,7 @@ class AsyncClient(_Base):
         *,
         namespace: str | None = None,
         patch_type: PatchType = "merge",
-        subresource: Literal["status"] | None = None,
+        subresource: WritableSubresource | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
     ) -> K:

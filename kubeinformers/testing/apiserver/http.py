@@ -20,6 +20,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from kubeinformers.runtime.api.resource import LIST_WATCH_VERBS
 from kubeinformers.testing.apiserver import api, create_only, write
+from kubeinformers.testing.apiserver import objects as objs
 from kubeinformers.testing.apiserver import render as rendering
 from kubeinformers.testing.apiserver.errors import (
     ApiError,
@@ -262,9 +263,17 @@ class Handler(WatchStreamHandler):
     ) -> None:
         store, reg, ns = state.store, state.registry, info.namespace
         status_only = info.subresource == "status"
-        if info.subresource and not (status_only and served.status_subresource):
+        part = info.subresource if (*served.skey, info.subresource) in objs.PARTS else ""
+        if info.subresource and not (status_only and served.status_subresource) and not part:
             raise api_error(404, "NotFound", "the server could not find the requested resource", {})
         verb = info.verb
+        if part and verb not in ("get", "update", "patch"):
+            raise api_error(
+                405,
+                "MethodNotAllowed",
+                "the server does not allow this method on the requested resource",
+                {},
+            )
         if query.get("dryRun") and verb in ("create", "update", "patch", "delete"):
             # Refused rather than written: a dry run that changed the store would mislead.
             raise api_error(
@@ -319,6 +328,7 @@ class Handler(WatchStreamHandler):
                 _body(raw, served),
                 self._manager(query),
                 status_only,
+                part,
             )
             self._send_json(200, rendering.render_as(obj, served, out))
         elif verb == "patch":
@@ -332,6 +342,7 @@ class Handler(WatchStreamHandler):
                 self.headers.get("Content-Type", ""),
                 self._manager(query),
                 status_only,
+                part,
             )
             self._send_json(200, rendering.render_as(obj, served, out))
         elif verb == "delete":

@@ -8,6 +8,7 @@ and the Status bodies of its errors; patches and CRD schema checks live in `sche
 
 from __future__ import annotations
 
+import copy
 import datetime
 import re
 import secrets
@@ -253,6 +254,47 @@ def _kind_defaults(res: APIResource, obj: ObjDict) -> None:
         }
 
 
+# Subresources written as the kind itself, of which the server takes only a part:
+# (group, plural, subresource) -> whether that part is in the status.
+PARTS: dict[tuple[str, str, str], bool] = {
+    ("", "pods", "resize"): False,
+    ("", "pods", "ephemeralcontainers"): False,
+    ("", "namespaces", "finalize"): False,
+    ("certificates.k8s.io", "certificatesigningrequests", "approval"): True,
+}
+
+
+def take_part(subresource: str, old: ObjDict, new: ObjDict) -> ObjDict:
+    """What an update through `subresource` (a key of PARTS) writes: `old` with only that part
+    taken from `new` (and `new`'s metadata, for its resourceVersion), as kube-apiserver's
+    strategies for them keep the rest; their validations of the part are not made here."""
+    out = copy.deepcopy(old)
+    out["metadata"] = new.get("metadata") or {}
+    spec = out.setdefault("spec", {})
+    new_spec = new.get("spec") or {}
+    if subresource == "resize":  # the containers' resources, by container name
+        for key in ("containers", "initContainers"):
+            sent = {c.get("name"): c for c in new_spec.get(key) or []}
+            for container in spec.get(key) or []:
+                if container.get("name") in sent:
+                    resources = sent[container["name"]].get("resources")
+                    if resources is None:
+                        container.pop("resources", None)
+                    else:
+                        container["resources"] = resources
+    elif subresource == "ephemeralcontainers":
+        added = copy.deepcopy(new_spec.get("ephemeralContainers") or [])
+        for container in added:
+            container.setdefault("resources", {})  # a struct in Go: written as {}
+        spec["ephemeralContainers"] = added
+    elif subresource == "finalize":
+        spec["finalizers"] = new_spec.get("finalizers") or []
+    elif subresource == "approval":
+        status = out.setdefault("status", {})
+        status["conditions"] = (new.get("status") or {}).get("conditions") or []
+    return out
+
+
 def prepare_update(
     res: APIResource,
     old: ObjDict,
@@ -298,6 +340,8 @@ def prepare_update(
         for k, v in meta_new.items():
             if k not in meta and k not in ("resourceVersion", "managedFields", "selfLink"):
                 meta[k] = v
+        if (res.group, res.resource) == ("", "namespaces"):  # kept by every update, as kube's
+            meta["labels"] = dict(meta.get("labels") or {}, **{"kubernetes.io/metadata.name": name})
         out = dict(new, apiVersion=old["apiVersion"], kind=old["kind"], metadata=meta)
         if has_status:
             out.pop("status", None)

@@ -109,7 +109,9 @@ def update(
     body: Any,
     manager: str,
     status_only: bool,
+    part: str = "",
 ) -> ObjDict:
+    """An update (`part`: through a subresource of objs.PARTS, which takes only its part)."""
     body = _body_dict(body, served)
     ns = ns if served.api.namespaced else None
     meta = body.get("metadata") or {}
@@ -121,6 +123,9 @@ def update(
         )
     with store.lock:
         old = get(store, served, ns, name)
+        if part:
+            body = objs.take_part(part, old, body)
+            status_only = objs.PARTS[(served.api.group, served.api.resource, part)]
         new = objs.prepare_update(
             served.api,
             old,
@@ -151,6 +156,7 @@ def patch(
     content_type: str,
     manager: str,
     status_only: bool,
+    part: str = "",
 ) -> ObjDict:
     kind = content_type.split(";")[0].strip()
     try:
@@ -185,7 +191,7 @@ def patch(
             new = merge_patch(old, doc)
         else:
             raise api_error(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
-        return update(store, registry, served, ns, name, new, manager, status_only)
+        return update(store, registry, served, ns, name, new, manager, status_only, part)
 
 
 def _remove(store: Store, registry: Registry, served: Served, final: ObjDict) -> ObjDict:

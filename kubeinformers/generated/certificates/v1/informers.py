@@ -39,7 +39,7 @@ class CertificateSigningRequestInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
-        subresources=frozenset({"status"}),
+        subresources=frozenset({"approval", "status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.certificates.v1.CertificateSigningRequest",
             "kubeinformers.generated.protobuf_schema",

@@ -247,7 +247,7 @@ class CertificateSigningRequestLister(_ClusterLister[CertificateSigningRequest])
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
-        subresources=frozenset({"status"}),
+        subresources=frozenset({"approval", "status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.certificates.v1.CertificateSigningRequest",
             "kubeinformers.generated.protobuf_schema",

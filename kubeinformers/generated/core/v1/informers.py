@@ -209,7 +209,7 @@ class NamespaceInformer:
         namespaced=False,
         singular="namespace",
         verbs=frozenset({"create", "delete", "get", "list", "patch", "update", "watch"}),
-        subresources=frozenset({"status"}),
+        subresources=frozenset({"finalize", "status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.core.v1.Namespace", "kubeinformers.generated.protobuf_schema"
         ),
@@ -393,7 +393,7 @@ class PodInformer:
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
-        subresources=frozenset({"status"}),
+        subresources=frozenset({"ephemeralcontainers", "resize", "status"}),
         protobuf=_ProtobufKind("k8s.io.api.core.v1.Pod", "kubeinformers.generated.protobuf_schema"),
     )
 

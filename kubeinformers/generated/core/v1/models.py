@@ -6207,7 +6207,7 @@ class NamespaceLister(_ClusterLister[Namespace]):
         namespaced=False,
         singular="namespace",
         verbs=frozenset({"create", "delete", "get", "list", "patch", "update", "watch"}),
-        subresources=frozenset({"status"}),
+        subresources=frozenset({"finalize", "status"}),
         protobuf=_ProtobufKind(
             "k8s.io.api.core.v1.Namespace", "kubeinformers.generated.protobuf_schema"
         ),
@@ -6326,7 +6326,7 @@ class PodLister(_NamespacedLister[Pod]):
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
-        subresources=frozenset({"status"}),
+        subresources=frozenset({"ephemeralcontainers", "resize", "status"}),
         protobuf=_ProtobufKind("k8s.io.api.core.v1.Pod", "kubeinformers.generated.protobuf_schema"),
     )
 

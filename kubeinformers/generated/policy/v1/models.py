@@ -219,7 +219,7 @@ Eviction.__kube_subresource__ = _SubresourceKind(
         verbs=frozenset(
             {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
         ),
-        subresources=frozenset({"status"}),
+        subresources=frozenset({"ephemeralcontainers", "resize", "status"}),
     ),
     "eviction",
     "policy/v1",
