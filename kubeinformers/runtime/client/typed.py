@@ -377,16 +377,17 @@ def _where(resource: APIResource, name: str | None, namespace: str | None) -> st
     return what
 
 
-def _body(obj: BaseModel, resource: APIResource, *, only_set: bool) -> dict[str, Any]:
+def _body(obj: BaseModel, api_version: str, kind: str, *, only_set: bool) -> dict[str, Any]:
     """The object as the API spells it: every field (unknown ones too), or, for apply, only
-    those set on it; apiVersion and kind filled in from the resource."""
+    those set on it; apiVersion and kind filled in (the resource's, or a kind created under
+    another object's own)."""
     obj = materialize(obj)
     if only_set:
         data = obj.model_dump(mode="json", by_alias=True, exclude_unset=True)
     else:
         data = obj.model_dump(mode="json", by_alias=True, exclude_none=True)
-    data["apiVersion"] = data.get("apiVersion") or resource.api_version
-    data["kind"] = data.get("kind") or resource.kind
+    data["apiVersion"] = data.get("apiVersion") or api_version
+    data["kind"] = data.get("kind") or kind
     return data
 
 
@@ -511,7 +512,7 @@ class _Calls:
                 path,
                 what,
                 query(fieldManager=field_manager, dryRun="All" if dry_run else None),
-                _encode(_body(model, resource, only_set=False)),
+                _encode(_body(model, resource.api_version, resource.kind, only_set=False)),
                 JSON,
                 resource=resource,
                 subresource=subresource,
@@ -537,9 +538,7 @@ class _Calls:
                 f"{parent.singular_name} it is for (it is created as {under.describe()})"
             )
         ns = self._namespace(parent, getattr(meta, "namespace", None), name)
-        data = materialize(model).model_dump(mode="json", by_alias=True, exclude_none=True)
-        data["apiVersion"] = data.get("apiVersion") or under.api_version
-        data["kind"] = data.get("kind") or under.kind
+        data = _body(model, under.api_version, under.kind, only_set=False)
         return _Call(
             Request(
                 "POST",
@@ -656,7 +655,7 @@ class _Calls:
             model = _an_object(obj, "apply")
             resource, name, ns = self._identity(obj, "patch")
             model_type = cast(type[R], type(materialize(model)))
-            body = _body(model, resource, only_set=True)
+            body = _body(model, resource.api_version, resource.kind, only_set=True)
         path = resource.object_path(name, ns) + self._subresource(resource, subresource)
         what = f"apply {_where(resource, name, ns)}" + (f" ({subresource})" if subresource else "")
         return _Call(
