@@ -1017,6 +1017,9 @@ def test_m14_local_api_server_evicts_pods_and_issues_tokens_it_then_takes() -> N
                 spec=PodSpec(containers=[Container(name="c", image="i")]),
             )
         )
+        with pytest.raises(BadRequest, match="dryRun"):  # a dry run must not evict
+            admin.create(Eviction(metadata=ObjectMeta(name="p", namespace="default")), dry_run=True)
+        assert admin.get(Pod, "p", namespace="default").metadata is not None
         assert admin.create(Eviction(metadata=ObjectMeta(name="p", namespace="default")))
         with pytest.raises(NotFound):
             admin.get(Pod, "p", namespace="default")

@@ -163,6 +163,8 @@ class Handler(WatchStreamHandler):
                 return
             _check_method(served, info)
             if info.verb == "create" and create_only.is_create_only(served, info):
+                if query.get("dryRun"):  # an eviction dry run must not evict
+                    raise _no_dry_run()
                 code, answer = create_only.answer(
                     state, served, info, user, _body(raw, served), self._manager(query)
                 )
@@ -275,12 +277,7 @@ class Handler(WatchStreamHandler):
                 {},
             )
         if query.get("dryRun") and verb in ("create", "update", "patch", "delete"):
-            # Refused rather than written: a dry run that changed the store would mislead.
-            raise api_error(
-                400,
-                "BadRequest",
-                "LocalApiServer does not implement dryRun: test dry runs against RealApiServer",
-            )
+            raise _no_dry_run()
         out = rendering.negotiate(self.headers.get("Accept", ""))  # 406 before any work, as kube
         if verb == "watch":
             if info.name:
@@ -455,6 +452,15 @@ class Handler(WatchStreamHandler):
             self._not_served(state, info)
         else:
             self._page_not_found()
+
+
+def _no_dry_run() -> ApiError:
+    """Refused rather than written: a dry run that changed the store would mislead."""
+    return api_error(
+        400,
+        "BadRequest",
+        "LocalApiServer does not implement dryRun: test dry runs against RealApiServer",
+    )
 
 
 def _check_method(served: Served, info: RequestInfo) -> None:
