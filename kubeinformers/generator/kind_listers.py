@@ -64,7 +64,12 @@ def attach_listers(
     subresources = subresources or {}
     markers = {
         **{cls: f'    __kube_lister__: _ClassVar[type["{name}"]]' for cls, name in listers.items()},
-        **{cls: "    __kube_resource__: _ClassVar[_APIResource]" for cls in resources},
+        **{
+            cls: "    __kube_resource__: _ClassVar[_ReadableResource]"
+            if literal.startswith("_ReadableResource(")
+            else "    __kube_resource__: _ClassVar[_APIResource]"
+            for cls, literal in resources.items()
+        },
         **{cls: "    __kube_subresource__: _ClassVar[_SubresourceKind]" for cls in subresources},
     }
     present = {cls for cls in markers if re.search(rf"^class {cls}\(", code, re.M)}
@@ -136,6 +141,11 @@ def attach_listers(
             protobuf=(
                 "from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind\n"
                 if "_ProtobufKind(" in block
+                else ""
+            )
+            + (
+                "from kubeinformers.runtime.api.resource import ReadableResource as _ReadableResource\n"
+                if "_ReadableResource(" in block
                 else ""
             )
             + (

@@ -289,8 +289,9 @@ def render(
             # No informer, no lister: its model knows its resource, for the typed client.
             if r.verbs and model_module:
                 first = f"{cls}.__kube_resource__ = "
+                readable = {"get", "list"} <= r.verbs  # the client reads it (M13)
                 served_only[f"{pkg}/{version}/{model_module}.py"][cls] = resource_expr(
-                    r, "_APIResource", None, first=first
+                    r, "_ReadableResource" if readable else "_APIResource", None, first=first
                 )
             continue
         gv = version_ctx(pkg, version, f"{r.group or 'core'}/{r.version}")

@@ -912,6 +912,21 @@ def test_m13_what_such_a_kind_is_not_served_for_is_refused_before_any_request(
         SharedInformerFactory(real_apiserver.api_client()).informer(TokenReview)
 
 
+def test_m13_a_kind_served_for_get_and_list_without_watch_is_read(client: Client) -> None:
+    """M13: ComponentStatus (get and list, no watch: no informer) is listed and got by the
+    typed client, typed; a create of it is refused before any request."""
+    from kubeinformers.generated.core.v1 import ComponentStatus
+    from kubeinformers.runtime.api.kinds import KindModelError
+
+    listed = client.list(ComponentStatus)
+    names = [c.metadata.name for c in listed.items if c.metadata is not None]
+    assert names and all(isinstance(c, ComponentStatus) for c in listed.items)
+    first = client.get(ComponentStatus, str(names[0]))
+    assert first.metadata is not None and first.metadata.name == names[0]
+    with pytest.raises(KindModelError, match=r"componentstatuses .* for get, list only"):
+        client.create(ComponentStatus(metadata=ObjectMeta(name="x")))
+
+
 def test_m14_an_eviction_deletes_the_pod_and_a_budget_that_allows_none_refuses_it_at_once(
     client: Client, ns: str
 ) -> None:

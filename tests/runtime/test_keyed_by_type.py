@@ -101,6 +101,12 @@ def test_m13_a_kind_served_without_list_and_watch_carries_its_resource() -> None
     from kubeinformers.generated.core.v1 import Binding
 
     assert served_resource_of(SubjectAccessReview).verbs == {"create"}
+    # Served for get and list: a ReadableResource, which is what types the client's reads.
+    from kubeinformers.generated.core.v1 import ComponentStatus
+    from kubeinformers.runtime.api.resource import ReadableResource
+
+    assert isinstance(served_resource_of(ComponentStatus), ReadableResource)
+    assert not isinstance(served_resource_of(SubjectAccessReview), ReadableResource)
     assert served_resource_of(Binding).collection_path("ns") == "/api/v1/namespaces/ns/bindings"
     assert served_resource_of(Pod) is resource_of(Pod)
 

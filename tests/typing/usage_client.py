@@ -25,6 +25,7 @@ from kubeinformers.generated.authorization.v1 import (
 )
 from kubeinformers.generated.core.v1 import (
     Binding,
+    ComponentStatus,
     ConfigMap,
     Node,
     ObjectReference,
@@ -73,6 +74,9 @@ def sync_calls(factory: SharedInformerFactory) -> None:
     assert_type(client.create(local), LocalSubjectAccessReview)
     bind = Binding(metadata=ObjectMeta(name="p"), target=ObjectReference(name="n", kind="Node"))
     assert_type(client.create(bind), Binding)
+    # M13: a kind served for get and list but not watch is read.
+    assert_type(client.list(ComponentStatus), ObjectList[ComponentStatus])
+    assert_type(client.get(ComponentStatus, "etcd-0"), ComponentStatus)
     # M15: parts written as the kind itself.
     sized = client.get(Pod, "web", namespace="default")
     assert_type(client.update(sized, subresource="resize"), Pod)
@@ -129,6 +133,7 @@ async def async_calls(factory: SharedInformerFactory) -> None:
     assert_type(await client.apply_status(ready, field_manager="me"), Widget)
     assert_type(await client.delete(ConfigMap, "c", namespace="default"), ConfigMap | Status)
     assert_type(await client.create(TokenReview(spec=TokenReviewSpec())), TokenReview)
+    assert_type(await client.list(ComponentStatus), ObjectList[ComponentStatus])
 
     async def bump() -> ConfigMap:
         return await client.update(cm)

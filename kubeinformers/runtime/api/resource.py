@@ -117,6 +117,13 @@ class APIResource:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadableResource(APIResource):
+    """A resource the server serves for get and list but not watch (ComponentStatus; a
+    cluster's PodMetrics): no informer, and the typed client reads it (its class is what
+    tells mypy so)."""
+
+
+@dataclass(frozen=True, slots=True)
 class SubresourceKind:
     """A kind the server takes only as a subresource of another resource's object, where it
     is created: a policy/v1 Eviction as pods/<name>/eviction, an authentication/v1
@@ -153,6 +160,7 @@ __all__ = [
     "APIResource",
     "GroupVersionResource",
     "ProtobufKind",
+    "ReadableResource",
     "SubresourceKind",
     "path_segment_problem",
 ]

@@ -38,7 +38,7 @@ from kubeinformers.runtime.api.errors import ApiStatusError
 from kubeinformers.runtime.api.kinds import KindModelError, created_under, served_resource_of
 from kubeinformers.runtime.api.listwatch import ListOptions, ObjectList
 from kubeinformers.runtime.api.model import Scale, Status
-from kubeinformers.runtime.api.resource import APIResource, SubresourceKind
+from kubeinformers.runtime.api.resource import APIResource, ReadableResource, SubresourceKind
 from kubeinformers.runtime.client.api_client import ApiClient
 from kubeinformers.runtime.client.cancel import Cancellation
 from kubeinformers.runtime.client.rest import (
@@ -243,6 +243,17 @@ class ServedKind(Protocol):
     def metadata(self) -> object: ...
 
 
+class ReadableKind(Protocol):
+    """A generated model of a kind the server serves for get and list but not watch
+    (ComponentStatus; PodMetrics from a cluster with metrics-server): read, not watched."""
+
+    @property
+    def __kube_resource__(self) -> ReadableResource: ...
+
+    @property
+    def metadata(self) -> object: ...
+
+
 class SubresourceCreatedKind(Protocol):
     """A generated model of a kind created only as a subresource of another object (an
     Eviction as pods/<name>/eviction, a TokenRequest as serviceaccounts/<name>/token)."""
@@ -263,6 +274,8 @@ class StatusKind(Kind, Protocol):
 
 K = TypeVar("K", bound=Kind)
 WK = TypeVar("WK", bound=Kind | ServedKind | SubresourceCreatedKind)  # what `create` takes
+RK = TypeVar("RK", bound=ReadableKind)  # read without a watch: scope checked at run time
+GK = TypeVar("GK", bound=Kind | ReadableKind)  # what `get` and `list` take
 NK = TypeVar("NK", bound=NamespacedKind)
 CK = TypeVar("CK", bound=ClusterKind)
 SK = TypeVar("SK", bound=StatusKind)
@@ -881,7 +894,9 @@ class Client(_Base):
     def get(self, model: type[NK], name: str, *, namespace: str) -> NK: ...
     @overload
     def get(self, model: type[CK], name: str) -> CK: ...
-    def get(self, model: type[K], name: str, *, namespace: str | None = None) -> K:
+    @overload
+    def get(self, model: type[RK], name: str, *, namespace: str | None = None) -> RK: ...
+    def get(self, model: type[GK], name: str, *, namespace: str | None = None) -> GK:
         """The object as the server has it now (NotFound if it does not exist)."""
         return self._run(self._calls.get(model, name, namespace))
 
@@ -906,20 +921,31 @@ class Client(_Base):
         limit: int | None = None,
         continue_: str | None = None,
     ) -> ObjectList[CK]: ...
+    @overload
     def list(
         self,
-        model: type[K],
+        model: type[RK],
         *,
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
-    ) -> ObjectList[K]:
+    ) -> ObjectList[RK]: ...
+    def list(
+        self,
+        model: type[GK],
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> ObjectList[GK]:
         """One page of objects (all of them without `limit`; `namespace=None`: every
         namespace). The page's `continue_` asks for the next page."""
         options = ListOptions(label_selector, field_selector, None, None, limit, continue_)
-        return cast(ObjectList[K], self._list_page(model, namespace, options))
+        return cast(ObjectList[GK], self._list_page(model, namespace, options))
 
     def create(self, obj: WK, *, field_manager: str | None = None, dry_run: bool = False) -> WK:
         """Create `obj` (AlreadyExists if its name is taken); the server's copy is returned.
@@ -1254,7 +1280,9 @@ class AsyncClient(_Base):
     async def get(self, model: type[NK], name: str, *, namespace: str) -> NK: ...
     @overload
     async def get(self, model: type[CK], name: str) -> CK: ...
-    async def get(self, model: type[K], name: str, *, namespace: str | None = None) -> K:
+    @overload
+    async def get(self, model: type[RK], name: str, *, namespace: str | None = None) -> RK: ...
+    async def get(self, model: type[GK], name: str, *, namespace: str | None = None) -> GK:
         """`Client.get`."""
         return await self._run(lambda: self._calls.get(model, name, namespace))
 
@@ -1279,21 +1307,32 @@ class AsyncClient(_Base):
         limit: int | None = None,
         continue_: str | None = None,
     ) -> ObjectList[CK]: ...
+    @overload
     async def list(
         self,
-        model: type[K],
+        model: type[RK],
         *,
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
         limit: int | None = None,
         continue_: str | None = None,
-    ) -> ObjectList[K]:
+    ) -> ObjectList[RK]: ...
+    async def list(
+        self,
+        model: type[GK],
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> ObjectList[GK]:
         """`Client.list`."""
         options = ListOptions(label_selector, field_selector, None, None, limit, continue_)
 
-        def work() -> ObjectList[K]:
-            return cast(ObjectList[K], self._list_page(model, namespace, options))
+        def work() -> ObjectList[GK]:
+            return cast(ObjectList[GK], self._list_page(model, namespace, options))
 
         return await _off_the_loop(work)
 

@@ -12,6 +12,7 @@ from typing import ClassVar as _ClassVar
 
 from kubeinformers.runtime.api.resource import APIResource as _APIResource
 from kubeinformers.runtime.api.resource import ProtobufKind as _ProtobufKind
+from kubeinformers.runtime.api.resource import ReadableResource as _ReadableResource
 from kubeinformers.runtime.cache.listers import ClusterLister as _ClusterLister
 from kubeinformers.runtime.cache.listers import NamespacedLister as _NamespacedLister
 from kubeinformers.runtime.cache.listers import (
@@ -3635,7 +3636,7 @@ class ComponentStatus(KubeModel):
     ComponentStatus (and ComponentStatusList) holds the cluster validation info. Deprecated: This API is deprecated in v1.19+
     """
 
-    __kube_resource__: _ClassVar[_APIResource]
+    __kube_resource__: _ClassVar[_ReadableResource]
 
     api_version: Annotated[str | None, Field(alias="apiVersion")] = None
     """
@@ -6493,7 +6494,7 @@ Binding.__kube_resource__ = _APIResource(
     singular="binding",
     verbs=frozenset({"create"}),
 )
-ComponentStatus.__kube_resource__ = _APIResource(
+ComponentStatus.__kube_resource__ = _ReadableResource(
     group="",
     version="v1",
     resource="componentstatuses",
