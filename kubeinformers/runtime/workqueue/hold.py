@@ -1,5 +1,5 @@
-"""Holding keys back (N10): what the threaded and the asyncio queue share of a release (set
-the matching queued keys aside) and of an acquire (give back those no longer held)."""
+"""Holding keys back (N10): the two steps of `QueueCore.set_hold` (workqueue.core), a release
+(set the matching queued keys aside) and an acquire (give back those no longer held)."""
 
 from __future__ import annotations
 

@@ -4,15 +4,18 @@ evictions and token requests (M14).
 kube-apiserver keeps none of them. A review is a question put to the server and comes back
 with the answer in its `status`; a Binding sets its pod's `spec.nodeName` and is answered
 with a Status Success; an Eviction deletes its pod unless the pod's PodDisruptionBudget
-allows no disruption (then 429, as kube-apiserver's eviction checks it, from the budget's
-status: nothing here writes it, as no disruption controller runs beside a bare
-kube-apiserver); a TokenRequest returns a new bearer token of the service account, which
-this server then takes (as a user without permissions: see below; it does not expire). This server answers by its own rules, the ones `Handler._authorize`
-enforces: the token it was started with (or any request, when it has none) is the admin,
-`users=` tokens are those users, no header is `system:anonymous`; the admin may do what
-`forbid` does not refuse, anyone else nothing on resources. It keeps no RBAC rules to list,
-so a SelfSubjectRulesReview says so (`incomplete`, as kube-apiserver does when an authorizer
-cannot list its rules).
+allows no disruption (then 429, decided from the budget's status as kube-apiserver's
+eviction decides it; nothing here writes that status, as no disruption controller runs beside
+a bare kube-apiserver); a TokenRequest returns a new bearer token of the service account,
+which this server takes from then on (it does not expire).
+
+The answers follow this server's own rules, the ones `Handler._authorize` enforces: the token
+it was started with (or any request, when it has none) is the admin, `users=` tokens and
+issued service-account tokens are users without permissions, no header is
+`system:anonymous`; the admin may do what `forbid` does not refuse, anyone else nothing on
+resources but ask about themselves (system:basic-user's self reviews). It keeps no RBAC rules
+to list, so a SelfSubjectRulesReview says so (`incomplete`, as kube-apiserver does when an
+authorizer cannot list its rules).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from kubeinformers.testing.apiserver.selectors import parse_label_selector
 from kubeinformers.testing.apiserver.state import ADMIN_USER, RequestInfo, ServerState, denied
 from kubeinformers.testing.apiserver.store import Store
 
-__all__ = ["answer", "is_create_only"]
+__all__ = ["answer", "anyone_may_ask", "is_create_only"]
 
 _AUTHZ = "authorization.k8s.io"
 _AUTHN = "authentication.k8s.io"
