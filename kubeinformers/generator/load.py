@@ -356,25 +356,31 @@ def _group_roots(
 _PREFIX = re.compile(r"^/(?:api/(?P<cv>[^/]+)|apis/(?P<g>[^/]+)/(?P<v>[^/]+))(?P<rest>/.*)?$")
 
 
-def _resources_from_paths(paths: Mapping[str, Any], source: Source) -> list[Resource]:
-    """Resources from the operations' x-kubernetes-action and x-kubernetes-group-version-kind."""
-    found: dict[tuple[str, str, str], dict[str, Any]] = {}
-    subresources: dict[tuple[str, str, str], set[str]] = {}
-    same_kind: list[tuple[str, str, str, str, str]] = []  # (group, version, plural, sub, kind)
+def _api_paths(
+    paths: Mapping[str, Any],
+) -> Iterator[tuple[str, str, list[str], bool, Mapping[str, Any]]]:
+    """Each API path in order, split: (group, version, its segments after the group version,
+    without `watch/` and `namespaces/{namespace}/`, whether it had the latter, its item)."""
     for path in sorted(paths):
         item = paths[path]
         m = _PREFIX.match(path)
         if not m or not isinstance(item, Mapping):
             continue
-        group = m.group("g") or ""
-        version = m.group("cv") or m.group("v") or ""
         segs = [s for s in (m.group("rest") or "").split("/") if s]
         if segs and segs[0] == "watch":
             segs = segs[1:]
-        namespaced = False
-        if len(segs) >= 3 and segs[0] == "namespaces" and segs[1] == "{namespace}":
-            namespaced = True
+        namespaced = len(segs) >= 3 and segs[0] == "namespaces" and segs[1] == "{namespace}"
+        if namespaced:
             segs = segs[2:]
+        yield m.group("g") or "", m.group("cv") or m.group("v") or "", segs, namespaced, item
+
+
+def _resources_from_paths(paths: Mapping[str, Any], source: Source) -> list[Resource]:
+    """Resources from the operations' x-kubernetes-action and x-kubernetes-group-version-kind."""
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    subresources: dict[tuple[str, str, str], set[str]] = {}
+    same_kind: list[tuple[str, str, str, str, str]] = []  # (group, version, plural, sub, kind)
+    for group, version, segs, namespaced, item in _api_paths(paths):
         if len(segs) == 3 and segs[1] == "{name}" and segs[2] in _WRITABLE_SUBRESOURCES:
             subresources.setdefault((group, version, segs[0]), set()).add(segs[2])
             continue
@@ -428,16 +434,7 @@ def _subresource_kinds_from_paths(paths: Mapping[str, Any]) -> list[SubresourceK
     kind is not the parent's own: Eviction, TokenRequest, Binding (pods/binding)."""
     parents: dict[tuple[str, str, str], str] = {}  # (group, version, plural) -> its kind
     posts: list[tuple[str, str, str, str, Mapping[str, Any]]] = []
-    for path in sorted(paths):
-        item = paths[path]
-        m = _PREFIX.match(path)
-        if not m or not isinstance(item, Mapping):
-            continue
-        group = m.group("g") or ""
-        version = m.group("cv") or m.group("v") or ""
-        segs = [s for s in (m.group("rest") or "").split("/") if s]
-        if len(segs) >= 3 and segs[0] == "namespaces" and segs[1] == "{namespace}":
-            segs = segs[2:]
+    for group, version, segs, _namespaced, item in _api_paths(paths):
         for op in item.values():
             if not isinstance(op, Mapping):
                 continue

@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,9 +170,14 @@ def run_mypy(
     mypy_path: list[Path],
     cache_dir: Path = MYPY_CACHE,
     timeout: float = 900,
+    env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """mypy --strict over `files` with the project's settings (pydantic plugin)."""
-    env = dict(os.environ, MYPYPATH=os.pathsep.join(str(p) for p in [*mypy_path, REPO]))
+    """mypy --strict over `files` with the project's settings (pydantic plugin); `env`
+    (default: this process's) with MYPYPATH set to `mypy_path` and the repository."""
+    env = dict(
+        os.environ if env is None else env,
+        MYPYPATH=os.pathsep.join(str(p) for p in [*mypy_path, REPO]),
+    )
     return subprocess.run(
         [
             sys.executable,

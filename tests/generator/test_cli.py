@@ -21,6 +21,7 @@ from tests.generator.genutil import (
     generate_ok,
     importable,
     run_generator,
+    run_mypy,
     tree_bytes,
 )
 
@@ -423,27 +424,9 @@ def test_h34_an_installed_generated_package_is_typed_for_mypy(tmp_path: Path) ->
         "reveal_type(Widget.model_validate({}).spec)\n",
         encoding="utf-8",
     )
-    env = {k: v for k, v in os.environ.items() if k != "MYPYPATH"}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "--strict",
-            "--config-file",
-            str(REPO / "pyproject.toml"),
-            "--cache-dir",
-            str(REPO / ".mypy_cache"),
-            "--no-error-summary",
-            "use.py",
-        ],
-        cwd=project,
-        env=dict(env, PYTHONPATH=os.pathsep.join([str(REPO), str(site)])),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    # Found through the interpreter's path, as an installed package is (not MYPYPATH).
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(site)]))
+    proc = run_mypy([Path("use.py")], cwd=project, mypy_path=[], timeout=600, env=env)
     assert proc.stdout.strip().splitlines() == [
         'use.py:8: note: Revealed type is "myapp.informers.demo.v1alpha1.widget.WidgetSpec | None"'
     ], proc.stdout + proc.stderr

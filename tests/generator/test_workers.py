@@ -146,12 +146,15 @@ def test_workers_exit_when_the_generator_is_killed(
 # each file a worker reads blocks forever. The parent hands every file to the pool, so only
 # workers call it; the function is pickled by reference to this module, which they also load.
 BLOCKING_READER = """
+import os
 import threading
 
 import kubeinformers.generator.load as load
 
 
 def read_forever(f):
+    # Say this worker reads (a file named by its pid), then block until stopped.
+    open(os.path.join(os.environ["KUBEINFORMERS_TEST_READING"], str(os.getpid())), "w").close()
     threading.Event().wait()
 
 
@@ -176,27 +179,56 @@ def _big_crd(index: int) -> dict[str, object]:
     return crd
 
 
+def _big_corpus(tmp_path: Path) -> Path:
+    """A folder of big CRDs, twice what the generator reads in one process."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(2 * load.PARALLEL_MIN_BYTES // 500_000):
+        (corpus / f"c{i}.json").write_text(json.dumps(_big_crd(i)))
+    return corpus
+
+
+def _blocking_hook(tmp_path: Path) -> tuple[Path, Path]:
+    """(a folder for PYTHONPATH whose sitecustomize makes the reading workers block, the
+    folder where each of them says it reads); set KUBEINFORMERS_TEST_READING to the latter."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(BLOCKING_READER)
+    reading = tmp_path / "reading"
+    reading.mkdir()
+    return hook, reading
+
+
+def _children_once_reading(proc: subprocess.Popen[str], reading: Path) -> set[int]:
+    """The generator's child processes once two of its workers read (blocked in the hook)."""
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while len(list(reading.iterdir())) < 2 and time.monotonic() < deadline:
+        if proc.poll() is not None:
+            break
+        time.sleep(0.02)
+    assert len(list(reading.iterdir())) >= 2, (
+        "the generator read the folder without worker processes"
+    )
+    return _children(proc.pid)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_reading_workers_end_with_the_generator_on_ctrl_c_and_sigterm(
     tmp_path: Path, sig: signal.Signals
 ) -> None:
     """A generator stopped while its workers read a big folder of CRDs ends, and so do they."""
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    for i in range(2 * load.PARALLEL_MIN_BYTES // 500_000):
-        (corpus / f"c{i}.json").write_text(json.dumps(_big_crd(i)))
+    corpus = _big_corpus(tmp_path)
     args = ["--crd", str(corpus), "--out", str(tmp_path / "out"), "--package", "out", "-j", "2"]
     # The reading workers block until stopped, so the signal always lands while they read (a
     # fast machine once finished the whole folder between seeing the workers and the signal).
-    hook = tmp_path / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(BLOCKING_READER)
+    hook, reading = _blocking_hook(tmp_path)
     proc = subprocess.Popen(
         [sys.executable, "-m", "kubeinformers.generator", "generate", *args],
         cwd=REPO,
         env=dict(
             os.environ,
             PYTHONPATH=os.pathsep.join([str(hook), str(REPO)]),
+            KUBEINFORMERS_TEST_READING=str(reading),
             PYTHONFAULTHANDLER="1",  # SIGABRT dumps every thread: see where a stop hangs
         ),
         stderr=subprocess.PIPE,
@@ -207,12 +239,7 @@ def test_reading_workers_end_with_the_generator_on_ctrl_c_and_sigterm(
         preexec_fn=_default_sigint,
     )
     try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        workers: set[int] = set()
-        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            workers |= _children(proc.pid)
-            time.sleep(0.02)
-        assert len(workers) >= 2, "the generator read the folder without worker processes"
+        workers = _children_once_reading(proc, reading)
         proc.send_signal(sig)
         try:
             proc.wait(timeout=EXIT_TIMEOUT)
@@ -242,19 +269,18 @@ def test_h30_ctrl_c_of_the_terminal_ends_the_run_with_one_line_and_no_traceback(
     """A terminal's Ctrl-C reaches the generator and its workers (one process group): the run
     ends with exit 130 and one line saying what the output folder holds, no traceback of the
     generator or of any worker."""
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    for i in range(2 * load.PARALLEL_MIN_BYTES // 500_000):
-        (corpus / f"c{i}.json").write_text(json.dumps(_big_crd(i)))
+    corpus = _big_corpus(tmp_path)
     out = tmp_path / "out"
     args = ["--crd", str(corpus), "--out", str(out), "--package", "out", "-j", "2"]
-    hook = tmp_path / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(BLOCKING_READER)
+    hook, reading = _blocking_hook(tmp_path)
     proc = subprocess.Popen(
         [sys.executable, "-m", "kubeinformers.generator", "generate", *args],
         cwd=REPO,
-        env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(hook), str(REPO)])),
+        env=dict(
+            os.environ,
+            PYTHONPATH=os.pathsep.join([str(hook), str(REPO)]),
+            KUBEINFORMERS_TEST_READING=str(reading),
+        ),
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
@@ -262,13 +288,7 @@ def test_h30_ctrl_c_of_the_terminal_ends_the_run_with_one_line_and_no_traceback(
         start_new_session=True,  # its own process group, as a terminal's foreground job
     )
     try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        workers: set[int] = set()
-        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            workers |= _children(proc.pid)
-            time.sleep(0.02)
-        assert len(workers) >= 2, "the generator read the folder without worker processes"
-        time.sleep(0.5)  # the workers are past their initializer, reading
+        _children_once_reading(proc, reading)  # the workers are past their initializer
         os.killpg(proc.pid, signal.SIGINT)
         _, stderr = proc.communicate(timeout=EXIT_TIMEOUT)
         assert proc.returncode == 130, stderr

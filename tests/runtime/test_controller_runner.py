@@ -825,17 +825,22 @@ class HeldReconcile:
         self.finished.set()
 
 
+def held_loop(name: str) -> tuple[FakeInformer, HeldReconcile, ReconcileLoop[str]]:
+    """A loop of two workers reconciling with a HeldReconcile, its informer synced."""
+    informer = FakeInformer()
+    held = HeldReconcile()
+    loop: ReconcileLoop[str] = ReconcileLoop(name, held, workers=2)
+    loop.watch(informer)
+    informer.synced.set()
+    return informer, held, loop
+
+
 def test_i19_an_interrupted_run_drains_its_workers_before_it_raises() -> None:
     """I19: Ctrl-C in `run` (KeyboardInterrupt out of its wait) ends it as a stop does: the
     reconcile in flight finishes and every worker ends before the interrupt is raised. It
     used to raise at once, the workers reconciling on after `run` (and factory.shutdown())."""
-    informer = FakeInformer()
-    held = HeldReconcile()
+    informer, held, loop = held_loop("interrupted")
     entered, release, finished = held.entered, held.release, held.finished
-
-    loop: ReconcileLoop[str] = ReconcileLoop("interrupted", held, workers=2)
-    loop.watch(informer)
-    informer.synced.set()
     stop = InterruptibleStop()
     outcome: list[tuple[str, bool]] = []
 
@@ -870,13 +875,8 @@ def test_n10_a_release_while_the_run_stops_waits_for_the_draining_reconciles() -
     It looked only at the next run's fresh queue and returned True at once, so the member
     left the ring with a reconcile running and another replica started the same key beside
     it (found on a real kube-apiserver: three ring replicas, one sent SIGTERM)."""
-    informer = FakeInformer()
-    held = HeldReconcile()
+    informer, held, loop = held_loop("stopping")
     entered, release, finished = held.entered, held.release, held.finished
-
-    loop: ReconcileLoop[str] = ReconcileLoop("stopping", held, workers=2)
-    loop.watch(informer)
-    informer.synced.set()
     running = Running(loop)
     informer.add(cm("a"))
     assert entered.wait(TIMEOUT)

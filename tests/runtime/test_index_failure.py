@@ -7,8 +7,9 @@ The indexer guide (docs/guide/indexers.md) describes this to users; these tests 
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -31,10 +32,14 @@ def by_team(obj: Any) -> list[str]:
     return [object_labels(obj)["team"]]
 
 
-@pytest.fixture
-def running() -> Iterator[tuple[FakeListerWatcher[Pod], SharedIndexInformer[Pod], Recorder]]:
+Running = tuple[FakeListerWatcher[Pod], SharedIndexInformer[Pod], Recorder]
+
+
+@contextlib.contextmanager
+def indexed_informer(index: Callable[[Any], list[str]]) -> Iterator[Running]:
+    """A synced informer of pod a (team x) with index "team" by `index`, recording events."""
     fake: FakeListerWatcher[Pod] = FakeListerWatcher([pod("a", "1", team="x")])
-    informer = SharedIndexInformer(fake, Pod, indexers={"team": by_team}, name="indexed")
+    informer = SharedIndexInformer(fake, Pod, indexers={"team": index}, name="indexed")
     recorder = Recorder()
     informer.add_event_handler(recorder)
     runner = Runner(informer.run)
@@ -43,6 +48,12 @@ def running() -> Iterator[tuple[FakeListerWatcher[Pod], SharedIndexInformer[Pod]
         yield fake, informer, recorder
     finally:
         runner.stop()
+
+
+@pytest.fixture
+def running() -> Iterator[Running]:
+    with indexed_informer(by_team) as running:
+        yield running
 
 
 def test_b18_an_object_its_index_function_fails_on_is_stored_unindexed_and_notified(
@@ -133,13 +144,7 @@ def test_b19_an_index_function_returning_no_list_of_strings_fails_as_b18_says(
         labels = object_labels(obj)
         return returned if labels.get("odd") else [labels["team"]]  # type: ignore[return-value]
 
-    fake: FakeListerWatcher[Pod] = FakeListerWatcher([pod("a", "1", team="x")])
-    informer = SharedIndexInformer(fake, Pod, indexers={"team": odd}, name="indexed")
-    recorder = Recorder()
-    informer.add_event_handler(recorder)
-    runner = Runner(informer.run)
-    try:
-        assert wait_for(informer.has_synced), "informer did not sync"
+    with indexed_informer(odd) as (fake, informer, recorder):
         with caplog.at_level(logging.ERROR, logger=LOGGER):
             fake.add(pod("b", "2", team="x", odd="yes"))
             fake.add(pod("c", "3", team="x"))
@@ -154,8 +159,6 @@ def test_b19_an_index_function_returning_no_list_of_strings_fails_as_b18_says(
         assert "index function 'team' failed on default/b (resourceVersion 2)" in reported[0]
         assert "must return a list of strings; " + said in reported[0]
         assert informer.metrics().unindexed_objects == 1
-    finally:
-        runner.stop()
 
 
 def test_g7_a_handler_whose_initial_add_raised_is_named_by_health(

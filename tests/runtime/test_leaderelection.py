@@ -151,8 +151,15 @@ def test_release_on_cancel_gives_the_lease_up_at_once() -> None:
 
 
 def release_test_elector(
-    store: LeaseStore, work: Callable[[threading.Event], None]
+    store: LeaseStore,
+    work: Callable[[threading.Event], None],
+    on_stopped: Callable[[], None] = lambda: None,
+    *,
+    lease_duration: float = 1.0,
+    renew_deadline: float = 0.5,
 ) -> tuple[LeaderElector, threading.Event]:
+    """An elector "a" with release_on_cancel whose leader runs `work`, and the event set
+    when it starts leading."""
     started = threading.Event()
 
     def on_started(stop: threading.Event) -> None:
@@ -162,9 +169,9 @@ def release_test_elector(
     elector = LeaderElector(
         LeaderElectionConfig(
             LeaseLock(FakeLeaseApi(store), NS, NAME, "a"),
-            LeaderCallbacks(on_started, lambda: None),
-            lease_duration=1.0,
-            renew_deadline=0.5,
+            LeaderCallbacks(on_started, on_stopped),
+            lease_duration=lease_duration,
+            renew_deadline=renew_deadline,
             retry_period=0.1,
             release_on_cancel=True,
         )
@@ -554,21 +561,12 @@ def test_i19_an_interrupted_elector_waits_for_the_work_and_releases_the_lease() 
         order.append(f"work ended, lease held by {store.spec(NS, NAME)['holderIdentity']!r}")
         work_ended.set()
 
-    started = threading.Event()
-
-    def on_started(stop: threading.Event) -> None:
-        started.set()
-        work(stop)
-
-    elector = LeaderElector(
-        LeaderElectionConfig(
-            LeaseLock(FakeLeaseApi(store), NS, NAME, "a"),
-            LeaderCallbacks(on_started, lambda: order.append("stopped leading")),
-            lease_duration=5.0,
-            renew_deadline=2.0,
-            retry_period=0.1,
-            release_on_cancel=True,
-        )
+    elector, started = release_test_elector(
+        store,
+        work,
+        lambda: order.append("stopped leading"),
+        lease_duration=5.0,
+        renew_deadline=2.0,
     )
     interrupt = threading.Event()
 

@@ -28,6 +28,17 @@ class GroupVersionResource:
         """`pods` or `deployments.apps`: how the API server names a resource in messages."""
         return f"{self.resource}.{self.group}" if self.group else self.resource
 
+    def core_group_mistake(self) -> str:
+        """What to write instead when the group is named "core" or "api" (H6): the core
+        group's name is "" (`the core API group is "": GroupVersionResource(...)`); "" for
+        any other group."""
+        if self.group not in ("core", "api"):
+            return ""
+        return (
+            f'the core API group is "": GroupVersionResource("", "{self.version}", '
+            f'"{self.resource}")'
+        )
+
     def __str__(self) -> str:
         return f"{self.group_version}, Resource={self.resource}"
 

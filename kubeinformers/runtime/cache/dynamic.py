@@ -123,12 +123,8 @@ def discover_resource(api_client: ApiClient, gvr: GroupVersionResource) -> APIRe
         document = _get_json(api_client, path)
     except ApiStatusError as err:
         if err.code == 404:
-            hint = (  # H6: the core group's name is "", not "core"
-                f'; the core API group is "": GroupVersionResource("", "{gvr.version}", '
-                f'"{gvr.resource}")'
-                if gvr.group in ("core", "api")
-                else ""
-            )
+            mistake = gvr.core_group_mistake()  # H6
+            hint = f"; {mistake}" if mistake else ""
             raise DiscoveryError(
                 f"the server does not serve {gvr.group_version} (GET {path} answered 404); "
                 f"cannot watch {gvr.group_resource()}{hint}"

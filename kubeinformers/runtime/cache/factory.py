@@ -85,11 +85,9 @@ class NoInformerFoundError(LookupError):
 
     def __init__(self, gvr: GroupVersionResource, hint: str = "") -> None:
         message = f"no informer found for {gvr}" + (f": {hint}" if hint else "")
-        if gvr.group in ("core", "api"):  # H6: the core group's name is ""
-            message += (
-                f'; the core API group is "": GroupVersionResource("", "{gvr.version}", '
-                f'"{gvr.resource}")'
-            )
+        mistake = gvr.core_group_mistake()  # H6
+        if mistake:
+            message += f"; {mistake}"
         super().__init__(message)
         self.gvr = gvr
 
@@ -217,11 +215,9 @@ class SharedInformerFactory:
         self._transform = transform
         self._custom_resync: dict[GroupVersionResource, float] = dict(custom_resync or {})
         for gvr, period in self._custom_resync.items():
-            if gvr.group in ("core", "api"):  # H6: a key no informer has would be ignored
-                raise ValueError(
-                    f'custom_resync names {gvr}: the core API group is "": '
-                    f'GroupVersionResource("", "{gvr.version}", "{gvr.resource}")'
-                )
+            mistake = gvr.core_group_mistake()  # H6: a key no informer has would be ignored
+            if mistake:
+                raise ValueError(f"custom_resync names {gvr}: {mistake}")
             if period < 0:
                 raise ValueError(
                     f"custom_resync period of {gvr} must be >= 0 seconds, got {period}"
