@@ -553,7 +553,7 @@ class Gauge(KubeModel):
         pytest.param(ld(1, "Running") + ld(2, "ok"), id="sent"),
         pytest.param(ld(1, "") + ld(3, "a"), id="empty"),
         pytest.param(ld(3, "a"), id="absent"),
-        pytest.param(ld(1, "Pending") + ld(3, "a") + ld(1, "Running"), id="twice-the-last-wins"),
+        pytest.param(ld(1, "Pending") + ld(1, "Running") + ld(3, "a"), id="twice-the-last-wins"),
     ],
 )
 def test_k19_k3_a_string_read_alone_from_a_nested_protobuf_object_reads_as_go_writes_it(
@@ -570,6 +570,21 @@ def test_k19_k3_a_string_read_alone_from_a_nested_protobuf_object_reads_as_go_wr
     materialize(obj)
     assert obj == expected
     assert obj.status.model_fields_set == expected.status.model_fields_set
+
+
+def test_k26_a_field_read_alone_passes_over_no_field_numbered_after_it() -> None:
+    """The server writes fields in field-number order, so a read of `phase` (field 1) and of
+    `reason` (field 2) stops before field 3; here field 3 is malformed (its length runs past
+    the message), which only the whole read, reading every field, finds."""
+    meta = object_meta(name="g", namespace="ns", uid="uid-g", resource_version="1")
+    status = ld(1, "Running") + ld(2, "ok") + b"\x1a\x7fab"  # field 3: 127 bytes of 2
+    raw = ld(1, meta) + ld(2, status)
+    decoder = ProtobufLazyDecoder(Gauge, message=GAUGE, messages=GAUGE_TABLE, describe="gauges")
+    (obj,) = decoder.decode_list(list_body("v1", "GaugeList", [raw])).items
+    assert obj.status is not None
+    assert (obj.status.phase, obj.status.reason) == ("Running", "ok")
+    with pytest.raises(InvalidObjectError, match="ns/g"):
+        materialize(obj)
 
 
 @pytest.mark.parametrize(

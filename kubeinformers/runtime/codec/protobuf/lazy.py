@@ -322,6 +322,16 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
 _Rest = typing.Callable[[type[BaseModel], Any, dict[str, Any]], dict[str, Any]]
 
 
+class _Reader(typing.NamedTuple):
+    """What a read of one field of a nested object alone needs (see `_sub_format`)."""
+
+    alias: str
+    numbers: frozenset[int]
+    only: str  # the transcode of only its numbers (Transcoder.selected)
+    shared: frozenset[str]
+    validate: typing.Callable[[Any], Any]
+
+
 def _sub_format(
     transcoder: Transcoder,
     messages: Messages,
@@ -369,20 +379,44 @@ def _sub_format(
         name = transcoder.selected(message, numbers, keep)
         return transcoder.for_validation(name, data, shared(model, message), start, end)
 
-    def field(model: type[BaseModel], name: str, raw: bytes) -> Any:
+    # What a read of one field alone needs, found on its first read, by (model, Python name):
+    # its API name, its field numbers, the transcode of only them, the messages shared and
+    # its validator; None when the wire has no such field.
+    readers: dict[tuple[type[BaseModel], str], _Reader | None] = {}
+
+    def reader(model: type[BaseModel], name: str) -> _Reader | None:
         alias = field_alias(model, name)
         numbers = by_name.get(alias)
         if numbers is None:
+            return None
+        return _Reader(
+            alias,
+            frozenset(numbers),
+            transcoder.selected(message, numbers, True),
+            shared(model, message),
+            field_validators(model, name)[0],
+        )
+
+    def field(model: type[BaseModel], name: str, raw: Any) -> Any:
+        key = (model, name)
+        try:
+            read = readers[key]
+        except KeyError:
+            read = readers[key] = reader(model, name)
+        if read is None:
             if inline:
                 raise FieldUnavailable(name)  # perhaps an inlined struct's: built whole
             raise FieldAbsent(name)  # no such field on the wire: never sent
-        try:
-            value = selected(model, raw, numbers, True)
+        data, start, end = raw
+        try:  # transcoded from its own bytes (K26)
+            start, end = _fields_region(data, read.numbers, start, end)
+            value = transcoder.for_validation(read.only, data, read.shared, start, end)
         except ProtobufDecodeError:
             raise FieldUnavailable(name) from None
+        alias = read.alias
         if alias not in value:
             raise FieldAbsent(name)  # Go's JSON omits it (omitempty, nil)
-        return field_validators(model, name)[0](value[alias])
+        return read.validate(value[alias])
 
     def item_without(model: type[BaseModel], raw: bytes, names: Collection[str]) -> BaseModel:
         aliases = [field_alias(model, name) for name in names]
@@ -414,21 +448,39 @@ def _sub_format(
     def nested(model: type[BaseModel], name: str, raw: Any) -> tuple[RawFormat, Any, int]:
         return _nested_span(singles, sub_format, model, name, *raw)
 
-    def items(model: type[BaseModel], name: str, raw: Any) -> tuple[RawFormat | None, list[Any]]:
+    # What a read of a list of messages needs, by (model, Python name): its field number,
+    # its items' message, the messages shared and the list's validator; None when the wire
+    # has no such list.
+    listers: dict[tuple[type[BaseModel], str], tuple[int, str, frozenset[str], Any] | None] = {}
+
+    def lister(model: type[BaseModel], name: str) -> tuple[int, str, frozenset[str], Any] | None:
         found = lists.get(field_alias(model, name))
         if found is None:
+            return None
+        return found[0], found[1], shared(model, message), field_validators(model, name)[0]
+
+    def items(model: type[BaseModel], name: str, raw: Any) -> tuple[RawFormat | None, list[Any]]:
+        key = (model, name)
+        try:
+            found = listers[key]
+        except KeyError:
+            found = listers[key] = lister(model, name)
+        if found is None:
             raise FieldUnavailable(name)
+        number, ref, shares, validate = found
         data, start, end = raw
-        spans = _field_spans(data, found[0], start, end)
+        spans = _field_spans(data, number, start, end)
         if not spans:
             raise FieldUnavailable(name)  # absent: built alone, as Go writes it
-        ref = found[1]
-        if not worth_lazy(sum(stop - begin for begin, stop in spans), len(spans)):
+        size = 0
+        for begin, stop in spans:
+            size += stop - begin
+        if not worth_lazy(size, len(spans)):
             try:  # small items: the list `field` would build, without a second pass
-                value = transcoder.messages_at(ref, data, spans, shared(model, message))
+                value = transcoder.messages_at(ref, data, spans, shares)
             except ProtobufDecodeError:
                 raise FieldUnavailable(name) from None
-            return None, field_validators(model, name)[0](value)
+            return None, validate(value)
         return sub_format(ref)[0], [(data, *span) for span in spans]
 
     fmt = RawFormat(
@@ -526,10 +578,13 @@ def _field_spans(
     data: bytes, number: int, pos: int = 0, end: int | None = None
 ) -> list[tuple[int, int]]:
     """Where each occurrence of the length-delimited field `number` of the message at
-    data[pos:end] is, in order. Tags and lengths of one or two bytes (all of an item's
-    top-level fields and their lengths up to 16 KB) are read inline: this runs on every first
-    read of an item's `spec` or `status`, and of a list of lazy objects (K20)."""
+    data[pos:end] is, in order. The scan ends at the first field numbered above it: the
+    server writes a message's fields in field-number order (K26). Tags and lengths of one or
+    two bytes (all of an item's top-level fields and their lengths up to 16 KB) are read
+    inline: this runs on every first read of an item's `spec` or `status`, and of a list of
+    lazy objects (K20)."""
     want = (number << 3) | 2
+    past = (number + 1) << 3  # the first key of a field numbered above it
     if end is None:
         end = len(data)
     found = []
@@ -542,6 +597,8 @@ def _field_spans(
             pos += 2
         else:
             key, pos = read_varint(data, pos, end)
+        if key >= past:
+            break  # the fields after it (K26)
         if key & 7 != 2:
             if key & 7 == 0 and pos < end and data[pos] < 0x80:
                 pos += 1  # a one-byte varint (a bool, a small int)
@@ -564,6 +621,49 @@ def _field_spans(
         if key == want:
             found.append((start, pos))
     return found
+
+
+def _fields_region(data: bytes, numbers: Collection[int], pos: int, end: int) -> tuple[int, int]:
+    """The bytes of the message at data[pos:end] that hold every occurrence of the fields
+    `numbers`: from the first key of one of them to the end of the last value of one (the
+    fields between them, if any, are passed over by whoever reads the region); (end, end)
+    when none is there. The scan ends at the first field numbered above them (K26)."""
+    low = min(numbers)
+    past = (max(numbers) + 1) << 3  # the first key of a field numbered above them
+    first = -1
+    last = end
+    while pos < end:
+        at = pos
+        key = data[pos]
+        if key < 0x80:
+            pos += 1
+        elif pos + 1 < end and data[pos + 1] < 0x80:  # fields 16-2047
+            key = (key & 0x7F) | data[pos + 1] << 7
+            pos += 2
+        else:
+            key, pos = read_varint(data, pos, end)
+        if key >= past:
+            break  # the fields after them (K26)
+        if key & 7 == 2:
+            length = data[pos] if pos < end else 0x80
+            if length < 0x80:
+                pos += 1 + length
+            elif pos + 1 < end and data[pos + 1] < 0x80:
+                pos += 2 + ((length & 0x7F) | data[pos + 1] << 7)
+            else:
+                length, start = read_varint(data, pos, end)
+                pos = start + length
+            if pos > end:
+                raise ProtobufDecodeError(
+                    f"length-delimited field at byte {at} runs {pos - end} bytes past its message"
+                )
+        else:
+            pos = skip_field(data, pos, key & 7, end)
+        if key >> 3 >= low and key >> 3 in numbers:
+            if first < 0:
+                first = at
+            last = pos
+    return (first, last) if first >= 0 else (end, end)
 
 
 def _field(data: bytes, number: int) -> bytes | None:
