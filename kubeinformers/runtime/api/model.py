@@ -29,7 +29,7 @@ from __future__ import annotations
 import inspect
 import sys
 from collections.abc import Mapping
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
@@ -233,6 +233,26 @@ def own_extra_fields(model: BaseModel) -> None:
         _set_extra(model, {})
 
 
+_M = TypeVar("_M", bound=BaseModel)
+_private_slot = BaseModel.__dict__["__pydantic_private__"]
+_set_private = _private_slot.__set__
+
+
+def assembled(cls: type[_M], values: dict[str, Any], fields_set: set[str]) -> _M:
+    """A model of `cls` holding `values` and `fields_set` as validation leaves one: for a
+    caller that has already checked every value as `cls` would validate it (runtime.codec's
+    protobuf builds of small messages, K27). `values` holds every field, by Python name, in the
+    class' order, and `fields_set` those given (a new set: it is shared here, K15); the model
+    shares what validation's does (K15, K21, K25). Only for classes without private
+    attributes, validators or a `model_post_init`: the caller checks."""
+    model = object.__new__(cls)
+    _set_dict(model, values)
+    _set_extra(model, NO_EXTRA_FIELDS)
+    _share(model, fields_set)
+    _set_private(model, None)
+    return model
+
+
 def own_fields_set(model: BaseModel) -> None:
     """Give `model` its own mutable field set again (before changing it in place)."""
     fields_set = _get_fields_set(model)
@@ -373,6 +393,7 @@ class Scale(KubeModel):
 
 
 __all__ = [
+    "assembled",
     "KubeModel",
     "NoExtraFields",
     "Scale",

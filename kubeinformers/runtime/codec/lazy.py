@@ -55,6 +55,7 @@ __all__ = [
     "ModelBuild",
     "RawFormat",
     "is_lazy",
+    "list_item_model",
     "lazy_twin",
     "materialize",
     "strip_raw_managed_fields",
@@ -812,7 +813,7 @@ class _LazyField:
         self.name = name
         self.alias = field_alias(base, name)
         self.model = _nested_model(base, name)  # a model field's model (K19)
-        self.list_model = _list_model(base, name)  # a list of models' item model (K20)
+        self.list_model = list_item_model(base, name)  # a list of models' item model (K20)
         self.none_when_absent = _reads_none_when_absent(base, name)
 
     def __get__(self, obj: Any, owner: Any = None) -> Any:
@@ -906,7 +907,7 @@ def _nested_model(model: type[BaseModel], name: str) -> type[BaseModel] | None:
 
 
 @functools.cache
-def _list_model(model: type[BaseModel], name: str) -> type[BaseModel] | None:
+def list_item_model(model: type[BaseModel], name: str) -> type[BaseModel] | None:
     """The item model of `model`'s field `name` when it is a list of models, with no
     constraint of its own (`list[X] | None`), else None."""
     info = model.model_fields[name]

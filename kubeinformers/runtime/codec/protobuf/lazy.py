@@ -23,8 +23,10 @@ from kubeinformers.runtime.codec.lazy import (
     RawFormat,
     field_alias,
     field_validators,
+    list_item_model,
     worth_lazy,
 )
+from kubeinformers.runtime.codec.protobuf.direct import DirectBuild, direct_build
 from kubeinformers.runtime.codec.protobuf.reader import (
     ProtobufDecodeError,
     read_length,
@@ -322,6 +324,16 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
 _Rest = typing.Callable[[type[BaseModel], Any, dict[str, Any]], dict[str, Any]]
 
 
+class _Lister(typing.NamedTuple):
+    """What a read of a list of messages of a nested object needs (see `_sub_format`)."""
+
+    number: int
+    message: str  # its items'
+    shared: frozenset[str]
+    validate: typing.Callable[[Any], Any]
+    direct: DirectBuild | None  # its items' direct build (K27)
+
+
 class _Reader(typing.NamedTuple):
     """What a read of one field of a nested object alone needs (see `_sub_format`)."""
 
@@ -449,15 +461,22 @@ def _sub_format(
         return _nested_span(singles, sub_format, model, name, *raw)
 
     # What a read of a list of messages needs, by (model, Python name): its field number,
-    # its items' message, the messages shared and the list's validator; None when the wire
-    # has no such list.
-    listers: dict[tuple[type[BaseModel], str], tuple[int, str, frozenset[str], Any] | None] = {}
+    # its items' message, the messages shared, the list's validator and its items' direct
+    # build (K27); None when the wire has no such list.
+    listers: dict[tuple[type[BaseModel], str], _Lister | None] = {}
 
-    def lister(model: type[BaseModel], name: str) -> tuple[int, str, frozenset[str], Any] | None:
+    def lister(model: type[BaseModel], name: str) -> _Lister | None:
         found = lists.get(field_alias(model, name))
         if found is None:
             return None
-        return found[0], found[1], shared(model, message), field_validators(model, name)[0]
+        item_model = list_item_model(model, name)
+        return _Lister(
+            found[0],
+            found[1],
+            shared(model, message),
+            field_validators(model, name)[0],
+            None if item_model is None else direct_build(transcoder, found[1], item_model),
+        )
 
     def items(model: type[BaseModel], name: str, raw: Any) -> tuple[RawFormat | None, list[Any]]:
         key = (model, name)
@@ -467,7 +486,7 @@ def _sub_format(
             found = listers[key] = lister(model, name)
         if found is None:
             raise FieldUnavailable(name)
-        number, ref, shares, validate = found
+        number, ref, shares, validate, direct = found
         data, start, end = raw
         spans = _field_spans(data, number, start, end)
         if not spans:
@@ -476,6 +495,15 @@ def _sub_format(
         for begin, stop in spans:
             size += stop - begin
         if not worth_lazy(size, len(spans)):
+            if direct is not None:  # each item straight from its bytes (K27)
+                built = []
+                for begin, stop in spans:
+                    one = direct(data, begin, stop)
+                    if one is None:
+                        break  # this one is built the general way, and so the list
+                    built.append(one)
+                else:
+                    return None, built
             try:  # small items: the list `field` would build, without a second pass
                 value = transcoder.messages_at(ref, data, spans, shares)
             except ProtobufDecodeError:

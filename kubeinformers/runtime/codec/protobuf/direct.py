@@ -1,0 +1,291 @@
+"""Small protobuf messages built straight into their models (K27).
+
+Why: a reconcile reads a few small lists of every object it gets (a pod's conditions and its
+containers' env vars), which K20 builds whole. Built the general way, each item is transcoded
+into the dict Go's JSON would have written, then validated by pydantic, whose model base then
+shares the model's field set and field names (K15, K21): three passes and a Python call per
+model, two thirds of a reconcile read's cost for a pod's four conditions. A message whose
+fields are all strings, integers, booleans and times, read into a model that validates each
+of them as it is (no constraint, no validator of its own), is built here in one pass over its
+bytes instead: each field's value is what the transcode would have given and the model's
+validation would have kept, and the model is assembled as validation leaves one
+(`runtime.api.model.assembled`). Anything else the bytes hold (a field of another kind, an
+unknown field, a nested message sent, a malformed value) makes the builder decline, and the
+item is built the general way, which says precisely what is wrong.
+
+How each field reads (its fast-path code, what its absence writes) is asked of the transcoder
+(`transcode._fast_entry`, `transcode._add_absent`): one source of truth for Go's JSON.
+The builder of each message and model is Python source compiled once (as `dataclasses` and
+`collections.namedtuple` do): a chain of comparisons with each field's key, not a table lookup
+per field.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import types
+import typing
+from collections.abc import Callable
+from typing import Any, Optional
+
+from pydantic import BaseModel, TypeAdapter
+from pydantic.fields import FieldInfo
+
+from kubeinformers.runtime.api.model import assembled
+from kubeinformers.runtime.api.timestamps import MicroTime, Time
+from kubeinformers.runtime.codec.protobuf import schema
+from kubeinformers.runtime.codec.protobuf import transcode as _t
+from kubeinformers.runtime.codec.protobuf.reader import ProtobufDecodeError, read_varint
+
+__all__ = ["DirectBuild", "direct_build"]
+
+DirectBuild = Callable[[bytes, int, int], BaseModel | None]
+"""Builds the model of the message at data[start:end], or None where it declines (then the
+item is built the general way)."""
+
+_ABSENT: Any = object()  # a field the object leaves out (not in its fields set)
+_TIMES_KEPT = 4096  # Time message bytes -> their datetime, per builder; then it starts again
+
+# Each code: the annotations its values validate as themselves, and whether it may give None.
+_STRING_TYPES = (str, Optional[str])  # noqa: UP045 (the annotation pydantic reports)
+_INT_TYPES = (int, Optional[int])  # noqa: UP045
+_BOOL_TYPES = (bool, Optional[bool])  # noqa: UP045
+_OPTIONAL_TIME: Any = Optional[Time]  # noqa: UP045
+_OPTIONAL_MICROTIME: Any = Optional[MicroTime]  # noqa: UP045
+
+_lock = threading.Lock()
+_builders: dict[tuple[int, str, type[BaseModel]], tuple[Any, DirectBuild | None]] = {}
+
+
+def direct_build(
+    transcoder: _t.Transcoder, message: str, model: type[BaseModel]
+) -> DirectBuild | None:
+    """The builder of `model` from `message`'s bytes, or None when this pair cannot be built
+    directly (a field of another kind, a constraint, a validator: see the module)."""
+    key = (id(transcoder), message, model)
+    with _lock:
+        known = _builders.get(key)
+        if known is not None and known[0] is transcoder:
+            return known[1]
+    build = _make(transcoder, message, model)
+    with _lock:
+        _builders[key] = (transcoder, build)
+    return build
+
+
+def _plain_model(model: type[BaseModel]) -> bool:
+    """Whether `model` validates nothing beyond its fields' own types and keeps its unknown
+    fields (what `assembled` builds as validation does)."""
+    decorators = model.__pydantic_decorators__
+    return (
+        model.model_config.get("extra") == "allow"
+        and not model.__private_attributes__
+        and not getattr(model, "__pydantic_root_model__", False)
+        and model.model_post_init is BaseModel.model_post_init
+        and not decorators.validators
+        and not decorators.field_validators
+        and not decorators.root_validators
+        and not decorators.model_validators
+        and not decorators.computed_fields
+    )
+
+
+def _accepts(code: int, info: FieldInfo, may_be_none: bool) -> bool:
+    """Whether `info`'s field validates every value `code` gives as that value itself."""
+    if info.metadata:
+        return False  # a constraint
+    annotation = info.annotation
+    optional = typing.get_origin(annotation) in (typing.Union, types.UnionType) and type(
+        None
+    ) in typing.get_args(annotation)
+    if may_be_none and not optional:
+        return False
+    if code in (_t._STR, _t._STR_OMIT):
+        return annotation in _STRING_TYPES
+    if code in (_t._INT_VALUE, _t._INT_OMIT):
+        return annotation in _INT_TYPES
+    if code in (_t._BOOL_VALUE, _t._BOOL_OMIT):
+        return annotation in _BOOL_TYPES
+    if code == _t._TIME_VALUE:
+        return bool(annotation == _OPTIONAL_TIME)
+    if code == _t._MICROTIME_VALUE:
+        return bool(annotation == _OPTIONAL_MICROTIME)
+    return code == _t._MSG and optional  # a pointer to a message: None when absent
+
+
+def _make(transcoder: _t.Transcoder, message: str, model: type[BaseModel]) -> DirectBuild | None:
+    """Compile the builder of `model` from `message` (None when it cannot be one)."""
+    fields = transcoder.messages.get(message)
+    if not fields or not _plain_model(model) or not issubclass(model, BaseModel):
+        return None
+    by_alias = {(info.alias or name): (name, info) for name, info in model.model_fields.items()}
+    plans: dict[str, tuple[int, int, Any]] = {}  # Python name -> (number, code, absent)
+    for field in fields:
+        number, json_name, _kind, _ref, flags = field
+        if number > 15 or flags & (schema.INLINE | schema.REPEATED | schema.MAP):
+            return None  # a key of two bytes, or a field that is no single value
+        entry = _t._fast_entry(field)
+        if entry is None or json_name not in by_alias:
+            return None  # read the slow way, or kept among the unknown fields
+        code = entry[0]
+        if code not in _LENGTH_BRANCH and code not in _VARINT_BRANCH:
+            return None  # a quantity, an int-or-string, embedded JSON: the transcode's own
+        if code == _t._MSG and not flags & schema.POINTER:
+            return None  # a struct: `{}` when absent, a model to build
+        template: dict[str, Any] = {}
+        _t._add_absent(field, template, [])
+        absent = template.get(json_name, _ABSENT)
+        may_be_none = absent is None or code in (_t._TIME_VALUE, _t._MICROTIME_VALUE)
+        name, info = by_alias[json_name]
+        if not _accepts(code, info, may_be_none):
+            return None
+        plans[name] = (number, code, absent)
+    for name, info in model.model_fields.items():
+        if name not in plans and (info.is_required() or info.default is not None):
+            return None  # never on the wire, and no None to read as
+        if name in plans and not info.is_required() and info.default is not None:
+            return None  # absent: a default other than None
+    return _compile(transcoder, model, plans)
+
+
+_LENGTH_BRANCH = {
+    _t._STR: """\
+            chunk = data[start:pos]
+            v{i} = strings.get(chunk) or remember(strings, chunk)""",
+    _t._STR_OMIT: """\
+            if pos > start:
+                chunk = data[start:pos]
+                v{i} = strings.get(chunk) or remember(strings, chunk)
+            else:
+                v{i} = ABSENT""",
+    _t._TIME_VALUE: """\
+            v{i} = time(data, start, pos, False) if pos > start else None""",
+    _t._MICROTIME_VALUE: """\
+            v{i} = time(data, start, pos, True) if pos > start else None""",
+    _t._MSG: """\
+            return None  # a message sent: built the general way""",
+}
+_VARINT_BRANCH = {
+    _t._INT_VALUE: """\
+            v{i} = raw - WRAP if raw >= SIGN else raw""",
+    _t._INT_OMIT: """\
+            v{i} = (raw - WRAP if raw >= SIGN else raw) if raw else ABSENT""",
+    _t._BOOL_VALUE: """\
+            v{i} = raw != 0""",
+    _t._BOOL_OMIT: """\
+            v{i} = True if raw else ABSENT""",
+}
+
+
+def _compile(
+    transcoder: _t.Transcoder, model: type[BaseModel], plans: dict[str, tuple[int, int, Any]]
+) -> DirectBuild:
+    names = list(model.model_fields)
+    absents: list[Any] = []
+    lines = ["def build(data, pos, end):"]
+    for i, name in enumerate(names):
+        absent = plans[name][2] if name in plans else _ABSENT
+        absents.append(absent)
+        lines.append(f"    v{i} = ABSENTS[{i}]")
+    lines += [
+        "    while pos < end:",
+        "        key = data[pos]",
+        "        if key >= 0x80:",
+        "            return None",
+        "        pos += 1",
+        "        if key & 7 == 2:",
+        "            length = data[pos] if pos < end else 0x80",
+        "            if length < 0x80:",
+        "                start = pos + 1",
+        "            elif pos + 1 < end and data[pos + 1] < 0x80:",
+        "                length = (length & 0x7F) | data[pos + 1] << 7",
+        "                start = pos + 2",
+        "            else:",
+        "                return None",
+        "            pos = start + length",
+        "            if pos > end:",
+        "                return None",
+    ]
+    branch = "if"
+    for i, name in enumerate(names):
+        if name in plans and plans[name][1] in _LENGTH_BRANCH:
+            number, code, _absent = plans[name]
+            lines.append(f"            {branch} key == {number << 3 | 2}:")
+            lines += ("    " + line for line in _LENGTH_BRANCH[code].format(i=i).splitlines())
+            branch = "elif"
+    lines += [
+        "            else:" if branch == "elif" else "            if True:",
+        "                return None",
+        "        elif key & 7 == 0:",
+        "            raw = data[pos] if pos < end else 0x80",
+        "            if raw < 0x80:",
+        "                pos += 1",
+        "            else:",
+        "                try:",
+        "                    raw, pos = read_varint(data, pos, end)",
+        "                except DecodeError:",
+        "                    return None",
+    ]
+    branch = "if"
+    for i, name in enumerate(names):
+        if name in plans and plans[name][1] in _VARINT_BRANCH:
+            number, code, _absent = plans[name]
+            lines.append(f"            {branch} key == {number << 3}:")
+            lines += ("    " + line for line in _VARINT_BRANCH[code].format(i=i).splitlines())
+            branch = "elif"
+    lines += [
+        "            else:" if branch == "elif" else "            if True:",
+        "                return None",
+        "        else:",
+        "            return None",
+        "    given = set()",
+    ]
+    for i, name in enumerate(names):
+        info = model.model_fields[name]
+        lines += [
+            f"    if v{i} is ABSENT:",
+            "        return None" if info.is_required() else f"        v{i} = None",
+            "    else:",
+            f"        given.add({name!r})",
+        ]
+    values = ", ".join(f"{name!r}: v{i}" for i, name in enumerate(names))
+    lines.append(f"    return assembled(MODEL, {{{values}}}, given)")
+    source = "\n".join(lines) + "\n"
+    times: dict[bytes, Any] = {}
+    validators = {False: _time_validator(False), True: _time_validator(True)}
+
+    def time(data: bytes, start: int, end: int, micro: bool) -> Any:
+        """The datetime of the Time message at data[start:end], as the field validates its
+        text (K24's one object per instant): remembered by its bytes."""
+        chunk = data[start:end]
+        value = times.get(chunk, _ABSENT)
+        if value is _ABSENT:
+            text = _t._time(data, start, end, micro)
+            value = None if text is None else validators[micro](text)
+            if len(times) >= _TIMES_KEPT:
+                times.clear()
+            times[chunk] = value
+        return value
+
+    namespace: dict[str, Any] = {
+        "ABSENT": _ABSENT,
+        "ABSENTS": tuple(absents),
+        "DecodeError": ProtobufDecodeError,
+        "MODEL": model,
+        "SIGN": _t._SIGN,
+        "WRAP": _t._WRAP,
+        "assembled": assembled,
+        "read_varint": read_varint,
+        "remember": _t._remember,
+        "strings": transcoder._strings,
+        "time": time,
+    }
+    exec(compile(source, f"<direct build of {model.__name__}>", "exec"), namespace)
+    return typing.cast(DirectBuild, namespace["build"])
+
+
+@functools.cache
+def _time_validator(micro: bool) -> Callable[[str], Any]:
+    """What a `Time` (`MicroTime`) field validates a text into (K24)."""
+    return TypeAdapter(MicroTime if micro else Time).validate_python
