@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Mapping
-from typing import Any, ClassVar, Self, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, NamedTuple, Self
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
@@ -233,24 +233,40 @@ def own_extra_fields(model: BaseModel) -> None:
         _set_extra(model, {})
 
 
-_M = TypeVar("_M", bound=BaseModel)
 _private_slot = BaseModel.__dict__["__pydantic_private__"]
 _set_private = _private_slot.__set__
 
 
-def assembled(cls: type[_M], values: dict[str, Any], fields_set: set[str]) -> _M:
-    """A model of `cls` holding `values` and `fields_set` as validation leaves one: for a
-    caller that has already checked every value as `cls` would validate it (runtime.codec's
-    protobuf builds of small messages, K27). `values` holds every field, by Python name, in the
-    class' order, and `fields_set` those given (a new set: it is shared here, K15); the model
-    shares what validation's does (K15, K21, K25). Only for classes without private
-    attributes, validators or a `model_post_init`: the caller checks."""
-    model = object.__new__(cls)
-    _set_dict(model, values)
-    _set_extra(model, NO_EXTRA_FIELDS)
-    _share(model, fields_set)
-    _set_private(model, None)
-    return model
+class Assembly(NamedTuple):
+    """How to make a model of one class as validation leaves one, for a caller that has
+    checked every value as the class would validate it and makes very many (runtime.codec's
+    compiled protobuf builders, K27): the key-sharing dict of its field names (K21; None where
+    it is no smaller), the fields set a model given `names` holds (K15), and the slot setters.
+    A model is `object.__new__(cls)` with, in this order, its dict (every field by Python name
+    in the class' order: `keys | values`, or the values), NO_EXTRA_FIELDS (K25), its fields
+    set and None as private state. Only for classes without private attributes, validators
+    or a `model_post_init`: the caller checks."""
+
+    keys: dict[str, Any] | None
+    fields_set: Callable[[set[str]], set[str]]
+    set_dict: Callable[[BaseModel, dict[str, Any]], None]
+    set_extra: Callable[[BaseModel, Any], None]
+    set_fields_set: Callable[[BaseModel, set[str]], None]
+    set_private: Callable[[BaseModel, Any], None]
+
+
+def assembly(cls: type[BaseModel]) -> Assembly:
+    """How to make models of `cls` (see Assembly)."""
+    return Assembly(
+        _shape_of(cls).keys, _fields_set_of, _set_dict, _set_extra, _set_fields_set, _set_private
+    )
+
+
+def _fields_set_of(names: set[str]) -> set[str]:
+    """The fields set a model given `names` holds: the shared one (K15), or `names` itself
+    once no more are kept."""
+    one = _shared_set(names)
+    return names if one is None else one
 
 
 def own_fields_set(model: BaseModel) -> None:
@@ -393,7 +409,8 @@ class Scale(KubeModel):
 
 
 __all__ = [
-    "assembled",
+    "Assembly",
+    "assembly",
     "KubeModel",
     "NoExtraFields",
     "Scale",

@@ -16,6 +16,7 @@ from collections.abc import Collection
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
 from kubeinformers.runtime.codec.lazy import (
     FieldAbsent,
@@ -40,9 +41,10 @@ from kubeinformers.runtime.codec.protobuf.schema import (
     MESSAGE,
     RAW_JSON,
     REPEATED,
+    Field,
     Messages,
 )
-from kubeinformers.runtime.codec.protobuf.transcode import Transcoder
+from kubeinformers.runtime.codec.protobuf.transcode import ABSENT, Transcoder, string_reading
 
 __all__ = ["metadata_message", "protobuf_format", "shareable_messages"]
 
@@ -342,6 +344,28 @@ class _Reader(typing.NamedTuple):
     only: str  # the transcode of only its numbers (Transcoder.selected)
     shared: frozenset[str]
     validate: typing.Callable[[Any], Any]
+    # A string whose model keeps it as it is: (its one-byte tag, whether an empty one is
+    # left out, what its absence reads as: ABSENT when nothing), else None.
+    string: tuple[int, bool, Any] | None
+
+
+_STRING_ANNOTATIONS = (str, typing.Optional[str])  # noqa: UP045 (as pydantic reports it)
+
+
+def _string_reading(
+    fields: tuple[Field, ...], numbers: Collection[int], info: FieldInfo
+) -> tuple[int, bool, Any] | None:
+    """How a read of the field `numbers` (of a message's `fields`) alone reads it without a
+    transcode and a validation: when it is one string with a one-byte tag, which its model
+    field (`info`) validates as itself (no constraint)."""
+    if len(numbers) != 1 or info.metadata or info.annotation not in _STRING_ANNOTATIONS:
+        return None
+    (number,) = numbers
+    field = next((f for f in fields if f[0] == number), None)
+    reading = None if field is None or number > 15 else string_reading(field)
+    if reading is None:
+        return None
+    return number << 3 | 2, reading[0], reading[1]
 
 
 def _sub_format(
@@ -407,6 +431,7 @@ def _sub_format(
             transcoder.selected(message, numbers, True),
             shared(model, message),
             field_validators(model, name)[0],
+            _string_reading(fields_of, numbers, model.model_fields[name]),
         )
 
     def field(model: type[BaseModel], name: str, raw: Any) -> Any:
@@ -422,6 +447,18 @@ def _sub_format(
         data, start, end = raw
         try:  # transcoded from its own bytes (K26)
             start, end = _fields_region(data, read.numbers, start, end)
+            string = read.string
+            if string is not None:  # a string its model keeps as it is: read here
+                tag, omit, absent = string
+                if start == end:  # not sent
+                    if absent is ABSENT:
+                        raise FieldAbsent(name)  # Go's JSON omits it
+                    return absent
+                length = data[start + 1] if data[start] == tag and start + 1 < end else 0x80
+                if length < 0x80 and start + 2 + length == end:  # sent once, as Go writes it
+                    if omit and not length:
+                        raise FieldAbsent(name)  # omitempty
+                    return transcoder.text(data, start + 2, end)
             value = transcoder.for_validation(read.only, data, read.shared, start, end)
         except ProtobufDecodeError:
             raise FieldUnavailable(name) from None

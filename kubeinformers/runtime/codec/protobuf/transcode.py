@@ -35,7 +35,7 @@ from kubeinformers.runtime.codec.protobuf.reader import (
 )
 from kubeinformers.runtime.codec.protobuf.schema import Messages
 
-__all__ = ["Transcoder", "go_duration", "to_json_object"]
+__all__ = ["ABSENT", "Transcoder", "go_duration", "string_reading", "to_json_object"]
 
 _STRING, _BYTES, _INT, _UINT, _BOOL = (
     schema.STRING,
@@ -192,6 +192,11 @@ class Transcoder:
         seen[chunk] = value
         self._memo_entries += 1
         return value
+
+    def text(self, data: bytes, start: int, end: int) -> str:
+        """The string at data[start:end], shared as the transcode shares short strings."""
+        chunk = data[start:end]
+        return self._strings.get(chunk) or _remember(self._strings, chunk)
 
     def selected(self, message: str, numbers: Collection[int], keep: bool) -> str:
         """A name to transcode `message` by (for_validation, to_json_object) reading only its
@@ -629,6 +634,22 @@ def _unknown_field(message: str, number: int) -> None:
         number,
         message,
     )
+
+
+ABSENT: Any = object()
+"""What `string_reading` says a field's absence writes when it writes nothing."""
+
+
+def string_reading(field: schema.Field) -> tuple[bool, Any] | None:
+    """How the transcode writes `field` when it is a single string: whether an empty one is
+    left out (omitempty), and what its absence writes (ABSENT: nothing); None for any other
+    field."""
+    entry = _fast_entry(field)
+    if entry is None or entry[0] not in (_STR, _STR_OMIT):
+        return None
+    template: dict[str, Any] = {}
+    _add_absent(field, template, [])
+    return entry[0] == _STR_OMIT, template.get(field[1], ABSENT)
 
 
 def _fast_entry(field: schema.Field) -> _Entry | None:
