@@ -149,6 +149,7 @@ def _make(transcoder: _t.Transcoder, message: str, model: type[BaseModel]) -> Di
     return _compile(transcoder, model, plans)
 
 
+_DEBUG = False
 _OMIT_CODES = (_t._STR_OMIT, _t._INT_OMIT, _t._BOOL_OMIT)  # an empty value is left out
 
 _LENGTH_BRANCH = {
@@ -162,9 +163,21 @@ _LENGTH_BRANCH = {
             else:
                 v{i} = ABSENT""",
     _t._TIME_VALUE: """\
-            v{i} = time(data, start, pos, False) if pos > start else None""",
+            if pos > start:
+                chunk = data[start:pos]
+                v{i} = times.get(chunk, ABSENT)
+                if v{i} is ABSENT:
+                    v{i} = time(chunk, False)
+            else:
+                v{i} = None""",
     _t._MICROTIME_VALUE: """\
-            v{i} = time(data, start, pos, True) if pos > start else None""",
+            if pos > start:
+                chunk = data[start:pos]
+                v{i} = times.get(chunk, ABSENT)
+                if v{i} is ABSENT:
+                    v{i} = time(chunk, True)
+            else:
+                v{i} = None""",
     _t._MSG: """\
             return None  # a message sent: built the general way""",
 }
@@ -184,12 +197,22 @@ def _compile(
     transcoder: _t.Transcoder, model: type[BaseModel], plans: dict[str, tuple[int, int, Any]]
 ) -> DirectBuild:
     names = list(model.model_fields)
-    absents: list[Any] = []
-    lines = ["def build(data, pos, end):"]
+    # The names the loop reads, as locals (default arguments: no global lookup per field).
+    lines = [
+        "def build(data, pos, end, ABSENT=ABSENT, strings=strings, remember=remember, "
+        "times=times, time=time):"
+    ]
     for i, name in enumerate(names):
         absent = plans[name][2] if name in plans else _ABSENT
-        absents.append(absent)
-        lines.append(f"    v{i} = ABSENTS[{i}]")
+        if absent is _ABSENT:
+            lines.append(f"    v{i} = ABSENT")
+        else:
+            assert absent in (None, "", 0, False) and type(absent) in (type(None), str, int, bool)
+            lines.append(f"    v{i} = {absent!r}")  # Go's zero value: a literal
+    # The fields' branches in the order of their numbers, the order they come in (K26).
+    by_number = sorted(
+        range(len(names)), key=lambda i: plans[names[i]][0] if names[i] in plans else 0
+    )
     lines += [
         "    while pos < end:",
         "        key = data[pos]",
@@ -210,7 +233,8 @@ def _compile(
         "                return None",
     ]
     branch = "if"
-    for i, name in enumerate(names):
+    for i in by_number:
+        name = names[i]
         if name in plans and plans[name][1] in _LENGTH_BRANCH:
             number, code, _absent = plans[name]
             lines.append(f"            {branch} key == {number << 3 | 2}:")
@@ -230,7 +254,8 @@ def _compile(
         "                    return None",
     ]
     branch = "if"
-    for i, name in enumerate(names):
+    for i in by_number:
+        name = names[i]
         if name in plans and plans[name][1] in _VARINT_BRANCH:
             number, code, _absent = plans[name]
             lines.append(f"            {branch} key == {number << 3}:")
@@ -258,20 +283,26 @@ def _compile(
         if plan is not None:
             maybe[1 << i] = name
             lines += ["    else:", f"        mask |= {1 << i}"]
-    values = ", ".join(f"{name!r}: v{i}" for i, name in enumerate(names))
+    parts = assembly(model)
     lines += [
         "    fields_set = FIELDS_SETS.get(mask)",
         "    if fields_set is None:",
         "        fields_set = fields_set_of(mask)",
         "    model = new(MODEL)",
-        f"    values = {{{values}}}",
-        "    set_dict(model, values if KEYS is None else KEYS | values)",
+    ]
+    if parts.keys is None:
+        values = ", ".join(f"{name!r}: v{i}" for i, name in enumerate(names))
+        lines.append(f"    values = {{{values}}}")
+    else:  # equal to `keys | values` (K21), in half the time
+        lines.append("    values = KEYS.copy()")
+        lines += (f"    values[{name!r}] = v{i}" for i, name in enumerate(names))
+    lines += [
+        "    set_dict(model, values)",
         "    set_extra(model, NO_EXTRA_FIELDS)",
         "    set_fields_set(model, fields_set)",
         "    set_private(model, None)",
         "    return model",
     ]
-    parts = assembly(model)
     fields_sets: dict[int, set[str]] = {}  # mask -> the shared fields set (K15)
 
     def fields_set_of(mask: int) -> set[str]:
@@ -283,25 +314,23 @@ def _compile(
         return one
 
     source = "\n".join(lines) + "\n"
+    if _DEBUG:
+        print(source)
     times: dict[bytes, Any] = {}
     validators = {False: _time_validator(False), True: _time_validator(True)}
 
-    def time(data: bytes, start: int, end: int, micro: bool) -> Any:
-        """The datetime of the Time message at data[start:end], as the field validates its
-        text (K24's one object per instant): remembered by its bytes."""
-        chunk = data[start:end]
-        value = times.get(chunk, _ABSENT)
-        if value is _ABSENT:
-            text = _t._time(data, start, end, micro)
-            value = None if text is None else validators[micro](text)
-            if len(times) >= _TIMES_KEPT:
-                times.clear()
-            times[chunk] = value
+    def time(chunk: bytes, micro: bool) -> Any:
+        """The datetime of the Time message `chunk`, as the field validates its text (K24's
+        one object per instant), remembered by its bytes (the builder looks there first)."""
+        text = _t._time(chunk, 0, len(chunk), micro)
+        value = None if text is None else validators[micro](text)
+        if len(times) >= _TIMES_KEPT:
+            times.clear()
+        times[chunk] = value
         return value
 
     namespace: dict[str, Any] = {
         "ABSENT": _ABSENT,
-        "ABSENTS": tuple(absents),
         "DecodeError": ProtobufDecodeError,
         "FIELDS_SETS": fields_sets,
         "KEYS": parts.keys,
@@ -319,6 +348,7 @@ def _compile(
         "remember": _t._remember,
         "strings": transcoder._strings,
         "time": time,
+        "times": times,
     }
     exec(compile(source, f"<direct build of {model.__name__}>", "exec"), namespace)
     return typing.cast(DirectBuild, namespace["build"])
