@@ -13,8 +13,8 @@ validation would have kept, and the model is assembled as validation leaves one
 unknown field, a nested message sent, a malformed value) makes the builder decline, and the
 item is built the general way, which says precisely what is wrong.
 
-How each field reads (its fast-path code, what its absence writes) is asked of the transcoder
-(`transcode._fast_entry`, `transcode._add_absent`): one source of truth for Go's JSON.
+How each field reads (how the transcode writes it, what its absence writes) is asked of the
+transcoder (`transcode.scalar_reading`): one source of truth for Go's JSON.
 The builder of each message and model is Python source compiled once (as `dataclasses` and
 `collections.namedtuple` do): a chain of comparisons with each field's key, not a table lookup
 per field.
@@ -44,7 +44,7 @@ DirectBuild = Callable[[bytes, int, int], BaseModel | None]
 """Builds the model of the message at data[start:end], or None where it declines (then the
 item is built the general way)."""
 
-_ABSENT: Any = object()  # a field the object leaves out (not in its fields set)
+_ABSENT: Any = _t.ABSENT  # a field the object leaves out (not in its fields set)
 _TIMES_KEPT = 4096  # Time message bytes -> their datetime, per builder; then it starts again
 
 # Each code: the annotations its values validate as themselves, and whether it may give None.
@@ -101,17 +101,17 @@ def _accepts(code: int, info: FieldInfo, may_be_none: bool) -> bool:
     ) in typing.get_args(annotation)
     if may_be_none and not optional:
         return False
-    if code in (_t._STR, _t._STR_OMIT):
+    if code in (_t.READ_STRING, _t.READ_STRING_OMIT):
         return annotation in _STRING_TYPES
-    if code in (_t._INT_VALUE, _t._INT_OMIT):
+    if code in (_t.READ_INT, _t.READ_INT_OMIT):
         return annotation in _INT_TYPES
-    if code in (_t._BOOL_VALUE, _t._BOOL_OMIT):
+    if code in (_t.READ_BOOL, _t.READ_BOOL_OMIT):
         return annotation in _BOOL_TYPES
-    if code == _t._TIME_VALUE:
+    if code == _t.READ_TIME:
         return bool(annotation == _OPTIONAL_TIME)
-    if code == _t._MICROTIME_VALUE:
+    if code == _t.READ_MICROTIME:
         return bool(annotation == _OPTIONAL_MICROTIME)
-    return code == _t._MSG and optional  # a pointer to a message: None when absent
+    return code == _t.READ_MESSAGE and optional  # a pointer to a message: None when absent
 
 
 def _make(transcoder: _t.Transcoder, message: str, model: type[BaseModel]) -> DirectBuild | None:
@@ -125,18 +125,13 @@ def _make(transcoder: _t.Transcoder, message: str, model: type[BaseModel]) -> Di
         number, json_name, _kind, _ref, flags = field
         if number > 15 or flags & (schema.INLINE | schema.REPEATED | schema.MAP):
             return None  # a key of two bytes, or a field that is no single value
-        entry = _t._fast_entry(field)
-        if entry is None or json_name not in by_alias:
+        reading = _t.scalar_reading(field)
+        if reading is None or json_name not in by_alias:
             return None  # read the slow way, or kept among the unknown fields
-        code = entry[0]
-        if code not in _LENGTH_BRANCH and code not in _VARINT_BRANCH:
-            return None  # a quantity, an int-or-string, embedded JSON: the transcode's own
-        if code == _t._MSG and not flags & schema.POINTER:
+        code, absent = reading
+        if code == _t.READ_MESSAGE and not flags & schema.POINTER:
             return None  # a struct: `{}` when absent, a model to build
-        template: dict[str, Any] = {}
-        _t._add_absent(field, template, [])
-        absent = template.get(json_name, _ABSENT)
-        may_be_none = absent is None or code in (_t._TIME_VALUE, _t._MICROTIME_VALUE)
+        may_be_none = absent is None or code in (_t.READ_TIME, _t.READ_MICROTIME)
         name, info = by_alias[json_name]
         if not _accepts(code, info, may_be_none):
             return None
@@ -150,19 +145,23 @@ def _make(transcoder: _t.Transcoder, message: str, model: type[BaseModel]) -> Di
 
 
 _DEBUG = False
-_OMIT_CODES = (_t._STR_OMIT, _t._INT_OMIT, _t._BOOL_OMIT)  # an empty value is left out
+_OMIT_CODES = (
+    _t.READ_STRING_OMIT,
+    _t.READ_INT_OMIT,
+    _t.READ_BOOL_OMIT,
+)  # an empty value is left out
 
 _LENGTH_BRANCH = {
-    _t._STR: """\
+    _t.READ_STRING: """\
             chunk = data[start:pos]
-            v{i} = strings.get(chunk) or remember(strings, chunk)""",
-    _t._STR_OMIT: """\
+            v{i} = strings.get(chunk) or remember(chunk)""",
+    _t.READ_STRING_OMIT: """\
             if pos > start:
                 chunk = data[start:pos]
-                v{i} = strings.get(chunk) or remember(strings, chunk)
+                v{i} = strings.get(chunk) or remember(chunk)
             else:
                 v{i} = ABSENT""",
-    _t._TIME_VALUE: """\
+    _t.READ_TIME: """\
             if pos > start:
                 chunk = data[start:pos]
                 v{i} = times.get(chunk, ABSENT)
@@ -170,7 +169,7 @@ _LENGTH_BRANCH = {
                     v{i} = time(chunk, False)
             else:
                 v{i} = None""",
-    _t._MICROTIME_VALUE: """\
+    _t.READ_MICROTIME: """\
             if pos > start:
                 chunk = data[start:pos]
                 v{i} = times.get(chunk, ABSENT)
@@ -178,17 +177,17 @@ _LENGTH_BRANCH = {
                     v{i} = time(chunk, True)
             else:
                 v{i} = None""",
-    _t._MSG: """\
+    _t.READ_MESSAGE: """\
             return None  # a message sent: built the general way""",
 }
 _VARINT_BRANCH = {
-    _t._INT_VALUE: """\
+    _t.READ_INT: """\
             v{i} = raw - WRAP if raw >= SIGN else raw""",
-    _t._INT_OMIT: """\
+    _t.READ_INT_OMIT: """\
             v{i} = (raw - WRAP if raw >= SIGN else raw) if raw else ABSENT""",
-    _t._BOOL_VALUE: """\
+    _t.READ_BOOL: """\
             v{i} = raw != 0""",
-    _t._BOOL_OMIT: """\
+    _t.READ_BOOL_OMIT: """\
             v{i} = True if raw else ABSENT""",
 }
 
@@ -322,7 +321,7 @@ def _compile(
     def time(chunk: bytes, micro: bool) -> Any:
         """The datetime of the Time message `chunk`, as the field validates its text (K24's
         one object per instant), remembered by its bytes (the builder looks there first)."""
-        text = _t._time(chunk, 0, len(chunk), micro)
+        text = _t.time_text(chunk, 0, len(chunk), micro)
         value = None if text is None else validators[micro](text)
         if len(times) >= _TIMES_KEPT:
             times.clear()
@@ -336,8 +335,8 @@ def _compile(
         "KEYS": parts.keys,
         "MODEL": model,
         "NO_EXTRA_FIELDS": NO_EXTRA_FIELDS,
-        "SIGN": _t._SIGN,
-        "WRAP": _t._WRAP,
+        "SIGN": 1 << 63,
+        "WRAP": 1 << 64,
         "fields_set_of": fields_set_of,
         "new": object.__new__,
         "read_varint": read_varint,
@@ -345,8 +344,8 @@ def _compile(
         "set_extra": parts.set_extra,
         "set_fields_set": parts.set_fields_set,
         "set_private": parts.set_private,
-        "remember": _t._remember,
-        "strings": transcoder._strings,
+        "remember": transcoder.remember_text,
+        "strings": transcoder.shared_texts,
         "time": time,
         "times": times,
     }

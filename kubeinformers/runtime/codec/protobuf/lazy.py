@@ -44,7 +44,13 @@ from kubeinformers.runtime.codec.protobuf.schema import (
     Field,
     Messages,
 )
-from kubeinformers.runtime.codec.protobuf.transcode import ABSENT, Transcoder, string_reading
+from kubeinformers.runtime.codec.protobuf.transcode import (
+    ABSENT,
+    READ_STRING,
+    READ_STRING_OMIT,
+    Transcoder,
+    scalar_reading,
+)
 
 __all__ = ["metadata_message", "protobuf_format", "shareable_messages"]
 
@@ -362,10 +368,10 @@ def _string_reading(
         return None
     (number,) = numbers
     field = next((f for f in fields if f[0] == number), None)
-    reading = None if field is None or number > 15 else string_reading(field)
-    if reading is None:
+    reading = None if field is None or number > 15 else scalar_reading(field)
+    if reading is None or reading[0] not in (READ_STRING, READ_STRING_OMIT):
         return None
-    return number << 3 | 2, reading[0], reading[1]
+    return number << 3 | 2, reading[0] == READ_STRING_OMIT, reading[1]
 
 
 def _sub_format(

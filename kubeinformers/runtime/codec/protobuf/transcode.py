@@ -35,7 +35,23 @@ from kubeinformers.runtime.codec.protobuf.reader import (
 )
 from kubeinformers.runtime.codec.protobuf.schema import Messages
 
-__all__ = ["ABSENT", "Transcoder", "go_duration", "string_reading", "to_json_object"]
+__all__ = [
+    "ABSENT",
+    "READ_BOOL",
+    "READ_BOOL_OMIT",
+    "READ_INT",
+    "READ_INT_OMIT",
+    "READ_MESSAGE",
+    "READ_MICROTIME",
+    "READ_STRING",
+    "READ_STRING_OMIT",
+    "READ_TIME",
+    "Transcoder",
+    "go_duration",
+    "scalar_reading",
+    "time_text",
+    "to_json_object",
+]
 
 _STRING, _BYTES, _INT, _UINT, _BOOL = (
     schema.STRING,
@@ -197,6 +213,16 @@ class Transcoder:
         """The string at data[start:end], shared as the transcode shares short strings."""
         chunk = data[start:end]
         return self._strings.get(chunk) or _remember(self._strings, chunk)
+
+    @property
+    def shared_texts(self) -> dict[bytes, str]:
+        """The short strings decoded so far, by their bytes: a reader that decodes strings
+        itself looks there first, then calls `remember_text` (as `text` does)."""
+        return self._strings
+
+    def remember_text(self, chunk: bytes) -> str:
+        """`chunk` decoded, and remembered when short (see `shared_texts`)."""
+        return _remember(self._strings, chunk)
 
     def selected(self, message: str, numbers: Collection[int], keep: bool) -> str:
         """A name to transcode `message` by (for_validation, to_json_object) reading only its
@@ -637,19 +663,40 @@ def _unknown_field(message: str, number: int) -> None:
 
 
 ABSENT: Any = object()
-"""What `string_reading` says a field's absence writes when it writes nothing."""
+"""What `scalar_reading` says a field's absence writes when it writes nothing."""
+
+# How the transcode writes a single value (`scalar_reading`): a string, an int, a bool
+# (each, with _OMIT, left out when empty or zero: omitempty), a Time, a MicroTime, a message.
+READ_STRING, READ_STRING_OMIT, READ_INT, READ_INT_OMIT = _STR, _STR_OMIT, _INT_VALUE, _INT_OMIT
+READ_BOOL, READ_BOOL_OMIT, READ_TIME, READ_MICROTIME = (
+    _BOOL_VALUE,
+    _BOOL_OMIT,
+    _TIME_VALUE,
+    _MICROTIME_VALUE,
+)
+READ_MESSAGE = _MSG
+_SCALAR_READINGS = frozenset(
+    {READ_STRING, READ_STRING_OMIT, READ_INT, READ_INT_OMIT, READ_BOOL, READ_BOOL_OMIT}
+    | {READ_TIME, READ_MICROTIME, READ_MESSAGE}
+)
 
 
-def string_reading(field: schema.Field) -> tuple[bool, Any] | None:
-    """How the transcode writes `field` when it is a single string: whether an empty one is
-    left out (omitempty), and what its absence writes (ABSENT: nothing); None for any other
-    field."""
+def scalar_reading(field: schema.Field) -> tuple[int, Any] | None:
+    """How the transcode writes `field` when it is a single value read the fast way: its
+    READ_* code and what its absence writes (ABSENT: nothing); None for any other field (a
+    list, a map, a quantity, an int-or-string, embedded JSON, an omitzero field)."""
     entry = _fast_entry(field)
-    if entry is None or entry[0] not in (_STR, _STR_OMIT):
+    if entry is None or entry[0] not in _SCALAR_READINGS:
         return None
     template: dict[str, Any] = {}
     _add_absent(field, template, [])
-    return entry[0] == _STR_OMIT, template.get(field[1], ABSENT)
+    return entry[0], template.get(field[1], ABSENT)
+
+
+def time_text(data: bytes, start: int, end: int, micro: bool) -> str | None:
+    """The text the transcode writes for the Time (MicroTime) message at data[start:end]:
+    None for Go's zero time."""
+    return _time(data, start, end, micro)
 
 
 def _fast_entry(field: schema.Field) -> _Entry | None:
