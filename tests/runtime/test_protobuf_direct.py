@@ -208,6 +208,9 @@ def test_k27_a_direct_build_is_the_general_build(
         pytest.param(PodCondition, "PodCondition", ld(1, "Ready") + ld(99, "x"), id="unknown"),
         pytest.param(PodCondition, "PodCondition", vint(1, 3), id="wire-type"),
         pytest.param(PodCondition, "PodCondition", ld(1, "Ready")[:-1], id="truncated"),
+        pytest.param(PodCondition, "PodCondition", ld(1, b"\xff\xfe"), id="not-utf-8"),
+        pytest.param(PodCondition, "PodCondition", b"\x38\x80", id="varint-past-the-end"),
+        pytest.param(PodCondition, "PodCondition", b"\x0a", id="length-past-the-end"),
         pytest.param(EnvVar, "EnvVar", ld(1, "A") + ld(3, ld(1, ld(1, "x"))), id="nested-sent"),
     ],
 )

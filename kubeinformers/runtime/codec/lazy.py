@@ -802,7 +802,7 @@ def _lazy_getattr(self: Any, item: str) -> Any:
 
 class _LazyField:
     """A field of a lazy class whose fields are built on their own (K13, K19): its first read
-    builds it (`_read_field`); once built, the instance dict holds it and answers (a non-data
+    builds it (`__get__`); once built, the instance dict holds it and answers (a non-data
     descriptor yields to it). Why a descriptor: a read past a missing attribute goes through
     an AttributeError and `__getattr__`, ~2,000 instructions more on every first read. It
     holds what that read needs to know of the field, found once per class."""
@@ -817,57 +817,53 @@ class _LazyField:
         self.none_when_absent = _reads_none_when_absent(base, name)
 
     def __get__(self, obj: Any, owner: Any = None) -> Any:
+        """A lazy item's (or nested lazy object's) field not built yet: build that field
+        alone, when its class can (the rest stays raw until read: K13), else the whole model.
+        A field that is itself a model, or a list of them, comes as nested lazy objects when
+        the format can (K19, K20). One function: it runs on every first read of a field."""
         if obj is None:
             raise AttributeError(self.name)  # as on the model's class: fields are no attributes
-        return _read_field(obj, self)
-
-
-def _read_field(self: Any, field: _LazyField) -> Any:
-    """A lazy item's (or nested lazy object's) field not built yet: build that field alone,
-    when its class can (the rest stays raw until read: K13), else the whole model. A field
-    that is itself a model, or a list of them, comes as nested lazy objects when the format
-    can (K19, K20)."""
-    cls = type(self)
-    info: _LazyClass | None = getattr(self, "__kubeinformers_lazy__", None)  # _lazy_class_of
-    name = field.name
-    if info is None:  # built meanwhile
-        return getattr(self, name)
-    with _LOCK:
-        if type(self) is not cls:  # built meanwhile
-            return getattr(self, name)
-        state = _state_of(self)
-        if name in state:
-            return state[name]
-        is_item = info.item
-        if not state and is_item:
-            holder = _item_state_holder(info.base)
-            if holder is not None:  # an empty dict sharing the keys it will hold (see there)
-                state = holder().__dict__
-                _set_state(self, state)
-        if _ERROR not in state:
-            read_burst()
-            raw = object.__getattribute__(self, _RAW_SLOT)
-            try:
-                if field.model is not None and info.nested is not None:
-                    nested = _nested_object(self, info, field, raw, state)
-                    if nested is not None:
-                        return nested
-                elif field.list_model is not None and info.items is not None:
-                    items = _lazy_items(self, info, field, raw, state)
-                    if items is not None:
-                        return items
-                assert info.field is not None
-                value = info.field(info.base, name, raw)
-            except FieldAbsent:
-                if field.none_when_absent:
-                    return None  # not sent: the default, and not in the fields set
-            except (FieldUnavailable, ValidationError, ValueError):
-                pass  # the whole model: it says precisely what is wrong
-            else:
-                state[name] = value
-                return value
-    _materialise(self)
-    return getattr(self, name)
+        cls = type(obj)
+        info: _LazyClass | None = getattr(obj, "__kubeinformers_lazy__", None)  # _lazy_class_of
+        name = self.name
+        if info is None:  # built meanwhile
+            return getattr(obj, name)
+        with _LOCK:
+            if type(obj) is not cls:  # built meanwhile
+                return getattr(obj, name)
+            state = _state_of(obj)
+            if name in state:
+                return state[name]
+            is_item = info.item
+            if not state and is_item:
+                holder = _item_state_holder(info.base)
+                if holder is not None:  # an empty dict sharing the keys it will hold (see there)
+                    state = holder().__dict__
+                    _set_state(obj, state)
+            if _ERROR not in state:
+                read_burst()
+                raw = object.__getattribute__(obj, _RAW_SLOT)
+                try:
+                    if self.model is not None and info.nested is not None:
+                        nested = _nested_object(obj, info, self, raw, state)
+                        if nested is not None:
+                            return nested
+                    elif self.list_model is not None and info.items is not None:
+                        items = _lazy_items(obj, info, self, raw, state)
+                        if items is not None:
+                            return items
+                    assert info.field is not None
+                    value = info.field(info.base, name, raw)
+                except FieldAbsent:
+                    if self.none_when_absent:
+                        return None  # not sent: the default, and not in the fields set
+                except (FieldUnavailable, ValidationError, ValueError):
+                    pass  # the whole model: it says precisely what is wrong
+                else:
+                    state[name] = value
+                    return value
+        _materialise(obj)
+        return getattr(obj, name)
 
 
 _SHARED_KEYS_MAX = 30  # CPython shares no more keys than this

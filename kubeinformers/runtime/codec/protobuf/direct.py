@@ -212,59 +212,51 @@ def _compile(
     by_number = sorted(
         range(len(names)), key=lambda i: plans[names[i]][0] if names[i] in plans else 0
     )
+    # One chain of comparisons with each field's key, each branch reading its value; a
+    # malformed value (past the end, a varint too long) declines, as an unknown key does.
     lines += [
-        "    while pos < end:",
-        "        key = data[pos]",
-        "        if key >= 0x80:",
-        "            return None",
-        "        pos += 1",
-        "        if key & 7 == 2:",
-        "            length = data[pos] if pos < end else 0x80",
-        "            if length < 0x80:",
-        "                start = pos + 1",
-        "            elif pos + 1 < end and data[pos + 1] < 0x80:",
-        "                length = (length & 0x7F) | data[pos + 1] << 7",
-        "                start = pos + 2",
-        "            else:",
-        "                return None",
-        "            pos = start + length",
-        "            if pos > end:",
-        "                return None",
+        "    try:",
+        "        while pos < end:",
+        "            key = data[pos]",
+        "            pos += 1",
     ]
     branch = "if"
     for i in by_number:
         name = names[i]
-        if name in plans and plans[name][1] in _LENGTH_BRANCH:
-            number, code, _absent = plans[name]
-            lines.append(f"            {branch} key == {number << 3 | 2}:")
+        if name not in plans:
+            continue
+        number, code, _absent = plans[name]
+        if code in _LENGTH_BRANCH:
+            lines += [
+                f"            {branch} key == {number << 3 | 2}:",
+                "                length = data[pos]",
+                "                if length < 0x80:",
+                "                    start = pos + 1",
+                "                else:",
+                "                    length, start = read_varint(data, pos, end)",
+                "                pos = start + length",
+                "                if pos > end:",
+                "                    return None",
+            ]
             lines += ("    " + line for line in _LENGTH_BRANCH[code].format(i=i).splitlines())
-            branch = "elif"
-    lines += [
-        "            else:" if branch == "elif" else "            if True:",
-        "                return None",
-        "        elif key & 7 == 0:",
-        "            raw = data[pos] if pos < end else 0x80",
-        "            if raw < 0x80:",
-        "                pos += 1",
-        "            else:",
-        "                try:",
-        "                    raw, pos = read_varint(data, pos, end)",
-        "                except DecodeError:",
-        "                    return None",
-    ]
-    branch = "if"
-    for i in by_number:
-        name = names[i]
-        if name in plans and plans[name][1] in _VARINT_BRANCH:
-            number, code, _absent = plans[name]
-            lines.append(f"            {branch} key == {number << 3}:")
+        else:
+            lines += [
+                f"            {branch} key == {number << 3}:",
+                "                raw = data[pos]",
+                "                if raw < 0x80:",
+                "                    pos += 1",
+                "                else:",
+                "                    raw, pos = read_varint(data, pos, end)",
+            ]
             lines += ("    " + line for line in _VARINT_BRANCH[code].format(i=i).splitlines())
-            branch = "elif"
+        branch = "elif"
     lines += [
         "            else:" if branch == "elif" else "            if True:",
-        "                return None",
-        "        else:",
-        "            return None",
+        "                return None  # another field, or this one as another wire type",
+        "    except (IndexError, DecodeError, UnicodeDecodeError):",
+        "        return None",
+        "    if pos != end:",
+        "        return None",
         "    mask = 0",
     ]
     always: set[str] = set()  # the fields every model built holds
