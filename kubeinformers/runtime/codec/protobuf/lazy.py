@@ -293,8 +293,10 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
             fields = {"apiVersion": type_meta[0], "kind": type_meta[1], **fields}
         return model.model_validate(fields)
 
+    nested_span = _nested_spans(alone, sub_format)
+
     def nested(model: type[BaseModel], name: str, raw: bytes) -> tuple[RawFormat, Any, int]:
-        return _nested_span(alone, sub_format, model, name, raw, 0, len(raw))
+        return nested_span(model, name, raw, 0, len(raw))
 
     managed_fields = next(
         (
@@ -500,8 +502,10 @@ def _sub_format(
             fields[alias] = built[name]
         return fields
 
+    nested_span = _nested_spans(singles, sub_format)
+
     def nested(model: type[BaseModel], name: str, raw: Any) -> tuple[RawFormat, Any, int]:
-        return _nested_span(singles, sub_format, model, name, *raw)
+        return nested_span(model, name, *raw)
 
     # What a read of a list of messages needs, by (model, Python name): its field number,
     # its items' message, the messages shared, the list's validator and its items' direct
@@ -567,28 +571,40 @@ def _sub_format(
     return fmt, rest
 
 
-def _nested_span(
+def _nested_spans(
     fields: dict[str, tuple[int, str]],
     sub_format: typing.Callable[[str], tuple[RawFormat, _Rest]],
-    model: type[BaseModel],
-    name: str,
-    data: bytes,
-    start: int,
-    end: int,
-) -> tuple[RawFormat, Any, int]:
-    """The format, raw bytes and size of the message field `name` (of `fields`: JSON name ->
-    number, message) of the message at data[start:end], for a nested lazy object of it (K19,
-    K20); FieldUnavailable when it is no such field or absent (then built alone, as Go
-    writes it). Its raw bytes are where it is in the item's bytes, not a copy: the item keeps
-    them until it is built (a tuple of three: ~180 bytes less than a memoryview of the slice)."""
-    found = fields.get(field_alias(model, name))
-    if found is None:
-        raise FieldUnavailable(name)
-    bounds = _field_bounds(data, found[0], start, end)
-    if bounds is None:
-        raise FieldUnavailable(name)
-    begin, stop = bounds
-    return sub_format(found[1])[0], (data, begin, stop), stop - begin
+) -> typing.Callable[[type[BaseModel], str, bytes, int, int], tuple[RawFormat, Any, int]]:
+    """Where a message field of `fields` (JSON name -> number, message) is, for a nested lazy
+    object of it (K19, K20): given a model, the field's Python name and the message at
+    data[start:end], the field's format, raw bytes and size; FieldUnavailable when it is no
+    such field or absent (then built alone, as Go writes it). Its raw bytes are where it is
+    in the item's bytes, not a copy: the item keeps them until it is built (a tuple of
+    three: ~180 bytes less than a memoryview of the slice). What a field needs is found on
+    its first read, by model and name."""
+    known: dict[tuple[type[BaseModel], str], tuple[int, RawFormat] | None] = {}
+
+    def nested(
+        model: type[BaseModel], name: str, data: bytes, start: int, end: int
+    ) -> tuple[RawFormat, Any, int]:
+        key = (model, name)
+        try:
+            found = known[key]
+        except KeyError:
+            field = fields.get(field_alias(model, name))
+            found = known[key] = None if field is None else (field[0], sub_format(field[1])[0])
+        if found is None:
+            raise FieldUnavailable(name)
+        try:
+            spans = _field_spans(data, found[0], start, end)
+        except ProtobufDecodeError:
+            raise FieldUnavailable(name) from None
+        if not spans:
+            raise FieldUnavailable(name)
+        begin, stop = spans[-1]  # the last one wins
+        return found[1], (data, begin, stop), stop - begin
+
+    return nested
 
 
 def _varint(value: int) -> bytes:
