@@ -306,3 +306,27 @@ def test_k27_k20_a_pods_conditions_and_env_read_alone_are_the_whole_builds(seed:
     assert pod == expected
     assert pod.status.conditions is read
     assert pod.spec.containers is not None and pod.spec.containers[0].env is envs
+
+
+@pytest.mark.parametrize(
+    "text", ["2026-11-28T20:30:00Z", "2026-11-28T20:30:00.123456Z", "2026-11-28T21:30:00+01:00"]
+)
+def test_k27_k24_a_time_read_directly_is_what_a_time_field_validates(text: str) -> None:
+    """The direct build's times come from `time_of_text`, built by pydantic-core without
+    pydantic's TypeAdapter (whose plugins cost a process ~20 ms before its first read)."""
+    from pydantic import TypeAdapter
+
+    from kubeinformers.runtime.api import timestamps
+    from kubeinformers.runtime.api.timestamps import Time, time_of_text
+
+    timestamps._by_text.clear()
+    timestamps._instants.clear()
+    direct = time_of_text(text)
+    assert time_of_text(text) is direct  # one object per text (K24)
+    timestamps._by_text.clear()
+    timestamps._instants.clear()
+    general = TypeAdapter(Time).validate_python(text)
+    assert direct == general and direct is not general
+    assert repr(direct) == repr(general)
+    assert type(direct.tzinfo) is type(general.tzinfo)
+    assert TypeAdapter(Time).dump_json(direct) == TypeAdapter(Time).dump_json(general)

@@ -22,18 +22,17 @@ per field.
 
 from __future__ import annotations
 
-import functools
 import threading
 import types
 import typing
 from collections.abc import Callable
 from typing import Any, Optional
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from kubeinformers.runtime.api.model import NO_EXTRA_FIELDS, SharedFieldsSet, assembly
-from kubeinformers.runtime.api.timestamps import MicroTime, Time
+from kubeinformers.runtime.api.timestamps import MicroTime, Time, time_of_text
 from kubeinformers.runtime.codec.protobuf import schema
 from kubeinformers.runtime.codec.protobuf import transcode as _t
 from kubeinformers.runtime.codec.protobuf.reader import ProtobufDecodeError, read_varint
@@ -308,13 +307,12 @@ def _compile(
     if _DEBUG:
         print(source)
     times: dict[bytes, Any] = {}
-    validators = {False: _time_validator(False), True: _time_validator(True)}
 
     def time(chunk: bytes, micro: bool) -> Any:
         """The datetime of the Time message `chunk`, as the field validates its text (K24's
         one object per instant), remembered by its bytes (the builder looks there first)."""
         text = _t.time_text(chunk, 0, len(chunk), micro)
-        value = None if text is None else validators[micro](text)
+        value = None if text is None else time_of_text(text)
         if len(times) >= _TIMES_KEPT:
             times.clear()
         times[chunk] = value
@@ -343,9 +341,3 @@ def _compile(
     }
     exec(compile(source, f"<direct build of {model.__name__}>", "exec"), namespace)
     return typing.cast(DirectBuild, namespace["build"])
-
-
-@functools.cache
-def _time_validator(micro: bool) -> Callable[[str], Any]:
-    """What a `Time` (`MicroTime`) field validates a text into (K24)."""
-    return TypeAdapter(MicroTime if micro else Time).validate_python

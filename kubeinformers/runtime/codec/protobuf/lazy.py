@@ -339,8 +339,6 @@ class _Lister(typing.NamedTuple):
 
     number: int
     message: str  # its items'
-    shared: frozenset[str]
-    validate: typing.Callable[[Any], Any]
     direct: DirectBuild | None  # its items' direct build (K27)
 
 
@@ -350,8 +348,6 @@ class _Reader(typing.NamedTuple):
     alias: str
     numbers: frozenset[int]
     only: str  # the transcode of only its numbers (Transcoder.selected)
-    shared: frozenset[str]
-    validate: typing.Callable[[Any], Any]
     # A string whose model keeps it as it is: (its one-byte tag, whether an empty one is
     # left out, what its absence reads as: ABSENT when nothing), else None.
     string: tuple[int, bool, Any] | None
@@ -424,8 +420,9 @@ def _sub_format(
         return transcoder.for_validation(name, data, shared(model, message), start, end)
 
     # What a read of one field alone needs, found on its first read, by (model, Python name):
-    # its API name, its field numbers, the transcode of only them, the messages shared and
-    # its validator; None when the wire has no such field.
+    # its API name, its field numbers, the transcode of only them and whether it is a string
+    # read without a transcode; None when the wire has no such field. The messages shared and
+    # its validator are found when first needed (milliseconds each).
     readers: dict[tuple[type[BaseModel], str], _Reader | None] = {}
 
     def reader(model: type[BaseModel], name: str) -> _Reader | None:
@@ -437,8 +434,6 @@ def _sub_format(
             alias,
             frozenset(numbers),
             transcoder.selected(message, numbers, True),
-            shared(model, message),
-            field_validators(model, name)[0],
             _string_reading(fields_of, numbers, model.model_fields[name]),
         )
 
@@ -467,13 +462,13 @@ def _sub_format(
                     if omit and not length:
                         raise FieldAbsent(name)  # omitempty
                     return transcoder.text(data, start + 2, end)
-            value = transcoder.for_validation(read.only, data, read.shared, start, end)
+            value = transcoder.for_validation(read.only, data, shared(model, message), start, end)
         except ProtobufDecodeError:
             raise FieldUnavailable(name) from None
         alias = read.alias
         if alias not in value:
             raise FieldAbsent(name)  # Go's JSON omits it (omitempty, nil)
-        return read.validate(value[alias])
+        return field_validators(model, name)[0](value[alias])
 
     def item_without(model: type[BaseModel], raw: bytes, names: Collection[str]) -> BaseModel:
         aliases = [field_alias(model, name) for name in names]
@@ -508,8 +503,8 @@ def _sub_format(
         return nested_span(model, name, *raw)
 
     # What a read of a list of messages needs, by (model, Python name): its field number,
-    # its items' message, the messages shared, the list's validator and its items' direct
-    # build (K27); None when the wire has no such list.
+    # its items' message and their direct build (K27); None when the wire has no such list.
+    # The messages shared and its validator are found when first needed (milliseconds each).
     listers: dict[tuple[type[BaseModel], str], _Lister | None] = {}
 
     def lister(model: type[BaseModel], name: str) -> _Lister | None:
@@ -520,8 +515,6 @@ def _sub_format(
         return _Lister(
             found[0],
             found[1],
-            shared(model, message),
-            field_validators(model, name)[0],
             None if item_model is None else direct_build(transcoder, found[1], item_model),
         )
 
@@ -533,7 +526,7 @@ def _sub_format(
             found = listers[key] = lister(model, name)
         if found is None:
             raise FieldUnavailable(name)
-        number, ref, shares, validate, direct = found
+        number, ref, direct = found
         data, start, end = raw
         spans = _field_spans(data, number, start, end)
         if not spans:
@@ -552,10 +545,10 @@ def _sub_format(
                 else:
                     return None, built
             try:  # small items: the list `field` would build, without a second pass
-                value = transcoder.messages_at(ref, data, spans, shares)
+                value = transcoder.messages_at(ref, data, spans, shared(model, message))
             except ProtobufDecodeError:
                 raise FieldUnavailable(name) from None
-            return None, validate(value)
+            return None, field_validators(model, name)[0](value)
         return sub_format(ref)[0], [(data, *span) for span in spans]
 
     fmt = RawFormat(
