@@ -10,7 +10,8 @@ of them as it is (no constraint, no validator of its own), is built here in one 
 bytes instead: each field's value is what the transcode would have given and the model's
 validation would have kept, and the model is assembled as validation leaves one
 (`runtime.api.model.assembly`). Anything else the bytes hold (a field of another kind, an
-unknown field, a nested message sent, a malformed value) makes the builder decline, and the
+unknown field, a nested message sent, a malformed value) makes the builder decline (it
+raises Declined: a list is built in one comprehension, at no cost while none does), and the
 item is built the general way, which says precisely what is wrong.
 
 How each field reads (how the transcode writes it, what its absence writes) is asked of the
@@ -37,11 +38,17 @@ from kubeinformers.runtime.codec.protobuf import schema
 from kubeinformers.runtime.codec.protobuf import transcode as _t
 from kubeinformers.runtime.codec.protobuf.reader import ProtobufDecodeError, read_varint
 
-__all__ = ["DirectBuild", "direct_build"]
+__all__ = ["Declined", "DirectBuild", "direct_build"]
 
-DirectBuild = Callable[[bytes, int, int], BaseModel | None]
-"""Builds the model of the message at data[start:end], or None where it declines (then the
-item is built the general way)."""
+DirectBuild = Callable[[bytes, int, int], BaseModel]
+"""Builds the model of the message at data[start:end]; raises Declined where it does not
+(then the item is built the general way)."""
+
+
+class Declined(Exception):
+    """A direct build that does not build this message (see the module): build it the
+    general way, which says what is wrong, if anything."""
+
 
 _ABSENT: Any = _t.ABSENT  # a field the object leaves out (not in its fields set)
 _TIMES_KEPT = 4096  # Time message bytes -> their datetime, per builder; then it starts again
@@ -177,7 +184,7 @@ _LENGTH_BRANCH = {
             else:
                 v{i} = None""",
     _t.READ_MESSAGE: """\
-            return None  # a message sent: built the general way""",
+            raise Declined  # a message sent: built the general way""",
 }
 _VARINT_BRANCH = {
     _t.READ_INT: """\
@@ -235,7 +242,7 @@ def _compile(
                 "                    length, start = read_varint(data, pos, end)",
                 "                pos = start + length",
                 "                if pos > end:",
-                "                    return None",
+                "                    raise Declined",
             ]
             lines += ("    " + line for line in _LENGTH_BRANCH[code].format(i=i).splitlines())
         else:
@@ -251,11 +258,11 @@ def _compile(
         branch = "elif"
     lines += [
         "            else:" if branch == "elif" else "            if True:",
-        "                return None  # another field, or this one as another wire type",
+        "                raise Declined  # another field, or this one as another wire type",
         "    except (IndexError, DecodeError, UnicodeDecodeError):",
-        "        return None",
+        "        raise Declined from None",
         "    if pos != end:",
-        "        return None",
+        "        raise Declined",
         "    mask = 0",
     ]
     always: set[str] = set()  # the fields every model built holds
@@ -268,7 +275,7 @@ def _compile(
         info = model.model_fields[name]
         lines += [
             f"    if v{i} is ABSENT:",
-            "        return None" if info.is_required() else f"        v{i} = None",
+            "        raise Declined" if info.is_required() else f"        v{i} = None",
         ]
         if plan is not None:
             maybe[1 << i] = name
@@ -321,6 +328,7 @@ def _compile(
     namespace: dict[str, Any] = {
         "ABSENT": _ABSENT,
         "DecodeError": ProtobufDecodeError,
+        "Declined": Declined,
         "FIELDS_SETS": fields_sets,
         "KEYS": parts.keys,
         "MODEL": model,

@@ -27,7 +27,7 @@ from kubeinformers.runtime.codec.lazy import (
     list_item_model,
     worth_lazy,
 )
-from kubeinformers.runtime.codec.protobuf.direct import DirectBuild, direct_build
+from kubeinformers.runtime.codec.protobuf.direct import Declined, DirectBuild, direct_build
 from kubeinformers.runtime.codec.protobuf.reader import (
     ProtobufDecodeError,
     read_length,
@@ -531,19 +531,13 @@ def _sub_format(
         spans = _field_spans(data, number, start, end)
         if not spans:
             raise FieldUnavailable(name)  # absent: built alone, as Go writes it
-        size = 0
-        for begin, stop in spans:
-            size += stop - begin
-        if not worth_lazy(size, len(spans)):
+        # The items' bytes with their keys and lengths (as JSON's measure has its commas).
+        if not worth_lazy(spans[-1][1] - spans[0][0], len(spans)):
             if direct is not None:  # each item straight from its bytes (K27)
-                built = []
-                for begin, stop in spans:
-                    one = direct(data, begin, stop)
-                    if one is None:
-                        break  # this one is built the general way, and so the list
-                    built.append(one)
-                else:
-                    return None, built
+                try:
+                    return None, [direct(data, begin, stop) for begin, stop in spans]
+                except Declined:
+                    pass  # one of them is built the general way, and so the list
             try:  # small items: the list `field` would build, without a second pass
                 value = transcoder.messages_at(ref, data, spans, shared(model, message))
             except ProtobufDecodeError:
