@@ -90,6 +90,8 @@ _META_SLOT = "__pydantic_private__"  # a lazy item's metadata, read through `met
 _read_meta_slot = BaseModel.__dict__[_META_SLOT].__get__  # reads that slot at C speed
 # Sets the raw slot at C speed (KubeModel's setter of it shares field sets: runtime.api.model).
 _set_raw_slot = BaseModel.__dict__[_RAW_SLOT].__set__
+# Reads that slot at C speed (object.__getattribute__ goes through KubeModel's property).
+_read_raw_slot = BaseModel.__dict__[_RAW_SLOT].__get__
 # A lazy object's own instance dict, read and replaced past its class' `__dict__` property
 # (which builds the object first: `_lazy_instance_dict`).
 _state_of = BaseModel.__dict__["__dict__"].__get__
@@ -263,7 +265,7 @@ def lazy_twin(obj: M) -> M:
         # Attribute by attribute: a lazy metadata's dict then shares its keys (see assemble).
         for name, value in state.items():
             set_slot(twin, name, value)
-        set_slot(twin, _RAW_SLOT, object.__getattribute__(obj, _RAW_SLOT))
+        set_slot(twin, _RAW_SLOT, _read_raw_slot(obj))
         if info.item:
             meta = _read_meta_slot(obj)
             if meta is not None and type(meta) is not dict:
@@ -289,7 +291,7 @@ def strip_raw_managed_fields(obj: object) -> bool:
         meta = _read_meta_slot(obj)
         if meta is not None and (type(meta) is dict or not is_lazy(meta)):
             return False  # a built metadata: the model is stripped
-        raw = object.__getattribute__(obj, _RAW_SLOT)
+        raw = _read_raw_slot(obj)
         try:
             stripped = strip(raw)
         except ValueError:
@@ -321,7 +323,7 @@ def _materialise(obj: Any) -> None:
         error = state.get(_ERROR)
         if error is not None:
             raise error
-        raw = object.__getattribute__(obj, _RAW_SLOT)
+        raw = _read_raw_slot(obj)
         partly: InvalidObjectError | None = None
         # Fields built on their own before (issue 26) stay the objects handed out (they
         # validated alone, so a build field by field finds them valid too); the rest is built
@@ -445,7 +447,7 @@ def _parts_of(parts: dict[str, Any]) -> dict[str, tuple[type[BaseModel], Any, di
         info = _lazy_class_of_class(type(part))
         state = _state_of(part)
         built = {k: v for k, v in state.items() if k in info.fields}
-        out[name] = (info.base, object.__getattribute__(part, _RAW_SLOT), built)
+        out[name] = (info.base, _read_raw_slot(part), built)
     return out
 
 
@@ -842,7 +844,7 @@ class _LazyField:
                     _set_state(obj, state)
             if _ERROR not in state:
                 read_burst()
-                raw = object.__getattribute__(obj, _RAW_SLOT)
+                raw = _read_raw_slot(obj)
                 try:
                     if self.model is not None and info.nested is not None:
                         nested = _nested_object(obj, info, self, raw, state)
