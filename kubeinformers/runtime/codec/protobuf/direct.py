@@ -157,6 +157,14 @@ _OMIT_CODES = (
     _t.READ_BOOL_OMIT,
 )  # an empty value is left out
 
+_TIME_BRANCH = """\
+            if pos > start:
+                chunk = data[start:pos]
+                v{i} = times.get(chunk, ABSENT)
+                if v{i} is ABSENT:
+                    v{i} = time(chunk, {micro})
+            else:
+                v{i} = None"""
 _LENGTH_BRANCH = {
     _t.READ_STRING: """\
             chunk = data[start:pos]
@@ -167,22 +175,8 @@ _LENGTH_BRANCH = {
                 v{i} = strings.get(chunk) or remember(chunk)
             else:
                 v{i} = ABSENT""",
-    _t.READ_TIME: """\
-            if pos > start:
-                chunk = data[start:pos]
-                v{i} = times.get(chunk, ABSENT)
-                if v{i} is ABSENT:
-                    v{i} = time(chunk, False)
-            else:
-                v{i} = None""",
-    _t.READ_MICROTIME: """\
-            if pos > start:
-                chunk = data[start:pos]
-                v{i} = times.get(chunk, ABSENT)
-                if v{i} is ABSENT:
-                    v{i} = time(chunk, True)
-            else:
-                v{i} = None""",
+    _t.READ_TIME: _TIME_BRANCH.replace("{micro}", "False"),
+    _t.READ_MICROTIME: _TIME_BRANCH.replace("{micro}", "True"),
     _t.READ_MESSAGE: """\
             raise Declined  # a message sent: built the general way""",
 }

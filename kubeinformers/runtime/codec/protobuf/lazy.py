@@ -652,17 +652,27 @@ def _field_spans(
     data: bytes, number: int, pos: int = 0, end: int | None = None
 ) -> list[tuple[int, int]]:
     """Where each occurrence of the length-delimited field `number` of the message at
-    data[pos:end] is, in order. The scan ends at the first field numbered above it: the
-    server writes a message's fields in field-number order (K26). Tags and lengths of one or
-    two bytes (all of an item's top-level fields and their lengths up to 16 KB) are read
-    inline: this runs on every first read of an item's `spec` or `status`, and of a list of
-    lazy objects (K20)."""
+    data[pos:end] is, in order (see `_occurrences`)."""
+    return _occurrences(data, number, pos, len(data) if end is None else end)[2]
+
+
+def _occurrences(
+    data: bytes, number: int, pos: int, end: int
+) -> tuple[int, int, list[tuple[int, int]]]:
+    """Where the field `number` of the message at data[pos:end] is: where its first key
+    starts, where its last value ends ((end, end) when absent; other fields may lie between
+    them), and where each of its length-delimited values is, in order. The scan ends at the
+    first field numbered above it: the server writes a message's fields in field-number order
+    (K26). Tags and lengths of one or two bytes (all of an item's top-level fields and their
+    lengths up to 16 KB) are read inline: this runs on every first read of a field of a
+    nested object and of a list of lazy objects (K19, K20)."""
     want = (number << 3) | 2
     past = (number + 1) << 3  # the first key of a field numbered above it
-    if end is None:
-        end = len(data)
+    first = -1
+    last = end
     found = []
     while pos < end:
+        at = pos
         key = data[pos]
         if key < 0x80:
             pos += 1
@@ -678,66 +688,39 @@ def _field_spans(
                 pos += 1  # a one-byte varint (a bool, a small int)
             else:
                 pos = skip_field(data, pos, key & 7, end)
-            continue
-        length = data[pos] if pos < end else 0x80
-        if length < 0x80:
-            start = pos + 1
-        elif pos + 1 < end and data[pos + 1] < 0x80:
-            length = (length & 0x7F) | data[pos + 1] << 7
-            start = pos + 2
         else:
-            length, start = read_varint(data, pos, end)
-        pos = start + length
-        if pos > end:
-            raise ProtobufDecodeError(
-                f"length-delimited field at byte {start} runs {pos - end} bytes past its message"
-            )
-        if key == want:
-            found.append((start, pos))
-    return found
+            length = data[pos] if pos < end else 0x80
+            if length < 0x80:
+                start = pos + 1
+            elif pos + 1 < end and data[pos + 1] < 0x80:
+                length = (length & 0x7F) | data[pos + 1] << 7
+                start = pos + 2
+            else:
+                length, start = read_varint(data, pos, end)
+            pos = start + length
+            if pos > end:
+                raise ProtobufDecodeError(
+                    f"length-delimited field at byte {start} runs {pos - end} bytes past its "
+                    "message"
+                )
+            if key == want:
+                found.append((start, pos))
+        if key >> 3 == number:
+            if first < 0:
+                first = at
+            last = pos
+    return (first, last, found) if first >= 0 else (end, end, found)
 
 
 def _fields_region(data: bytes, numbers: Collection[int], pos: int, end: int) -> tuple[int, int]:
     """The bytes of the message at data[pos:end] that hold every occurrence of the fields
-    `numbers`: from the first key of one of them to the end of the last value of one (the
-    fields between them, if any, are passed over by whoever reads the region); (end, end)
-    when none is there. The scan ends at the first field numbered above them (K26)."""
-    low = min(numbers)
-    past = (max(numbers) + 1) << 3  # the first key of a field numbered above them
-    first = -1
-    last = end
-    while pos < end:
-        at = pos
-        key = data[pos]
-        if key < 0x80:
-            pos += 1
-        elif pos + 1 < end and data[pos + 1] < 0x80:  # fields 16-2047
-            key = (key & 0x7F) | data[pos + 1] << 7
-            pos += 2
-        else:
-            key, pos = read_varint(data, pos, end)
-        if key >= past:
-            break  # the fields after them (K26)
-        if key & 7 == 2:
-            length = data[pos] if pos < end else 0x80
-            if length < 0x80:
-                pos += 1 + length
-            elif pos + 1 < end and data[pos + 1] < 0x80:
-                pos += 2 + ((length & 0x7F) | data[pos + 1] << 7)
-            else:
-                length, start = read_varint(data, pos, end)
-                pos = start + length
-            if pos > end:
-                raise ProtobufDecodeError(
-                    f"length-delimited field at byte {at} runs {pos - end} bytes past its message"
-                )
-        else:
-            pos = skip_field(data, pos, key & 7, end)
-        if key >> 3 >= low and key >> 3 in numbers:
-            if first < 0:
-                first = at
-            last = pos
-    return (first, last) if first >= 0 else (end, end)
+    `numbers` (see `_occurrences`); (end, end) when none is there."""
+    low, high = end, end
+    for number in numbers:
+        first, last, _spans = _occurrences(data, number, pos, end)
+        if first < end:
+            low, high = (first, last) if low == end else (min(low, first), max(high, last))
+    return low, high
 
 
 def _field(data: bytes, number: int) -> bytes | None:
