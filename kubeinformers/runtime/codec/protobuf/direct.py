@@ -123,7 +123,7 @@ def _accepts(code: int, info: FieldInfo, may_be_none: bool) -> bool:
 def _make(transcoder: _t.Transcoder, message: str, model: type[BaseModel]) -> DirectBuild | None:
     """Compile the builder of `model` from `message` (None when it cannot be one)."""
     fields = transcoder.messages.get(message)
-    if not fields or not _plain_model(model) or not issubclass(model, BaseModel):
+    if not fields or not issubclass(model, BaseModel) or not _plain_model(model):
         return None
     by_alias = {(info.alias or name): (name, info) for name, info in model.model_fields.items()}
     plans: dict[str, tuple[int, int, Any]] = {}  # Python name -> (number, code, absent)
@@ -150,7 +150,6 @@ def _make(transcoder: _t.Transcoder, message: str, model: type[BaseModel]) -> Di
     return _compile(transcoder, model, plans)
 
 
-_DEBUG = False
 _OMIT_CODES = (
     _t.READ_STRING_OMIT,
     _t.READ_INT_OMIT,
@@ -305,8 +304,6 @@ def _compile(
         return one
 
     source = "\n".join(lines) + "\n"
-    if _DEBUG:
-        print(source)
     times: dict[bytes, Any] = {}
 
     def time(chunk: bytes, micro: bool) -> Any:
