@@ -53,6 +53,7 @@ __all__ = [
     "JSON",
     "LazyModelBuilder",
     "ModelBuild",
+    "NestedRaw",
     "RawFormat",
     "is_lazy",
     "list_item_model",

@@ -21,6 +21,7 @@ from pydantic.fields import FieldInfo
 from kubeinformers.runtime.codec.lazy import (
     FieldAbsent,
     FieldUnavailable,
+    NestedRaw,
     RawFormat,
     field_alias,
     field_validators,
@@ -293,10 +294,7 @@ def _make_format(messages: Messages, message: str, type_meta: tuple[str, str] | 
             fields = {"apiVersion": type_meta[0], "kind": type_meta[1], **fields}
         return model.model_validate(fields)
 
-    nested_span = _nested_spans(alone, sub_format)
-
-    def nested(model: type[BaseModel], name: str, raw: bytes) -> tuple[RawFormat, Any, int]:
-        return nested_span(model, name, raw, 0, len(raw))
+    nested = _nested_spans(alone, sub_format)  # over the item's whole bytes
 
     managed_fields = next(
         (
@@ -347,6 +345,7 @@ class _Reader(typing.NamedTuple):
 
     alias: str
     numbers: frozenset[int]
+    number: int  # the least of them
     only: str  # the transcode of only its numbers (Transcoder.selected)
     # A string whose model keeps it as it is: (its one-byte tag, whether an empty one is
     # left out, what its absence reads as: ABSENT when nothing), else None.
@@ -433,6 +432,7 @@ def _sub_format(
         return _Reader(
             alias,
             frozenset(numbers),
+            min(numbers),
             transcoder.selected(message, numbers, True),
             _string_reading(fields_of, numbers, model.model_fields[name]),
         )
@@ -449,7 +449,10 @@ def _sub_format(
             raise FieldAbsent(name)  # no such field on the wire: never sent
         data, start, end = raw
         try:  # transcoded from its own bytes (K26)
-            start, end = _fields_region(data, read.numbers, start, end)
+            if len(read.numbers) == 1:  # the usual: one field number
+                start, end, _spans = _occurrences(data, read.number, start, end)
+            else:
+                start, end = _fields_region(data, read.numbers, start, end)
             string = read.string
             if string is not None:  # a string its model keeps as it is: read here
                 tag, omit, absent = string
@@ -497,10 +500,7 @@ def _sub_format(
             fields[alias] = built[name]
         return fields
 
-    nested_span = _nested_spans(singles, sub_format)
-
-    def nested(model: type[BaseModel], name: str, raw: Any) -> tuple[RawFormat, Any, int]:
-        return nested_span(model, name, *raw)
+    nested = _nested_spans(singles, sub_format)  # over (the item's bytes, start, end)
 
     # What a read of a list of messages needs, by (model, Python name): its field number,
     # its items' message and their direct build (K27); None when the wire has no such list.
@@ -528,7 +528,7 @@ def _sub_format(
             raise FieldUnavailable(name)
         number, ref, direct = found
         data, start, end = raw
-        spans = _field_spans(data, number, start, end)
+        spans = _occurrences(data, number, start, end)[2]
         if not spans:
             raise FieldUnavailable(name)  # absent: built alone, as Go writes it
         # The items' bytes with their keys and lengths (as JSON's measure has its commas).
@@ -561,19 +561,18 @@ def _sub_format(
 def _nested_spans(
     fields: dict[str, tuple[int, str]],
     sub_format: typing.Callable[[str], tuple[RawFormat, _Rest]],
-) -> typing.Callable[[type[BaseModel], str, bytes, int, int], tuple[RawFormat, Any, int]]:
+) -> NestedRaw:
     """Where a message field of `fields` (JSON name -> number, message) is, for a nested lazy
-    object of it (K19, K20): given a model, the field's Python name and the message at
-    data[start:end], the field's format, raw bytes and size; FieldUnavailable when it is no
-    such field or absent (then built alone, as Go writes it). Its raw bytes are where it is
-    in the item's bytes, not a copy: the item keeps them until it is built (a tuple of
-    three: ~180 bytes less than a memoryview of the slice). What a field needs is found on
-    its first read, by model and name."""
+    object of it (K19, K20): given a model, the field's Python name and the raw bytes of the
+    message holding it (an item's bytes, or a nested object's (bytes, start, end)), the
+    field's format, raw bytes and size; FieldUnavailable when it is no such field or absent
+    (then built alone, as Go writes it). Its raw bytes are where it is in the item's bytes,
+    not a copy: the item keeps them until it is built (a tuple of three: ~180 bytes less than
+    a memoryview of the slice). What a field needs is found on its first read, by model and
+    name."""
     known: dict[tuple[type[BaseModel], str], tuple[int, RawFormat] | None] = {}
 
-    def nested(
-        model: type[BaseModel], name: str, data: bytes, start: int, end: int
-    ) -> tuple[RawFormat, Any, int]:
+    def nested(model: type[BaseModel], name: str, raw: Any) -> tuple[RawFormat, Any, int]:
         key = (model, name)
         try:
             found = known[key]
@@ -582,8 +581,12 @@ def _nested_spans(
             found = known[key] = None if field is None else (field[0], sub_format(field[1])[0])
         if found is None:
             raise FieldUnavailable(name)
+        if type(raw) is tuple:
+            data, start, end = raw
+        else:
+            data, start, end = raw, 0, len(raw)
         try:
-            spans = _field_spans(data, found[0], start, end)
+            spans = _occurrences(data, found[0], start, end)[2]
         except ProtobufDecodeError:
             raise FieldUnavailable(name) from None
         if not spans:
