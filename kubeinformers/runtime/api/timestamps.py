@@ -98,8 +98,5 @@ def time_of_text(text: str) -> datetime:
     """The datetime a `Time` (or `MicroTime`) field validates the server's `text` into: the
     one object for that text and instant (K24). Raises pydantic's ValidationError when
     `text` is no time."""
-    one = _by_text.get(text)
-    if one is not None:
-        return one
-    parsed: datetime = _text_validator().validate_python(text)
+    parsed: datetime = _text_validator().validate_python(text)  # _one_per_instant's tables
     return parsed

@@ -970,15 +970,7 @@ def _nested_object(
         return built
     nested = object.__new__(_nested_class(info, name, model, fmt))
     _set_raw_slot(nested, sub_raw)
-    if item:  # _child_state and _child_path, inline: this runs on every first read of `spec`
-        object.__setattr__(nested, _OWNER, _read_meta_slot(obj))
-        if info.report is not None:
-            cell = state.get(_REPORTED)
-            if cell is None:
-                cell = state[_REPORTED] = [False]
-            object.__setattr__(nested, _REPORTED, cell)  # reported once with its item (K11)
-    else:
-        _child_state(obj, info, state, nested, _child_path(info, state, field))
+    _child_state(obj, info, state, nested, _child_path(info, state, field))
     state[name] = nested
     return nested
 

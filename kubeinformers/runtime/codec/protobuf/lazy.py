@@ -344,8 +344,7 @@ class _Reader(typing.NamedTuple):
     """What a read of one field of a nested object alone needs (see `_sub_format`)."""
 
     alias: str
-    numbers: frozenset[int]
-    number: int  # the least of them
+    number: int
     only: str  # the transcode of only its numbers (Transcoder.selected)
     # A string whose model keeps it as it is: (its one-byte tag, whether an empty one is
     # left out, what its absence reads as: ABSENT when nothing), else None.
@@ -431,8 +430,7 @@ def _sub_format(
             return None
         return _Reader(
             alias,
-            frozenset(numbers),
-            min(numbers),
+            min(numbers),  # its only one: the transcoder refuses two fields of one name
             transcoder.selected(message, numbers, True),
             _string_reading(fields_of, numbers, model.model_fields[name]),
         )
@@ -449,10 +447,7 @@ def _sub_format(
             raise FieldAbsent(name)  # no such field on the wire: never sent
         data, start, end = raw
         try:  # transcoded from its own bytes (K26)
-            if len(read.numbers) == 1:  # the usual: one field number
-                start, end, _spans = _occurrences(data, read.number, start, end)
-            else:
-                start, end = _fields_region(data, read.numbers, start, end)
+            start, end, _spans = _occurrences(data, read.number, start, end)
             string = read.string
             if string is not None:  # a string its model keeps as it is: read here
                 tag, omit, absent = string
@@ -647,16 +642,8 @@ def _field_bounds(
 ) -> tuple[int, int] | None:
     """Where the length-delimited field `number` (its last occurrence) of the message at
     data[pos:end] is, or None when absent."""
-    spans = _field_spans(data, number, pos, end)
+    spans = _occurrences(data, number, pos, len(data) if end is None else end)[2]
     return spans[-1] if spans else None
-
-
-def _field_spans(
-    data: bytes, number: int, pos: int = 0, end: int | None = None
-) -> list[tuple[int, int]]:
-    """Where each occurrence of the length-delimited field `number` of the message at
-    data[pos:end] is, in order (see `_occurrences`)."""
-    return _occurrences(data, number, pos, len(data) if end is None else end)[2]
 
 
 def _occurrences(
@@ -713,17 +700,6 @@ def _occurrences(
                 first = at
             last = pos
     return (first, last, found) if first >= 0 else (end, end, found)
-
-
-def _fields_region(data: bytes, numbers: Collection[int], pos: int, end: int) -> tuple[int, int]:
-    """The bytes of the message at data[pos:end] that hold every occurrence of the fields
-    `numbers` (see `_occurrences`); (end, end) when none is there."""
-    low, high = end, end
-    for number in numbers:
-        first, last, _spans = _occurrences(data, number, pos, end)
-        if first < end:
-            low, high = (first, last) if low == end else (min(low, first), max(high, last))
-    return low, high
 
 
 def _field(data: bytes, number: int) -> bytes | None:
