@@ -270,6 +270,7 @@ def run_rounds(
     runs: dict[str, list[dict[str, Any]]] = {c.name: [] for c in contenders}
     for r in range(rounds):
         for c in contenders if r % 2 == 0 else tuple(reversed(contenders)):
+            server.collect_garbage()  # none pays for the garbage of the ones before it
             server_cpu = server.server_cpu_seconds()
             try:
                 result = run_child(c, server, n, from_rv=from_rv)
