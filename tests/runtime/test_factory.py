@@ -532,7 +532,42 @@ def test_h6_for_resource_with_the_real_generated_registry(api_server: LocalApiSe
             generic.lister().by_namespace("other").get("zz")
 
 
-@pytest.mark.parametrize("queue", ["ordered", "atomic"])
+def test_0_2_the_default_queue_is_client_go_v0_36s_atomic_real_fifo(
+    api_server: LocalApiServer,
+) -> None:
+    """0.2: every informer, typed, dynamic or metadata-only, made by a factory or alone, gets
+    the queue client-go v0.36's informers get unless `queue=` says otherwise."""
+    from kubeinformers.generated.core.v1 import Pod
+    from kubeinformers.generated.informers import SharedInformerFactory as Generated
+    from kubeinformers.runtime.cache.dynamic import (
+        DynamicSharedInformerFactory,
+        MetadataSharedInformerFactory,
+    )
+    from kubeinformers.runtime.cache.real_fifo import RealFIFO
+
+    api = api_server.api_client()
+    assert SharedInformerFactory(api).queue == "atomic"
+    generated = Generated(api)
+    assert generated.queue == "atomic"
+    assert generated.core().v1().pods().informer().queue_kind == "atomic"
+    assert DynamicSharedInformerFactory(api).for_resource(PODS).informer().queue_kind == "atomic"
+    assert MetadataSharedInformerFactory(api).for_resource(PODS).informer().queue_kind == "atomic"
+    alone: SharedIndexInformer[Pod] = SharedIndexInformer(FakeListerWatcher(), Pod)
+    assert alone.queue_kind == "atomic"
+    stop = threading.Event()
+    runner = threading.Thread(target=alone.run, args=(stop,), daemon=True)
+    runner.start()
+    try:
+        assert eventually(alone.has_synced)
+        queue = alone._queue
+        assert isinstance(queue, RealFIFO) and queue.atomic
+    finally:
+        stop.set()
+        runner.join(10)
+    assert not runner.is_alive()
+
+
+@pytest.mark.parametrize("queue", ["delta", "ordered", "atomic"])
 def test_factory_queue_option_reaches_every_informer_it_creates(
     api_server: LocalApiServer, queue: Any
 ) -> None:

@@ -642,7 +642,7 @@ def test_atomic_queue_store_tracks_the_version_of_events_and_bookmarks(
     assert wait_for(lambda: store.last_store_sync_resource_version() == "4")
     assert [e[0] for e in rec.snapshot()] == ["add", "update", "delete"]
 
-    _fake, delta = informer_with(pod("pod-1"))
+    _fake, delta = informer_with(pod("pod-1"), queue="delta")
     start(delta, runners)
     assert delta.get_indexer().last_store_sync_resource_version() == ""
 

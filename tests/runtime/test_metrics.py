@@ -299,7 +299,7 @@ def test_handler_errors_are_counted(fake: FakeListerWatcher[Pod]) -> None:
 
 
 def test_queued_items_while_the_process_loop_is_held(fake: FakeListerWatcher[Pod]) -> None:
-    run = Running(fake, Recorder())
+    run = Running(fake, Recorder(), queue="delta")  # one key per pop (RealFIFO pops batches)
     try:
         with run.informer._block_deltas:  # as a handler joining holds it (F8)
             for name in "cdef":
@@ -628,3 +628,35 @@ def test_i21_n10_an_async_queue_reports_its_held_items() -> None:
             q.shut_down()
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("queue", ["atomic", "ordered", "delta"])
+def test_health_failures_end_at_a_watch_event_not_at_list_items_processed_late(
+    queue: Any,
+) -> None:
+    """health(): a list's items (ReplacedAll, Replaced, Sync, a relist's tombstones) that the
+    queue hands out after a later watch failure do not end the failures in a row; the next
+    watch event does. (Under load the process loop can reach the initial list after the
+    first re-watch has failed: counted, then wrongly cleared, the failure was invisible.)"""
+    from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown
+    from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaType
+    from kubeinformers.runtime.cache.real_fifo import ReplacedAllInfo
+
+    informer: SharedIndexInformer[Pod] = SharedIndexInformer(
+        FakeListerWatcher(), Pod, queue=queue, name="late-list"
+    )
+    listed = pod("a")
+    informer._health.error(RuntimeError("watch refused"), served=1)
+    late_list = [
+        Delta(DeltaType.REPLACED_ALL, ReplacedAllInfo("5", [listed])),
+        Delta(DeltaType.REPLACED, listed),
+        Delta(DeltaType.SYNC, listed),
+        Delta(DeltaType.DELETED, DeletedFinalStateUnknown("default/gone", pod("gone"))),
+    ]
+    for delta in late_list:
+        informer._processed([delta])
+        health = informer.health()
+        assert health.consecutive_failures == 1, delta.type
+        assert health.last_event_age is not None  # processed all the same
+    informer._processed([Delta(DeltaType.UPDATED, pod("a", value=1))])
+    assert informer.health().consecutive_failures == 0

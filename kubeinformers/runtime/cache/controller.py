@@ -52,7 +52,8 @@ TransformFunc = Callable[[Any], Any]
 class Queue(Protocol[T]):
     """What the controller needs of its queue: the reflector's store side plus pop/close.
 
-    The DeltaFIFO (C-1) is the default; any FIFO with the same methods fits.
+    The informer gives it the atomic RealFIFO (C-3) unless told otherwise; any FIFO with the
+    same methods fits.
     """
 
     def add(self, obj: T) -> None: ...

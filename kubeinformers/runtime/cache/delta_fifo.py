@@ -1,4 +1,5 @@
-"""DeltaFIFO: the informer's default queue — per-key lists of deltas, handed out in FIFO order.
+"""DeltaFIFO: the informer queue of client-go up to v0.32 (`queue="delta"`) — per-key lists of
+deltas, handed out in FIFO order.
 
 client-go counterpart: tools/cache/delta_fifo.go (section C-1 of docs/behaviour.md;
 the ≤ v0.32 behaviour, including the legacy ``add_if_not_present`` / ``RequeueError`` shim of

@@ -192,7 +192,7 @@ class DynamicSharedInformerFactory(SharedInformerFactory):
         namespace: str | None = None,
         tweak_list_options: TweakListOptionsFunc | None = None,
         transform: TransformFunc | None = None,
-        queue: QueueKind = "delta",
+        queue: QueueKind = "atomic",
         use_watch_list: bool | None = None,
         shard: Shard | None = None,
     ) -> None:
@@ -264,7 +264,7 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
         namespace: str | None = None,
         tweak_list_options: TweakListOptionsFunc | None = None,
         transform: TransformFunc | None = None,
-        queue: QueueKind = "delta",
+        queue: QueueKind = "atomic",
         use_watch_list: bool | None = None,
         shard: Shard | None = None,
     ) -> None: ...
@@ -279,7 +279,7 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
         namespace: str | None = None,
         tweak_list_options: TweakListOptionsFunc | None = None,
         transform: TransformFunc | None = None,
-        queue: QueueKind = "delta",
+        queue: QueueKind = "atomic",
         use_watch_list: bool | None = None,
         shard: Shard | None = None,
     ) -> None: ...
@@ -293,7 +293,7 @@ class MetadataSharedInformerFactory(SharedInformerFactory, Generic[M]):
         namespace: str | None = None,
         tweak_list_options: TweakListOptionsFunc | None = None,
         transform: TransformFunc | None = None,
-        queue: QueueKind = "delta",
+        queue: QueueKind = "atomic",
         use_watch_list: bool | None = None,
         shard: Shard | None = None,
     ) -> None:

@@ -169,8 +169,8 @@ class SharedInformerFactory:
     ones, H8); `tweak_list_options` rewrites every list and watch request (e.g. to add a label
     selector); `transform` is installed on every informer the factory creates (H2);
     `custom_resync` maps a resource to its own resync period (seconds); `queue` chooses every
-    informer's queue: "delta" (DeltaFIFO, the default), "ordered" (RealFIFO) or "atomic"
-    (RealFIFO in atomic mode, client-go v0.36's default; see `SharedIndexInformer`);
+    informer's queue: "atomic" (RealFIFO in atomic mode, client-go v0.36's and the default),
+    "ordered" (RealFIFO) or "delta" (DeltaFIFO; see `SharedIndexInformer`);
     `decode` is "lazy" (models built on first access, the default) or "eager";
     `wire_format` is "protobuf" (built-in kinds decoded lazily come as protobuf, the default)
     or "json"; `cache_compression` is "none" (the default) or "zlib": the compact store, where
@@ -200,7 +200,7 @@ class SharedInformerFactory:
         decode: DecodeMode = "lazy",
         wire_format: WireFormat = "protobuf",
         cache_compression: CacheCompression = "none",
-        queue: QueueKind = "delta",
+        queue: QueueKind = "atomic",
         watch_idle_timeout: float | None = None,
         sync_timeout: float = 60.0,
         use_watch_list: bool | None = None,

@@ -157,8 +157,14 @@ class HealthTracker:
         # watch work again, also for a resource with no objects, where no event comes.
         self._served_seen = 0
 
-    def event_processed(self, watch_errors: int) -> None:
+    def event_processed(self, watch_errors: int, ends_failures: bool = True) -> None:
+        """An event processed; `ends_failures`: one a watch delivered, which says the watch
+        works. A list's items (and a relist's deletions, a resync, a bookmark) do not: the
+        queue may hand them out after a later failure, and the list or watch that delivered
+        them ended the failures before it already (`served`)."""
         self._last_event = self._clock()
+        if not ends_failures:
+            return
         if self._failures or self._watch_errors_seen != watch_errors:
             with self._lock:
                 self._failures = 0

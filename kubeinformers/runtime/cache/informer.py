@@ -79,7 +79,7 @@ from kubeinformers.runtime.reflector.reflector import Reflector, default_watch_e
 T = TypeVar("T")
 
 QueueKind = Literal["delta", "ordered", "atomic"]
-"""The informer's queue: DeltaFIFO (C-1, the default), RealFIFO (C-2) or atomic RealFIFO (C-3)."""
+"""The informer's queue: DeltaFIFO (C-1), RealFIFO (C-2) or atomic RealFIFO (C-3, the default)."""
 QUEUE_KINDS: tuple[QueueKind, ...] = get_args(QueueKind)
 
 TransformFunc = Callable[[Any], Any]
@@ -91,6 +91,7 @@ MINIMUM_RESYNC_PERIOD = 1.0
 
 _REPLACED = DeltaType.REPLACED
 _DELETED = DeltaType.DELETED
+_WATCH_EVENTS = (DeltaType.ADDED, DeltaType.UPDATED, DeltaType.DELETED)
 
 
 class InformerStoppedError(RuntimeError):
@@ -199,13 +200,14 @@ class SharedIndexInformer(Generic[T]):
     """A shared, indexed informer for one resource (client-go's sharedIndexInformer).
 
     Nothing runs until `run(stop)`, which blocks until `stop` is set and then joins every
-    thread it started. The queue is the DeltaFIFO (C-1); `queue="ordered"` selects the
-    RealFIFO (C-2): strict arrival order across keys, nothing compacted, relist tombstones
-    before the relisted items, store writes in batches of distinct keys (E4);
-    `queue="atomic"` the RealFIFO in atomic mode, client-go v0.36's default (C-3): as
-    "ordered", but a relist swaps the whole store before its first callback, a resync is one
-    entry processed in order, bookmarks reach the store (its
-    `last_store_sync_resource_version()`, B15) and the watch never waits for a handler write.
+    thread it started. The queue is the RealFIFO in atomic mode, client-go v0.36's (C-3,
+    `queue="atomic"`): strict arrival order across keys, nothing compacted, a relist swaps
+    the whole store before its first callback, a resync is one entry processed in order,
+    bookmarks reach the store (its `last_store_sync_resource_version()`, B15), store writes
+    go in batches of distinct keys (E4) and the watch never waits for a handler write.
+    `queue="ordered"` selects the non-atomic RealFIFO (C-2: relist tombstones before the
+    relisted items); `queue="delta"` the DeltaFIFO (C-1: a key's queued changes handed out
+    together).
     Handlers are called on their own threads, one notification at a time, in order;
     coroutine handlers run on the event loop given to `add_event_handler(loop=...)`.
     """
@@ -220,7 +222,7 @@ class SharedIndexInformer(Generic[T]):
         name: str | None = None,
         use_watch_list: bool | None = None,
         page_size: int | None = None,
-        queue: QueueKind = "delta",
+        queue: QueueKind = "atomic",
         clock: Now = time.monotonic,
         transform: TransformFunc | None = None,
         watch_error_handler: WatchErrorHandler | None = None,
@@ -382,6 +384,7 @@ class SharedIndexInformer(Generic[T]):
         """
         highest = self._rv_processed
         listed = False  # a (re)list's items arrive in list order, not resourceVersion order
+        watched = False  # a watch event among them: the watch works (health)
         atomic = self.queue_kind == "atomic"
         for delta in deltas:
             kind = delta.type
@@ -391,7 +394,9 @@ class SharedIndexInformer(Generic[T]):
             if atomic and isinstance(obj, (ReplacedAllInfo, BookmarkInfo, SyncAllInfo)):
                 continue  # whole-store entries: their resourceVersion is the store's, below
             if kind is _DELETED and isinstance(obj, DeletedFinalStateUnknown):
-                obj = obj.obj
+                obj = obj.obj  # a relist's deletion
+            elif kind in _WATCH_EVENTS:
+                watched = True
             try:
                 rv = object_resource_version(obj)
             except NoMetadataError:
@@ -410,7 +415,7 @@ class SharedIndexInformer(Generic[T]):
             unordered = listed or isinstance(queue, DeltaFIFO)
             if not (unordered and isinstance(queue, (DeltaFIFO, RealFIFO)) and len(queue)):
                 self._watermark.observe_value(highest)
-        self._health.event_processed(self._reflector_counters.watch_errors)
+        self._health.event_processed(self._reflector_counters.watch_errors, watched)
 
     def _report_watch_error(self, reflector: Reflector[Any], err: BaseException) -> None:
         """Count the failure for `health()`, then the user's handler or the default (F12)."""
