@@ -630,30 +630,24 @@ def test_i21_n10_an_async_queue_reports_its_held_items() -> None:
     asyncio.run(main())
 
 
-@pytest.mark.parametrize("queue", ["atomic", "ordered", "delta"])
-def test_health_failures_end_at_a_watch_event_not_at_list_items_processed_late(
-    queue: Any,
-) -> None:
-    """health(): a list's items (ReplacedAll, Replaced, Sync, a relist's tombstones) that the
-    queue hands out after a later watch failure do not end the failures in a row; the next
-    watch event does. (Under load the process loop can reach the initial list after the
-    first re-watch has failed: counted, then wrongly cleared, the failure was invisible.)"""
-    from kubeinformers.runtime.api.keys import DeletedFinalStateUnknown
+def test_health_failures_are_not_ended_by_a_whole_store_entry_processed_late() -> None:
+    """health(): the atomic queue's whole-store entries (a relist swapped in at once, a
+    resync, a bookmark) that it hands out after a later watch failure do not end the
+    failures in a row (the list or watch that delivered them ended those before them); an
+    object's own event does. (Under load the process loop can reach the initial list after
+    the first re-watch has failed: counted, then cleared, the failure was never seen.)"""
     from kubeinformers.runtime.cache.delta_fifo import Delta, DeltaType
-    from kubeinformers.runtime.cache.real_fifo import ReplacedAllInfo
+    from kubeinformers.runtime.cache.real_fifo import BookmarkInfo, ReplacedAllInfo, SyncAllInfo
 
     informer: SharedIndexInformer[Pod] = SharedIndexInformer(
-        FakeListerWatcher(), Pod, queue=queue, name="late-list"
+        FakeListerWatcher(), Pod, queue="atomic", name="late-list"
     )
-    listed = pod("a")
     informer._health.error(RuntimeError("watch refused"), served=1)
-    late_list = [
-        Delta(DeltaType.REPLACED_ALL, ReplacedAllInfo("5", [listed])),
-        Delta(DeltaType.REPLACED, listed),
-        Delta(DeltaType.SYNC, listed),
-        Delta(DeltaType.DELETED, DeletedFinalStateUnknown("default/gone", pod("gone"))),
-    ]
-    for delta in late_list:
+    for delta in (
+        Delta(DeltaType.REPLACED_ALL, ReplacedAllInfo("5", [pod("a")])),
+        Delta(DeltaType.SYNC_ALL, SyncAllInfo()),
+        Delta(DeltaType.BOOKMARK, BookmarkInfo("6")),
+    ):
         informer._processed([delta])
         health = informer.health()
         assert health.consecutive_failures == 1, delta.type

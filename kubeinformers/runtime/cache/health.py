@@ -158,10 +158,11 @@ class HealthTracker:
         self._served_seen = 0
 
     def event_processed(self, watch_errors: int, ends_failures: bool = True) -> None:
-        """An event processed; `ends_failures`: one a watch delivered, which says the watch
-        works. A list's items (and a relist's deletions, a resync, a bookmark) do not: the
-        queue may hand them out after a later failure, and the list or watch that delivered
-        them ended the failures before it already (`served`)."""
+        """An event processed; `ends_failures`: an object's own delta. The atomic queue's
+        whole-store entries (a relist swapped in at once, a resync, a bookmark) do not: the
+        queue may hand a relist out after a later failure (the first re-watch's, under load),
+        and the list or watch that delivered it ended the failures before it already
+        (`served`)."""
         self._last_event = self._clock()
         if not ends_failures:
             return

@@ -91,7 +91,6 @@ MINIMUM_RESYNC_PERIOD = 1.0
 
 _REPLACED = DeltaType.REPLACED
 _DELETED = DeltaType.DELETED
-_WATCH_EVENTS = (DeltaType.ADDED, DeltaType.UPDATED, DeltaType.DELETED)
 
 
 class InformerStoppedError(RuntimeError):
@@ -384,7 +383,7 @@ class SharedIndexInformer(Generic[T]):
         """
         highest = self._rv_processed
         listed = False  # a (re)list's items arrive in list order, not resourceVersion order
-        watched = False  # a watch event among them: the watch works (health)
+        per_object = False  # an object's own delta among them (health), not a whole store's
         atomic = self.queue_kind == "atomic"
         for delta in deltas:
             kind = delta.type
@@ -393,10 +392,9 @@ class SharedIndexInformer(Generic[T]):
             obj: Any = delta.object
             if atomic and isinstance(obj, (ReplacedAllInfo, BookmarkInfo, SyncAllInfo)):
                 continue  # whole-store entries: their resourceVersion is the store's, below
+            per_object = True
             if kind is _DELETED and isinstance(obj, DeletedFinalStateUnknown):
-                obj = obj.obj  # a relist's deletion
-            elif kind in _WATCH_EVENTS:
-                watched = True
+                obj = obj.obj
             try:
                 rv = object_resource_version(obj)
             except NoMetadataError:
@@ -415,7 +413,7 @@ class SharedIndexInformer(Generic[T]):
             unordered = listed or isinstance(queue, DeltaFIFO)
             if not (unordered and isinstance(queue, (DeltaFIFO, RealFIFO)) and len(queue)):
                 self._watermark.observe_value(highest)
-        self._health.event_processed(self._reflector_counters.watch_errors, watched)
+        self._health.event_processed(self._reflector_counters.watch_errors, per_object)
 
     def _report_watch_error(self, reflector: Reflector[Any], err: BaseException) -> None:
         """Count the failure for `health()`, then the user's handler or the default (F12)."""
