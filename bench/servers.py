@@ -196,9 +196,10 @@ class RealBenchServer:
         starts a collection that costs 0.35-0.5 s of its CPU on the machine's two cores, and
         the contender syncing then waits ~0.2 s longer (measured: 0.50 s instead of 0.30,
         client-go's 0.6 instead of 0.4, server CPU 0.7 s instead of 0.25). Collected before
-        each, every contender starts against the same server (and a sync's own garbage is
-        too little to start one: two syncs in a row after a collection ran without). A
-        server that refuses (profiling off) is left as it is, said once."""
+        each, every contender starts against the same server (at 10,000 pods a sync's own
+        garbage is too little to start one: two syncs in a row after a collection ran
+        without; at 100,000 it is not). A server that refuses (profiling off) is left as it
+        is, said once."""
         if self._gc_refused:
             return
         try:
