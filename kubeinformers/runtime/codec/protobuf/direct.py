@@ -38,7 +38,7 @@ from kubeinformers.runtime.codec.protobuf import schema
 from kubeinformers.runtime.codec.protobuf import transcode as _t
 from kubeinformers.runtime.codec.protobuf.reader import ProtobufDecodeError, read_varint
 
-__all__ = ["Declined", "DirectBuild", "direct_build"]
+__all__ = ["Declined", "DirectBuild", "direct_build", "validates_as_is"]
 
 DirectBuild = Callable[[bytes, int, int], BaseModel]
 """Builds the model of the message at data[start:end]; raises Declined where it does not
@@ -97,8 +97,9 @@ def _plain_model(model: type[BaseModel]) -> bool:
     )
 
 
-def _accepts(code: int, info: FieldInfo, may_be_none: bool) -> bool:
-    """Whether `info`'s field validates every value `code` gives as that value itself."""
+def validates_as_is(code: int, info: FieldInfo, may_be_none: bool) -> bool:
+    """Whether `info`'s field validates every value `code` (a transcode READ_* code; None
+    among them when `may_be_none`) gives as that value itself: no constraint, its own type."""
     if info.metadata:
         return False  # a constraint
     annotation = info.annotation
@@ -139,7 +140,7 @@ def _make(transcoder: _t.Transcoder, message: str, model: type[BaseModel]) -> Di
             return None  # a struct: `{}` when absent, a model to build
         may_be_none = absent is None or code in (_t.READ_TIME, _t.READ_MICROTIME)
         name, info = by_alias[json_name]
-        if not _accepts(code, info, may_be_none):
+        if not validates_as_is(code, info, may_be_none):
             return None
         plans[name] = (number, code, absent)
     for name, info in model.model_fields.items():

@@ -28,7 +28,12 @@ from kubeinformers.runtime.codec.lazy import (
     list_item_model,
     worth_lazy,
 )
-from kubeinformers.runtime.codec.protobuf.direct import Declined, DirectBuild, direct_build
+from kubeinformers.runtime.codec.protobuf.direct import (
+    Declined,
+    DirectBuild,
+    direct_build,
+    validates_as_is,
+)
 from kubeinformers.runtime.codec.protobuf.reader import (
     ProtobufDecodeError,
     read_length,
@@ -351,23 +356,23 @@ class _Reader(typing.NamedTuple):
     string: tuple[int, bool, Any] | None
 
 
-_STRING_ANNOTATIONS = (str, typing.Optional[str])  # noqa: UP045 (as pydantic reports it)
-
-
 def _string_reading(
     fields: tuple[Field, ...], numbers: Collection[int], info: FieldInfo
 ) -> tuple[int, bool, Any] | None:
     """How a read of the field `numbers` (of a message's `fields`) alone reads it without a
     transcode and a validation: when it is one string with a one-byte tag, which its model
     field (`info`) validates as itself (no constraint)."""
-    if len(numbers) != 1 or info.metadata or info.annotation not in _STRING_ANNOTATIONS:
+    if len(numbers) != 1:
         return None
     (number,) = numbers
     field = next((f for f in fields if f[0] == number), None)
     reading = None if field is None or number > 15 else scalar_reading(field)
     if reading is None or reading[0] not in (READ_STRING, READ_STRING_OMIT):
         return None
-    return number << 3 | 2, reading[0] == READ_STRING_OMIT, reading[1]
+    code, absent = reading
+    if not validates_as_is(code, info, absent is None):
+        return None
+    return number << 3 | 2, code == READ_STRING_OMIT, absent
 
 
 def _sub_format(
