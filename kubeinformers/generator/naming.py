@@ -99,12 +99,16 @@ def snake_case(name: str) -> str:
 
 
 def safe_identifier(name: str, reserved: Iterable[str] = ()) -> str:
-    """A valid, non-keyword identifier; keywords and reserved names get a trailing `_`."""
+    """A valid, non-keyword identifier; keywords and reserved names get a trailing `_`.
+
+    Soft keywords (`match`, `case`, and `type` since Python 3.12) are valid names and stay
+    as they are: which words are soft keywords depends on the Python that runs the generator,
+    and the code it writes must not (H35)."""
     if not name:
         name = "field"
     if name[0].isdigit():
         name = f"n{name}"
-    if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in reserved:
+    if keyword.iskeyword(name) or name in reserved:
         name += "_"
     return name
 

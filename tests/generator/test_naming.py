@@ -31,6 +31,24 @@ def test_acronyms_and_versions_stay_one_word(api_name: str, python_name: str) ->
     assert naming.snake_case(api_name) == python_name
 
 
+@pytest.mark.parametrize("api_name", ["type", "match", "case"])
+def test_h35_soft_keywords_are_field_names_on_every_python(
+    api_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """H35: `type` became a soft keyword in Python 3.12; a generator run there must still
+    write `type: str` (every condition's `type`), not `type_`, as on 3.11. Simulated here
+    whatever Python runs the test: every word a soft keyword, as a future Python may make it."""
+    monkeypatch.setattr(naming.keyword, "issoftkeyword", lambda _word: True)
+    monkeypatch.setattr(naming.keyword, "softkwlist", ["_", "case", "match", "type"])
+    naming.field_name.cache_clear()
+    try:
+        assert naming.field_name(api_name) == api_name
+        assert naming.safe_identifier(api_name) == api_name
+        assert naming.field_name("class") == "class_"  # a keyword: renamed, everywhere
+    finally:
+        naming.field_name.cache_clear()
+
+
 @pytest.mark.parametrize(
     ("kind", "cls", "renamed"),
     [
