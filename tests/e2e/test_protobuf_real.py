@@ -375,8 +375,12 @@ def test_k3_k5_every_object_reads_from_protobuf_as_the_servers_json(
         json_list = json.loads(http.get(collection, "application/json").data)
         model = model_for(res.gvr)
         decoder = ProtobufLazyDecoder(model, message=message, messages=MESSAGES, describe=what)
-        page = decoder.decode_list(http.get(collection, PROTOBUF).data)
-        assert page.resource_version == json_list["metadata"]["resourceVersion"], what
+        # The same list: at the JSON list's resourceVersion exactly (the server's own writes,
+        # its lease every 10 s, move the latest one between two GETs).
+        list_rv = json_list["metadata"]["resourceVersion"]
+        at_rv = {"resourceVersion": list_rv, "resourceVersionMatch": "Exact"}
+        page = decoder.decode_list(http.get(collection, PROTOBUF, fields=at_rv).data)
+        assert page.resource_version == list_rv, what
         assert len(page.items) == len(json_list["items"]), what
         for lazy, item in zip(page.items, json_list["items"], strict=True):
             assert is_lazy(lazy)
@@ -389,7 +393,7 @@ def test_k3_k5_every_object_reads_from_protobuf_as_the_servers_json(
             assert lazy == model.model_validate(item), f"{what}: lazy model from protobuf"
         # K19: every field of every nested lazy object (spec, status...) read alone first,
         # then the whole object: the same model, fields sets and dump as the server's JSON.
-        again = decoder.decode_list(http.get(collection, PROTOBUF).data)
+        again = decoder.decode_list(http.get(collection, PROTOBUF, fields=at_rv).data)
         for lazy, item in zip(again.items, json_list["items"], strict=True):
             eager = model.model_validate(item)
             for name in type(eager).model_fields:
