@@ -13,12 +13,13 @@ OUT ?= examples/informers
 PACKAGE ?=
 OPENAPI ?= ../shared/data/openapi/v3
 
-.PHONY: help venv demo test test-lowest lint typecheck pytest generate generate-builtins generate-crds verify bench bench-shards soak docs clean
+.PHONY: help venv demo test test-lowest test-newest-python lint typecheck pytest generate generate-builtins generate-crds verify bench bench-shards soak docs clean
 
 help:
 	@echo "make demo     generate from crds/ and run the example controllers against a local API server"
 	@echo "make test     ruff, mypy --strict, make verify, pytest (2 worker processes; PYTEST_WORKERS=0: one), make test-lowest"
 	@echo "make test-lowest  the real-server typed path with the lowest declared kubernetes, pydantic, msgspec, urllib3, PyYAML"
+	@echo "make test-newest-python  make verify and the CPython-internals tests on the newest other Python installed"
 	@echo "make generate regenerate the example CRD informers, or yours: CRDS=path OUT=dir [PACKAGE=name]"
 	@echo "make verify   regenerate in memory and fail on any difference from the files"
 	@echo "make bench    informers beside client-go and the official client on a real kube-apiserver (BIG=1: 100,000 pods; ARGS='--server local --pods N')"
@@ -57,7 +58,7 @@ PYTEST_WORKERS ?= 2
 pytest: $(STAMP)
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 
-test: lint typecheck verify pytest test-lowest
+test: lint typecheck verify pytest test-lowest test-newest-python
 
 # Declared lower bounds are promises: install exactly them (tools/lowest_deps.py reads
 # pyproject.toml) beside the generator extra and pytest, check pip kept them, and run there the
@@ -78,6 +79,28 @@ test-lowest: $(LOWEST_STAMP)
 	$(LOWEST)/bin/python -m pytest -q -p no:cacheprovider tests/runtime/test_async_api.py \
 		tests/runtime/test_transforms.py tests/runtime/test_leaderelection.py tests/runtime/test_transport.py \
 		tests/runtime/test_client_core.py tests/runtime/test_credentials.py \
+		tests/runtime/test_shared_fields_sets.py tests/runtime/test_key_sharing_dicts.py \
+		tests/runtime/test_free_form_models.py tests/runtime/test_no_extra_fields.py \
+		tests/runtime/test_protobuf_direct.py tests/generated/test_timestamps.py
+
+# One supported Python is not all of them: the newest other one installed (tools/newest_python.py:
+# python3.N on PATH, pyenv's versions) regenerates everything in memory (H35: the generated code
+# must not depend on the Python that runs the generator: `type` is a soft keyword since 3.12) and
+# runs the tests of the CPython internals the runtime leans on (key-sharing dicts, pydantic's
+# slots, the direct builds). Skipped with one line where there is none.
+test-newest-python:
+	@found=$$($(PYTHON) tools/newest_python.py) || exit 1; \
+	if [ -z "$$found" ]; then echo "test-newest-python: skipped: no Python other than $$($(PYTHON) -V 2>&1) is installed"; exit 0; fi; \
+	set -- $$found; v=$$1; py=$$2; env=.venv-$$v; \
+	if [ ! -f $$env/.installed ] || [ pyproject.toml -nt $$env/.installed ]; then \
+		rm -rf $$env && $$py -m venv $$env && \
+		$$env/bin/python -m pip install --quiet --upgrade pip && \
+		$$env/bin/python -m pip install --quiet -e '.[generator]' pytest pytest-timeout && \
+		touch $$env/.installed || exit 1; \
+	fi; \
+	echo "test-newest-python: Python $$v ($$py)"; \
+	$$env/bin/python -m kubeinformers.generator.verify && \
+	$$env/bin/python -m pytest -q -p no:cacheprovider tests/generator/test_naming.py \
 		tests/runtime/test_shared_fields_sets.py tests/runtime/test_key_sharing_dicts.py \
 		tests/runtime/test_free_form_models.py tests/runtime/test_no_extra_fields.py \
 		tests/runtime/test_protobuf_direct.py tests/generated/test_timestamps.py
@@ -112,4 +135,4 @@ docs: $(DOCS_STAMP)
 	$(BIN)/mkdocs build --strict --site-dir site
 
 clean:
-	rm -rf $(VENV) $(LOWEST) .mypy_cache .ruff_cache .pytest_cache site
+	rm -rf $(VENV) $(LOWEST) .venv-3.* .mypy_cache .ruff_cache .pytest_cache site
