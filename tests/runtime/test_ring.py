@@ -498,6 +498,39 @@ def test_n24_wait_for_shard_returns_none_once_run_has_ended_without_a_shard() ->
     assert got == [None]
 
 
+def test_n24_wait_for_shard_just_after_a_new_run_began_waits_for_that_run() -> None:
+    """`Thread(target=ring.run).start(); ring.wait_for_shard()` after an earlier run had
+    ended: the new thread may not have entered `run` when the wait begins (held here at a
+    gate until the waiter waits). It waits for that run's shard; it returned None at once,
+    reading the earlier run's end. Ended again, with no run begun, the wait is None once
+    `retry_period` has passed without a run beginning."""
+    retry = 2.0  # the wait for a run to begin: ample for the gate below, even under load
+    ring = ShardRing(FakeLeaseApi(LeaseStore()), RING, "one", namespace=NS, retry_period=retry)
+    ring.hold(Holder("one", Ledger()))
+    for attempt in ("first", "second"):
+        gate, stop = threading.Event(), threading.Event()
+
+        def run(gate: threading.Event = gate, stop: threading.Event = stop) -> None:
+            gate.wait(WAIT)
+            ring.run(stop)
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()  # started: its run() has not begun
+        got: list[Shard | None] = []
+        waiter = threading.Thread(target=lambda got=got: got.append(ring.wait_for_shard(WAIT)))
+        waiter.start()
+        waiter.join(retry / 20)  # the wait is under way (or, wrongly, already over)
+        gate.set()
+        waiter.join(WAIT)
+        assert not waiter.is_alive()
+        assert got != [None], f"the {attempt} run: wait_for_shard() read an earlier run's end"
+        assert got == [ring.shard()]
+        stop.set()
+        thread.join(WAIT)
+        assert not thread.is_alive()
+    assert ring.wait_for_shard(WAIT) is None  # ended, and no run begins
+
+
 def test_n24_async_wait_for_shard_raises_once_run_has_ended_without_a_shard() -> None:
     """The asyncio face of the test above: a cancelled `run` (a TaskGroup does not cancel its
     other tasks for it) must not leave `await ring.wait_for_shard()` waiting forever. Its

@@ -96,7 +96,11 @@ class ShardRing:
         self._core = RingCore(self.config, MemberLeases(api, namespace, ring, identity))
         self._holders: list[ShardHolder] = []
         self._work = threading.Lock()  # holders are driven by one thread at a time
-        self._holding = threading.Event()  # set while a shard is held
+        # What wait_for_shard waits for changes under this: a shard taken, a run begun or ended.
+        self._state = threading.Condition()
+        self._running = False
+        self._runs_begun = 0
+        self._runs_ended = 0
         self._log = _log.getChild(ring)
 
     # ------------------------------------------------------------------ what callers read
@@ -125,10 +129,41 @@ class ShardRing:
         """Wait until this replica holds a shard (the first claim after joining); returns it,
         or None after `timeout` seconds without one, or once `run` has ended (stopped before
         this replica held anything: a rollout's new replica told to stop while the old one
-        still holds every bucket), so a waiting program does not wait forever."""
-        if not self._holding.wait(timeout):
-            return None
-        return self._core.shard()
+        still holds every bucket), so a waiting program does not wait forever.
+
+        Called after a run has ended, with none running, it waits up to `retry_period` for
+        a run to begin (the next one's thread may be started and not have entered `run`
+        yet: N24) and returns None if none does."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+
+        def left() -> float | None:
+            return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+        with self._state:
+            ended = self._runs_ended
+            if not self._running and self._runs_begun:
+                grace = self.config.retry_period
+                remaining = left()
+                if not self._state.wait_for(
+                    lambda: self._running or self._runs_ended != ended,
+                    grace if remaining is None else min(grace, remaining),
+                ):
+                    return self._core.shard()  # no run begun: none will come
+            self._state.wait_for(
+                lambda: self._core.shard() is not None or self._runs_ended != ended, left()
+            )
+            return self._core.shard()
+
+    def _changed(self, running: bool | None = None) -> None:
+        """Wake wait_for_shard: a shard taken, or (`running`) a run begun or ended."""
+        with self._state:
+            if running is not None:
+                self._running = running
+                if running:
+                    self._runs_begun += 1
+                else:
+                    self._runs_ended += 1
+            self._state.notify_all()
 
     def shard(self) -> Shard | None:
         """The shard this replica holds now (None: nothing)."""
@@ -160,7 +195,6 @@ class ShardRing:
 
     def _stop_all(self) -> None:
         with self._work:
-            self._holding.clear()
             self._each("stop_admitting", None)
             self._each("narrow", None)
             self._tell_state()
@@ -175,8 +209,6 @@ class ShardRing:
             if plan.release:
                 keep = self._core.held() - plan.release
                 shard_kept = shard_of(keep, self.config.key)
-                if shard_kept is None:
-                    self._holding.clear()
                 self._each("stop_admitting", shard_kept)
                 self._core.released(plan.release)
                 self._each("narrow", shard_kept)
@@ -184,7 +216,7 @@ class ShardRing:
                 started = self._core.claim(plan.free)
                 if started:
                     self._each("widen", self._core.shard())
-                    self._holding.set()
+                    self._changed()
             self._tell_state()
 
     # ------------------------------------------------------------------ running
@@ -203,16 +235,19 @@ class ShardRing:
         that raises ends it the same way (renewals stop, the member leaves), then the error
         is raised: a member must not keep its buckets while nothing follows the ring."""
         done = threading.Event()  # run is ending: the renewer stops too
-        if self._core.shard() is None:
-            self._holding.clear()  # set by an earlier run's end
         renewer = threading.Thread(
             target=self._renew_loop,
             args=(stop, done),
             name=f"ring-{self.config.ring}-renew",
             daemon=True,
         )
-        self._core.renew()
-        renewer.start()
+        self._changed(running=True)
+        try:
+            self._core.renew()
+            renewer.start()
+        except BaseException:
+            self._changed(running=False)
+            raise
         period = self.config.retry_period
         try:
             while not stop.is_set():
@@ -220,8 +255,10 @@ class ShardRing:
                 if stop.wait(period * (1 + random.random() * (JITTER_FACTOR - 1))):
                     break
         finally:
-            done.set()
-            renewer.join()
-            self._stop_all()
-            self._core.leave()
-            self._holding.set()  # wakes wait_for_shard: it returns None, nothing is held
+            try:
+                done.set()
+                renewer.join()
+                self._stop_all()
+                self._core.leave()
+            finally:
+                self._changed(running=False)  # wait_for_shard returns None: nothing is held
