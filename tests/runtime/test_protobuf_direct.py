@@ -114,7 +114,7 @@ def _values(kind: int) -> list[bytes | None]:
     """Encodings of one field's value (None: left out): set, empty or zero, negative, Go's
     zero time."""
     if kind == STRING:
-        return [None, b"", b"value", "ünïcode".encode()]
+        return [None, b"", b"value", "ünïcode".encode(), b"long " * 40]  # a 2-byte length
     if kind in (INT, BOOL):
         return [None, 0, 1, 7, -3]  # type: ignore[list-item]
     if kind == TIME:
@@ -136,7 +136,8 @@ def _encoded(number: int, kind: int, value: Any) -> bytes:
 
 def _encodings(messages: Messages, message: str, count: int) -> list[bytes]:
     """`count` encodings of `message`: every field left out, then each value of each field
-    alone, then random mixes (some fields written twice, one after the other)."""
+    alone, then random mixes (some fields written twice, one after the other; every third
+    mix in another order than the numbers': read past the fields that come in order)."""
     fields = [f for f in messages[message] if f[2] in (STRING, INT, BOOL, TIME, MICROTIME)]
     out = [b""]
     for number, _name, kind, _ref, _flags in fields:
@@ -147,6 +148,8 @@ def _encodings(messages: Messages, message: str, count: int) -> list[bytes]:
         for number, _name, kind, _ref, _flags in fields:
             for _ in range(rng.choice((0, 1, 1, 1, 2))):
                 parts.append(_encoded(number, kind, rng.choice(_values(kind))))
+        if len(out) % 3 == 0:
+            rng.shuffle(parts)
         out.append(b"".join(parts))
     return out
 
