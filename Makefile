@@ -67,6 +67,12 @@ test: lint typecheck verify pytest test-lowest test-newest-python
 # of the typed client (kubernetes), and how models are held (pydantic's slots and the order
 # pydantic-core sets them: K15, K21, K22, K24, K25, and K27's models assembled as validation
 # leaves them; pydantic-core 2.33 made a tzinfo per time).
+# How models are held (pydantic's slots, key-sharing dicts, the direct builds, times): what
+# depends most on the exact pydantic and CPython in use.
+MODEL_TESTS := tests/runtime/test_shared_fields_sets.py tests/runtime/test_key_sharing_dicts.py \
+	tests/runtime/test_free_form_models.py tests/runtime/test_no_extra_fields.py \
+	tests/runtime/test_protobuf_direct.py tests/generated/test_timestamps.py
+
 $(LOWEST_STAMP): pyproject.toml tools/lowest_deps.py
 	@test -x $(LOWEST)/bin/python || $(PYTHON) -m venv $(LOWEST)
 	$(LOWEST)/bin/python -m pip install --quiet --upgrade pip
@@ -78,10 +84,7 @@ test-lowest: $(LOWEST_STAMP)
 	$(LOWEST)/bin/python -m pytest -q -p no:cacheprovider tests/e2e/test_typed_path.py -k "local or real-delta"
 	$(LOWEST)/bin/python -m pytest -q -p no:cacheprovider tests/runtime/test_async_api.py \
 		tests/runtime/test_transforms.py tests/runtime/test_leaderelection.py tests/runtime/test_transport.py \
-		tests/runtime/test_client_core.py tests/runtime/test_credentials.py \
-		tests/runtime/test_shared_fields_sets.py tests/runtime/test_key_sharing_dicts.py \
-		tests/runtime/test_free_form_models.py tests/runtime/test_no_extra_fields.py \
-		tests/runtime/test_protobuf_direct.py tests/generated/test_timestamps.py
+		tests/runtime/test_client_core.py tests/runtime/test_credentials.py $(MODEL_TESTS)
 
 # One supported Python is not all of them: the newest other one installed (tools/newest_python.py:
 # python3.N on PATH, pyenv's versions) regenerates everything in memory (H35: the generated code
@@ -100,10 +103,7 @@ test-newest-python:
 	fi; \
 	echo "test-newest-python: Python $$v ($$py)"; \
 	$$env/bin/python -m kubeinformers.generator.verify && \
-	$$env/bin/python -m pytest -q -p no:cacheprovider tests/generator/test_naming.py \
-		tests/runtime/test_shared_fields_sets.py tests/runtime/test_key_sharing_dicts.py \
-		tests/runtime/test_free_form_models.py tests/runtime/test_no_extra_fields.py \
-		tests/runtime/test_protobuf_direct.py tests/generated/test_timestamps.py
+	$$env/bin/python -m pytest -q -p no:cacheprovider tests/generator/test_naming.py $(MODEL_TESTS)
 
 # The project's own run (no CRDS= or OUT= given) also regenerates the built-ins when the
 # OpenAPI spec is at hand; a run for your CRDs generates only them.

@@ -98,7 +98,6 @@ class ShardRing:
         self._work = threading.Lock()  # holders are driven by one thread at a time
         # What wait_for_shard waits for changes under this: a shard taken, a run begun or ended.
         self._state = threading.Condition()
-        self._running = False
         self._runs_begun = 0
         self._runs_ended = 0
         self._log = _log.getChild(ring)
@@ -141,11 +140,11 @@ class ShardRing:
 
         with self._state:
             ended = self._runs_ended
-            if not self._running and self._runs_begun:
+            if self._runs_begun and not self._running():
                 grace = self.config.retry_period
                 remaining = left()
                 if not self._state.wait_for(
-                    lambda: self._running or self._runs_ended != ended,
+                    lambda: self._running() or self._runs_ended != ended,
                     grace if remaining is None else min(grace, remaining),
                 ):
                     return self._core.shard()  # no run begun: none will come
@@ -154,15 +153,17 @@ class ShardRing:
             )
             return self._core.shard()
 
+    def _running(self) -> bool:
+        """A run has begun and not ended (under `_state`)."""
+        return self._runs_begun > self._runs_ended
+
     def _changed(self, running: bool | None = None) -> None:
         """Wake wait_for_shard: a shard taken, or (`running`) a run begun or ended."""
         with self._state:
-            if running is not None:
-                self._running = running
-                if running:
-                    self._runs_begun += 1
-                else:
-                    self._runs_ended += 1
+            if running is True:
+                self._runs_begun += 1
+            elif running is False:
+                self._runs_ended += 1
             self._state.notify_all()
 
     def shard(self) -> Shard | None:
