@@ -52,6 +52,7 @@ from kubeinformers.runtime.client.retry import retry_on_conflict
 from kubeinformers.runtime.client.typed import AsyncClient, Client
 from kubeinformers.testing.real_apiserver import RealApiServer
 from tests.support.cluster import RealCluster
+from tests.support.csr import approve_and_deny
 
 pytestmark = pytest.mark.real_apiserver
 
@@ -1106,3 +1107,13 @@ def test_m15_a_pod_is_resized_and_debugged_and_a_namespace_finalized_through_sub
     assert finalized.spec.finalizers == ["kubernetes", "example.com/hold"]
     with pytest.raises(ValueError, match=r"configmaps has no resize subresource"):
         client.patch(ConfigMap, "c", {}, namespace=ns, subresource="resize")
+
+
+def test_m15_a_certificate_request_is_approved_and_denied_through_approval(
+    client: Client, ns: str
+) -> None:
+    """M15: a CertificateSigningRequest's approval conditions are written through its
+    `approval` subresource (update and patch), which takes only them: the request and the
+    rest of what is sent stay as the server has them, and the server stamps the conditions'
+    times."""
+    approve_and_deny(client, ns)

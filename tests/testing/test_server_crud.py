@@ -311,3 +311,15 @@ def test_pytest_plugin_fixtures_once_a_suite_opts_in(tmp_path: Path, how: str) -
     proc = _run_user_suite(tmp_path, *args)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed" in proc.stdout
+
+
+def test_m15_a_certificate_request_is_approved_as_on_the_real_server(
+    local_api_server: LocalApiServer,
+) -> None:
+    """M15: LocalApiServer takes a CSR's conditions alone through `approval` and stamps their
+    times as kube-apiserver does (the flow tests/e2e/test_client_real.py runs on the real
+    server)."""
+    from kubeinformers.runtime.client.typed import Client
+    from tests.support.csr import approve_and_deny
+
+    approve_and_deny(Client(local_api_server.api_client()), "local")

@@ -295,6 +295,35 @@ def take_part(subresource: str, old: ObjDict, new: ObjDict) -> ObjDict:
     return out
 
 
+_CSR = ("certificates.k8s.io", "certificatesigningrequests")
+
+
+def stamp_conditions(api: APIResource, old: ObjDict, new: ObjDict) -> None:
+    """A CertificateSigningRequest's conditions written through `approval` or `status` get
+    their times as kube-apiserver's strategies give them (populateConditionTimestamps): a
+    condition without `lastUpdateTime` is updated now; one without `lastTransitionTime` keeps
+    that of the old condition of its type and status, or changes now. In place, on `new`."""
+    if (api.group, api.resource) != _CSR:
+        return
+    conditions = (new.get("status") or {}).get("conditions")
+    if not isinstance(conditions, list):
+        return
+    before = {
+        (c.get("type"), c.get("status")): c.get("lastTransitionTime")
+        for c in (old.get("status") or {}).get("conditions") or []
+        if isinstance(c, dict)
+    }
+    now = now_rfc3339()
+    for condition in conditions:
+        if not isinstance(condition, dict):
+            continue
+        if not condition.get("lastUpdateTime"):
+            condition["lastUpdateTime"] = now
+        if not condition.get("lastTransitionTime"):
+            kept = before.get((condition.get("type"), condition.get("status")))
+            condition["lastTransitionTime"] = kept or now
+
+
 def prepare_update(
     res: APIResource,
     old: ObjDict,

@@ -126,6 +126,8 @@ def update(
         if part:
             body = objs.take_part(part, old, body)
             status_only = objs.PARTS[(served.api.group, served.api.resource, part)]
+        if status_only:
+            objs.stamp_conditions(served.api, old, body)
         new = objs.prepare_update(
             served.api,
             old,
