@@ -18,9 +18,15 @@ side by side with a running one (tests/e2e/test_fake_matches_real.py).
 
 Known differences from a real kube-apiserver (none of them visible to list/watch clients):
 no admission or defaulting beyond a namespace's and a pod's basics; a resource declared with
-only list/watch (APIResource's default) accepts every verb; strategic-merge-patch is applied as a JSON merge
-patch; CRD schemas are validated (type, required, enum, bounds, length, pattern) but unknown
-fields are not pruned; served versions of one resource share storage without conversion;
+only list/watch (APIResource's default) accepts every verb; strategic-merge-patch is applied
+as a JSON merge patch; a custom resource is pruned and defaulted by its version's schema as
+the real server does (unknown fields dropped unless preserved, each told in a `Warning`
+header or refused with `fieldValidation=Strict`; nulls dropped or defaulted; defaults filled
+in; status not taken on create), then validated (type, required, enum, bounds, length,
+pattern, an embedded resource's apiVersion and kind), but only when written: a default added
+to a CRD later does not show on objects stored before; a built-in kind keeps the fields it
+does not know (the real server drops them with a warning), so a test can play a server newer
+than the models; served versions of one resource share storage without conversion;
 managedFields are a single simplified entry; Table output uses the default columns (Name,
 Created At) and only for lists (a get or watch asking for a Table gets the objects); only
 JSON is served (an Accept naming only YAML or protobuf gets 406); a watch asking for

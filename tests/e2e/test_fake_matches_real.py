@@ -43,6 +43,7 @@ differed, the fake was fixed (kubeinformers/testing/_server_*.py).
 | parts_written_as_the_kind | M15: a pod's resize (strategic patch) and ephemeralcontainers (PUT), a namespace's finalize (PUT): only their part taken, the rest kept; GET through one; POST to one |
 | write_errors | 409 AlreadyExists; 409 Conflict on a stale-RV update; 422 Invalid with causes (bad name, pod without containers); 400 undecodable body; 400 namespace mismatch; 415 patch type; 409 delete precondition |
 | custom_resources | a CRD's resource: paging, RV 0 (empty continue in the unstructured list), watch-list, a watch from before the CRD existed (ERROR 410 Expired in the stream), text/plain 404 for an unknown version of the CRD's group, 422 schema causes (as a set), required field |
+| custom_resources_pruned_and_defaulted | what is stored of a custom resource (create, status, update, merge patch): unknown fields pruned (kept under x-kubernetes-preserve-unknown-fields; an embedded resource's metadata keeps ObjectMeta's fields), nulls dropped or defaulted, defaults in defaulted objects, list items and map values; status dropped on create; the `unknown field` warnings (one Warning header each), `fieldValidation=Strict` (400, nothing written) and `Ignore`; an embedded resource without apiVersion (422) |
 | test_expired_versions_after_restart_and_compaction | after an API server restart: watch from an older RV is an ERROR 410 Expired in a 200 stream, lists at Exact old RV and old continue tokens still work; after etcd compaction: the continue token is 410 Expired with a new inconsistent continue token (which works), Exact old RV 410 Expired, NotOlderThan old RV 200 |
 
 Differences found and fixed in the fake: 405 for POST to an object / PUT or PATCH to a
@@ -53,7 +54,8 @@ the global version on quiet resources); a restart restarts the watch cache (olde
 and a CRD's resource gets its watch cache when the CRD is created (a watch from before: 410);
 field selectors: services' spec.clusterIP/spec.type, none of apps/v1 replicasets' own, the
 per-resource wording of an unsupported field; Go's wording for undecodable bodies and continue
-tokens, for bad integer parameters, for 415 and for delete preconditions.
+tokens, for bad integer parameters, for 415 and for delete preconditions; custom resources
+stored as sent (now pruned and defaulted by their schema, status dropped on create).
 
 Differences left, and why:
 - etcd compacted while the apiserver runs: a real 1.36 server keeps serving continue tokens
@@ -73,12 +75,14 @@ Differences left, and why:
   X-Kubernetes-Pf-* headers; lists are chunked on the real server), the periodic 60 s
   bookmark (too slow; the pre-timeout ones are compared, consecutive ones collapsed as their
   number depends on timing), YAML/protobuf (the fake serves JSON only: 406), Tables, object
-  contents and server-side defaulting (documented in local_api_server.py), 429 from priority
+  contents of built-in kinds and their server-side defaulting (documented in
+  local_api_server.py), 429 from priority
   and fairness (not provokable on the real server here).
 """
 
 from __future__ import annotations
 
+import copy
 import http.client
 import json
 import re
@@ -94,7 +98,7 @@ import pytest
 
 from kubeinformers.testing.local_api_server import LocalApiServer
 from kubeinformers.testing.real_apiserver import RealApiServer
-from tests.support.crds import widget_crd
+from tests.support.crds import structural_crd, widget_crd
 
 pytestmark = pytest.mark.real_apiserver
 
@@ -115,6 +119,7 @@ class Reply:
     status: int
     content_type: str
     body: Any  # parsed JSON, or the raw bytes of anything else
+    warnings: list[str] = field(default_factory=list)  # the Warning header lines
 
 
 @dataclass
@@ -170,7 +175,8 @@ class Target:
         finally:
             conn.close()
         ctype = resp.getheader("Content-Type") or ""
-        return Reply(resp.status, ctype, json.loads(raw) if "json" in ctype else raw)
+        warnings = resp.msg.get_all("Warning") or []
+        return Reply(resp.status, ctype, json.loads(raw) if "json" in ctype else raw, warnings)
 
     def watch(
         self,
@@ -1079,6 +1085,96 @@ def custom_resources(t: Target) -> Any:
         "422 missing required": shape(
             t.request("POST", base, dict(widget("bad2"), spec={"color": "red"}))
         ),
+    }
+
+
+THINGS = "/apis/structural.example.com/v1/namespaces/{ns}/things"
+
+
+@case
+def custom_resources_pruned_and_defaulted(t: Target) -> Any:
+    """What the server stores of a custom resource: fields its schema does not specify
+    dropped (but where it preserves unknown fields; an embedded resource's metadata keeps
+    ObjectMeta's), a null it does not allow dropped or defaulted, defaults filled in (in
+    defaulted objects, list items, map values); status dropped on create (a status
+    subresource), pruned and defaulted through it; the same on update and patch."""
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    if t.request("GET", f"{crds}/things.structural.example.com").status != 200:
+        t.create(crds, structural_crd())
+    ns, _ = t.namespace("things", configmaps=0)
+    base = THINGS.format(ns=ns)
+    deadline = time.monotonic() + 30
+    while t.request("GET", base).status != 200:
+        assert time.monotonic() < deadline, f"{t.name}: things never served"
+        time.sleep(0.1)
+    sent = {
+        "apiVersion": "structural.example.com/v1",
+        "kind": "Thing",
+        "metadata": {"name": "t1", "unknownMeta": 1, "labels": {"a": "b"}},
+        "unknownTop": 1,
+        "spec": {
+            "mode": None,
+            "nullable": None,
+            "plain": None,
+            "unknown": 2,
+            "nested": {"unknown": 3},
+            "items": [{"name": "a", "unknown": 4}, {"name": "b", "weight": 7}],
+            "byName": {"k": {"unknown": 5}, "k2": {"v": "set"}},
+            "free": {"anything": {"deep": 1}},
+            "embedded": {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "e", "unknownMeta": 6},
+                "data": {"a": "b"},
+            },
+            "embeddedShaped": {
+                "apiVersion": "v1",
+                "kind": "X",
+                "metadata": {"name": "e2"},
+                "spec": {},
+                "unknown": 7,
+            },
+        },
+        "status": {"phase": "Sent", "unknown": 8},
+    }
+
+    def stored(reply: Reply) -> Any:
+        body = reply.body
+        if not isinstance(body, dict) or body.get("kind") != "Thing":
+            return shape(reply)
+        meta = {k: v for k, v in body["metadata"].items() if k in ("name", "labels", "unknownMeta")}
+        return {k: v for k, v in body.items() if k != "metadata"} | {"metadata": meta}
+
+    created = t.request("POST", base, sent)
+    strict = t.request("POST", f"{base}?fieldValidation=Strict", dict(sent, metadata={"name": "s"}))
+    ignored = t.request(
+        "POST", f"{base}?fieldValidation=Ignore", dict(sent, metadata={"name": "i"})
+    )
+    headless = copy.deepcopy(sent)
+    headless["metadata"]["name"] = "h"
+    del headless["spec"]["embedded"]["apiVersion"]  # an embedded resource must say what it is
+    invalid = t.request("POST", base, headless)
+    current = t.request("GET", f"{base}/t1").body
+    current["status"] = {"unknown": 9}
+    status = t.request("PUT", f"{base}/t1/status", current)
+    current = t.request("GET", f"{base}/t1").body
+    current["spec"].update(nested=None, replicas=None, unknown=1)
+    updated = t.request("PUT", f"{base}/t1", current)
+    merge = {"Content-Type": "application/merge-patch+json"}
+    patched = t.request("PATCH", f"{base}/t1", {"spec": {"mode": None, "more": 1}}, headers=merge)
+    return {
+        "created": stored(created),
+        "created: warnings": created.warnings,
+        "strict": shape(strict),
+        "ignored: warnings": ignored.warnings,
+        "without an embedded apiVersion": shape(invalid),
+        "without an embedded apiVersion: warnings": invalid.warnings,
+        "status written": stored(status),
+        "status written: warnings": status.warnings,
+        "updated": stored(updated),
+        "patched": stored(patched),
+        "patched: warnings": patched.warnings,
+        "read": stored(t.request("GET", f"{base}/t1")),
     }
 
 

@@ -1,5 +1,6 @@
-"""The test CRD both servers are driven with: widgets.example.com (LocalApiServer's CRUD
-tests and the differential check against the real server)."""
+"""The test CRDs both servers are driven with: widgets.example.com (LocalApiServer's CRUD
+tests and the differential check against the real server) and things.structural.example.com
+(what a server stores of a custom resource: pruning and defaulting)."""
 
 from __future__ import annotations
 
@@ -65,3 +66,105 @@ def widget_crd(*, with_v1beta1: bool = False) -> dict[str, Any]:
             }
         )
     return crd
+
+
+_STRUCTURAL_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "things.structural.example.com"},
+    "spec": {
+        "group": "structural.example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "things", "singular": "thing", "kind": "Thing"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "properties": {
+                                    "replicas": {"type": "integer", "default": 1},
+                                    "mode": {"type": "string", "default": "fast"},
+                                    "nullable": {
+                                        "type": "string",
+                                        "nullable": True,
+                                        "default": "n",
+                                    },
+                                    "plain": {"type": "string"},
+                                    "nested": {
+                                        "type": "object",
+                                        "default": {},
+                                        "properties": {
+                                            "inner": {"type": "string", "default": "x"},
+                                            "other": {"type": "integer"},
+                                        },
+                                    },
+                                    "absentParent": {
+                                        "type": "object",
+                                        "properties": {"inner": {"type": "string", "default": "y"}},
+                                    },
+                                    "items": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "properties": {
+                                                "name": {"type": "string"},
+                                                "weight": {"type": "integer", "default": 5},
+                                            },
+                                        },
+                                    },
+                                    "byName": {
+                                        "type": "object",
+                                        "additionalProperties": {
+                                            "type": "object",
+                                            "properties": {
+                                                "v": {"type": "string", "default": "dv"}
+                                            },
+                                        },
+                                    },
+                                    "free": {
+                                        "type": "object",
+                                        "x-kubernetes-preserve-unknown-fields": True,
+                                    },
+                                    "embedded": {
+                                        "type": "object",
+                                        "x-kubernetes-embedded-resource": True,
+                                        "x-kubernetes-preserve-unknown-fields": True,
+                                    },
+                                    "embeddedShaped": {
+                                        "type": "object",
+                                        "x-kubernetes-embedded-resource": True,
+                                        "properties": {
+                                            "spec": {
+                                                "type": "object",
+                                                "properties": {
+                                                    "a": {"type": "string", "default": "A"}
+                                                },
+                                            }
+                                        },
+                                    },
+                                },
+                            },
+                            "status": {
+                                "type": "object",
+                                "properties": {"phase": {"type": "string", "default": "New"}},
+                            },
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+
+
+def structural_crd() -> dict[str, Any]:
+    """A CRD whose schema defaults (in objects, list items, map values), allows a null,
+    preserves unknown fields and embeds resources (a copy)."""
+    return copy.deepcopy(_STRUCTURAL_CRD)

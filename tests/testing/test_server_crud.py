@@ -3,6 +3,7 @@ optimistic concurrency, finalizers, namespaces, CRDs, kubeconfig and the pytest 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
 from kubeinformers.testing.local_api_server import LocalApiServer
-from tests.support.crds import widget_crd
+from tests.support.crds import structural_crd, widget_crd
 from tests.testing.conftest import BASIC, configmap, pod, request, watch
 
 WIDGET_CRD: dict[str, Any] = widget_crd(with_v1beta1=True)
@@ -323,3 +324,83 @@ def test_m15_a_certificate_request_is_approved_as_on_the_real_server(
     from tests.support.csr import approve_and_deny
 
     approve_and_deny(Client(local_api_server.api_client()), "local")
+
+
+def test_a_custom_resource_is_stored_pruned_and_defaulted_as_the_real_server_does(
+    server: LocalApiServer,
+) -> None:
+    """As kube-apiserver (tests/e2e/test_fake_matches_real.py compares the two): the fields
+    the schema does not specify are dropped unless it preserves them (each told in a
+    Warning header; fieldValidation=Strict refuses them), a null it does not allow is dropped
+    or defaulted, defaults are filled in, and status is not taken on create."""
+    api = server.api_client()
+    client.ApiextensionsV1Api(api).create_custom_resource_definition(structural_crd())
+    things = client.CustomObjectsApi(api)
+    args = ("structural.example.com", "v1", "default", "things")
+    sent = {
+        "apiVersion": "structural.example.com/v1",
+        "kind": "Thing",
+        "metadata": {"name": "t", "unknownMeta": 1},
+        "unknownTop": 1,
+        "spec": {
+            "mode": None,
+            "nullable": None,
+            "plain": None,
+            "unknown": 2,
+            "items": [{"name": "a", "unknown": 3}],
+            "byName": {"k": {}},
+            "free": {"anything": {"deep": 1}},
+            "embedded": {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "e", "unknownMeta": 4},
+            },
+        },
+        "status": {"phase": "Sent", "unknown": 0},
+    }
+    with pytest.raises(ApiException) as strict:  # nothing written
+        things.create_namespaced_custom_object(*args, sent, field_validation="Strict")
+    assert strict.value.status == 400
+    message = json.loads(strict.value.body)["message"]
+    assert 'strict decoding error: unknown field "metadata.unknownMeta"' in message
+    created, code, headers = things.create_namespaced_custom_object_with_http_info(*args, sent)
+    unknown = [
+        "metadata.unknownMeta",
+        "spec.items[0].unknown",
+        "spec.unknown",
+        "status.unknown",
+        "unknownTop",
+        "spec.embedded.metadata.unknownMeta",  # an embedded resource's metadata: told last
+    ]
+    assert code == 201
+    assert headers.getlist("Warning") == [f'299 - "unknown field \\"{path}\\""' for path in unknown]
+    assert "unknownMeta" not in created["metadata"] and "unknownTop" not in created
+    assert "status" not in created
+    assert created["spec"] == {
+        "mode": "fast",
+        "nullable": None,
+        "replicas": 1,
+        "nested": {"inner": "x"},
+        "items": [{"name": "a", "weight": 5}],
+        "byName": {"k": {"v": "dv"}},
+        "free": {"anything": {"deep": 1}},
+        "embedded": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "e"}},
+    }
+    created["status"] = {"unknown": 5}
+    status = things.replace_namespaced_custom_object_status(*args, "t", created)
+    assert status["status"] == {"phase": "New"}
+    patched = things.patch_namespaced_custom_object(*args, "t", {"spec": {"replicas": None}})
+    assert patched["spec"]["replicas"] == 1
+    seeded = {
+        "apiVersion": "structural.example.com/v1",
+        "kind": "Thing",
+        "metadata": {"name": "seeded", "namespace": "default"},
+        "spec": {"unknown": 1},
+    }
+    assert server.create(seeded)["spec"] == {
+        "mode": "fast",
+        "nullable": "n",
+        "replicas": 1,
+        "nested": {"inner": "x"},
+    }
+    assert seeded["spec"] == {"unknown": 1}  # what the caller passed is left as it was

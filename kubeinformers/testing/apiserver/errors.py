@@ -21,6 +21,7 @@ class ApiError(Exception):
         self.code = code
         self.body = body
         self.headers = dict(headers or {})
+        self.warnings: list[str] = []  # Warning header values (a write's unknown fields)
 
 
 def status_body(

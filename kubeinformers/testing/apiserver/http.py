@@ -14,7 +14,7 @@ import logging
 import ssl
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -41,6 +41,7 @@ from kubeinformers.testing.apiserver.state import (
     parse_request,
 )
 from kubeinformers.testing.apiserver.store import encode
+from kubeinformers.testing.apiserver.structural import FieldValidation
 from kubeinformers.testing.apiserver.watch_stream import WatchStreamHandler, _hard_close
 
 log = logging.getLogger("kubeinformers.testing.local_api_server")
@@ -92,7 +93,13 @@ class Handler(WatchStreamHandler):
 
     # --- responses ---------------------------------------------------------------------------
 
-    def _start(self, code: int, content_type: str, headers: Mapping[str, str]) -> None:
+    def _start(
+        self,
+        code: int,
+        content_type: str,
+        headers: Mapping[str, str],
+        warnings: Sequence[str] = (),
+    ) -> None:
         self.send_response_only(code)
         self.send_header("Date", self.date_time_string())
         self.send_header("Audit-Id", str(uuid.uuid4()))
@@ -103,6 +110,8 @@ class Handler(WatchStreamHandler):
             self.send_header("X-Kubernetes-Pf-Prioritylevel-Uid", _PRIORITY_LEVEL_UID)
         for k, v in headers.items():
             self.send_header(k, v)
+        for warning in warnings:  # one header line each, as Go's server writes them
+            self.send_header("Warning", warning)
 
     def _send(
         self,
@@ -110,22 +119,29 @@ class Handler(WatchStreamHandler):
         body: bytes,
         content_type: str = "application/json",
         headers: Mapping[str, str] | None = None,
+        warnings: Sequence[str] = (),
     ) -> None:
-        self._start(code, content_type, headers or {})
+        self._start(code, content_type, headers or {}, warnings)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
         self.log_request(code)
 
-    def _send_json(self, code: int, obj: Any, headers: Mapping[str, str] | None = None) -> None:
-        self._send(code, encode(obj), headers=headers)
+    def _send_json(
+        self,
+        code: int,
+        obj: Any,
+        headers: Mapping[str, str] | None = None,
+        warnings: Sequence[str] = (),
+    ) -> None:
+        self._send(code, encode(obj), headers=headers, warnings=warnings)
 
     def _send_error(self, err: ApiError) -> None:
         headers = dict(err.headers)
         if err.code == 403 and "X-Content-Type-Options" not in headers:
             headers["X-Content-Type-Options"] = "nosniff"
-        self._send_json(err.code, err.body, headers)
+        self._send_json(err.code, err.body, headers, err.warnings)
 
     def _page_not_found(self) -> None:
         self._send(
@@ -312,36 +328,14 @@ class Handler(WatchStreamHandler):
             self._send_json(
                 200, rendering.render_as(write.get(store, served, ns, info.name), served, out)
             )
-        elif verb == "create":
-            obj = write.create(store, reg, served, ns, _body(raw, served), self._manager(query))
-            self._send_json(201, rendering.render_as(obj, served, out))
-        elif verb == "update":
-            obj = write.update(
-                store,
-                reg,
-                served,
-                ns,
-                info.name,
-                _body(raw, served),
-                self._manager(query),
-                status_only,
-                part,
-            )
-            self._send_json(200, rendering.render_as(obj, served, out))
-        elif verb == "patch":
-            obj = write.patch(
-                store,
-                reg,
-                served,
-                ns,
-                info.name,
-                raw,
-                self.headers.get("Content-Type", ""),
-                self._manager(query),
-                status_only,
-                part,
-            )
-            self._send_json(200, rendering.render_as(obj, served, out))
+        elif verb in ("create", "update", "patch"):
+            checks = FieldValidation.of_query(query.get("fieldValidation"))
+            try:
+                code, obj = self._write(state, served, info, query, raw, checks)
+            except ApiError as err:  # the body's unknown fields are told with the error too
+                err.warnings = checks.warnings()
+                raise
+            self._send_json(code, rendering.render_as(obj, served, out), warnings=checks.warnings())
         elif verb == "delete":
             body = _delete_options(raw) if raw else {}
             code, obj = write.delete(
@@ -370,6 +364,42 @@ class Handler(WatchStreamHandler):
                 "the server does not allow this method on the requested resource",
                 {},
             )
+
+    def _write(
+        self,
+        state: ServerState,
+        served: Served,
+        info: RequestInfo,
+        query: Mapping[str, str],
+        raw: bytes,
+        checks: FieldValidation,
+    ) -> tuple[int, ObjDict]:
+        """A create, update or patch: its status code and the object written."""
+        store, reg, ns = state.store, state.registry, info.namespace
+        status_only = info.subresource == "status"
+        part = info.subresource if (*served.skey, info.subresource) in objs.PARTS else ""
+        manager = self._manager(query)
+        if info.verb == "create":
+            return 201, write.create(store, reg, served, ns, _body(raw, served), manager, checks)
+        if info.verb == "update":
+            body = _body(raw, served)
+            return 200, write.update(
+                store, reg, served, ns, info.name, body, manager, status_only, part, checks
+            )
+        content_type = self.headers.get("Content-Type", "")
+        return 200, write.patch(
+            store,
+            reg,
+            served,
+            ns,
+            info.name,
+            raw,
+            content_type,
+            manager,
+            status_only,
+            part,
+            checks,
+        )
 
     # --- discovery ---------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from typing import Any
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.testing.apiserver.errors import api_error, conflict, invalid
 from kubeinformers.testing.apiserver.schema import validate_schema
+from kubeinformers.testing.apiserver.structural import FieldValidation, prune_and_default
 
 ObjDict = dict[str, Any]
 
@@ -177,8 +178,16 @@ def prepare_create(
     manager: str,
     custom: bool,
     schema: ObjDict | None,
+    has_status: bool = False,
+    validation: FieldValidation | None = None,
 ) -> ObjDict:
     """Validate a new object and fill in what the server owns (not the resourceVersion)."""
+    if schema is not None:  # a custom resource: pruned and defaulted first, as the server's
+        obj = prune_and_default(obj, schema, validation)
+        if validation is not None:
+            validation.check(res.kind, res.version)
+    if custom and has_status and "status" in obj:  # written only through `status`
+        obj = {k: v for k, v in obj.items() if k != "status"}
     meta = dict(obj.get("metadata") or {})
     if not meta.get("name") and meta.get("generateName"):
         meta["name"] = meta["generateName"] + generate_suffix()
@@ -333,8 +342,13 @@ def prepare_update(
     status_only: bool,
     has_status: bool,
     schema: ObjDict | None,
+    validation: FieldValidation | None = None,
 ) -> ObjDict | None:
     """The object to store for an update, or None when nothing changed (no write, no event)."""
+    if schema is not None:  # a custom resource: pruned and defaulted first, as the server's
+        new = prune_and_default(new, schema, validation)
+        if validation is not None:
+            validation.check(res.kind, res.version)
     meta_new = dict(new.get("metadata") or {})
     old_meta = old["metadata"]
     name = old_meta["name"]

@@ -3,7 +3,7 @@
 JSON merge patch (RFC 7386; also used for strategic-merge-patch, whose list merging by key is
 not implemented: lists are replaced), JSON patch (RFC 6902), and the subset of OpenAPI v3
 validation a CRD's structural schema applies (type, required, enum, minimum/maximum, length,
-pattern, nested properties and items), with the causes worded as apiextensions words them.
+pattern, nested properties and items, an embedded resource's apiVersion and kind), with the causes worded as apiextensions words them.
 """
 
 from __future__ import annotations
@@ -198,6 +198,10 @@ def _validate(value: Any, s: ObjDict, path: str, causes: list[tuple[str, str, st
             )
     if isinstance(value, dict):
         props = s.get("properties") or {}
+        if s.get("x-kubernetes-embedded-resource"):  # a resource: it says what it is
+            for req in ("apiVersion", "kind"):
+                if not value.get(req):
+                    causes.append(("FieldValueRequired", f"{path}.{req}", "Required value"))
         for req in s.get("required") or []:
             if req not in value:
                 causes.append(("FieldValueRequired", f"{path}.{req}", "Required value"))

@@ -21,6 +21,7 @@ from kubeinformers.testing.apiserver.errors import ApiError, ObjDict, api_error
 from kubeinformers.testing.apiserver.registry import Registry, Served, served_from_crd
 from kubeinformers.testing.apiserver.schema import json_patch, merge_patch
 from kubeinformers.testing.apiserver.store import CLOSE_CLEAN, Store
+from kubeinformers.testing.apiserver.structural import FieldValidation
 
 _CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 _NS_KEY = ("", "namespaces")
@@ -49,7 +50,13 @@ def get(store: Store, served: Served, ns: str | None, name: str) -> ObjDict:
 
 
 def create(
-    store: Store, registry: Registry, served: Served, ns: str | None, body: Any, manager: str
+    store: Store,
+    registry: Registry,
+    served: Served,
+    ns: str | None,
+    body: Any,
+    manager: str,
+    validation: FieldValidation | None = None,
 ) -> ObjDict:
     body = _body_dict(body, served)
     ns = ns if served.api.namespaced else None
@@ -57,7 +64,16 @@ def create(
         ns = ((body.get("metadata") or {}).get("namespace")) or None
         if not ns:
             raise api_error(400, "BadRequest", "the server could not find the requested resource")
-    obj = objs.prepare_create(served.api, body, ns, manager, served.custom, served.schema)
+    obj = objs.prepare_create(
+        served.api,
+        body,
+        ns,
+        manager,
+        served.custom,
+        served.schema,
+        served.status_subresource,
+        validation,
+    )
     with store.lock:
         if ns:
             namespace = store.get(_NS_KEY, ns)
@@ -110,6 +126,7 @@ def update(
     manager: str,
     status_only: bool,
     part: str = "",
+    validation: FieldValidation | None = None,
 ) -> ObjDict:
     """An update (`part`: through a subresource of objs.PARTS, which takes only its part)."""
     body = _body_dict(body, served)
@@ -137,6 +154,7 @@ def update(
             status_only,
             served.status_subresource,
             served.schema,
+            validation,
         )
         if new is None:
             return old
@@ -159,6 +177,7 @@ def patch(
     manager: str,
     status_only: bool,
     part: str = "",
+    validation: FieldValidation | None = None,
 ) -> ObjDict:
     kind = content_type.split(";")[0].strip()
     try:
@@ -171,7 +190,7 @@ def patch(
         key = _key(ns if served.api.namespaced else None, name)
         if store.get(served.skey, key) is None:  # server-side apply creates
             doc.setdefault("metadata", {}).setdefault("name", name)
-            return create(store, registry, served, ns, doc, manager)
+            return create(store, registry, served, ns, doc, manager, validation)
     with store.lock:
         old = get(store, served, ns if served.api.namespaced else None, name)
         if kind == "application/json-patch+json":
@@ -193,7 +212,9 @@ def patch(
             new = merge_patch(old, doc)
         else:
             raise api_error(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
-        return update(store, registry, served, ns, name, new, manager, status_only, part)
+        return update(
+            store, registry, served, ns, name, new, manager, status_only, part, validation
+        )
 
 
 def _remove(store: Store, registry: Registry, served: Served, final: ObjDict) -> ObjDict:
