@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import threading
 import time
@@ -12,6 +13,7 @@ from typing import cast
 import pytest
 
 from kubeinformers.runtime.clock import FakeClock
+from kubeinformers.runtime.workqueue.async_queue import AsyncRateLimitingQueue, QueueShutDown
 from kubeinformers.runtime.workqueue.queue import DelayingQueue, RateLimitingQueue, WorkQueue
 from kubeinformers.runtime.workqueue.rate_limiters import (
     BucketRateLimiter,
@@ -734,5 +736,121 @@ def test_i21_async_reconcile_loop_queue_reports_to_its_metrics_provider() -> Non
         with pytest.raises(asyncio.CancelledError):
             await task
         assert len(provider.events("work_duration")) == 1
+
+    asyncio.run(main())
+
+
+# ----------------------------------------------------------------------------- the asyncio face
+
+
+class LastInFirstOut(RecordingBackend):
+    def pop(self) -> str:
+        return self.items.pop()
+
+
+def test_i7_the_async_queue_waits_on_its_clock_as_the_threaded_one() -> None:
+    """I7 on the asyncio face with a FakeClock: an item is ready only at its time, a later
+    ready time is ignored and an earlier one moves it, due items come in ready-time order,
+    and the clock's waiting thread ends with the queue."""
+
+    async def main() -> None:
+        clock = FakeClock()
+        q: AsyncRateLimitingQueue[str] = AsyncRateLimitingQueue(clock=clock)
+        q.add_after("foo", 3.0)
+        q.add_after("bar", 1.0)
+        q.add_after("baz", 2.0)
+        q.add_after("baz", 5.0)  # later: ignored
+        q.add_after("qux", 9.0)
+        q.add_after("qux", 0.5)  # earlier: moves it
+        assert q.waiting() == 4
+        settle(clock)
+        clock.step(0.4)
+        settle(clock)
+        await asyncio.sleep(0)  # what the waiting thread handed to the loop has run
+        assert len(q) == 0 and q.waiting() == 4
+        clock.step(3.6)
+        settle(clock)
+        got = [await asyncio.wait_for(q.get(), TIMEOUT) for _ in range(4)]
+        assert got == ["qux", "bar", "baz", "foo"]
+        assert q.waiting() == 0
+        waiters = [t for t in threading.enumerate() if t.name.startswith("workqueue-delay-")]
+        assert len(waiters) == 1
+        q.shut_down()
+        waiters[0].join(TIMEOUT)
+        assert not waiters[0].is_alive()
+
+    asyncio.run(main())
+
+
+def test_i7_the_async_queue_on_the_real_clock_needs_no_thread() -> None:
+    async def main() -> None:
+        before = threading.active_count()
+        q: AsyncRateLimitingQueue[str] = AsyncRateLimitingQueue()
+        q.add_after("later", 0.2)
+        q.add_after("soon", 0.05)
+        assert threading.active_count() == before  # loop timers only
+        assert await asyncio.wait_for(q.get(), TIMEOUT) == "soon"
+        assert await asyncio.wait_for(q.get(), TIMEOUT) == "later"
+        q.shut_down()
+
+    asyncio.run(main())
+
+
+def test_i8_i21_the_async_queue_times_its_metrics_and_rate_limits_on_its_clock() -> None:
+    async def main() -> None:
+        clock = FakeClock()
+        limiter: ItemExponentialFailureRateLimiter[str] = ItemExponentialFailureRateLimiter(
+            1.0, 60.0
+        )
+        q: AsyncRateLimitingQueue[str] = AsyncRateLimitingQueue(limiter, clock=clock)
+        q.add("a")
+        clock.step(2.0)
+        assert await asyncio.wait_for(q.get(), TIMEOUT) == "a"
+        clock.step(5.0)
+        snapshot = q.metrics()
+        assert snapshot.queue_duration.sum == pytest.approx(2.0)
+        assert snapshot.unfinished_work_seconds == pytest.approx(5.0)
+        q.done("a")
+        q.add_rate_limited("a")  # 1 s of the clock
+        settle(clock)
+        clock.step(1.0)
+        assert await asyncio.wait_for(q.get(), TIMEOUT) == "a"
+        q.shut_down()
+
+    asyncio.run(main())
+
+
+def test_i2_the_async_queue_hands_out_in_its_backends_order() -> None:
+    """A custom backend (`queue=`) orders what the asyncio face hands out, as it does the
+    threaded one's, and is told of a re-add of a queued item."""
+
+    async def main() -> None:
+        backend = LastInFirstOut()
+        q: AsyncRateLimitingQueue[str] = AsyncRateLimitingQueue(queue=backend)
+        for item in ("a", "b", "c"):
+            q.add(item)
+        q.add("a")  # queued already: the backend is told
+        assert backend.touched == ["a"]
+        assert sorted(q.queued_items()) == ["a", "b", "c"]  # left in place
+        assert [await q.get() for _ in range(3)] == ["c", "b", "a"]
+        fifo: AsyncRateLimitingQueue[str] = AsyncRateLimitingQueue()
+        for item in ("x", "y", "z"):
+            fifo.add(item)
+        assert fifo.queued_items() == ["x", "y", "z"]  # the default's order: as they come
+        q.shut_down()
+
+    asyncio.run(main())
+
+
+def test_i6_the_async_queue_shut_down_from_another_thread_ends_its_getters() -> None:
+    async def main() -> None:
+        q: AsyncRateLimitingQueue[str] = AsyncRateLimitingQueue()
+        getter = asyncio.ensure_future(q.get())
+        await asyncio.sleep(0)
+        await asyncio.to_thread(q.shut_down)
+        with pytest.raises(QueueShutDown):
+            await asyncio.wait_for(getter, TIMEOUT)
+        q.add("late")  # refused after shutdown
+        assert len(q) == 0
 
     asyncio.run(main())

@@ -2,12 +2,14 @@
 
 The same rules as `RateLimitingQueue`, from the same `QueueCore`: an item is never handed to
 two workers at once, a re-add while it is processed is deferred until `done` (I4), a waiting
-item is not queued twice (I2), held items are kept aside (N10); `add_after` only moves a ready
-time earlier (I7), and `add_rate_limited` delays by the same `RateLimiter`s (I8). Only the
-waiting differs: delays are `loop.call_at` timers, waiting is on futures, nothing blocks the
-loop. `add` may be called from any thread (informer
-handlers run on their own threads): off the loop it is handed over with
-`loop.call_soon_threadsafe`.
+item is not queued twice (I2), held items are kept aside (N10); its waiting items are the
+same `Delays` (I7: a ready time only moves earlier), and `add_rate_limited` delays by the
+same `RateLimiter`s (I8). Only the waiting differs: a getter waits on a future, and the
+earliest ready time on one loop timer; nothing blocks the loop. A `clock=` other than the
+real one (a test's `FakeClock`) is waited on as the threaded queue waits on it, by one thread
+that hands the due items to the loop. `add`, `add_after`, `set_hold` and `shut_down` may be
+called from any thread (informer handlers run on their own threads): off the loop they are
+handed over with `loop.call_soon_threadsafe`.
 
     async for key in queue:          # `done(key)` is called when the body finishes
         await reconcile(key)
@@ -21,10 +23,11 @@ import threading
 from collections.abc import AsyncGenerator, Callable, Hashable
 from typing import Generic, TypeVar, cast
 
-from kubeinformers.runtime.clock import RealClock
+from kubeinformers.runtime.clock import Clock, RealClock
 from kubeinformers.runtime.metrics import WorkQueueMetrics, track_queue
 from kubeinformers.runtime.workqueue import queue as _threaded
-from kubeinformers.runtime.workqueue.core import FifoBackend, QueueCore
+from kubeinformers.runtime.workqueue.core import QueueBackend, QueueCore
+from kubeinformers.runtime.workqueue.delays import Delays
 from kubeinformers.runtime.workqueue.metrics import (
     MetricsProvider,
     NoopMetricsProvider,
@@ -45,7 +48,12 @@ class QueueShutDown(Exception):
 
 
 class AsyncRateLimitingQueue(Generic[K]):
-    """A rate-limiting work queue bound to the running event loop (create it inside it)."""
+    """A rate-limiting work queue bound to the running event loop (create it inside it).
+
+    `clock` (default: the process's monotonic clock) times the delays, the rate limiter by
+    default and the metrics; `queue` orders the ready items (default: first in, first out),
+    as `RateLimitingQueue`'s do.
+    """
 
     def __init__(
         self,
@@ -53,15 +61,27 @@ class AsyncRateLimitingQueue(Generic[K]):
         name: str = "",
         *,
         metrics_provider: MetricsProvider | None = None,
+        clock: Clock | None = None,
+        queue: QueueBackend[K] | None = None,
     ) -> None:
         self.name = name
         self.rate_limiter: RateLimiter[K] = (
-            rate_limiter if rate_limiter is not None else default_controller_rate_limiter()
+            rate_limiter
+            if rate_limiter is not None
+            else default_controller_rate_limiter(clock=clock)
         )
+        self._clock: Clock = clock if clock is not None else RealClock()
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
-        self._ready_at: dict[K, float] = {}
-        self._timers: dict[K, asyncio.TimerHandle] = {}
+        self._delays: Delays[K] = Delays()  # on the loop's thread only
+        self._timer: asyncio.TimerHandle | None = None  # at the earliest ready time (real clock)
+        self._timer_at: float | None = None
+        # Another clock: a thread waits on it for `_clock_deadline` (both under _wait_lock).
+        self._wait_lock = threading.Lock()
+        self._wait_cond = threading.Condition(self._wait_lock)
+        self._clock_deadline: float | None = None
+        self._clock_waiter: threading.Thread | None = None
+        self._stopped = False
         self._waiters: list[asyncio.Future[None]] = []
         # I21: the same bookkeeping as the threaded queues' (`WorkQueue.metrics()`, the
         # provider's series for a named queue). The loop's thread changes the core,
@@ -71,9 +91,8 @@ class AsyncRateLimitingQueue(Generic[K]):
         if not name or provider is None:
             provider = NoopMetricsProvider()
         self._lock = threading.Lock()
-        self._metrics: _QueueMetrics[K] = _QueueMetrics(name, provider, RealClock())
-        self._fifo: FifoBackend[K] = FifoBackend()
-        self._core: QueueCore[K] = QueueCore(self._metrics, self._fifo)
+        self._metrics: _QueueMetrics[K] = _QueueMetrics(name, provider, self._clock)
+        self._core: QueueCore[K] = QueueCore(self._metrics, queue)
         self._unfinished_timer: asyncio.TimerHandle | None = None
         if self._metrics.external:
             self._unfinished_timer = self._loop.call_later(
@@ -119,30 +138,73 @@ class AsyncRateLimitingQueue(Generic[K]):
         if delay <= 0:
             self._add(item)
             return
-        ready_at = self._loop.time() + delay
-        known = self._ready_at.get(item)
-        if known is not None and known <= ready_at:
-            return
-        timer = self._timers.pop(item, None)
-        if timer is not None:
-            timer.cancel()
-        self._ready_at[item] = ready_at
-        self._timers[item] = self._loop.call_at(ready_at, self._ready, item)
+        if self._delays.schedule(item, self._clock.now() + delay):
+            self._arm()
 
     def queued_items(self) -> list[K]:
-        """The items queued and not handed out yet, in order (a copy)."""
-        return list(self._fifo.items)
+        """The items queued and not handed out yet (a copy; on the loop's thread): in the
+        order they would come from the default backend, unordered from another."""
+        with self._lock:
+            return self._core.queued()
 
     def waiting_items(self) -> list[tuple[K, float]]:
         """The items waiting for their ready time, each with the seconds left until then
         (on the loop's thread)."""
-        now = self._loop.time()
-        return [(item, max(0.0, at - now)) for item, at in self._ready_at.items()]
+        return self._delays.items(self._clock.now())
 
-    def _ready(self, item: K) -> None:
-        self._timers.pop(item, None)
-        self._ready_at.pop(item, None)
-        self._add(item)
+    def _arm(self) -> None:
+        """Wait for the earliest ready time: one loop timer on the real clock, else the
+        clock's waiting thread (started on the first delay). On the loop."""
+        at = self._delays.next_at()
+        if type(self._clock) is RealClock:
+            if at == self._timer_at:
+                return
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer_at = at
+            self._timer = (
+                None
+                if at is None
+                else self._loop.call_later(max(0.0, at - self._clock.now()), self._due)
+            )
+            return
+        with self._wait_lock:
+            self._clock_deadline = at
+            if self._clock_waiter is None and at is not None and not self._stopped:
+                self._clock_waiter = threading.Thread(
+                    target=self._wait_for_clock,
+                    name=f"workqueue-delay-{self.name or id(self)}",
+                    daemon=True,
+                )
+                self._clock_waiter.start()
+            self._wait_cond.notify()
+
+    def _due(self) -> None:
+        """Queue the items whose time has come, and wait for the next. On the loop."""
+        self._timer = self._timer_at = None
+        for item in self._delays.due(self._clock.now()):
+            self._add(item)
+        self._arm()
+
+    def _wait_for_clock(self) -> None:
+        """The waiting thread of a clock other than the real one: when the clock reaches the
+        earliest ready time, the loop takes the due items (`_due`, which sets the next one);
+        ends with the queue's shutdown or the loop."""
+        with self._wait_lock:
+            while not self._stopped and not self._loop.is_closed():
+                now = self._clock.now()
+                at = self._clock_deadline
+                if at is not None and now >= at:
+                    self._clock_deadline = None  # until the loop sets the next
+                    try:
+                        self._loop.call_soon_threadsafe(self._due)
+                    except RuntimeError:  # the loop has closed
+                        return
+                    continue
+                heartbeat = now + _threaded.HEARTBEAT  # I7: re-checked at least this often
+                self._clock.wait_until(
+                    self._wait_cond, heartbeat if at is None else min(at, heartbeat)
+                )
 
     def add_rate_limited(self, item: K) -> None:
         """Queue `item` after its rate limiter's delay (I8)."""
@@ -198,7 +260,7 @@ class AsyncRateLimitingQueue(Generic[K]):
 
     def waiting(self) -> int:
         """Items waiting for their ready time (`add_after`, `add_rate_limited`)."""
-        return len(self._ready_at)
+        return len(self._delays)
 
     def processing(self) -> int:
         return len(self._core.processing)
@@ -251,15 +313,29 @@ class AsyncRateLimitingQueue(Generic[K]):
 
     def shut_down(self) -> None:
         """Accept nothing more; waiting `get`s end with QueueShutDown once it is empty (I6)."""
+        if threading.get_ident() != self._loop_thread:
+            self._core.shutting_down = True  # nothing more is accepted from now on
+            try:
+                self._loop.call_soon_threadsafe(self.shut_down)
+            except RuntimeError:  # the loop has closed: nobody waits on it
+                self._stop_waiting()
+            return
         self._core.shutting_down = True
-        for timer in self._timers.values():
-            timer.cancel()
-        self._timers.clear()
-        self._ready_at.clear()
+        self._stop_waiting()
         if self._unfinished_timer is not None:
             self._unfinished_timer.cancel()
             self._unfinished_timer = None
         self._wake()
+
+    def _stop_waiting(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self._timer_at = None
+        self._delays.clear()
+        with self._wait_lock:
+            self._stopped = True
+            self._clock_deadline = None
+            self._wait_cond.notify()
 
     async def shut_down_with_drain(self) -> None:
         """`shut_down`, then wait until every handed-out item is done (I6)."""
@@ -280,7 +356,7 @@ class AsyncRateLimitingQueue(Generic[K]):
                 self.name,
                 depth=self._core.ready(),
                 processing=len(self._core.processing),
-                waiting=len(self._ready_at),
+                waiting=len(self._delays),
                 held=len(self._core.held),
             )
 

@@ -106,6 +106,15 @@ class QueueCore(Generic[K]):
         """How many items are queued to hand out (I5)."""
         return len(self.backend)
 
+    def queued(self) -> list[K]:
+        """The items queued to hand out (a copy): in the order they would come from FIFO;
+        another backend's order is its own (it cannot be looked into), so unordered."""
+        backend = self.backend
+        if isinstance(backend, FifoBackend):
+            return list(backend.items)
+        processing = self.processing
+        return [item for item in self.dirty if item not in processing]
+
     def take(self) -> tuple[K | None, bool]:
         """I3: the next item to hand out, marked as processing: (item, True); (None, False)
         when the queue had only items the hold predicate matches (set aside, N10)."""

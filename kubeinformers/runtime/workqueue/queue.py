@@ -13,8 +13,6 @@ modules; import them from there.
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import logging
 import threading
 from collections.abc import Callable, Generator, Hashable
@@ -24,6 +22,7 @@ from typing import Generic, Self, TypeVar, cast
 from kubeinformers.runtime.clock import Clock, RealClock
 from kubeinformers.runtime.metrics import WorkQueueMetrics, track_queue
 from kubeinformers.runtime.workqueue.core import QueueBackend, QueueCore
+from kubeinformers.runtime.workqueue.delays import Delays
 from kubeinformers.runtime.workqueue.metrics import (
     _NOOP_PROVIDER,
     MetricsProvider,
@@ -46,7 +45,7 @@ __all__ = [
 K = TypeVar("K", bound=Hashable)
 _log = logging.getLogger("kubeinformers.workqueue")
 
-_HEARTBEAT = 10.0  # I7: the delaying queue re-checks its heap at least this often
+HEARTBEAT = 10.0  # I7: a delaying queue re-checks its waiting items at least this often
 _UNFINISHED_WORK_PERIOD = 0.5  # client-go updates the unfinished-work gauges every 500 ms
 
 
@@ -277,9 +276,7 @@ class DelayingQueue(WorkQueue[K]):
         super().__init__(name, metrics_provider=metrics_provider, clock=clock, queue=queue)
         self._wait_lock = threading.Lock()
         self._wait_cond = threading.Condition(self._wait_lock)
-        self._heap: list[tuple[float, int, K]] = []
-        self._ready_at: dict[K, float] = {}
-        self._seq = itertools.count()
+        self._delays: Delays[K] = Delays()
         self._stopped = False
         self._waiter: threading.Thread | None = None
 
@@ -293,14 +290,7 @@ class DelayingQueue(WorkQueue[K]):
         with self._wait_lock:
             if self._stopped:
                 return
-            ready_at = self._clock.now() + delay
-            known = self._ready_at.get(item)
-            if known is not None and known <= ready_at:
-                return  # I7: a waiting item's ready time only moves earlier
-            self._ready_at[item] = ready_at
-            # An earlier duplicate entry supersedes the old one; stale heap entries are
-            # skipped when popped (their time no longer matches _ready_at).
-            heapq.heappush(self._heap, (ready_at, next(self._seq), item))
+            earliest = self._delays.schedule(item, self._clock.now() + delay)
             if self._waiter is None:
                 self._waiter = threading.Thread(
                     target=self._waiting_loop,
@@ -308,19 +298,18 @@ class DelayingQueue(WorkQueue[K]):
                     daemon=True,
                 )
                 self._waiter.start()
-            elif self._heap[0][2] == item:
+            elif earliest:
                 self._wait_cond.notify()
 
     def waiting(self) -> int:
         """Number of items waiting for their ready time."""
         with self._wait_lock:
-            return len(self._ready_at)
+            return len(self._delays)
 
     def waiting_items(self) -> list[tuple[K, float]]:
         """The items waiting for their ready time, each with the seconds left until then."""
         with self._wait_lock:
-            now = self._clock.now()
-            return [(item, max(0.0, at - now)) for item, at in self._ready_at.items()]
+            return self._delays.items(self._clock.now())
 
     def _waiting_count(self) -> int:
         return self.waiting()
@@ -329,12 +318,7 @@ class DelayingQueue(WorkQueue[K]):
         with self._wait_lock:
             while not self._stopped:
                 now = self._clock.now()
-                ready: list[K] = []
-                while self._heap and self._heap[0][0] <= now:
-                    ready_at, _, item = heapq.heappop(self._heap)
-                    if self._ready_at.get(item) == ready_at:
-                        del self._ready_at[item]
-                        ready.append(item)
+                ready = self._delays.due(now)
                 if ready:
                     # Add outside our lock: never hold both locks (no ordering to get wrong).
                     self._wait_lock.release()
@@ -344,16 +328,16 @@ class DelayingQueue(WorkQueue[K]):
                     finally:
                         self._wait_lock.acquire()
                     continue
-                deadline = now + _HEARTBEAT
-                if self._heap:
-                    deadline = min(deadline, self._heap[0][0])
+                deadline = now + HEARTBEAT
+                next_at = self._delays.next_at()
+                if next_at is not None:
+                    deadline = min(deadline, next_at)
                 self._clock.wait_until(self._wait_cond, deadline)
 
     def _stop_waiting(self) -> None:
         with self._wait_lock:
             self._stopped = True
-            self._heap.clear()
-            self._ready_at.clear()
+            self._delays.clear()
             self._wait_cond.notify_all()
 
     def shut_down(self) -> None:
