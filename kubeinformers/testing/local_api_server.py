@@ -27,7 +27,12 @@ pattern, an embedded resource's apiVersion and kind), but only when written: a d
 to a CRD later does not show on objects stored before; a built-in kind keeps the fields it
 does not know (the real server drops them with a warning), so a test can play a server newer
 than the models; served versions of one resource share storage without conversion;
-managedFields are a single simplified entry; Table output uses the default columns (Name,
+server-side apply keeps field ownership as the real server does (an apply owns what it sets,
+a field another manager owns and the apply changes is a 409 unless forced, what it no longer
+sets goes unless another manager owns it; an update takes the fields it changes), but owns
+every list whole, where the server merges a list of `x-kubernetes-list-type: map` or `set`
+(a pod's containers, by name) item by item, and it cannot refuse an apply's unknown field of
+a built-in kind; Table output uses the default columns (Name,
 Created At) and only for lists (a get or watch asking for a Table gets the objects); only
 JSON is served (an Accept naming only YAML or protobuf gets 406); a watch asking for
 PartialObjectMetadataList is refused with 406 up front rather than after the 200; watches

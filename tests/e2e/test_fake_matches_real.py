@@ -43,7 +43,8 @@ differed, the fake was fixed (kubeinformers/testing/_server_*.py).
 | parts_written_as_the_kind | M15: a pod's resize (strategic patch) and ephemeralcontainers (PUT), a namespace's finalize (PUT): only their part taken, the rest kept; GET through one; POST to one |
 | write_errors | 409 AlreadyExists; 409 Conflict on a stale-RV update; 422 Invalid with causes (bad name, pod without containers); 400 undecodable body; 400 namespace mismatch; 415 patch type; 409 delete precondition |
 | custom_resources | a CRD's resource: paging, RV 0 (empty continue in the unstructured list), watch-list, a watch from before the CRD existed (ERROR 410 Expired in the stream), text/plain 404 for an unknown version of the CRD's group, 422 schema causes (as a set), required field |
-| custom_resources_pruned_and_defaulted | what is stored of a custom resource (create, status, update, merge patch): unknown fields pruned (kept under x-kubernetes-preserve-unknown-fields; an embedded resource's metadata keeps ObjectMeta's fields), nulls dropped or defaulted, defaults in defaulted objects, list items and map values; status dropped on create; the `unknown field` warnings (one Warning header each), `fieldValidation=Strict` (400, nothing written) and `Ignore`; an embedded resource without apiVersion (422) |
+| server_side_apply | an apply creates (201) and owns its fields; another manager's field: 409 naming it (an update's manager "using v1"), one conflict or several, unless forced; an equal value is shared; what an apply drops is removed unless another manager owns it; an update takes what it changed; fieldManager required; an apply through `status` is that subresource's, and the main resource's ignores status |
+| custom_resources_pruned_and_defaulted | what is stored of a custom resource (create, status, update, merge patch): unknown fields pruned (kept under x-kubernetes-preserve-unknown-fields; an embedded resource's metadata keeps ObjectMeta's fields), nulls dropped or defaulted, defaults in defaulted objects, list items and map values; status dropped on create; the `unknown field` warnings (one Warning header each), `fieldValidation=Strict` (400, nothing written) and `Ignore`; an embedded resource without apiVersion (422); a Strict patch (422 on `patch`); an apply of an undeclared field (500, whatever fieldValidation) |
 | test_expired_versions_after_restart_and_compaction | after an API server restart: watch from an older RV is an ERROR 410 Expired in a 200 stream, lists at Exact old RV and old continue tokens still work; after etcd compaction: the continue token is 410 Expired with a new inconsistent continue token (which works), Exact old RV 410 Expired, NotOlderThan old RV 200 |
 
 Differences found and fixed in the fake: 405 for POST to an object / PUT or PATCH to a
@@ -1162,6 +1163,12 @@ def custom_resources_pruned_and_defaulted(t: Target) -> Any:
     updated = t.request("PUT", f"{base}/t1", current)
     merge = {"Content-Type": "application/merge-patch+json"}
     patched = t.request("PATCH", f"{base}/t1", {"spec": {"mode": None, "more": 1}}, headers=merge)
+    refused = t.request(
+        "PATCH", f"{base}/t1?fieldValidation=Strict", {"spec": {"typo": 1}}, headers=merge
+    )
+    apply_type = {"Content-Type": "application/apply-patch+yaml"}
+    undeclared = dict(sent, metadata={"name": "t1"}, spec={"typo": 1})
+    applied = t.request("PATCH", f"{base}/t1?fieldManager=m", undeclared, headers=apply_type)
     return {
         "created": stored(created),
         "created: warnings": created.warnings,
@@ -1174,8 +1181,94 @@ def custom_resources_pruned_and_defaulted(t: Target) -> Any:
         "updated": stored(updated),
         "patched": stored(patched),
         "patched: warnings": patched.warnings,
+        "strict patch": (
+            refused.status,
+            refused.body.get("reason"),
+            [c.get("field") for c in refused.body.get("details", {}).get("causes", [])],
+            refused.body.get("message", "").rsplit(": strict decoding error: ", 1)[-1],
+        ),
+        "apply with an undeclared field": shape(applied),
         "read": stored(t.request("GET", f"{base}/t1")),
     }
+
+
+@case
+def server_side_apply(t: Target) -> Any:
+    """Server-side apply and field ownership: an apply creates (201, its fields its own), a
+    field another manager owns is a 409 naming them (an update's manager "using v1") unless
+    forced, an equal value is shared, what an apply no longer sets is removed unless another
+    manager owns it, an update takes what it changed; fieldManager is required; an apply
+    through `status` is owned as that subresource's."""
+    ns, _ = t.namespace("ssa", configmaps=0)
+    base = CM.format(ns=ns)
+    apply_type = {"Content-Type": "application/apply-patch+yaml"}
+    merge = {"Content-Type": "application/merge-patch+json"}
+
+    def cm(data: dict[str, str] | None = None, labels: dict[str, str] | None = None) -> Any:
+        obj: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+        if labels is not None:
+            obj["metadata"]["labels"] = labels
+        if data is not None:
+            obj["data"] = data
+        return obj
+
+    def apply(manager: str, body: Any, *, force: bool = False, path: str = f"{base}/c") -> Any:
+        query = f"?fieldManager={manager}" + ("&force=true" if force else "")
+        return seen(t.request("PATCH", path + query, body, headers=apply_type))
+
+    def seen(reply: Reply) -> Any:
+        body = reply.body
+        if not isinstance(body, dict) or body.get("kind") == "Status":
+            return shape(reply)
+        owners = [
+            (
+                entry.get("manager"),
+                entry.get("operation"),
+                entry.get("subresource"),
+                entry.get("fieldsV1") if entry.get("operation") == "Apply" else None,
+            )
+            for entry in body["metadata"].get("managedFields") or []
+        ]
+        return {
+            "status": reply.status,
+            "data": body.get("data"),
+            "labels": body["metadata"].get("labels"),
+            "spec": body.get("spec"),
+            "status part": body.get("status"),
+            "owners": owners,
+        }
+
+    steps = {
+        "apply creates": apply("m1", cm({"k": "1", "a": "x"}, {"team": "a"})),
+        "a field m1 owns": apply("m2", cm({"k": "2"})),
+        "forced": apply("m2", cm({"k": "2"}), force=True),
+        "m1 drops a and k": apply("m1", cm({}, {"team": "a"})),
+        "equal value shared": apply("m3", cm(None, {"team": "a"})),
+        "an update takes k": seen(
+            t.request("PATCH", f"{base}/c?fieldManager=editor", {"data": {"k": "3"}}, headers=merge)
+        ),
+        "two conflicts": apply("m2", cm({"k": "2"}, {"team": "b"})),
+        "m3 drops team, m1 keeps it": apply("m3", cm()),
+        "without fieldManager": shape(
+            t.request("PATCH", f"{base}/c", cm({"k": "9"}), headers=apply_type)
+        ),
+    }
+    _widgets_served(t)
+    widgets = WIDGETS.format(ns=ns)
+    t.create(widgets, widget("w"))
+    status = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w"},
+        "status": {"phase": "Ready"},
+    }
+    steps["status applied"] = apply("statusbot", status, path=f"{widgets}/w/status")
+    steps["spec applied"] = apply(
+        "specbot",
+        dict(status, spec={"size": 3, "color": "red"}, status={"phase": "Ignored"}),
+        path=f"{widgets}/w",
+    )
+    return steps
 
 
 # --- the servers ----------------------------------------------------------------------------------

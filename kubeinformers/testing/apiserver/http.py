@@ -27,6 +27,7 @@ from kubeinformers.testing.apiserver.errors import (
     ObjDict,
     api_error,
     go_json_error,
+    invalid,
     status_body,
     undecodable_body,
 )
@@ -43,6 +44,7 @@ from kubeinformers.testing.apiserver.state import (
 from kubeinformers.testing.apiserver.store import encode
 from kubeinformers.testing.apiserver.structural import FieldValidation
 from kubeinformers.testing.apiserver.watch_stream import WatchStreamHandler, _hard_close
+from kubeinformers.testing.apiserver.write import APPLY_PATCH
 
 log = logging.getLogger("kubeinformers.testing.local_api_server")
 
@@ -387,7 +389,21 @@ class Handler(WatchStreamHandler):
                 store, reg, served, ns, info.name, body, manager, status_only, part, checks
             )
         content_type = self.headers.get("Content-Type", "")
-        return 200, write.patch(
+        if content_type.split(";")[0].strip() == APPLY_PATCH and not query.get("fieldManager"):
+            raise invalid(
+                "PatchOptions",
+                "meta.k8s.io",
+                "",
+                [
+                    (
+                        "FieldValueRequired",
+                        "fieldManager",
+                        "Required value: is required for apply patch",
+                    )
+                ],
+                details_name=False,
+            )
+        created, obj = write.patch(
             store,
             reg,
             served,
@@ -399,7 +415,9 @@ class Handler(WatchStreamHandler):
             status_only,
             part,
             checks,
+            query.get("force") == "true",
         )
+        return (201 if created else 200), obj
 
     # --- discovery ---------------------------------------------------------------------------
 

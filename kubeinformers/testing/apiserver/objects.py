@@ -16,6 +16,7 @@ import uuid
 from typing import Any
 
 from kubeinformers.runtime.api.resource import APIResource
+from kubeinformers.testing.apiserver import ownership
 from kubeinformers.testing.apiserver.errors import api_error, conflict, invalid
 from kubeinformers.testing.apiserver.schema import validate_schema
 from kubeinformers.testing.apiserver.structural import FieldValidation, prune_and_default
@@ -137,23 +138,40 @@ def _sorted(v: Any) -> Any:
     return v
 
 
-def _fields_v1(v: Any) -> Any:
-    if not isinstance(v, dict):
-        return {}
+def _fields_v1(v: ObjDict, dots: bool) -> ObjDict:
+    """The FieldsV1 of owning every field of `v`, keys sorted as the server writes them;
+    with `dots` (an update's), a map with fields is owned itself too (".")."""
     # Recursing only into dicts (no call per leaf) halves create()'s cost for a pod.
-    return {f"f:{k}": _fields_v1(x) if isinstance(x, dict) else {} for k, x in v.items()}
+    return {
+        f"f:{k}": (({".": {}, **_fields_v1(x, dots)} if dots else _fields_v1(x, dots)) if x else {})
+        if isinstance(x, dict)
+        else {}
+        for k, x in sorted(v.items())
+    }
 
 
-def managed_fields(obj: ObjDict, manager: str, operation: str = "Update") -> list[ObjDict]:
-    tracked = {k: v for k, v in obj.items() if k not in ("kind", "apiVersion", "status")}
+def managed_fields(
+    obj: ObjDict, manager: str, operation: str = "Update", has_status: bool = True
+) -> list[ObjDict]:
+    """The managedFields of an object a create made: its manager owns every field (of
+    metadata, those a manager may own; status only where it is no subresource)."""
+    tracked = {
+        k: v
+        for k, v in obj.items()
+        if k not in ("kind", "apiVersion") and not (k == "status" and has_status)
+    }
     meta = {
         k: v
         for k, v in (obj.get("metadata") or {}).items()
         if k in ("labels", "annotations", "finalizers", "ownerReferences")
     }
-    tracked["metadata"] = meta
-    if not meta:
-        del tracked["metadata"]
+    tracked.pop("metadata", None)
+    if not tracked and not meta:
+        return []
+    dots = operation == "Update"
+    fields = _fields_v1(tracked, dots)
+    if meta:  # always there: not owned itself, only its fields
+        fields["f:metadata"] = _fields_v1(meta, dots)
     return [
         {
             "manager": manager,
@@ -161,7 +179,7 @@ def managed_fields(obj: ObjDict, manager: str, operation: str = "Update") -> lis
             "apiVersion": obj.get("apiVersion"),
             "time": now_rfc3339(),
             "fieldsType": "FieldsV1",
-            "fieldsV1": _fields_v1(tracked),
+            "fieldsV1": dict(sorted(fields.items())),
         }
     ]
 
@@ -180,8 +198,10 @@ def prepare_create(
     schema: ObjDict | None,
     has_status: bool = False,
     validation: FieldValidation | None = None,
+    operation: str = "Update",
 ) -> ObjDict:
-    """Validate a new object and fill in what the server owns (not the resourceVersion)."""
+    """Validate a new object and fill in what the server owns (not the resourceVersion);
+    its manager owns its fields (`operation`: "Apply" when a server-side apply creates it)."""
     if schema is not None:  # a custom resource: pruned and defaulted first, as the server's
         obj = prune_and_default(obj, schema, validation)
         if validation is not None:
@@ -238,7 +258,9 @@ def prepare_create(
     if custom or ((res.group, res.resource) not in _NO_GENERATION and "spec" in out):
         meta["generation"] = 1
     _kind_defaults(res, out)
-    meta["managedFields"] = managed_fields(out, manager)
+    meta["managedFields"] = managed_fields(out, manager, operation, has_status)
+    if not meta["managedFields"]:
+        del meta["managedFields"]
     return order_object(out, custom)
 
 
@@ -343,12 +365,17 @@ def prepare_update(
     has_status: bool,
     schema: ObjDict | None,
     validation: FieldValidation | None = None,
+    managed: list[ObjDict] | None = None,
+    subresource: str = "",
 ) -> ObjDict | None:
-    """The object to store for an update, or None when nothing changed (no write, no event)."""
+    """The object to store for an update, or None when nothing changed (no write, no event).
+    `managed`: its managedFields when the caller made them (an apply), else the update's
+    (`ownership.updated`, by `manager` through `subresource`)."""
     if schema is not None:  # a custom resource: pruned and defaulted first, as the server's
+        patched = new
         new = prune_and_default(new, schema, validation)
         if validation is not None:
-            validation.check(res.kind, res.version)
+            validation.check(res.kind, res.version, patched if validation.patch else None)
     meta_new = dict(new.get("metadata") or {})
     old_meta = old["metadata"]
     name = old_meta["name"]
@@ -398,14 +425,23 @@ def prepare_update(
             k: v for k, v in out.items() if k not in ("metadata", "status")
         } != {k: v for k, v in old.items() if k not in ("metadata", "status")}:
             meta["generation"] = meta["generation"] + 1
-    if _same(old, out):
-        return None
-    out["metadata"] = dict(
-        out["metadata"], managedFields=old_meta.get("managedFields") or managed_fields(out, manager)
-    )
-    if out["metadata"]["managedFields"] is None:
+    if _same(old, out) and (managed is None or _same_owners(old_meta, managed)):
+        return None  # an apply that changes no value but who owns one is a write
+    if managed is None:
+        managed = ownership.updated(
+            old, out, manager, res.api_version, now_rfc3339(), subresource, has_status
+        )
+    out["metadata"] = dict(out["metadata"], managedFields=managed)
+    if not managed:
         del out["metadata"]["managedFields"]
     return order_object(out, custom)
+
+
+def _same_owners(old_meta: ObjDict, managed: list[ObjDict]) -> bool:
+    def owners(entries: list[ObjDict]) -> list[ObjDict]:
+        return [{k: v for k, v in e.items() if k != "time"} for e in entries]
+
+    return owners(old_meta.get("managedFields") or []) == owners(managed)
 
 
 def _same(a: ObjDict, b: ObjDict) -> bool:

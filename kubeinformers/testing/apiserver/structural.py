@@ -17,6 +17,7 @@ default), nothing (Ignore), or a 400 that writes nothing (Strict).
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +57,7 @@ class FieldValidation:
 
     mode: str = "Warn"
     unknown: list[str] = field(default_factory=list)
+    patch: bool = False  # the body is a patch's result (Strict answers 422, not 400)
 
     @classmethod
     def of_query(cls, value: str | None) -> FieldValidation:
@@ -69,16 +71,24 @@ class FieldValidation:
             )
         return cls(value)
 
-    def check(self, kind: str, version: str) -> None:
-        """Strict: the 400 the server answers for a body with unknown fields."""
-        if self.mode == "Strict" and self.unknown:
-            fields = ", ".join(f'unknown field "{path}"' for path in self.unknown)
+    def check(self, kind: str, version: str, patched: ObjDict | None = None) -> None:
+        """Strict: what the server answers for a body with unknown fields: a 400 for a
+        create or an update; for a patch (`patched`: the object it made), a 422 on `patch`
+        quoting that object."""
+        if self.mode != "Strict" or not self.unknown:
+            return
+        fields = ", ".join(f'unknown field "{path}"' for path in self.unknown)
+        if patched is None:
             raise api_error(
                 400,
                 "BadRequest",
                 f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding '
                 f"error: {fields}",
             )
+        quoted = json.dumps(json.dumps(patched, separators=(",", ":"), sort_keys=True))
+        cause = f"Invalid value: {quoted}: strict decoding error: {fields}"
+        causes = [{"reason": "FieldValueInvalid", "message": cause, "field": "patch"}]
+        raise api_error(422, "Invalid", f' "" is invalid: patch: {cause}', {"causes": causes})
 
     def warnings(self) -> list[str]:
         """The Warning header values (Warn only)."""

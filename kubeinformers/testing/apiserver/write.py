@@ -15,16 +15,19 @@ from typing import Any
 
 import yaml
 
-from kubeinformers.testing.apiserver import errors
+from kubeinformers.testing.apiserver import errors, ownership
 from kubeinformers.testing.apiserver import objects as objs
 from kubeinformers.testing.apiserver.errors import ApiError, ObjDict, api_error
 from kubeinformers.testing.apiserver.registry import Registry, Served, served_from_crd
 from kubeinformers.testing.apiserver.schema import json_patch, merge_patch
 from kubeinformers.testing.apiserver.store import CLOSE_CLEAN, Store
-from kubeinformers.testing.apiserver.structural import FieldValidation
+from kubeinformers.testing.apiserver.structural import FieldValidation, prune_and_default
 
 _CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 _NS_KEY = ("", "namespaces")
+
+
+APPLY_PATCH = "application/apply-patch+yaml"  # a server-side apply
 
 
 def _key(ns: str | None, name: str) -> str:
@@ -57,7 +60,9 @@ def create(
     body: Any,
     manager: str,
     validation: FieldValidation | None = None,
+    operation: str = "Update",
 ) -> ObjDict:
+    """A create (`operation` "Apply": a server-side apply's, whose fields it owns)."""
     body = _body_dict(body, served)
     ns = ns if served.api.namespaced else None
     if served.api.namespaced and not ns:
@@ -73,6 +78,7 @@ def create(
         served.schema,
         served.status_subresource,
         validation,
+        operation,
     )
     with store.lock:
         if ns:
@@ -127,8 +133,10 @@ def update(
     status_only: bool,
     part: str = "",
     validation: FieldValidation | None = None,
+    apply: tuple[bool] | None = None,
 ) -> ObjDict:
-    """An update (`part`: through a subresource of objs.PARTS, which takes only its part)."""
+    """An update (`part`: through a subresource of objs.PARTS, which takes only its part);
+    with `apply` (its force), a server-side apply of `body` by `manager`."""
     body = _body_dict(body, served)
     ns = ns if served.api.namespaced else None
     meta = body.get("metadata") or {}
@@ -143,6 +151,19 @@ def update(
         if part:
             body = objs.take_part(part, old, body)
             status_only = objs.PARTS[(served.api.group, served.api.resource, part)]
+        subresource = "status" if status_only and served.status_subresource else ""
+        managed = None
+        if apply is not None:  # the applied configuration made into the object (ownership)
+            body, managed = ownership.apply(
+                old,
+                body,
+                manager,
+                apply[0],
+                served.api.api_version,
+                objs.now_rfc3339(),
+                subresource,
+                served.status_subresource,
+            )
         if status_only:
             objs.stamp_conditions(served.api, old, body)
         new = objs.prepare_update(
@@ -155,6 +176,8 @@ def update(
             served.status_subresource,
             served.schema,
             validation,
+            managed,
+            subresource,
         )
         if new is None:
             return old
@@ -178,7 +201,9 @@ def patch(
     status_only: bool,
     part: str = "",
     validation: FieldValidation | None = None,
-) -> ObjDict:
+    force: bool = False,
+) -> tuple[bool, ObjDict]:
+    """A patch: whether it created the object (a server-side apply may), and the object."""
     kind = content_type.split(";")[0].strip()
     try:
         doc = (
@@ -186,11 +211,28 @@ def patch(
         )
     except (json.JSONDecodeError, yaml.YAMLError) as err:
         raise api_error(400, "BadRequest", f"error decoding patch: {err}") from None
-    if kind == "application/apply-patch+yaml" and isinstance(doc, dict):
+    if kind == APPLY_PATCH:
+        if not isinstance(doc, dict):
+            raise api_error(400, "BadRequest", "apply patch body must be a YAML or JSON object")
+        if served.schema is not None:  # a field its schema does not declare: the server's 500
+            unknown = FieldValidation("Ignore")
+            prune_and_default(doc, served.schema, unknown)
+            if unknown.unknown:
+                meta = doc.get("metadata") or {}
+                where = f"{meta.get('namespace') or ''}/{meta.get('name') or name}"
+                gvk = f"{served.api.group}/{served.api.version}, Kind={served.api.kind}"
+                errors = [f".{path}: field not declared in schema" for path in unknown.unknown]
+                said = errors[0] if len(errors) == 1 else "errors:\n  " + "\n  ".join(errors)
+                raise api_error(
+                    500, "", f"failed to create typed patch object ({where}; {gvk}): {said}"
+                )
         key = _key(ns if served.api.namespaced else None, name)
-        if store.get(served.skey, key) is None:  # server-side apply creates
+        if store.get(served.skey, key) is None and not status_only and not part:
             doc.setdefault("metadata", {}).setdefault("name", name)
-            return create(store, registry, served, ns, doc, manager, validation)
+            return True, create(store, registry, served, ns, doc, manager, validation, "Apply")
+        return False, update(
+            store, registry, served, ns, name, doc, manager, status_only, part, validation, (force,)
+        )
     with store.lock:
         old = get(store, served, ns if served.api.namespaced else None, name)
         if kind == "application/json-patch+json":
@@ -204,7 +246,6 @@ def patch(
         elif kind in (
             "application/merge-patch+json",
             "application/strategic-merge-patch+json",
-            "application/apply-patch+yaml",
             "application/json",
         ):
             if not isinstance(doc, dict):
@@ -212,7 +253,9 @@ def patch(
             new = merge_patch(old, doc)
         else:
             raise api_error(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
-        return update(
+        if validation is not None:
+            validation.patch = True
+        return False, update(
             store, registry, served, ns, name, new, manager, status_only, part, validation
         )
 
