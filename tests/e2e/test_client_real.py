@@ -10,10 +10,11 @@ import asyncio
 import itertools
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import yaml
@@ -39,6 +40,7 @@ from kubeinformers.generated.informers import SharedInformerFactory
 from kubeinformers.generated.meta.v1 import FieldsV1, LabelSelector, ObjectMeta
 from kubeinformers.runtime.api.errors import (
     AlreadyExists,
+    BadRequest,
     Conflict,
     Forbidden,
     Invalid,
@@ -48,8 +50,9 @@ from kubeinformers.runtime.api.errors import (
 from kubeinformers.runtime.api.listwatch import ListOptions
 from kubeinformers.runtime.api.model import ScaleSpec, Status
 from kubeinformers.runtime.cache.freshness import ReadYourWritesTimeout
+from kubeinformers.runtime.client import server_warnings
 from kubeinformers.runtime.client.retry import retry_on_conflict
-from kubeinformers.runtime.client.typed import AsyncClient, Client
+from kubeinformers.runtime.client.typed import AsyncClient, Client, FieldValidation
 from kubeinformers.testing.real_apiserver import RealApiServer
 from tests.support.cluster import RealCluster
 from tests.support.csr import approve_and_deny
@@ -1117,3 +1120,86 @@ def test_m15_a_certificate_request_is_approved_and_denied_through_approval(
     rest of what is sent stay as the server has them, and the server stamps the conditions'
     times."""
     approve_and_deny(client, ns)
+
+
+# --- M16: field validation ----------------------------------------------------------------------
+
+
+def test_m16_field_validation_on_the_real_server(
+    client: Client, ns: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """M16: `field_validation=` is kube-apiserver's `fieldValidation`. Strict refuses a field
+    the CRD's schema does not know and writes nothing: a patch as Invalid (422, its cause on
+    `patch`), a create or an update as BadRequest (400). Warn and None (the server's default)
+    drop it and its warning is logged once; Ignore drops it and nothing is said. A value that
+    is none of the three is refused before any request."""
+    monkeypatch.setattr(server_warnings, "_said", OrderedDict())  # nothing said before here
+    created = client.create(_widget("fv", ns), field_validation="Strict")
+    assert created.metadata is not None
+
+    def said(field: str) -> list[logging.LogRecord]:
+        return [
+            r
+            for r in caplog.records
+            if r.name == "kubeinformers.client" and f'unknown field "{field}"' in r.getMessage()
+        ]
+
+    def patch(field: str, mode: FieldValidation | None) -> Widget:
+        return client.patch(Widget, "fv", {"spec": {field: 3}}, namespace=ns, field_validation=mode)
+
+    with caplog.at_level(logging.DEBUG, logger="kubeinformers.client"):
+        with pytest.raises(Invalid) as strict:
+            patch("sizee", "Strict")
+        assert 'strict decoding error: unknown field "spec.sizee"' in str(strict.value)
+        assert [c.field for c in strict.value.causes] == ["patch"]
+        unchanged = client.get(Widget, "fv", namespace=ns)
+        assert unchanged.metadata is not None and unchanged.spec is not None
+        assert unchanged.metadata.resource_version == created.metadata.resource_version
+        assert not said("spec.sizee")
+
+        warned: list[tuple[str, FieldValidation | None]] = [("sizee", "Warn"), ("colr", None)]
+        for field, mode in warned:
+            written = patch(field, mode)
+            assert written.spec is not None and field not in (written.spec.model_extra or {})
+            (record,) = said(f"spec.{field}")
+            assert record.levelno == logging.WARNING
+            assert record.getMessage().startswith(
+                f'patch widgets.demo.kubeinformers.io "fv" in namespace "{ns}" at '
+            )
+
+        ignored = patch("sise", "Ignore")
+        assert ignored.spec is not None and "sise" not in (ignored.spec.model_extra or {})
+        assert not said("spec.sise")
+
+        bogus = Widget.model_validate(
+            {"metadata": {"name": "bogus", "namespace": ns}, "spec": {"size": "small", "bogus": 1}}
+        )
+        refused = (
+            'Widget in version "v1" cannot be handled as a Widget: strict decoding error: '
+            'unknown field "spec.bogus"'
+        )
+        with pytest.raises(BadRequest) as err:
+            client.create(bogus, field_validation="Strict")
+        assert refused in str(err.value)
+        with pytest.raises(NotFound):
+            client.get(Widget, "bogus", namespace=ns)
+        typo = ignored.model_dump(mode="json", by_alias=True, exclude_none=True)
+        typo["spec"]["bogus"] = 1
+        with pytest.raises(BadRequest) as err:
+            client.update(Widget.model_validate(typo), field_validation="Strict")
+        assert refused in str(err.value)
+        with pytest.raises(ValueError, match='"Ignore", "Warn", "Strict" or None'):
+            client.create(bogus, field_validation=cast(Any, "Bogus"))
+
+        async def on_the_async_face() -> Widget:
+            ours = AsyncClient(client.api_client)
+            with pytest.raises(BadRequest, match=r'unknown field "spec\.bogus"'):
+                await ours.create(bogus, field_validation="Strict")
+            return await ours.create(bogus, field_validation="Ignore")
+
+        made = asyncio.run(on_the_async_face())
+        assert made.spec is not None and "bogus" not in (made.spec.model_extra or {})
+        assert not said("spec.bogus")
+    last = client.get(Widget, "fv", namespace=ns)  # the refused update wrote nothing
+    assert last.metadata is not None and ignored.metadata is not None
+    assert last.metadata.resource_version == ignored.metadata.resource_version

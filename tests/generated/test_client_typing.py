@@ -91,6 +91,15 @@ BAD = {
         'client.patch(Node, "n", {}, patch_type="yaml")',
         'No overload variant of "patch" of "Client" matches argument types',
     ),
+    # M16: the field validations are named.
+    "create_with_a_misspelt_field_validation": (
+        'client.create(ConfigMap(), field_validation="strict")',
+        'Argument "field_validation" to "create" of "Client" has incompatible type',
+    ),
+    "patch_with_a_misspelt_field_validation": (
+        'client.patch(Node, "n", {}, field_validation="strict")',
+        'No overload variant of "patch" of "Client" matches argument types',
+    ),
     # The client took `api_client: Any`: a server URL passed mypy and failed at run time
     # with AttributeError; its `api_client` read back as Any.
     "client_of_a_url": (

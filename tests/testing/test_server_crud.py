@@ -3,15 +3,19 @@ optimistic concurrency, finalizers, namespaces, CRDs, kubeconfig and the pytest 
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import os
 import subprocess
 import sys
 import time
+from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
+import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
@@ -20,6 +24,7 @@ from tests.support.crds import structural_crd, widget_crd
 from tests.testing.conftest import BASIC, configmap, pod, request, watch
 
 WIDGET_CRD: dict[str, Any] = widget_crd(with_v1beta1=True)
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -404,3 +409,133 @@ def test_a_custom_resource_is_stored_pruned_and_defaulted_as_the_real_server_doe
         "nested": {"inner": "x"},
     }
     assert seeded["spec"] == {"unknown": 1}  # what the caller passed is left as it was
+
+
+def test_m16_field_validation_strict_refuses_unknown_fields_warn_logs_them_ignore_drops_them(
+    server: LocalApiServer, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """M16: the typed client's `field_validation=` reaches the server as `fieldValidation`, on
+    both faces: Strict refuses a misspelt field and writes nothing (a create: BadRequest),
+    Warn and None (the server's default) drop it and the server's warning is logged once,
+    Ignore drops it and nothing is said; a value that is none of the three is refused before
+    any request (the server would answer BadRequest). tests/e2e/test_client_real.py runs the
+    same on kube-apiserver."""
+    from examples.informers.demo.v1.widget import Widget, WidgetSpec
+    from kubeinformers.generated.meta.v1 import ObjectMeta
+    from kubeinformers.runtime.api.errors import BadRequest, Invalid, NotFound
+    from kubeinformers.runtime.client import server_warnings
+    from kubeinformers.runtime.client.typed import AsyncClient, Client, FieldValidation
+
+    crd = REPO / "crds" / "demo.kubeinformers.io_widgets.yaml"
+    server.create(yaml.safe_load(crd.read_text()))
+    monkeypatch.setattr(server_warnings, "_said", OrderedDict())  # nothing said before here
+    typed = Client(server.api_client())
+    meta = ObjectMeta(name="w", namespace="default")
+    created = typed.create(Widget(metadata=meta, spec=WidgetSpec(size="small")))
+    assert created.metadata is not None and created.metadata.resource_version
+
+    def said(field: str) -> list[logging.LogRecord]:
+        return [
+            r
+            for r in caplog.records
+            if r.name == "kubeinformers.client" and f'unknown field "{field}"' in r.getMessage()
+        ]
+
+    def patch(field: str, mode: FieldValidation | None) -> Widget:
+        spec = {"spec": {field: 3}}
+        return typed.patch(Widget, "w", spec, namespace="default", field_validation=mode)
+
+    with caplog.at_level(logging.DEBUG, logger="kubeinformers.client"):
+        # A patch is refused as kube-apiserver refuses it: Invalid (422), its cause on `patch`.
+        with pytest.raises(Invalid) as strict:
+            patch("sizee", "Strict")
+        assert 'strict decoding error: unknown field "spec.sizee"' in str(strict.value)
+        assert [cause.field for cause in strict.value.causes] == ["patch"]
+        unchanged = typed.get(Widget, "w", namespace="default")
+        assert unchanged.metadata is not None and unchanged.spec is not None
+        assert unchanged.metadata.resource_version == created.metadata.resource_version
+        assert "sizee" not in (unchanged.spec.model_extra or {})
+        assert not said("spec.sizee")
+
+        warned: list[tuple[str, FieldValidation | None]] = [("sizee", "Warn"), ("colr", None)]
+        for field, mode in warned:
+            written = patch(field, mode)
+            assert written.spec is not None and field not in (written.spec.model_extra or {})
+            (record,) = said(f"spec.{field}")
+            assert record.levelno == logging.WARNING
+            assert record.getMessage().startswith(
+                'patch widgets.demo.kubeinformers.io "w" in namespace "default" at '
+            )
+
+        ignored = patch("sise", "Ignore")
+        assert ignored.spec is not None and "sise" not in (ignored.spec.model_extra or {})
+        assert not said("spec.sise")
+
+        with pytest.raises(ValueError, match='"Ignore", "Warn", "Strict" or None, not \'Bogus\''):
+            patch("sizee", cast(Any, "Bogus"))
+        bogus = Widget.model_validate(
+            {"metadata": {"name": "v", "namespace": "default"}, "spec": {"size": "large", "x": 1}}
+        )
+        with pytest.raises(BadRequest) as refused:
+            typed.create(bogus, field_validation="Strict")
+        assert (
+            'Widget in version "v1" cannot be handled as a Widget: strict decoding error: '
+            'unknown field "spec.x"'
+        ) in str(refused.value)
+
+        async def on_the_async_face() -> Widget:
+            ours = AsyncClient(server.api_client())
+            with pytest.raises(BadRequest, match=r'unknown field "spec\.x"'):
+                await ours.create(bogus, field_validation="Strict")
+            with pytest.raises(ValueError, match="field_validation must be"):
+                await ours.create(bogus, field_validation=cast(Any, "strict"))
+            return await ours.patch(
+                Widget, "w", {"spec": {"colour": 5}}, namespace="default", field_validation="Warn"
+            )
+
+        assert asyncio.run(on_the_async_face()).spec is not None
+        (record,) = said("spec.colour")
+        assert record.levelno == logging.WARNING
+    with pytest.raises(NotFound):
+        typed.get(Widget, "v", namespace="default")
+    assert typed.get(Widget, "w", namespace="default").spec == unchanged.spec
+
+
+def test_server_side_apply_owns_fields_conflicts_unless_forced_and_removes_what_it_drops(
+    server: LocalApiServer,
+) -> None:
+    """As kube-apiserver (tests/e2e/test_fake_matches_real.py, server_side_apply): an apply
+    owns what it sets; another manager changing such a field is a 409 naming the owner unless
+    forced; an equal value is shared; what an apply no longer sets is removed unless another
+    manager owns it."""
+    from kubeinformers.generated.core.v1 import ConfigMap
+    from kubeinformers.generated.core.v1.apply import ConfigMapApply
+    from kubeinformers.runtime.api.errors import Conflict
+    from kubeinformers.runtime.client.typed import Client
+
+    typed = Client(server.api_client())
+    meta = {"name": "c", "namespace": "default"}
+
+    def apply(manager: str, force: bool = False, **fields: Any) -> ConfigMap:
+        config = ConfigMapApply(metadata=meta, **fields)
+        return typed.apply(config, field_manager=manager, force=force)
+
+    def owners(obj: ConfigMap) -> list[tuple[str | None, str | None]]:
+        assert obj.metadata is not None
+        return [(m.manager, m.operation) for m in obj.metadata.managed_fields or []]
+
+    first = apply("m1", data={"k": "1", "a": "x"})
+    assert owners(first) == [("m1", "Apply")]
+    with pytest.raises(
+        Conflict, match=r'Apply failed with 1 conflict: conflict with "m1": \.data\.k'
+    ):
+        apply("m2", data={"k": "2"})
+    assert apply("m2", force=True, data={"k": "2"}).data == {"k": "2", "a": "x"}
+    assert apply("m3", data={"a": "x"}).data == {"k": "2", "a": "x"}  # equal: shared
+    dropped = apply("m1", data={})  # a: still m3's; k: m2's
+    assert dropped.data == {"k": "2", "a": "x"}
+    assert apply("m3").data == {"k": "2"}  # m3 drops a, nobody else owns it: removed
+    assert sorted(owners(typed.get(ConfigMap, "c", namespace="default"))) == [
+        ("m1", "Apply"),
+        ("m2", "Apply"),
+    ]

@@ -91,6 +91,14 @@ def sync_calls(factory: SharedInformerFactory) -> None:
     assert_type(retry_on_conflict(lambda: client.update(cm)), ConfigMap)
     assert_type(client.scale(Widget, "w", 3, namespace="default"), Scale)
     assert_type(client.get_scale(Widget, "w", namespace="default"), Scale)
+    # M16: every write but delete takes the server's field validation.
+    assert_type(client.create(cm, field_validation="Strict"), ConfigMap)
+    size = {"spec": {"size": "large"}}
+    assert_type(
+        client.patch(Widget, "w", size, namespace="default", field_validation="Strict"), Widget
+    )
+    assert_type(client.update(cm, field_validation="Ignore"), ConfigMap)
+    assert_type(client.apply(widget, field_manager="me", field_validation="Warn"), Widget)
 
 
 def apply_configurations(client: Client) -> None:
@@ -134,6 +142,8 @@ async def async_calls(factory: SharedInformerFactory) -> None:
     assert_type(await client.delete(ConfigMap, "c", namespace="default"), ConfigMap | Status)
     assert_type(await client.create(TokenReview(spec=TokenReviewSpec())), TokenReview)
     assert_type(await client.list(ComponentStatus), ObjectList[ComponentStatus])
+    assert_type(await client.patch(Node, "n", {}, field_validation="Strict"), Node)
+    assert_type(await client.create(cm, field_validation=None), ConfigMap)
 
     async def bump() -> ConfigMap:
         return await client.update(cm)

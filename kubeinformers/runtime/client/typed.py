@@ -28,7 +28,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, Protocol, TypeVar, cast, overload
+from typing import Any, Generic, Literal, Protocol, TypeVar, cast, get_args, overload
 
 import msgspec
 from pydantic import BaseModel, ValidationError
@@ -164,6 +164,7 @@ __all__ = [
     "AsyncClient",
     "Client",
     "ClusterKind",
+    "FieldValidation",
     "Kind",
     "NamespacedKind",
     "PatchType",
@@ -175,6 +176,10 @@ __all__ = [
 
 PatchType = Literal["merge", "json", "strategic"]
 PropagationPolicy = Literal["Orphan", "Background", "Foreground"]
+# What the server does with fields of a write's body it does not know (M16): drop them
+# silently, drop them and say so in a Warning header each (its default), or refuse the write.
+FieldValidation = Literal["Ignore", "Warn", "Strict"]
+_FIELD_VALIDATIONS: tuple[str, ...] = get_args(FieldValidation)
 _PATCH_CONTENT_TYPES: dict[str, str] = {
     "merge": "application/merge-patch+json",
     "json": JSON_PATCH,
@@ -415,6 +420,31 @@ def _encode(data: object) -> bytes:
     return json.dumps(data, separators=(",", ":")).encode()
 
 
+def _field_validation(value: FieldValidation | None) -> str | None:
+    """The `fieldValidation` query value of a write (None: not sent, the server's default,
+    Warn); anything but the three modes is a ValueError before any request (M16)."""
+    if value is not None and value not in _FIELD_VALIDATIONS:
+        allowed = ", ".join(f'"{mode}"' for mode in _FIELD_VALIDATIONS)
+        raise ValueError(f"field_validation must be {allowed} or None, not {value!r}")
+    return value
+
+
+def _write_query(
+    field_manager: str | None,
+    field_validation: FieldValidation | None,
+    dry_run: bool,
+    force: bool = False,
+) -> tuple[tuple[str, str], ...]:
+    """The query parameters of a create, update or patch (CreateOptions, UpdateOptions,
+    PatchOptions): those not given are left out."""
+    return query(
+        fieldManager=field_manager,
+        fieldValidation=_field_validation(field_validation),
+        force=True if force else None,
+        dryRun="All" if dry_run else None,
+    )
+
+
 class _Calls:
     """Builds every call of the client: paths, query parameters, bodies, decoding."""
 
@@ -495,11 +525,14 @@ class _Calls:
         subresource: str | None,
         field_manager: str | None,
         dry_run: bool,
+        field_validation: FieldValidation | None = None,
     ) -> _Call[R]:
         model = _an_object(obj, verb)
         under = created_under(type(materialize(model))) if verb == "create" else None
         if under is not None:
-            return self._create_under(under, cast(R, model), field_manager, dry_run)
+            return self._create_under(
+                under, cast(R, model), field_manager, dry_run, field_validation
+            )
         resource = _served(type(materialize(model)), verb)
         meta = _meta(obj)
         if verb == "create":
@@ -524,7 +557,7 @@ class _Calls:
                 method,
                 path,
                 what,
-                query(fieldManager=field_manager, dryRun="All" if dry_run else None),
+                _write_query(field_manager, field_validation, dry_run),
                 _encode(_body(model, resource.api_version, resource.kind, only_set=False)),
                 JSON,
                 resource=resource,
@@ -537,7 +570,12 @@ class _Calls:
         )
 
     def _create_under(
-        self, under: SubresourceKind, obj: R, field_manager: str | None, dry_run: bool
+        self,
+        under: SubresourceKind,
+        obj: R,
+        field_manager: str | None,
+        dry_run: bool,
+        field_validation: FieldValidation | None = None,
     ) -> _Call[R]:
         """A create of a kind created only as a subresource (M14): POST to the object it
         belongs to, named by the created object's metadata (an Eviction's is the pod's)."""
@@ -557,7 +595,7 @@ class _Calls:
                 "POST",
                 under.path(name, ns),
                 f"create {under.kind} for {_where(parent, name, ns)}",
-                query(fieldManager=field_manager, dryRun="All" if dry_run else None),
+                _write_query(field_manager, field_validation, dry_run),
                 _encode(data),
                 JSON,
                 resource=parent,
@@ -580,6 +618,7 @@ class _Calls:
         subresource: str | None,
         field_manager: str | None,
         dry_run: bool,
+        field_validation: FieldValidation | None = None,
     ) -> _Call[R]:
         resource = _served(model, "patch")
         ns = self._namespace(resource, namespace, name)
@@ -610,7 +649,7 @@ class _Calls:
                 "PATCH",
                 path,
                 what,
-                query(fieldManager=field_manager, dryRun="All" if dry_run else None),
+                _write_query(field_manager, field_validation, dry_run),
                 _encode(body),
                 _PATCH_CONTENT_TYPES[patch_type],
                 resource=resource,
@@ -631,6 +670,7 @@ class _Calls:
         force: bool,
         subresource: str | None,
         dry_run: bool,
+        field_validation: FieldValidation | None = None,
     ) -> _Call[R]: ...
     @overload
     def apply(
@@ -641,6 +681,7 @@ class _Calls:
         force: bool,
         subresource: str | None,
         dry_run: bool,
+        field_validation: FieldValidation | None = None,
     ) -> _Call[R]: ...
     def apply(
         self,
@@ -650,6 +691,7 @@ class _Calls:
         force: bool,
         subresource: str | None,
         dry_run: bool,
+        field_validation: FieldValidation | None = None,
     ) -> _Call[R]:
         if not field_manager:
             raise ValueError("server-side apply needs a field_manager: who owns the fields sent")
@@ -676,11 +718,7 @@ class _Calls:
                 "PATCH",
                 path,
                 what,
-                query(
-                    fieldManager=field_manager,
-                    force=True if force else None,
-                    dryRun="All" if dry_run else None,
-                ),
+                _write_query(field_manager, field_validation, dry_run, force),
                 _encode(body),
                 APPLY_PATCH,
                 resource=resource,
@@ -701,6 +739,7 @@ class _Calls:
         *,
         field_manager: str | None,
         dry_run: bool,
+        field_validation: FieldValidation | None = None,
     ) -> _Call[Scale]:
         """Read (`replicas=None`) or set the scale subresource; the answer is a Scale."""
         resource = _served(model, "get" if replicas is None else "patch")
@@ -725,7 +764,7 @@ class _Calls:
                 "PATCH",
                 path,
                 f"scale {_where(resource, name, ns)} to {replicas}",
-                query(fieldManager=field_manager, dryRun="All" if dry_run else None),
+                _write_query(field_manager, field_validation, dry_run),
                 _encode({"spec": {"replicas": replicas}}),
                 _PATCH_CONTENT_TYPES["merge"],
                 resource=resource,
@@ -874,6 +913,9 @@ class Client(_Base):
     `observer` (given by `factory.client()`) makes writes wait until the factory's informer of
     the kind has them (`read_your_writes=False` turns that off; `read_your_writes_timeout`
     bounds the wait, then ReadYourWritesTimeout). `field_manager` is the default for writes.
+    Every write but `delete` takes `field_validation=`: what the server does with fields of the
+    body it does not know ("Ignore", "Warn", "Strict": BadRequest, nothing written; M16);
+    None leaves it to the server, which warns.
     """
 
     def _run(self, call: _Call[R]) -> R:
@@ -947,7 +989,14 @@ class Client(_Base):
         options = ListOptions(label_selector, field_selector, None, None, limit, continue_)
         return cast(ObjectList[GK], self._list_page(model, namespace, options))
 
-    def create(self, obj: WK, *, field_manager: str | None = None, dry_run: bool = False) -> WK:
+    def create(
+        self,
+        obj: WK,
+        *,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
+    ) -> WK:
         """Create `obj` (AlreadyExists if its name is taken); the server's copy is returned.
         A review (TokenReview, SubjectAccessReview) comes back with the server's `status`; a
         kind the server keeps no object of (a Binding) as a copy of `obj` once accepted."""
@@ -958,6 +1007,7 @@ class Client(_Base):
                 subresource=None,
                 field_manager=self._manager(field_manager),
                 dry_run=dry_run,
+                field_validation=field_validation,
             )
         )
 
@@ -968,6 +1018,7 @@ class Client(_Base):
         subresource: WritableSubresource | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> K:
         """Replace the object; Conflict if its metadata.resourceVersion is not the server's
         (optimistic concurrency: read, change, update; see retry_on_conflict). With
@@ -980,11 +1031,17 @@ class Client(_Base):
                 subresource=subresource,
                 field_manager=self._manager(field_manager),
                 dry_run=dry_run,
+                field_validation=field_validation,
             )
         )
 
     def update_status(
-        self, obj: SK, *, field_manager: str | None = None, dry_run: bool = False
+        self,
+        obj: SK,
+        *,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> SK:
         """Replace the status through the status subresource (only `status` changes)."""
         return self._run(
@@ -994,6 +1051,7 @@ class Client(_Base):
                 subresource="status",
                 field_manager=self._manager(field_manager),
                 dry_run=dry_run,
+                field_validation=field_validation,
             )
         )
 
@@ -1009,6 +1067,7 @@ class Client(_Base):
         subresource: WritableSubresource | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> NK: ...
     @overload
     def patch(
@@ -1021,6 +1080,7 @@ class Client(_Base):
         subresource: WritableSubresource | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> CK: ...
     def patch(
         self,
@@ -1033,6 +1093,7 @@ class Client(_Base):
         subresource: WritableSubresource | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> K:
         """Patch one object: "merge" (RFC 7386; a dict, or a model's set fields), "json"
         (RFC 6902, a list of operations) or "strategic" (built-in kinds only)."""
@@ -1046,6 +1107,7 @@ class Client(_Base):
                 subresource=subresource,
                 field_manager=self._manager(field_manager),
                 dry_run=dry_run,
+                field_validation=field_validation,
             )
         )
 
@@ -1057,6 +1119,7 @@ class Client(_Base):
         field_manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> K: ...
     @overload
     def apply(
@@ -1066,6 +1129,7 @@ class Client(_Base):
         field_manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> K: ...
     def apply(
         self,
@@ -1074,6 +1138,7 @@ class Client(_Base):
         field_manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> K:
         """Server-side apply of a generated apply configuration (`DeploymentApply(...)`: only
         the fields given) or of a model (only its fields set), owned by `field_manager`;
@@ -1086,6 +1151,7 @@ class Client(_Base):
             force=force,
             subresource=None,
             dry_run=dry_run,
+            field_validation=field_validation,
         )
         return self._run(call)
 
@@ -1097,6 +1163,7 @@ class Client(_Base):
         field_manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> SK: ...
     @overload
     def apply_status(
@@ -1106,6 +1173,7 @@ class Client(_Base):
         field_manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> SK: ...
     def apply_status(
         self,
@@ -1114,6 +1182,7 @@ class Client(_Base):
         field_manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> SK:
         """Server-side apply of the status subresource: an apply configuration's `status`, or
         the `status` fields set on a model."""
@@ -1123,6 +1192,7 @@ class Client(_Base):
             force=force,
             subresource="status",
             dry_run=dry_run,
+            field_validation=field_validation,
         )
         return self._run(call)
 
@@ -1200,6 +1270,7 @@ class Client(_Base):
         namespace: str,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Scale: ...
     @overload
     def scale(
@@ -1210,6 +1281,7 @@ class Client(_Base):
         *,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Scale: ...
     def scale(
         self,
@@ -1220,6 +1292,7 @@ class Client(_Base):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Scale:
         """Set the replicas through the scale subresource (`kubectl scale`); the new Scale."""
         return self._run(
@@ -1230,6 +1303,7 @@ class Client(_Base):
                 replicas,
                 field_manager=self._manager(field_manager),
                 dry_run=dry_run,
+                field_validation=field_validation,
             )
         )
 
@@ -1337,7 +1411,12 @@ class AsyncClient(_Base):
         return await _off_the_loop(work)
 
     async def create(
-        self, obj: WK, *, field_manager: str | None = None, dry_run: bool = False
+        self,
+        obj: WK,
+        *,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> WK:
         """`Client.create`."""
         return await self._run(
@@ -1347,6 +1426,7 @@ class AsyncClient(_Base):
                 subresource=None,
                 field_manager=self._manager(field_manager),
                 dry_run=dry_run,
+                field_validation=field_validation,
             )
         )
 
@@ -1357,6 +1437,7 @@ class AsyncClient(_Base):
         subresource: WritableSubresource | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> K:
         """`Client.update`."""
         return await self._run(
@@ -1366,11 +1447,17 @@ class AsyncClient(_Base):
                 subresource=subresource,
                 field_manager=self._manager(field_manager),
                 dry_run=dry_run,
+                field_validation=field_validation,
             )
         )
 
     async def update_status(
-        self, obj: SK, *, field_manager: str | None = None, dry_run: bool = False
+        self,
+        obj: SK,
+        *,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> SK:
         """`Client.update_status`."""
         return await self._run(
@@ -1380,6 +1467,7 @@ class AsyncClient(_Base):
                 subresource="status",
                 field_manager=self._manager(field_manager),
                 dry_run=dry_run,
+                field_validation=field_validation,
             )
         )
 
@@ -1395,6 +1483,7 @@ class AsyncClient(_Base):
         subresource: WritableSubresource | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> NK: ...
     @overload
     async def patch(
@@ -1407,6 +1496,7 @@ class AsyncClient(_Base):
         subresource: WritableSubresource | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> CK: ...
     async def patch(
         self,
@@ -1419,6 +1509,7 @@ class AsyncClient(_Base):
         subresource: WritableSubresource | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> K:
         """`Client.patch`."""
         return await self._run(
@@ -1431,6 +1522,7 @@ class AsyncClient(_Base):
                 subresource=subresource,
                 field_manager=self._manager(field_manager),
                 dry_run=dry_run,
+                field_validation=field_validation,
             )
         )
 
@@ -1442,6 +1534,7 @@ class AsyncClient(_Base):
         field_manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> K: ...
     @overload
     async def apply(
@@ -1451,6 +1544,7 @@ class AsyncClient(_Base):
         field_manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> K: ...
     async def apply(
         self,
@@ -1459,6 +1553,7 @@ class AsyncClient(_Base):
         field_manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> K:
         """`Client.apply`."""
         return await self._run(
@@ -1468,6 +1563,7 @@ class AsyncClient(_Base):
                 force=force,
                 subresource=None,
                 dry_run=dry_run,
+                field_validation=field_validation,
             )
         )
 
@@ -1479,6 +1575,7 @@ class AsyncClient(_Base):
         field_manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> SK: ...
     @overload
     async def apply_status(
@@ -1488,6 +1585,7 @@ class AsyncClient(_Base):
         field_manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> SK: ...
     async def apply_status(
         self,
@@ -1496,6 +1594,7 @@ class AsyncClient(_Base):
         field_manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> SK:
         """`Client.apply_status`."""
         return await self._run(
@@ -1505,6 +1604,7 @@ class AsyncClient(_Base):
                 force=force,
                 subresource="status",
                 dry_run=dry_run,
+                field_validation=field_validation,
             )
         )
 
@@ -1585,6 +1685,7 @@ class AsyncClient(_Base):
         namespace: str,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Scale: ...
     @overload
     async def scale(
@@ -1595,6 +1696,7 @@ class AsyncClient(_Base):
         *,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Scale: ...
     async def scale(
         self,
@@ -1605,6 +1707,7 @@ class AsyncClient(_Base):
         namespace: str | None = None,
         field_manager: str | None = None,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Scale:
         """`Client.scale`."""
         return await self._run(
@@ -1615,5 +1718,6 @@ class AsyncClient(_Base):
                 replicas,
                 field_manager=self._manager(field_manager),
                 dry_run=dry_run,
+                field_validation=field_validation,
             )
         )
