@@ -1268,6 +1268,25 @@ def server_side_apply(t: Target) -> Any:
         dict(status, spec={"size": 3, "color": "red"}, status={"phase": "Ignored"}),
         path=f"{widgets}/w",
     )
+    stale = cm({"k": "5"})
+    stale["metadata"]["resourceVersion"] = "1"
+    steps["a stale resourceVersion and a conflict"] = apply("m1", stale)
+    fresh_key = cm({"n": "1"})
+    fresh_key["metadata"]["resourceVersion"] = "1"
+    steps["a stale resourceVersion"] = apply("m4", fresh_key)
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    if t.request("GET", f"{crds}/things.structural.example.com").status != 200:
+        t.create(crds, structural_crd())
+    things = THINGS.format(ns=ns)
+    deadline = time.monotonic() + 30
+    while t.request("GET", things).status != 200:
+        assert time.monotonic() < deadline, f"{t.name}: things never served"
+        time.sleep(0.1)
+    thing = {"apiVersion": "structural.example.com/v1", "kind": "Thing", "metadata": {"name": "t"}}
+    # Created by an apply: its fields are those it sets, not those the defaults fill in.
+    steps["apply creates, defaulted"] = apply(
+        "thingbot", dict(thing, spec={"replicas": 2}), path=f"{things}/t"
+    )
     return steps
 
 

@@ -201,7 +201,9 @@ def prepare_create(
     operation: str = "Update",
 ) -> ObjDict:
     """Validate a new object and fill in what the server owns (not the resourceVersion);
-    its manager owns its fields (`operation`: "Apply" when a server-side apply creates it)."""
+    its manager owns its fields (`operation`: "Apply" when a server-side apply creates it:
+    those it sets, not those the schema's defaults fill in)."""
+    sent = obj
     if schema is not None:  # a custom resource: pruned and defaulted first, as the server's
         obj = prune_and_default(obj, schema, validation)
         if validation is not None:
@@ -258,7 +260,8 @@ def prepare_create(
     if custom or ((res.group, res.resource) not in _NO_GENERATION and "spec" in out):
         meta["generation"] = 1
     _kind_defaults(res, out)
-    meta["managedFields"] = managed_fields(out, manager, operation, has_status)
+    owned = out if operation == "Update" else dict(sent, metadata=meta)
+    meta["managedFields"] = managed_fields(owned, manager, operation, has_status)
     if not meta["managedFields"]:
         del meta["managedFields"]
     return order_object(out, custom)

@@ -154,6 +154,7 @@ def update(
         subresource = "status" if status_only and served.status_subresource else ""
         managed = None
         if apply is not None:  # the applied configuration made into the object (ownership)
+            rv = (body.get("metadata") or {}).get("resourceVersion")
             body, managed = ownership.apply(
                 old,
                 body,
@@ -164,6 +165,8 @@ def update(
                 subresource,
                 served.status_subresource,
             )
+            if rv and rv != old["metadata"]["resourceVersion"]:  # after its conflicts
+                raise errors.conflict(served.api, name)  # a precondition, as in an update
         if status_only:
             objs.stamp_conditions(served.api, old, body)
         new = objs.prepare_update(
