@@ -1274,6 +1274,8 @@ def server_side_apply(t: Target) -> Any:
     fresh_key = cm({"n": "1"})
     fresh_key["metadata"]["resourceVersion"] = "1"
     steps["a stale resourceVersion"] = apply("m4", fresh_key)
+    read_back = t.request("GET", f"{base}/c").body
+    steps["an object read back, applied"] = apply("m4", read_back)
     crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
     if t.request("GET", f"{crds}/things.structural.example.com").status != 200:
         t.create(crds, structural_crd())

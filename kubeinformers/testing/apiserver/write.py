@@ -217,6 +217,8 @@ def patch(
     if kind == APPLY_PATCH:
         if not isinstance(doc, dict):
             raise api_error(400, "BadRequest", "apply patch body must be a YAML or JSON object")
+        if (doc.get("metadata") or {}).get("managedFields") is not None:  # an object read back
+            raise api_error(400, "BadRequest", "metadata.managedFields must be nil")
         if served.schema is not None:  # a field its schema does not declare: the server's 500
             unknown = FieldValidation("Ignore")
             prune_and_default(doc, served.schema, unknown)
