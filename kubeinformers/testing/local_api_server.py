@@ -29,10 +29,10 @@ does not know (the real server drops them with a warning), so a test can play a 
 than the models; served versions of one resource share storage without conversion;
 server-side apply keeps field ownership as the real server does (an apply owns what it sets,
 a field another manager owns and the apply changes is a 409 unless forced, what it no longer
-sets goes unless another manager owns it; an update takes the fields it changes), but owns
-every list whole, where the server merges a list of `x-kubernetes-list-type: map` or `set`
-(a pod's containers, by name) item by item, and it cannot refuse an apply's unknown field of
-a built-in kind; Table output uses the default columns (Name,
+sets goes unless another manager owns it; an update takes the fields it changes; a custom
+resource's lists merge as its schema says, by key or by value), but owns a built-in kind's
+lists whole, where the server merges some item by item (a pod's containers, by name), and it
+cannot refuse an apply's unknown field of a built-in kind; Table output uses the default columns (Name,
 Created At) and only for lists (a get or watch asking for a Table gets the objects); only
 JSON is served (an Accept naming only YAML or protobuf gets 406); a watch asking for
 PartialObjectMetadataList is refused with 406 up front rather than after the 200; watches

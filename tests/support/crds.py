@@ -105,6 +105,24 @@ _STRUCTURAL_CRD: dict[str, Any] = {
                                             "other": {"type": "integer"},
                                         },
                                     },
+                                    "ports": {
+                                        "type": "array",
+                                        "x-kubernetes-list-type": "map",
+                                        "x-kubernetes-list-map-keys": ["name"],
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["name"],
+                                            "properties": {
+                                                "name": {"type": "string"},
+                                                "port": {"type": "integer"},
+                                            },
+                                        },
+                                    },
+                                    "tags": {
+                                        "type": "array",
+                                        "x-kubernetes-list-type": "set",
+                                        "items": {"type": "string"},
+                                    },
                                     "absentParent": {
                                         "type": "object",
                                         "properties": {"inner": {"type": "string", "default": "y"}},
@@ -153,7 +171,22 @@ _STRUCTURAL_CRD: dict[str, Any] = {
                             },
                             "status": {
                                 "type": "object",
-                                "properties": {"phase": {"type": "string", "default": "New"}},
+                                "properties": {
+                                    "phase": {"type": "string", "default": "New"},
+                                    "conditions": {
+                                        "type": "array",
+                                        "x-kubernetes-list-type": "map",
+                                        "x-kubernetes-list-map-keys": ["type"],
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["type"],
+                                            "properties": {
+                                                "type": {"type": "string"},
+                                                "status": {"type": "string"},
+                                            },
+                                        },
+                                    },
+                                },
                             },
                         },
                     }
@@ -166,5 +199,6 @@ _STRUCTURAL_CRD: dict[str, Any] = {
 
 def structural_crd() -> dict[str, Any]:
     """A CRD whose schema defaults (in objects, list items, map values), allows a null,
-    preserves unknown fields and embeds resources (a copy)."""
+    preserves unknown fields, embeds resources and has lists merged by key (`spec.ports`,
+    `status.conditions`) and by value (`spec.tags`) (a copy)."""
     return copy.deepcopy(_STRUCTURAL_CRD)

@@ -261,7 +261,12 @@ def prepare_create(
         meta["generation"] = 1
     _kind_defaults(res, out)
     owned = out if operation == "Update" else dict(sent, metadata=meta)
-    meta["managedFields"] = managed_fields(owned, manager, operation, has_status)
+    if schema is None:  # a built-in kind: every list owned whole (the quick way)
+        meta["managedFields"] = managed_fields(owned, manager, operation, has_status)
+    else:  # a custom resource: its lists as its schema merges them
+        meta["managedFields"] = ownership.created(
+            owned, manager, operation, res.api_version, now_rfc3339(), has_status, schema
+        )
     if not meta["managedFields"]:
         del meta["managedFields"]
     return order_object(out, custom)
@@ -432,7 +437,7 @@ def prepare_update(
         return None  # an apply that changes no value but who owns one is a write
     if managed is None:
         managed = ownership.updated(
-            old, out, manager, res.api_version, now_rfc3339(), subresource, has_status
+            old, out, manager, res.api_version, now_rfc3339(), subresource, has_status, schema
         )
     out["metadata"] = dict(out["metadata"], managedFields=managed)
     if not managed:

@@ -9,9 +9,11 @@ create, a PUT, a patch that is not an apply) owns what it changed, a map it crea
 (FieldsV1's "."), and takes it from the others; a field removed leaves every set. Entries are
 kept per manager, operation and subresource, sorted as the server sorts them.
 
-Not as the server: every list is one field (atomic), as a CRD's lists are by default; the
-server merges a list of `x-kubernetes-list-type: map` (a pod's containers, by name) or `set`
-item by item, so two managers applying different items of one such list conflict here.
+A custom resource's lists merge as its schema says: `x-kubernetes-list-type: map` item by
+item (by its `x-kubernetes-list-map-keys`), `set` by value, anything else whole (atomic), as
+on the server. Not as the server: a built-in kind's lists are all owned whole, where the
+server merges some item by item (a pod's containers, by name): two managers applying
+different items of one such list conflict here.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 
 from kubeinformers.testing.apiserver.errors import ObjDict, api_error
 
-__all__ = ["apply", "updated"]
+__all__ = ["apply", "created", "updated"]
 
 Path = tuple[str, ...]
 _MISSING: Any = object()
@@ -82,21 +84,79 @@ def _scope(obj: ObjDict, subresource: str, has_status: bool) -> ObjDict:
     return out
 
 
-def _members(value: Any, prefix: Path = ()) -> dict[Path, Any]:
-    """Every field of `value` (maps' keys, nested) with its value; a list is one field."""
-    out: dict[Path, Any] = {}
+# A field path's elements are FieldsV1's keys: "f:<name>" a field, "k:<json>" the item of a
+# list of `x-kubernetes-list-type: map` with those keys, "v:<json>" an item of a `set`.
+_MAP, _LIST, _ITEM, _LEAF = "map", "list", "item", "leaf"  # what a path's node is
+
+
+def _child(schema: ObjDict | None, key: str) -> ObjDict | None:
+    if not schema:
+        return None
+    props = schema.get("properties") or {}
+    if key in props:
+        return props[key]  # type: ignore[no-any-return]
+    extra = schema.get("additionalProperties")
+    return extra if isinstance(extra, dict) else None
+
+
+def _list_type(schema: ObjDict | None) -> tuple[str, list[str]]:
+    """A list's merge (its schema's `x-kubernetes-list-type`: "map" with its keys, "set", or
+    "atomic", also when there is no schema: a built-in kind's)."""
+    if not schema:
+        return "atomic", []
+    kind = schema.get("x-kubernetes-list-type") or "atomic"
+    keys = schema.get("x-kubernetes-list-map-keys") or []
+    if kind == "map" and not keys:
+        return "atomic", []
+    return str(kind), [str(k) for k in keys]
+
+
+def _item_key(item: Any, keys: list[str]) -> str | None:
+    if not isinstance(item, dict) or any(k not in item for k in keys):
+        return None
+    return "k:" + json.dumps({k: item[k] for k in keys}, separators=(",", ":"), sort_keys=True)
+
+
+def _members(value: Any, schema: ObjDict | None, prefix: Path = ()) -> dict[Path, tuple[str, Any]]:
+    """Every field of `value` (maps' keys, the items of a list merged by item, nested) with
+    what its node is and its value; another list is one field."""
+    out: dict[Path, tuple[str, Any]] = {}
     if isinstance(value, dict):
         for key, child in value.items():
-            path = (*prefix, key)
-            out[path] = child
+            path = (*prefix, f"f:{key}")
+            sub = _child(schema, key)
             if isinstance(child, dict):
-                out.update(_members(child, path))
+                out[path] = (_MAP, child)
+                out.update(_members(child, sub, path))
+            elif isinstance(child, list) and _list_type(sub)[0] != "atomic":
+                out[path] = (_LIST, child)
+                out.update(_items(child, sub, path))
+            else:
+                out[path] = (_LEAF, child)
     return out
 
 
-def _leaves(members: dict[Path, Any]) -> set[Path]:
-    """The fields an apply of these members owns: all but the maps that have fields."""
-    return {path for path, value in members.items() if not (isinstance(value, dict) and value)}
+def _items(items: list[Any], schema: ObjDict | None, prefix: Path) -> dict[Path, tuple[str, Any]]:
+    kind, keys = _list_type(schema)
+    item_schema = (schema or {}).get("items")
+    out: dict[Path, tuple[str, Any]] = {}
+    for item in items:
+        if kind == "set":
+            out[(*prefix, "v:" + json.dumps(item, separators=(",", ":")))] = (_LEAF, item)
+            continue
+        key = _item_key(item, keys)
+        if key is None:
+            continue  # an item without its keys: the server refuses it; not owned here
+        path = (*prefix, key)
+        out[path] = (_ITEM, item)
+        out.update(_members(item, item_schema, path))
+    return out
+
+
+def _applied(members: dict[Path, tuple[str, Any]]) -> set[Path]:
+    """The fields an apply of these members owns: its values, the items it lists, and each
+    map or list it sets empty; not the maps and lists holding what it sets."""
+    return {path for path, (kind, value) in members.items() if kind in (_LEAF, _ITEM) or not value}
 
 
 def _fields_v1(fields: set[Path]) -> ObjDict:
@@ -104,11 +164,11 @@ def _fields_v1(fields: set[Path]) -> ObjDict:
     for path in sorted(fields):
         node = tree
         for key in path:
-            node = node.setdefault(f"f:{key}", {})
+            node = node.setdefault(key, {})
     for path in fields:  # a field owned itself that has owned fields: its "."
         node = tree
         for key in path:
-            node = node[f"f:{key}"]
+            node = node[key]
         if any(k != "." for k in node):
             node["."] = {}
     return _sorted(tree)
@@ -119,22 +179,18 @@ def _sorted(node: ObjDict) -> ObjDict:
 
 
 def _paths(fields_v1: Any, prefix: Path = ()) -> set[Path]:
-    """The field paths of a FieldsV1 (a list's items, "k:"/"v:", count as the list)."""
+    """The field paths of a FieldsV1: each node owned itself ("." or no children)."""
     out: set[Path] = set()
     if not isinstance(fields_v1, dict):
         return out
     for key, child in fields_v1.items():
         if key == ".":
-            if prefix:
-                out.add(prefix)
-        elif key.startswith("f:"):
-            path = (*prefix, key[2:])
-            inner = _paths(child, path)
-            out |= inner if inner else {path}
-            if isinstance(child, dict) and "." in child:
-                out.add(path)
-        elif prefix:
-            out.add(prefix)
+            continue
+        path = (*prefix, key)
+        inner = _paths(child, path)
+        if not inner or (isinstance(child, dict) and "." in child):
+            out.add(path)
+        out |= inner
     return out
 
 
@@ -166,17 +222,36 @@ def _entry(entries: list[_Entry], manager: str, operation: str, subresource: str
     return entry
 
 
-def _rendered(entries: list[_Entry], obj: ObjDict, has_status: bool) -> list[ObjDict]:
+def _rendered(
+    entries: list[_Entry], obj: ObjDict, has_status: bool, schema: ObjDict | None
+) -> list[ObjDict]:
     """The entries as managedFields: each keeps the fields `obj` still has; empty ones go;
     sorted as the server sorts them (operation, time, manager, subresource)."""
     kept = []
     for entry in entries:
-        present = _members(_scope(obj, entry.subresource, has_status))
+        present = _members(_scope(obj, entry.subresource, has_status), schema)
         entry.fields &= present.keys()
         if entry.fields:
             kept.append(entry)
     kept.sort(key=lambda e: (e.operation, e.time, e.manager, e.subresource))
     return [entry.render() for entry in kept]
+
+
+def created(
+    obj: ObjDict,
+    manager: str,
+    operation: str,
+    api_version: str,
+    now: str,
+    has_status: bool,
+    schema: ObjDict | None,
+) -> list[ObjDict]:
+    """The managedFields of an object a create made (`obj`: for an "Apply", what it set):
+    an update owns every field, an apply what it set."""
+    members = _members(_scope(obj, "", has_status), schema)
+    fields = set(members) if operation == "Update" else _applied(members)
+    entry = _Entry(manager, operation, api_version, now, "", fields)
+    return [entry.render()] if fields else []
 
 
 def updated(
@@ -187,21 +262,20 @@ def updated(
     now: str,
     subresource: str,
     has_status: bool,
+    schema: ObjDict | None = None,
 ) -> list[ObjDict]:
     """The managedFields after an update of `old` to `new` by `manager`: it owns what it
-    changed (a map it created included), which the others lose; removed fields leave every
-    set."""
+    changed (a map, a list or an item it created included), which the others lose; removed
+    fields leave every set. `schema`: a custom resource's (how its lists merge)."""
     entries = _entries(old)
-    before = _members(_scope(old, subresource, has_status))
-    after = _members(_scope(new, subresource, has_status))
+    before = _members(_scope(old, subresource, has_status), schema)
+    after = _members(_scope(new, subresource, has_status), schema)
     changed = {
         path
-        for path, value in after.items()
+        for path, (kind, value) in after.items()
         if path not in before
-        or (
-            before[path] != value
-            and not (isinstance(value, dict) and isinstance(before[path], dict))
-        )
+        or before[path][0] != kind
+        or (kind == _LEAF and before[path][1] != value)
     }
     if changed:
         for entry in entries:
@@ -210,7 +284,7 @@ def updated(
         mine = _entry(entries, manager, "Update", subresource)
         mine.fields |= changed
         mine.api_version, mine.time = api_version, now
-    return _rendered(entries, new, has_status)
+    return _rendered(entries, new, has_status, schema)
 
 
 def apply(
@@ -222,16 +296,18 @@ def apply(
     now: str,
     subresource: str,
     has_status: bool,
+    schema: ObjDict | None = None,
 ) -> tuple[ObjDict, list[ObjDict]]:
     """Server-side apply of `applied` (the configuration, nulls left out) to `live` by
     `manager`: the object it makes and its managedFields. Raises the server's 409 (its
     message and causes) when a field it sets to another value is another manager's, unless
-    `force`, which takes the field from them."""
+    `force`, which takes the field from them. `schema`: a custom resource's (how its lists
+    merge: item by item for `x-kubernetes-list-type` map and set)."""
     entries = _entries(live)
     config = _without_nulls(_scope(applied, subresource, has_status))
-    setting = _members(config)
-    owned = _leaves(setting)
-    current = _members(_scope(live, subresource, has_status))
+    setting = _members(config, schema)
+    owned = _applied(setting)
+    current = _members(_scope(live, subresource, has_status), schema)
     mine = _entry(entries, manager, "Apply", subresource)
     others = [e for e in entries if e is not mine and e.subresource == subresource]
     conflicts = sorted(
@@ -239,7 +315,8 @@ def apply(
             (path, entry)
             for entry in others
             for path in entry.fields & owned
-            if current.get(path, _MISSING) != setting[path]
+            if setting[path][0] == _LEAF
+            and current.get(path, (None, _MISSING))[1] != setting[path][1]
         ),
         key=lambda conflict: (conflict[0], conflict[1].manager),
     )
@@ -249,14 +326,15 @@ def apply(
         entry.fields.discard(path)
     out = copy.deepcopy(live)
     kept_by_others = set().union(*(e.fields for e in others)) if others else set()
-    for path in sorted(mine.fields - owned - kept_by_others, key=len, reverse=True):
-        _remove(out, path, subresource, kept_by_others)
-    _merge(out, config)
+    gone = mine.fields - owned - kept_by_others
+    for path in sorted(gone, key=len, reverse=True):
+        _remove(out, path, kept_by_others)
+    _merge(out, config, schema)
     mine.fields = owned
     mine.api_version = api_version
     if _values(out) != _values(live):  # the time says when a manager last changed a value
         mine.time = now
-    return out, _rendered(entries, out, has_status)
+    return out, _rendered(entries, out, has_status, schema)
 
 
 def _values(obj: ObjDict) -> ObjDict:
@@ -268,59 +346,119 @@ def _without_nulls(value: Any) -> Any:
     """An apply configuration's nulls are fields it does not set."""
     if isinstance(value, dict):
         return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
     return value
 
 
-def _merge(target: ObjDict, config: ObjDict) -> None:
+def _merge(target: ObjDict, config: ObjDict, schema: ObjDict | None) -> None:
+    """Merge an apply configuration into the object: maps key by key, the lists its schema
+    merges item by item (map: by its keys; set: by value), anything else replaced."""
     for key, value in config.items():
-        if isinstance(value, dict) and isinstance(target.get(key), dict):
-            _merge(target[key], value)
+        sub = _child(schema, key)
+        current = target.get(key)
+        if isinstance(value, dict) and isinstance(current, dict):
+            _merge(current, value, sub)
+            continue
+        kind, keys = _list_type(sub)
+        if isinstance(value, list) and isinstance(current, list) and kind != "atomic":
+            target[key] = _merged_list(current, value, sub, kind, keys)
         else:
             target[key] = copy.deepcopy(value)
 
 
-def _remove(obj: ObjDict, path: Path, subresource: str, owned: set[Path]) -> None:
-    """Remove the field at `path`, then each map above it left empty that nobody owns."""
-    parents: list[tuple[ObjDict, str]] = []
+def _merged_list(
+    current: list[Any], config: list[Any], schema: ObjDict | None, kind: str, keys: list[str]
+) -> list[Any]:
+    out = copy.deepcopy(current)
+    if kind == "set":
+        out.extend(copy.deepcopy(v) for v in config if v not in out)
+        return out
+    at = {_item_key(item, keys): item for item in out}
+    item_schema = (schema or {}).get("items")
+    for item in config:
+        key = _item_key(item, keys)
+        live = at.get(key) if key is not None else None
+        if isinstance(live, dict) and isinstance(item, dict):
+            _merge(live, item, item_schema)
+        else:
+            out.append(copy.deepcopy(item))
+    return out
+
+
+def _remove(obj: ObjDict, path: Path, owned: set[Path]) -> None:
+    """Remove the field (or list item) at `path`, then each map or list above it left empty
+    that nobody owns (metadata stays)."""
+    trail: list[tuple[Any, Any]] = []  # (container, the key or index of the next node)
     node: Any = obj
-    for key in path[:-1]:
-        if not isinstance(node, dict) or not isinstance(node.get(key), dict):
+    for element in path:
+        index = _find(node, element)
+        if index is None:
             return
-        parents.append((node, key))
-        node = node[key]
-    if not isinstance(node, dict) or path[-1] not in node:
-        return
-    del node[path[-1]]
-    for depth in range(len(parents) - 1, -1, -1):
-        parent, key = parents[depth]
-        if parent[key] or path[: depth + 1] in owned:
-            return
-        if depth == 0 and key == "metadata":
-            return  # metadata stays, empty or not
-        del parent[key]
+        trail.append((node, index))
+        node = node[index]
+    for depth in range(len(trail) - 1, -1, -1):
+        container, index = trail[depth]
+        if depth < len(trail) - 1:
+            if container[index] or path[: depth + 1] in owned:
+                return
+            if depth == 0 and index == "metadata":
+                return
+        del container[index]
+
+
+def _find(node: Any, element: str) -> Any:
+    """Where `element` (a FieldsV1 key) is in `node`: a map's key, a list's index, or None."""
+    if element.startswith("f:"):
+        key = element[2:]
+        return key if isinstance(node, dict) and key in node else None
+    if not isinstance(node, list):
+        return None
+    if element.startswith("k:"):
+        wanted = json.loads(element[2:])
+        for index, item in enumerate(node):
+            if isinstance(item, dict) and all(item.get(k) == v for k, v in wanted.items()):
+                return index
+        return None
+    if element.startswith("v:"):
+        wanted = json.loads(element[2:])
+        for index, item in enumerate(node):
+            if item == wanted:
+                return index
+    return None
+
+
+def _dotted(path: Path) -> str:
+    """A path as structured-merge-diff writes it (`.spec.conditions[type="Ready"].status`)."""
+    out = []
+    for element in path:
+        if element.startswith("f:"):
+            out.append(f".{element[2:]}")
+        elif element.startswith("k:"):
+            keys = json.loads(element[2:])
+            out.append("[" + ",".join(f"{k}={json.dumps(v)}" for k, v in keys.items()) + "]")
+        else:
+            out.append(f"[={element[2:]}]")
+    return "".join(out)
 
 
 def _conflict(conflicts: list[tuple[Path, _Entry]]) -> Exception:
     """The server's 409 for an apply's conflicts (structured-merge-diff's wording)."""
-
-    def dotted(path: Path) -> str:
-        return "".join(f".{key}" for key in path)
-
     causes = [
         {
             "reason": "FieldManagerConflict",
             "message": f"conflict with {entry.described()}",
-            "field": dotted(path),
+            "field": _dotted(path),
         }
         for path, entry in conflicts
     ]
     if len(conflicts) == 1:
         path, entry = conflicts[0]
-        text = f"Apply failed with 1 conflict: conflict with {entry.described()}: {dotted(path)}"
+        text = f"Apply failed with 1 conflict: conflict with {entry.described()}: {_dotted(path)}"
     else:
         by_manager: dict[str, list[str]] = {}
         for path, entry in conflicts:
-            by_manager.setdefault(entry.described(), []).append(dotted(path))
+            by_manager.setdefault(entry.described(), []).append(_dotted(path))
         lines = []
         for who in sorted(by_manager):
             lines.append(f"conflicts with {who}:")

@@ -164,6 +164,7 @@ def update(
                 objs.now_rfc3339(),
                 subresource,
                 served.status_subresource,
+                served.schema,
             )
             if rv and rv != old["metadata"]["resourceVersion"]:  # after its conflicts
                 raise errors.conflict(served.api, name)  # a precondition, as in an update
