@@ -79,6 +79,12 @@ Differences left, and why:
   contents of built-in kinds and their server-side defaulting (documented in
   local_api_server.py), 429 from priority
   and fairness (not provokable on the real server here).
+- A built-in kind's lists: the fake owns each whole in a server-side apply and replaces it in
+  a strategic merge patch (it knows no built-in list's merge keys); the real server merges a
+  pod's containers by name. Its unknown fields are kept (a server newer than the models is
+  played that way), where the real server drops them with a warning. `managedFields` of
+  updates: the maps an update created are marked "." as structured-merge-diff marks a map's,
+  where the real server does not mark a built-in struct (`f:spec`); compared only for applies.
 """
 
 from __future__ import annotations
