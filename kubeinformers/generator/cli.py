@@ -21,6 +21,7 @@ from kubeinformers.generator import cluster as cluster_input
 from kubeinformers.generator import (
     layout,
     load,
+    merge_keys,
     naming,
     protobuf_table,
     schema,
@@ -262,6 +263,8 @@ def build(
         other[f"{shapes.MODULE}.py"] = shapes.module_source(builtin_shapes)
     if builtin:
         other[f"{protobuf_table.MODULE}.py"] = pb_source
+        keyed, keyed_kinds = merge_keys.merge_keys(prep.schemas, prep.kinds, resources)
+        other[f"{merge_keys.MODULE}.py"] = merge_keys.module_source(keyed, keyed_kinds)
     result.timings["render"] = time.perf_counter() - t
     progress(f"rendered {len(other)} accessor, informer and lister files; formatting")
     t = time.perf_counter()
@@ -270,7 +273,7 @@ def build(
     # black formats only what has a long line.
     preformatted = (
         frozenset(model_files)
-        | {f"{shapes.MODULE}.py", f"{protobuf_table.MODULE}.py"}
+        | {f"{shapes.MODULE}.py", f"{protobuf_table.MODULE}.py", f"{merge_keys.MODULE}.py"}
         | {path for path, code in other.items() if layout.fits(code)}
     )
     result.files = write.format_all(

@@ -18,8 +18,9 @@ side by side with a running one (tests/e2e/test_fake_matches_real.py).
 
 Known differences from a real kube-apiserver (none of them visible to list/watch clients):
 no admission or defaulting beyond a namespace's and a pod's basics; a resource declared with
-only list/watch (APIResource's default) accepts every verb; strategic-merge-patch is applied
-as a JSON merge patch; a custom resource is pruned and defaulted by its version's schema as
+only list/watch (APIResource's default) accepts every verb; a strategic merge patch merges a
+built-in kind's keyed lists by key (a pod's containers by name) but applies none of the
+`$setElementOrder`, `$retainKeys` or `$deleteFromPrimitiveList` directives; a custom resource is pruned and defaulted by its version's schema as
 the real server does (unknown fields dropped unless preserved, each told in a `Warning`
 header or refused with `fieldValidation=Strict`; nulls dropped or defaulted; defaults filled
 in; status not taken on create), then validated (type, required, enum, bounds, length,
@@ -29,10 +30,9 @@ does not know (the real server drops them with a warning), so a test can play a 
 than the models; served versions of one resource share storage without conversion;
 server-side apply keeps field ownership as the real server does (an apply owns what it sets,
 a field another manager owns and the apply changes is a 409 unless forced, what it no longer
-sets goes unless another manager owns it; an update takes the fields it changes; a custom
-resource's lists merge as its schema says, by key or by value), but owns a built-in kind's
-lists whole, where the server merges some item by item (a pod's containers, by name), and it
-cannot refuse an apply's unknown field of a built-in kind; Table output uses the default columns (Name,
+sets goes unless another manager owns it; an update takes the fields it changes; lists merge
+as the schema says: a custom resource's by key or by value, a built-in kind's by key, its
+sets whole), but it cannot refuse an apply's unknown field of a built-in kind; Table output uses the default columns (Name,
 Created At) and only for lists (a get or watch asking for a Table gets the objects); only
 JSON is served (an Accept naming only YAML or protobuf gets 406); a watch asking for
 PartialObjectMetadataList is refused with 406 up front rather than after the 200; watches

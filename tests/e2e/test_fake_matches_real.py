@@ -43,6 +43,7 @@ differed, the fake was fixed (kubeinformers/testing/_server_*.py).
 | parts_written_as_the_kind | M15: a pod's resize (strategic patch) and ephemeralcontainers (PUT), a namespace's finalize (PUT): only their part taken, the rest kept; GET through one; POST to one |
 | write_errors | 409 AlreadyExists; 409 Conflict on a stale-RV update; 422 Invalid with causes (bad name, pod without containers); 400 undecodable body; 400 namespace mismatch; 415 patch type; 409 delete precondition |
 | custom_resources | a CRD's resource: paging, RV 0 (empty continue in the unstructured list), watch-list, a watch from before the CRD existed (ERROR 410 Expired in the stream), text/plain 404 for an unknown version of the CRD's group, 422 schema causes (as a set), required field |
+| built_in_lists_merged_by_key | a Deployment's containers and their env merged by name in server-side apply (two managers side by side, a conflict on one container's image) and in strategic merge patches (a container named, an env var added: the patch's items first; a container deleted with `$patch: delete`) |
 | server_side_apply | an apply creates (201) and owns its fields; another manager's field: 409 naming it (an update's manager "using v1"), one conflict or several, unless forced; an equal value is shared; what an apply drops is removed unless another manager owns it; an update takes what it changed; fieldManager required; an apply through `status` is that subresource's, and the main resource's ignores status |
 | custom_resources_pruned_and_defaulted | what is stored of a custom resource (create, status, update, merge patch): unknown fields pruned (kept under x-kubernetes-preserve-unknown-fields; an embedded resource's metadata keeps ObjectMeta's fields), nulls dropped or defaulted, defaults in defaulted objects, list items and map values; status dropped on create; the `unknown field` warnings (one Warning header each), `fieldValidation=Strict` (400, nothing written) and `Ignore`; an embedded resource without apiVersion (422); a Strict patch (422 on `patch`); an apply of an undeclared field (500, whatever fieldValidation) |
 | test_expired_versions_after_restart_and_compaction | after an API server restart: watch from an older RV is an ERROR 410 Expired in a 200 stream, lists at Exact old RV and old continue tokens still work; after etcd compaction: the continue token is 410 Expired with a new inconsistent continue token (which works), Exact old RV 410 Expired, NotOlderThan old RV 200 |
@@ -79,9 +80,9 @@ Differences left, and why:
   contents of built-in kinds and their server-side defaulting (documented in
   local_api_server.py), 429 from priority
   and fairness (not provokable on the real server here).
-- A built-in kind's lists: the fake owns each whole in a server-side apply and replaces it in
-  a strategic merge patch (it knows no built-in list's merge keys); the real server merges a
-  pod's containers by name. Its unknown fields are kept (a server newer than the models is
+- A built-in kind's strategic merge patch: lists merged by key (the built-ins' schemas), but
+  `$setElementOrder`, `$retainKeys` and `$deleteFromPrimitiveList` are not applied, and a list
+  of scalars is replaced. A built-in kind's unknown fields are kept (a server newer than the models is
   played that way), where the real server drops them with a warning. `managedFields` of
   updates: the maps an update created are marked "." as structured-merge-diff marks a map's,
   where the real server does not mark a built-in struct (`f:spec`); compared only for applies.
@@ -1332,6 +1333,83 @@ def server_side_apply(t: Target) -> Any:
         "synced", dict(thing, status={"conditions": [synced]}), path=f"{at}/status"
     )
     return steps
+
+
+@case
+def built_in_lists_merged_by_key(t: Target) -> Any:
+    """A Deployment's containers (and their env) merged by name, as the built-ins' schemas
+    say: two managers' containers side by side, a conflict on one container's image, a
+    strategic merge patch that names one container and adds an env var (the patch's items
+    first), one that deletes a container, and the apply that then conflicts."""
+    ns, _ = t.namespace("keyed", configmaps=0)
+    base = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    apply_type = {"Content-Type": "application/apply-patch+yaml"}
+    strategic = {"Content-Type": "application/strategic-merge-patch+json"}
+
+    def deployment(containers: list[dict[str, Any]]) -> dict[str, Any]:
+        labels = {"app": "d"}
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "d"},
+            "spec": {
+                "selector": {"matchLabels": labels},
+                "template": {"metadata": {"labels": labels}, "spec": {"containers": containers}},
+            },
+        }
+
+    def seen(reply: Reply) -> Any:
+        body = reply.body
+        if not isinstance(body, dict) or body.get("kind") == "Status":
+            return shape(reply)
+        containers = body["spec"]["template"]["spec"]["containers"]
+        return {
+            "status": reply.status,
+            "containers": [
+                (
+                    c["name"],
+                    c.get("image"),
+                    [e["name"] for e in c.get("env") or []],
+                    [p["containerPort"] for p in c.get("ports") or []],
+                )
+                for c in containers
+            ],
+            "owners": sorted(
+                (m["manager"], m["operation"]) for m in body["metadata"]["managedFields"]
+            ),
+        }
+
+    def apply(manager: str, containers: list[dict[str, Any]]) -> Any:
+        body = deployment(containers)
+        return seen(
+            t.request("PATCH", f"{base}/d?fieldManager={manager}", body, headers=apply_type)
+        )
+
+    def patch(body: Any) -> Any:
+        return seen(t.request("PATCH", f"{base}/d?fieldManager=c", body, headers=strategic))
+
+    app = {"name": "app", "image": "app:1", "env": [{"name": "A", "value": "1"}]}
+    app["ports"] = [{"containerPort": 80}]
+    sidecar = {"name": "sidecar", "image": "side:1"}
+    in_template = {"spec": {"template": {"spec": {"containers": []}}}}
+
+    def containers_patch(containers: list[dict[str, Any]]) -> Any:
+        body = copy.deepcopy(in_template)
+        body["spec"]["template"]["spec"]["containers"] = containers
+        return body
+
+    return {
+        "a applies app": apply("a", [app]),
+        "b applies a sidecar": apply("b", [sidecar]),
+        "b applies app's image": apply("b", [sidecar, {"name": "app", "image": "app:2"}]),
+        "a strategic patch of app": patch(
+            containers_patch([{"name": "app", "image": "app:3", "env": [{"name": "B"}]}])
+        ),
+        "a strategic patch deleting the sidecar": patch(
+            containers_patch([{"name": "sidecar", "$patch": "delete"}])
+        ),
+        "a applies app again": apply("a", [dict(app, env=[])]),
+    }
 
 
 # --- the servers ----------------------------------------------------------------------------------

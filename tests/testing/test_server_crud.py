@@ -539,3 +539,55 @@ def test_server_side_apply_owns_fields_conflicts_unless_forced_and_removes_what_
         ("m1", "Apply"),
         ("m2", "Apply"),
     ]
+
+
+def test_a_built_in_kinds_keyed_lists_merge_by_key_in_apply_and_strategic_patch(
+    local_api_server: LocalApiServer,
+) -> None:
+    """As kube-apiserver (tests/e2e/test_fake_matches_real.py, built_in_lists_merged_by_key):
+    a pod template's containers merge by name, so two managers' containers stand side by
+    side, one container's image is its manager's (409 to another), and a strategic merge
+    patch naming one container changes only the fields it names."""
+    from kubeinformers.generated.apps.v1 import Deployment
+    from kubeinformers.runtime.client.typed import Client
+
+    server = local_api_server
+    typed = Client(server.api_client())
+    path = "/apis/apps/v1/namespaces/default/deployments/d"
+
+    def deployment(*containers: dict[str, Any]) -> dict[str, Any]:
+        labels = {"app": "d"}
+        template = {"metadata": {"labels": labels}, "spec": {"containers": list(containers)}}
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "d", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": labels}, "template": template},
+        }
+
+    def apply(manager: str, *containers: dict[str, Any]) -> tuple[int, Any]:
+        status, _, body = request(
+            server,
+            "PATCH",
+            f"{path}?fieldManager={manager}",
+            deployment(*containers),
+            {"Content-Type": "application/apply-patch+yaml"},
+        )
+        return status, body
+
+    app = {"name": "app", "image": "app:1", "env": [{"name": "A", "value": "1"}]}
+    assert apply("a", app)[0] == 201
+    assert apply("b", {"name": "sidecar", "image": "side:1"})[0] == 200
+    status, body = apply("b", {"name": "app", "image": "app:2"})
+    assert status == 409 and 'containers[name="app"].image' in body["message"]
+    patched = typed.patch(
+        Deployment,
+        "d",
+        {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "app:3"}]}}}},
+        namespace="default",
+        patch_type="strategic",
+    )
+    assert patched.spec is not None and patched.spec.template.spec is not None
+    containers = patched.spec.template.spec.containers
+    assert [(c.name, c.image) for c in containers] == [("app", "app:3"), ("sidecar", "side:1")]
+    assert [e.name for e in containers[0].env or []] == ["A"]  # kept: the patch did not name it

@@ -18,6 +18,7 @@ from typing import Any
 from kubeinformers.runtime.api.resource import APIResource
 from kubeinformers.testing.apiserver import ownership
 from kubeinformers.testing.apiserver.errors import api_error, conflict, invalid
+from kubeinformers.testing.apiserver.merging import builtin_schema
 from kubeinformers.testing.apiserver.schema import validate_schema
 from kubeinformers.testing.apiserver.structural import FieldValidation, prune_and_default
 
@@ -184,6 +185,12 @@ def managed_fields(
     ]
 
 
+def merged_lists(res: APIResource, schema: ObjDict | None) -> ObjDict | None:
+    """What says how the lists of `res` merge: a custom resource's schema, or a built-in
+    kind's keyed lists (`merging`); None when none is merged by key."""
+    return schema if schema is not None else builtin_schema(res.group, res.version, res.kind)
+
+
 def generate_suffix() -> str:
     alphabet = "bcdfghjklmnpqrstvwxz2456789"
     return "".join(secrets.choice(alphabet) for _ in range(5))
@@ -261,11 +268,12 @@ def prepare_create(
         meta["generation"] = 1
     _kind_defaults(res, out)
     owned = out if operation == "Update" else dict(sent, metadata=meta)
-    if schema is None:  # a built-in kind: every list owned whole (the quick way)
+    lists = merged_lists(res, schema)
+    if lists is None:  # no list merged by key: the quick way
         meta["managedFields"] = managed_fields(owned, manager, operation, has_status)
-    else:  # a custom resource: its lists as its schema merges them
+    else:  # its lists as the server merges them
         meta["managedFields"] = ownership.created(
-            owned, manager, operation, res.api_version, now_rfc3339(), has_status, schema
+            owned, manager, operation, res.api_version, now_rfc3339(), has_status, lists
         )
     if not meta["managedFields"]:
         del meta["managedFields"]
@@ -437,7 +445,14 @@ def prepare_update(
         return None  # an apply that changes no value but who owns one is a write
     if managed is None:
         managed = ownership.updated(
-            old, out, manager, res.api_version, now_rfc3339(), subresource, has_status, schema
+            old,
+            out,
+            manager,
+            res.api_version,
+            now_rfc3339(),
+            subresource,
+            has_status,
+            merged_lists(res, schema),
         )
     out["metadata"] = dict(out["metadata"], managedFields=managed)
     if not managed:

@@ -9,11 +9,10 @@ create, a PUT, a patch that is not an apply) owns what it changed, a map it crea
 (FieldsV1's "."), and takes it from the others; a field removed leaves every set. Entries are
 kept per manager, operation and subresource, sorted as the server sorts them.
 
-A custom resource's lists merge as its schema says: `x-kubernetes-list-type: map` item by
-item (by its `x-kubernetes-list-map-keys`), `set` by value, anything else whole (atomic), as
-on the server. Not as the server: a built-in kind's lists are all owned whole, where the
-server merges some item by item (a pod's containers, by name): two managers applying
-different items of one such list conflict here.
+Lists merge as the schema given says (a custom resource's, or a built-in kind's keyed lists
+from `merging`): `x-kubernetes-list-type: map` item by item (by its
+`x-kubernetes-list-map-keys`), `set` by value, anything else whole (atomic), as on the
+server. Not as the server: a built-in kind's sets (finalizers) are owned whole.
 """
 
 from __future__ import annotations
@@ -228,9 +227,12 @@ def _rendered(
     """The entries as managedFields: each keeps the fields `obj` still has; empty ones go;
     sorted as the server sorts them (operation, time, manager, subresource)."""
     kept = []
+    present: dict[str, set[Path]] = {}  # the fields of each subresource's part, found once
     for entry in entries:
-        present = _members(_scope(obj, entry.subresource, has_status), schema)
-        entry.fields &= present.keys()
+        where = entry.subresource
+        if where not in present:
+            present[where] = set(_members(_scope(obj, where, has_status), schema))
+        entry.fields &= present[where]
         if entry.fields:
             kept.append(entry)
     kept.sort(key=lambda e: (e.operation, e.time, e.manager, e.subresource))
@@ -247,11 +249,64 @@ def created(
     schema: ObjDict | None,
 ) -> list[ObjDict]:
     """The managedFields of an object a create made (`obj`: for an "Apply", what it set):
-    an update owns every field, an apply what it set."""
-    members = _members(_scope(obj, "", has_status), schema)
-    fields = set(members) if operation == "Update" else _applied(members)
-    entry = _Entry(manager, operation, api_version, now, "", fields)
-    return [entry.render()] if fields else []
+    an update owns every field (a map with fields itself too, "."), an apply what it set.
+    Written straight from the object (a create is the test server's most frequent write)."""
+    scope = _scope(obj, "", has_status)
+    meta = scope.pop("metadata", None)
+    dots = operation == "Update"
+    fields = _owned(scope, schema, dots)
+    if meta:  # always there: not owned itself, only its fields
+        fields["f:metadata"] = _owned(meta, _child(schema, "metadata"), dots)
+    if not fields:
+        return []
+    entry = _Entry(manager, operation, api_version, now, "", set())
+    rendered = entry.render()
+    rendered["fieldsV1"] = dict(sorted(fields.items()))
+    return [rendered]
+
+
+def _owned(value: ObjDict, schema: ObjDict | None, dots: bool) -> ObjDict:
+    """The FieldsV1 of owning every field of the map `value`, keys sorted."""
+    if not schema:  # no list below merged item by item: the quick way
+        return _owned_plainly(value, dots)
+    out: ObjDict = {}
+    for key in sorted(value):
+        child = value[key]
+        sub = _child(schema, key)
+        if isinstance(child, dict):
+            node = _owned(child, sub, dots)
+            out[f"f:{key}"] = {".": {}, **node} if node and dots else node
+        elif isinstance(child, list) and _list_type(sub)[0] != "atomic":
+            out[f"f:{key}"] = _owned_items(child, sub, dots)
+        else:
+            out[f"f:{key}"] = {}
+    return out
+
+
+def _owned_plainly(value: ObjDict, dots: bool) -> ObjDict:
+    # Recursing only into maps (no call per value) halves a pod's create.
+    return {
+        f"f:{k}": (
+            ({".": {}, **_owned_plainly(x, dots)} if dots else _owned_plainly(x, dots)) if x else {}
+        )
+        if isinstance(x, dict)
+        else {}
+        for k, x in sorted(value.items())
+    }
+
+
+def _owned_items(items: list[Any], schema: ObjDict | None, dots: bool) -> ObjDict:
+    kind, keys = _list_type(schema)
+    item_schema = (schema or {}).get("items")
+    out: ObjDict = {}
+    for item in items:
+        if kind == "set":
+            out["v:" + json.dumps(item, separators=(",", ":"))] = {}
+            continue
+        key = _item_key(item, keys)
+        if key is not None:  # an item is owned itself, with its fields
+            out[key] = {".": {}, **_owned(item, item_schema, dots)}
+    return dict(sorted(out.items()))
 
 
 def updated(

@@ -18,6 +18,7 @@ import yaml
 from kubeinformers.testing.apiserver import errors, ownership
 from kubeinformers.testing.apiserver import objects as objs
 from kubeinformers.testing.apiserver.errors import ApiError, ObjDict, api_error
+from kubeinformers.testing.apiserver.merging import strategic_merge
 from kubeinformers.testing.apiserver.registry import Registry, Served, served_from_crd
 from kubeinformers.testing.apiserver.schema import json_patch, merge_patch
 from kubeinformers.testing.apiserver.store import CLOSE_CLEAN, Store
@@ -164,7 +165,7 @@ def update(
                 objs.now_rfc3339(),
                 subresource,
                 served.status_subresource,
-                served.schema,
+                objs.merged_lists(served.api, served.schema),
             )
             if rv and rv != old["metadata"]["resourceVersion"]:  # after its conflicts
                 raise errors.conflict(served.api, name)  # a precondition, as in an update
@@ -256,7 +257,11 @@ def patch(
         ):
             if not isinstance(doc, dict):
                 raise api_error(400, "BadRequest", "patch body must be a JSON object")
-            new = merge_patch(old, doc)
+            lists = objs.merged_lists(served.api, served.schema)
+            if kind == "application/strategic-merge-patch+json" and lists is not None:
+                new = strategic_merge(old, doc, lists)  # its keyed lists merged by key
+            else:
+                new = merge_patch(old, doc)
         else:
             raise api_error(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
         if validation is not None:
