@@ -1101,7 +1101,7 @@ THINGS = "/apis/structural.example.com/v1/namespaces/{ns}/things"
 
 @case
 def custom_resources_pruned_and_defaulted(t: Target) -> Any:
-    """What the server stores of a custom resource: fields its schema does not specify
+    """M17: what the server stores of a custom resource: fields its schema does not specify
     dropped (but where it preserves unknown fields; an embedded resource's metadata keeps
     ObjectMeta's), a null it does not allow dropped or defaulted, defaults filled in (in
     defaulted objects, list items, map values); status dropped on create (a status
@@ -1203,7 +1203,7 @@ def custom_resources_pruned_and_defaulted(t: Target) -> Any:
 
 @case
 def server_side_apply(t: Target) -> Any:
-    """Server-side apply and field ownership: an apply creates (201, its fields its own), a
+    """M18: server-side apply and field ownership: an apply creates (201, its fields its own), a
     field another manager owns is a 409 naming them (an update's manager "using v1") unless
     forced, an equal value is shared, what an apply no longer sets is removed unless another
     manager owns it, an update takes what it changed; fieldManager is required; an apply
@@ -1337,7 +1337,7 @@ def server_side_apply(t: Target) -> Any:
 
 @case
 def built_in_lists_merged_by_key(t: Target) -> Any:
-    """A Deployment's containers (and their env) merged by name, as the built-ins' schemas
+    """M18, H36: a Deployment's containers (and their env) merged by name, as the built-ins' schemas
     say: two managers' containers side by side, a conflict on one container's image, a
     strategic merge patch that names one container and adds an env var (the patch's items
     first), one that deletes a container, and the apply that then conflicts."""

@@ -331,7 +331,7 @@ def test_m15_a_certificate_request_is_approved_as_on_the_real_server(
     approve_and_deny(Client(local_api_server.api_client()), "local")
 
 
-def test_a_custom_resource_is_stored_pruned_and_defaulted_as_the_real_server_does(
+def test_m17_a_custom_resource_is_stored_pruned_and_defaulted_as_the_real_server_does(
     server: LocalApiServer,
 ) -> None:
     """As kube-apiserver (tests/e2e/test_fake_matches_real.py compares the two): the fields
@@ -501,7 +501,7 @@ def test_m16_field_validation_strict_refuses_unknown_fields_warn_logs_them_ignor
     assert typed.get(Widget, "w", namespace="default").spec == unchanged.spec
 
 
-def test_server_side_apply_owns_fields_conflicts_unless_forced_and_removes_what_it_drops(
+def test_m18_server_side_apply_owns_fields_conflicts_unless_forced_and_removes_what_it_drops(
     server: LocalApiServer,
 ) -> None:
     """As kube-apiserver (tests/e2e/test_fake_matches_real.py, server_side_apply): an apply
@@ -541,7 +541,7 @@ def test_server_side_apply_owns_fields_conflicts_unless_forced_and_removes_what_
     ]
 
 
-def test_a_built_in_kinds_keyed_lists_merge_by_key_in_apply_and_strategic_patch(
+def test_m18_h36_a_built_in_kinds_keyed_lists_merge_by_key_in_apply_and_strategic_patch(
     local_api_server: LocalApiServer,
 ) -> None:
     """As kube-apiserver (tests/e2e/test_fake_matches_real.py, built_in_lists_merged_by_key):
