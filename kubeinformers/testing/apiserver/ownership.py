@@ -383,7 +383,8 @@ def apply(
     kept_by_others = set().union(*(e.fields for e in others)) if others else set()
     gone = mine.fields - owned - kept_by_others
     for path in sorted(gone, key=len, reverse=True):
-        _remove(out, path, kept_by_others)
+        if not any(kept[: len(path)] == path for kept in kept_by_others):  # none inside it
+            _remove(out, path, kept_by_others)
     _merge(out, config, schema)
     mine.fields = owned
     mine.api_version = api_version
