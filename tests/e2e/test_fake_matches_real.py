@@ -1229,15 +1229,19 @@ def server_side_apply(t: Target) -> Any:
         body = reply.body
         if not isinstance(body, dict) or body.get("kind") == "Status":
             return shape(reply)
-        owners = [
+        # Sorted here: the server sorts entries by the second of their time, and two
+        # requests fall in one second or two as the machine goes.
+        owners = sorted(
             (
-                entry.get("manager"),
-                entry.get("operation"),
-                entry.get("subresource"),
-                entry.get("fieldsV1") if entry.get("operation") == "Apply" else None,
-            )
-            for entry in body["metadata"].get("managedFields") or []
-        ]
+                (
+                    entry.get("manager"),
+                    entry.get("operation"),
+                    entry.get("subresource") or "",
+                    json.dumps(entry.get("fieldsV1")) if entry.get("operation") == "Apply" else "",
+                )
+                for entry in body["metadata"].get("managedFields") or []
+            ),
+        )
         return {
             "status": reply.status,
             "data": body.get("data"),
