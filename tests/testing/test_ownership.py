@@ -41,3 +41,45 @@ def test_m18_an_apply_that_changes_no_value_has_no_time_and_comes_first() -> Non
     assert (first["manager"], "time" in first) == ("b", False)
     assert (second["manager"], second["time"]) == ("a", "2026-01-01T00:00:01Z")
     assert first["fieldsV1"] == second["fieldsV1"] == {"f:data": {"f:k": {}}}
+
+
+_PORTS = {
+    "properties": {
+        "spec": {
+            "properties": {
+                "ports": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["name"],
+                    "items": {"properties": {"name": {}, "port": {}}},
+                }
+            }
+        }
+    }
+}
+
+
+def test_m18_an_item_no_longer_applied_goes_whole_and_one_another_manager_holds_keeps_its_key() -> (
+    None
+):
+    def thing(*ports: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": "x/v1",
+            "kind": "T",
+            "metadata": {"name": "t"},
+            "spec": {"ports": list(ports)},
+        }
+
+    def apply(live: dict[str, Any], manager: str, config: dict[str, Any]) -> dict[str, Any]:
+        out, managed = ownership.apply(
+            live, config, manager, False, "x/v1", "2026-01-01T00:00:01Z", "", False, _PORTS
+        )
+        out["metadata"]["managedFields"] = managed
+        return out
+
+    http, metrics = {"name": "http", "port": 80}, {"name": "metrics", "port": 9090}
+    live = apply({"metadata": {"name": "t"}}, "a", thing(http, metrics))
+    assert apply(live, "a", thing(metrics))["spec"]["ports"] == [metrics]  # http gone whole
+    # b also sets http's port (the same value): http stays, with its key, when a drops it.
+    shared = apply(live, "b", thing({"name": "http", "port": 80}))
+    assert apply(shared, "a", thing(metrics))["spec"]["ports"] == [http, metrics]

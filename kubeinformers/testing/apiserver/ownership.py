@@ -381,16 +381,26 @@ def apply(
         entry.fields.discard(path)
     out = copy.deepcopy(live)
     kept_by_others = set().union(*(e.fields for e in others)) if others else set()
-    gone = mine.fields - owned - kept_by_others
-    for path in sorted(gone, key=len, reverse=True):
+    removed: list[Path] = []
+    for path in sorted(mine.fields - owned - kept_by_others, key=len):  # the outermost first
+        if any(path[: len(done)] == done for done in removed) or _is_item_key(path):
+            continue  # gone with what holds it; or an item's key, which stays as long as it
         if not any(kept[: len(path)] == path for kept in kept_by_others):  # none inside it
             _remove(out, path, kept_by_others)
+            removed.append(path)
     _merge(out, config, schema)
     mine.fields = owned
     mine.api_version = api_version
     if _values(out) != _values(live):  # the time says when a manager last changed a value
         mine.time = now
     return out, _rendered(entries, out, has_status, schema)
+
+
+def _is_item_key(path: Path) -> bool:
+    """Whether `path` is a key field of a list item (`...k:{"name":"x"}`, `f:name`)."""
+    if len(path) < 2 or not path[-2].startswith("k:") or not path[-1].startswith("f:"):
+        return False
+    return path[-1][2:] in json.loads(path[-2][2:])
 
 
 def _values(obj: ObjDict) -> ObjDict:
