@@ -44,12 +44,14 @@ differed, the fake was fixed (kubeinformers/testing/_server_*.py).
 | write_errors | 409 AlreadyExists; 409 Conflict on a stale-RV update; 422 Invalid with causes (bad name, pod without containers); 400 undecodable body; 400 namespace mismatch; 415 patch type; 409 delete precondition |
 | custom_resources | a CRD's resource: paging, RV 0 (empty continue in the unstructured list), watch-list, a watch from before the CRD existed (ERROR 410 Expired in the stream), text/plain 404 for an unknown version of the CRD's group, 422 schema causes (as a set), required field |
 | built_in_lists_merged_by_key | a Deployment's containers and their env merged by name in server-side apply (two managers side by side, a conflict on one container's image) and in strategic merge patches (a container named, an env var added: the patch's items first; a container deleted with `$patch: delete`) |
+| dry_run | `dryRun=All` on create, update, merge patch, apply, delete: what would be stored (no resourceVersion for a create), nothing stored, no version passed; AlreadyExists still; `dryRun=Yes` a 422 on CreateOptions |
 | server_side_apply | an apply creates (201) and owns its fields; another manager's field: 409 naming it (an update's manager "using v1"), one conflict or several, unless forced; an equal value is shared; what an apply drops is removed unless another manager owns it; an update takes what it changed; fieldManager required; an apply through `status` is that subresource's, and the main resource's ignores status |
 | custom_resources_pruned_and_defaulted | what is stored of a custom resource (create, status, update, merge patch): unknown fields pruned (kept under x-kubernetes-preserve-unknown-fields; an embedded resource's metadata keeps ObjectMeta's fields), nulls dropped or defaulted, defaults in defaulted objects, list items and map values; status dropped on create; the `unknown field` warnings (one Warning header each), `fieldValidation=Strict` (400, nothing written) and `Ignore`; an embedded resource without apiVersion (422); a Strict patch (422 on `patch`); an apply of an undeclared field (500, whatever fieldValidation) |
 | test_expired_versions_after_restart_and_compaction | after an API server restart: watch from an older RV is an ERROR 410 Expired in a 200 stream, lists at Exact old RV and old continue tokens still work; after etcd compaction: the continue token is 410 Expired with a new inconsistent continue token (which works), Exact old RV 410 Expired, NotOlderThan old RV 200 |
 
 Differences found and fixed in the fake: 405 for POST to an object / PUT or PATCH to a
-collection / other verbs on /status / verbs a resource does not serve; JSON 404 (not
+collection / other verbs on /status / verbs a resource does not serve; dry runs (they were
+refused with a 400); JSON 404 (not
 text/plain) for an unknown version of a built-in group; bookmarks only once the resource's
 watch-cache version is past the watch's position, carrying that version (the fake sent them at
 the global version on quiet resources); a restart restarts the watch cache (older watches 410)
@@ -1414,6 +1416,69 @@ def built_in_lists_merged_by_key(t: Target) -> Any:
         ),
         "a applies app again": apply("a", [dict(app, env=[])]),
     }
+
+
+@case
+def dry_run(t: Target) -> Any:
+    """M19: `dryRun=All` answers what each write would store (a created object without a
+    resourceVersion, an updated, patched or applied one with the one it has) and stores
+    nothing (a watch replayed from before them hears only the real create); the write's errors
+    still come (AlreadyExists); a value other than All is a 422 on the options."""
+    ns, _ = t.namespace("dry", configmaps=0)
+    base = CM.format(ns=ns)
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}}
+
+    def seen(reply: Reply) -> Any:
+        body = reply.body
+        if not isinstance(body, dict) or body.get("kind") in ("Status", None):
+            return shape(reply)
+        meta = body.get("metadata") or {}
+        return {
+            "status": reply.status,
+            "data": body.get("data"),
+            "uid": bool(meta.get("uid")),
+            "resourceVersion": meta.get("resourceVersion") is not None,
+            "owners": sorted(
+                (m["manager"], m["operation"]) for m in meta.get("managedFields") or []
+            ),
+        }
+
+    merge = {"Content-Type": "application/merge-patch+json"}
+    apply_type = {"Content-Type": "application/apply-patch+yaml"}
+    before = t.list_rv(base)
+    steps = {"dry create": seen(t.request("POST", f"{base}?dryRun=All&fieldManager=m", cm))}
+    steps["get after it"] = shape(t.request("GET", f"{base}/c"))
+    created = t.request("POST", f"{base}?fieldManager=m", cm)
+    steps["create"] = seen(created)
+    version = created.body["metadata"]["resourceVersion"]
+    update = dict(cm, data={"a": "2"})
+    steps["dry update"] = seen(t.request("PUT", f"{base}/c?dryRun=All&fieldManager=m", update))
+    patch = {"data": {"b": "3"}}
+    steps["dry patch"] = seen(
+        t.request("PATCH", f"{base}/c?dryRun=All&fieldManager=p", patch, headers=merge)
+    )
+    applied = dict(cm, data={"z": "9"})
+    steps["dry apply"] = seen(
+        t.request("PATCH", f"{base}/c?dryRun=All&fieldManager=ap", applied, headers=apply_type)
+    )
+    steps["dry delete"] = shape(t.request("DELETE", f"{base}/c?dryRun=All"))
+    after = t.request("GET", f"{base}/c")
+    steps["unchanged after them"] = (
+        seen(after),
+        after.body["metadata"]["resourceVersion"] == version,
+    )
+    steps["dry create of one that exists"] = shape(t.request("POST", f"{base}?dryRun=All", cm))
+    steps["dryRun=Yes"] = shape(
+        t.request("POST", f"{base}?dryRun=Yes", dict(cm, metadata={"name": "x"}))
+    )
+    # Replayed from before the first dry run: the real create is the only event.
+    replay = t.watch(f"{base}?watch=1&resourceVersion={before}", until=lambda events: bool(events))
+    steps["what a watch heard"] = [
+        (e["type"], e["object"]["metadata"]["name"])
+        for e in replay.events
+        if e["type"] != "BOOKMARK"
+    ]
+    return steps
 
 
 # --- the servers ----------------------------------------------------------------------------------

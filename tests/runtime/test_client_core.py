@@ -319,20 +319,33 @@ def test_m4_retry_on_conflict_retries_conflicts_only_and_gives_up_after_its_step
     assert len(calls) == 1
 
 
-def test_m7_local_api_server_refuses_a_dry_run_instead_of_writing() -> None:
+def test_m19_local_api_server_answers_a_dry_run_as_the_server_and_keeps_nothing() -> None:
+    """A dry run goes through the whole write and answers what it would store (a created
+    object without a resourceVersion, an updated one with the one it has), as kube-apiserver
+    does (tests/e2e/test_fake_matches_real.py, dry_run); nothing is stored and no version
+    passes, so no watch hears of it."""
     from kubeinformers.testing.local_api_server import LocalApiServer
 
     with LocalApiServer() as server:
         client = Client(server.api_client())
-        cm = ConfigMap(metadata=ObjectMeta(name="dry", namespace="default"))
-        with pytest.raises(BadRequest, match="dryRun"):
-            client.create(cm, dry_run=True)
+        cm = ConfigMap(metadata=ObjectMeta(name="dry", namespace="default"), data={"a": "1"})
+        version = server.resource_version
+        would = client.create(cm, dry_run=True)
+        assert would.metadata is not None and would.metadata.uid
+        assert would.metadata.resource_version is None and would.data == {"a": "1"}
         with pytest.raises(NotFound):
             client.get(ConfigMap, "dry", namespace="default")
-        client.create(cm)
-        with pytest.raises(BadRequest):
-            client.delete(ConfigMap, "dry", namespace="default", dry_run=True)
-        assert client.get(ConfigMap, "dry", namespace="default").metadata is not None
+        assert server.resource_version == version
+        created = client.create(cm)
+        assert created.metadata is not None
+        changed = created.model_copy(update={"data": {"a": "2"}})
+        updated = client.update(changed, dry_run=True)
+        assert updated.data == {"a": "2"} and updated.metadata is not None
+        assert updated.metadata.resource_version == created.metadata.resource_version
+        client.delete(ConfigMap, "dry", namespace="default", dry_run=True)
+        kept = client.get(ConfigMap, "dry", namespace="default")
+        assert kept.data == {"a": "1"} and kept.metadata is not None
+        assert kept.metadata.resource_version == created.metadata.resource_version
 
 
 def _drifted_widget(rv: str) -> bytes:
@@ -1036,3 +1049,24 @@ def test_m14_local_api_server_evicts_pods_and_issues_tokens_it_then_takes() -> N
         me = Client(ApiClient(config)).create(SelfSubjectReview())
         assert me.status is not None and me.status.user_info is not None
         assert me.status.user_info.username == "system:serviceaccount:default:robot"
+
+
+def test_m19_the_factory_client_waits_for_no_cache_after_a_dry_run() -> None:
+    """A dry run stores nothing, so no watch event comes: the read-your-writes client returns
+    its answer at once instead of waiting for the cache (which would time out)."""
+    from kubeinformers.generated.informers import SharedInformerFactory
+    from kubeinformers.testing.local_api_server import LocalApiServer
+
+    with LocalApiServer() as server, SharedInformerFactory(server.api_client()) as factory:
+        config_maps = factory.core().v1().config_maps()
+        config_maps.informer()
+        factory.start()
+        factory.wait_for_cache_sync_or_raise(timeout=30)
+        client = factory.client(read_your_writes_timeout=1.0)
+        cm = ConfigMap(metadata=ObjectMeta(name="dry", namespace="default"), data={"a": "1"})
+        would = client.create(cm, dry_run=True)  # no ReadYourWritesTimeout
+        assert would.data == {"a": "1"}
+        assert config_maps.lister().config_maps("default").list() == []
+        created = client.create(cm)  # a real write: the cache has it when create returns
+        assert created.metadata is not None
+        assert config_maps.lister().config_maps("default").get("dry").data == {"a": "1"}

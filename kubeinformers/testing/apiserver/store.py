@@ -110,6 +110,8 @@ def object_key(obj: Mapping[str, Any]) -> str:
 class Store:
     """All objects of all resources, one resourceVersion counter, the event history."""
 
+    dry = False  # a dry run writes to `dry_run.DryRunStore` instead
+
     def __init__(self, history_size: int = 10_000) -> None:
         self.lock = threading.RLock()
         self.advanced = threading.Condition(self.lock)

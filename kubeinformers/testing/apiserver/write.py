@@ -17,11 +17,12 @@ import yaml
 
 from kubeinformers.testing.apiserver import errors, ownership
 from kubeinformers.testing.apiserver import objects as objs
+from kubeinformers.testing.apiserver.dry_run import WriteTarget
 from kubeinformers.testing.apiserver.errors import ApiError, ObjDict, api_error
 from kubeinformers.testing.apiserver.merging import strategic_merge
 from kubeinformers.testing.apiserver.registry import Registry, Served, served_from_crd
 from kubeinformers.testing.apiserver.schema import json_patch, merge_patch
-from kubeinformers.testing.apiserver.store import CLOSE_CLEAN, Store
+from kubeinformers.testing.apiserver.store import CLOSE_CLEAN
 from kubeinformers.testing.apiserver.structural import FieldValidation, prune_and_default
 
 _CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
@@ -46,7 +47,7 @@ def _body_dict(body: Any, served: Served) -> ObjDict:
     return body
 
 
-def get(store: Store, served: Served, ns: str | None, name: str) -> ObjDict:
+def get(store: WriteTarget, served: Served, ns: str | None, name: str) -> ObjDict:
     obj = store.get(served.skey, _key(ns if served.api.namespaced else None, name))
     if obj is None:
         raise errors.not_found(served.api, name)
@@ -54,7 +55,7 @@ def get(store: Store, served: Served, ns: str | None, name: str) -> ObjDict:
 
 
 def create(
-    store: Store,
+    store: WriteTarget,
     registry: Registry,
     served: Served,
     ns: str | None,
@@ -102,12 +103,12 @@ def create(
         if store.get(served.skey, _key(ns, obj["metadata"]["name"])) is not None:
             raise errors.already_exists(served.api, obj["metadata"]["name"])
         stored = store.write(served.skey, obj, "ADDED")
-        if served.skey == _CRD_KEY:
+        if served.skey == _CRD_KEY and not store.dry:  # a dry run serves nothing new
             _register_crd(store, registry, stored)
     return stored
 
 
-def _register_crd(store: Store, registry: Registry, crd: ObjDict) -> None:
+def _register_crd(store: WriteTarget, registry: Registry, crd: ObjDict) -> None:
     """Serve the CRD's versions and write the Established status, as the controllers do."""
     spec = crd.get("spec") or {}
     served_now = objs.crd_resources(crd)
@@ -124,7 +125,7 @@ def _register_crd(store: Store, registry: Registry, crd: ObjDict) -> None:
 
 
 def update(
-    store: Store,
+    store: WriteTarget,
     registry: Registry,
     served: Served,
     ns: str | None,
@@ -189,13 +190,13 @@ def update(
         if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
             return _remove(store, registry, served, new)
         stored = store.write(served.skey, new, "MODIFIED")
-        if served.skey == _CRD_KEY:
+        if served.skey == _CRD_KEY and not store.dry:  # a dry run serves nothing new
             _register_crd(store, registry, stored)
         return stored
 
 
 def patch(
-    store: Store,
+    store: WriteTarget,
     registry: Registry,
     served: Served,
     ns: str | None,
@@ -271,17 +272,17 @@ def patch(
         )
 
 
-def _remove(store: Store, registry: Registry, served: Served, final: ObjDict) -> ObjDict:
+def _remove(store: WriteTarget, registry: Registry, served: Served, final: ObjDict) -> ObjDict:
     """Delete for good, the DELETED event carrying `final` (the update that ended it)."""
     key = _key(final["metadata"].get("namespace"), final["metadata"]["name"])
     gone = store.remove(served.skey, key, final=final)
     assert gone is not None
-    if served.skey == _CRD_KEY:
+    if served.skey == _CRD_KEY and not store.dry:  # a dry run serves nothing new
         _drop_crd(store, registry, gone)
     return gone
 
 
-def _drop_crd(store: Store, registry: Registry, crd: ObjDict) -> None:
+def _drop_crd(store: WriteTarget, registry: Registry, crd: ObjDict) -> None:
     spec = crd.get("spec") or {}
     skey = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
     store.drop_resource(skey)
@@ -290,7 +291,7 @@ def _drop_crd(store: Store, registry: Registry, crd: ObjDict) -> None:
 
 
 def delete(
-    store: Store,
+    store: WriteTarget,
     registry: Registry,
     served: Served,
     ns: str | None,
@@ -335,7 +336,7 @@ def delete(
             return 200, shown
         gone = store.remove(served.skey, _key(ns, name))
         assert gone is not None
-        if served.skey == _CRD_KEY:
+        if served.skey == _CRD_KEY and not store.dry:  # a dry run serves nothing new
             _drop_crd(store, registry, gone)
     if served.custom or served.skey in objs.RETURNS_DELETED_OBJECT or served.skey == _CRD_KEY:
         return 200, gone
@@ -359,14 +360,14 @@ def _terminating(obj: ObjDict, custom: bool) -> ObjDict:
     return objs.order_object(dict(obj, metadata=meta), custom)
 
 
-def _empty_namespace(store: Store, namespace: str) -> None:
+def _empty_namespace(store: WriteTarget, namespace: str) -> None:
     for skey, obj in store.all_items(store.resources()):
         if obj["metadata"].get("namespace") == namespace:
             store.remove(skey, f"{namespace}/{obj['metadata']['name']}")
 
 
 def delete_collection(
-    store: Store,
+    store: WriteTarget,
     registry: Registry,
     served: Served,
     ns: str | None,
