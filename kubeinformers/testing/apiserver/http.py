@@ -350,8 +350,9 @@ class Handler(WatchStreamHandler):
             )
         elif verb == "deletecollection":
             labels, fields, _ = api.selectors(served, query)
+            target = dry_run_of(store, query.get("dryRun"), _DRY_RUN_OPTIONS["delete"])
             gone = write.delete_collection(
-                store,
+                target,
                 reg,
                 served,
                 ns,
@@ -512,6 +513,7 @@ _DRY_RUN_OPTIONS = {
     "update": "UpdateOptions",
     "patch": "PatchOptions",
     "delete": "DeleteOptions",
+    "deletecollection": "DeleteOptions",
 }
 
 
@@ -520,8 +522,7 @@ def _no_dry_run() -> ApiError:
     return api_error(
         400,
         "BadRequest",
-        "LocalApiServer does not implement dryRun here (an eviction, a delete of a collection): "
-        "test it against RealApiServer",
+        "LocalApiServer does not implement dryRun for an eviction: test it against RealApiServer",
     )
 
 
