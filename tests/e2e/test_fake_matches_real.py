@@ -44,7 +44,7 @@ differed, the fake was fixed (kubeinformers/testing/_server_*.py).
 | write_errors | 409 AlreadyExists; 409 Conflict on a stale-RV update; 422 Invalid with causes (bad name, pod without containers); 400 undecodable body; 400 namespace mismatch; 415 patch type; 409 delete precondition |
 | custom_resources | a CRD's resource: paging, RV 0 (empty continue in the unstructured list), watch-list, a watch from before the CRD existed (ERROR 410 Expired in the stream), text/plain 404 for an unknown version of the CRD's group, 422 schema causes (as a set), required field |
 | built_in_lists_merged_by_key | a Deployment's containers and their env merged by name in server-side apply (two managers side by side, a conflict on one container's image) and in strategic merge patches (a container named, an env var added: the patch's items first; a container deleted with `$patch: delete`) |
-| dry_run | `dryRun=All` on create, update, merge patch, apply, delete, delete of a collection: what would be stored (no resourceVersion for a create), nothing stored, no version passed; AlreadyExists still; `dryRun=Yes` a 422 on CreateOptions |
+| dry_run | `dryRun=All` on create, update, merge patch, apply, delete, delete of a collection, a pod's eviction and binding: what would be stored (no resourceVersion for a create), nothing stored, no version passed; AlreadyExists still; `dryRun=Yes` a 422 on CreateOptions |
 | server_side_apply | an apply creates (201) and owns its fields; another manager's field: 409 naming it (an update's manager "using v1"), one conflict or several, unless forced; an equal value is shared; what an apply drops is removed unless another manager owns it; an update takes what it changed; fieldManager required; an apply through `status` is that subresource's, and the main resource's ignores status |
 | custom_resources_pruned_and_defaulted | what is stored of a custom resource (create, status, update, merge patch): unknown fields pruned (kept under x-kubernetes-preserve-unknown-fields; an embedded resource's metadata keeps ObjectMeta's fields), nulls dropped or defaulted, defaults in defaulted objects, list items and map values; status dropped on create; the `unknown field` warnings (one Warning header each), `fieldValidation=Strict` (400, nothing written) and `Ignore`; an embedded resource without apiVersion (422); a Strict patch (422 on `patch`); an apply of an undeclared field (500, whatever fieldValidation) |
 | test_expired_versions_after_restart_and_compaction | after an API server restart: watch from an older RV is an ERROR 410 Expired in a 200 stream, lists at Exact old RV and old continue tokens still work; after etcd compaction: the continue token is 410 Expired with a new inconsistent continue token (which works), Exact old RV 410 Expired, NotOlderThan old RV 200 |
@@ -1472,8 +1472,21 @@ def dry_run(t: Target) -> Any:
     steps["dryRun=Yes"] = shape(
         t.request("POST", f"{base}?dryRun=Yes", dict(cm, metadata={"name": "x"}))
     )
+    pods = PODS.format(ns=ns)
+    t.create(pods, pod("p"))
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p"}}
+    steps["dry eviction"] = shape(t.request("POST", f"{pods}/p/eviction?dryRun=All", eviction))
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}}
+    binding["target"] = {"kind": "Node", "name": "n1"}
+    steps["dry binding"] = shape(t.request("POST", f"{pods}/p/binding?dryRun=All", binding))
+    left = t.request("GET", f"{pods}/p").body
+    steps["the pod after them"] = (
+        left["metadata"].get("deletionTimestamp"),
+        left["spec"].get("nodeName"),
+    )
     # Replayed from before the first dry run: the real create is the only event.
     replay = t.watch(f"{base}?watch=1&resourceVersion={before}", until=lambda events: bool(events))
+    # (configmaps only: the pod's own ADDED is not this resource's)
     steps["what a watch heard"] = [
         (e["type"], e["object"]["metadata"]["name"])
         for e in replay.events

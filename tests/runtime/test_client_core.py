@@ -26,7 +26,6 @@ from kubeinformers.generated.meta.v1 import ObjectMeta
 from kubeinformers.runtime.api.errors import (
     AlreadyExists,
     ApiStatusError,
-    BadRequest,
     Conflict,
     Forbidden,
     Invalid,
@@ -1030,9 +1029,10 @@ def test_m14_local_api_server_evicts_pods_and_issues_tokens_it_then_takes() -> N
                 spec=PodSpec(containers=[Container(name="c", image="i")]),
             )
         )
-        with pytest.raises(BadRequest, match="dryRun"):  # a dry run must not evict
-            admin.create(Eviction(metadata=ObjectMeta(name="p", namespace="default")), dry_run=True)
-        assert admin.get(Pod, "p", namespace="default").metadata is not None
+        # M19: a dry run answers as the eviction would, and evicts nothing.
+        admin.create(Eviction(metadata=ObjectMeta(name="p", namespace="default")), dry_run=True)
+        kept = admin.get(Pod, "p", namespace="default")
+        assert kept.metadata is not None and kept.metadata.deletion_timestamp is None
         assert admin.create(Eviction(metadata=ObjectMeta(name="p", namespace="default")))
         with pytest.raises(NotFound):
             admin.get(Pod, "p", namespace="default")

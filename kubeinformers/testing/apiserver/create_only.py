@@ -27,11 +27,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubeinformers.testing.apiserver import write
+from kubeinformers.testing.apiserver.dry_run import WriteTarget
 from kubeinformers.testing.apiserver.errors import ObjDict, api_error
 from kubeinformers.testing.apiserver.registry import Registry, Served
 from kubeinformers.testing.apiserver.selectors import parse_label_selector
 from kubeinformers.testing.apiserver.state import ADMIN_USER, RequestInfo, ServerState, denied
-from kubeinformers.testing.apiserver.store import Store
 
 __all__ = ["answer", "anyone_may_ask", "is_create_only"]
 
@@ -77,16 +77,19 @@ def answer(
     user: str,
     body: Any,
     manager: str,
+    store: WriteTarget | None = None,
 ) -> tuple[int, ObjDict]:
-    """The HTTP code and answer of such a create."""
+    """The HTTP code and answer of such a create; `store`: where a binding or an eviction
+    writes (a dry run's, M19; the server's store by default)."""
+    target: WriteTarget = state.store if store is None else store
     if not isinstance(body, dict):
         raise api_error(400, "BadRequest", "the object to create must be a JSON object")
     namespace = info.namespace
     if info.subresource == "binding":  # pods/<name>/binding: the pod is named in the path
         body = {**body, "metadata": {**(body.get("metadata") or {}), "name": info.name}}
-        return 201, _bind(state.store, state.registry, namespace, body, manager)
+        return 201, _bind(target, state.registry, namespace, body, manager)
     if info.subresource == "eviction":
-        return 201, _evict(state.store, state.registry, namespace, info.name)
+        return 201, _evict(target, state.registry, namespace, info.name)
     if info.subresource == "token":
         return 201, _token_request(state, namespace, info.name, body)
     group, resource = served.api.group, served.api.resource
@@ -185,7 +188,7 @@ def _user_info(user: str) -> ObjDict:
 
 
 def _bind(
-    store: Store, registry: Registry, namespace: str | None, binding: ObjDict, manager: str
+    store: WriteTarget, registry: Registry, namespace: str | None, binding: ObjDict, manager: str
 ) -> ObjDict:
     """Set the pod's spec.nodeName to the binding's target, as the scheduler's bind does."""
     name = str(binding["metadata"].get("name") or "")
@@ -246,7 +249,7 @@ def _selects(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> b
     return parse_label_selector(",".join(parts))(labels)
 
 
-def _evict(store: Store, registry: Registry, namespace: str | None, name: str) -> ObjDict:
+def _evict(store: WriteTarget, registry: Registry, namespace: str | None, name: str) -> ObjDict:
     """Delete the pod unless its PodDisruptionBudget allows no disruption now (as
     kube-apiserver's eviction decides it from the budget's status)."""
     pods = registry.lookup("", "v1", "pods")
