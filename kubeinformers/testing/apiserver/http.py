@@ -335,7 +335,7 @@ class Handler(WatchStreamHandler):
         elif verb in ("create", "update", "patch"):
             checks = FieldValidation.of_query(query.get("fieldValidation"))
             try:
-                code, obj = self._write(state, served, info, query, raw, checks)
+                code, obj = self._write(state, served, info, query, raw, checks, part)
             except ApiError as err:  # the body's unknown fields are told with the error too
                 err.warnings = checks.warnings()
                 raise
@@ -379,13 +379,13 @@ class Handler(WatchStreamHandler):
         query: Mapping[str, str],
         raw: bytes,
         checks: FieldValidation,
+        part: str,
     ) -> tuple[int, ObjDict]:
-        """A create, update or patch: its status code and the object written (or that would
-        be, for a dry run)."""
+        """A create, update or patch (`part`: through a subresource of objs.PARTS): its status
+        code and the object written (or that would be, for a dry run)."""
         store = dry_run_of(state.store, query.get("dryRun"), _DRY_RUN_OPTIONS[info.verb])
         reg, ns = state.registry, info.namespace
         status_only = info.subresource == "status"
-        part = info.subresource if (*served.skey, info.subresource) in objs.PARTS else ""
         manager = self._manager(query)
         if info.verb == "create":
             return 201, write.create(store, reg, served, ns, _body(raw, served), manager, checks)

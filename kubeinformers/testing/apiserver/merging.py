@@ -22,6 +22,7 @@ import functools
 from typing import Any
 
 from kubeinformers.testing.apiserver.errors import ObjDict
+from kubeinformers.testing.apiserver.schema import child_schema
 
 __all__ = ["builtin_schema", "strategic_merge"]
 
@@ -63,15 +64,6 @@ def _expand(classes: dict[str, dict[str, list[Any]]], name: str, depth: int) -> 
     return {"properties": props}
 
 
-def _child(schema: ObjDict | None, key: str) -> ObjDict | None:
-    if not schema:
-        return None
-    found = (schema.get("properties") or {}).get(key)
-    if found is None and isinstance(schema.get("additionalProperties"), dict):
-        found = schema["additionalProperties"]
-    return found if isinstance(found, dict) else None
-
-
 def strategic_merge(target: Any, patch: Any, schema: ObjDict | None) -> Any:
     """`target` with the strategic merge `patch` applied (see the module)."""
     if not isinstance(patch, dict):
@@ -85,7 +77,7 @@ def strategic_merge(target: Any, patch: Any, schema: ObjDict | None) -> Any:
         if value is None:
             out.pop(key, None)
             continue
-        sub = _child(schema, key)
+        sub = child_schema(schema, key)
         keys = (sub or {}).get("x-kubernetes-list-map-keys")
         if keys and isinstance(value, list):
             out[key] = _merge_list(out.get(key), value, str(keys[0]), (sub or {}).get("items"))

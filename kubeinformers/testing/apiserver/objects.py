@@ -20,27 +20,14 @@ from kubeinformers.testing.apiserver import ownership
 from kubeinformers.testing.apiserver.errors import api_error, conflict, invalid
 from kubeinformers.testing.apiserver.merging import builtin_schema
 from kubeinformers.testing.apiserver.schema import validate_schema
-from kubeinformers.testing.apiserver.structural import FieldValidation, prune_and_default
+from kubeinformers.testing.apiserver.structural import (
+    OBJECT_META_FIELDS,
+    FieldValidation,
+    prune_and_default,
+)
 
 ObjDict = dict[str, Any]
 
-_META_ORDER = (
-    "name",
-    "generateName",
-    "namespace",
-    "selfLink",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "finalizers",
-    "managedFields",
-)
 _DNS1123_SUBDOMAIN = re.compile(
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 )
@@ -120,7 +107,7 @@ def order_object(obj: ObjDict, custom: bool) -> ObjDict:
     if custom:
         return _sorted(obj)  # type: ignore[no-any-return]
     meta = obj.get("metadata") or {}
-    ordered_meta = {k: meta[k] for k in _META_ORDER if k in meta}
+    ordered_meta = {k: meta[k] for k in OBJECT_META_FIELDS if k in meta}
     ordered_meta.update((k, v) for k, v in meta.items() if k not in ordered_meta)
     out: ObjDict = {
         "kind": obj.get("kind"),
@@ -137,52 +124,6 @@ def _sorted(v: Any) -> Any:
     if isinstance(v, list):
         return [_sorted(x) for x in v]
     return v
-
-
-def _fields_v1(v: ObjDict, dots: bool) -> ObjDict:
-    """The FieldsV1 of owning every field of `v`, keys sorted as the server writes them;
-    with `dots` (an update's), a map with fields is owned itself too (".")."""
-    # Recursing only into dicts (no call per leaf) halves create()'s cost for a pod.
-    return {
-        f"f:{k}": (({".": {}, **_fields_v1(x, dots)} if dots else _fields_v1(x, dots)) if x else {})
-        if isinstance(x, dict)
-        else {}
-        for k, x in sorted(v.items())
-    }
-
-
-def managed_fields(
-    obj: ObjDict, manager: str, operation: str = "Update", has_status: bool = True
-) -> list[ObjDict]:
-    """The managedFields of an object a create made: its manager owns every field (of
-    metadata, those a manager may own; status only where it is no subresource)."""
-    tracked = {
-        k: v
-        for k, v in obj.items()
-        if k not in ("kind", "apiVersion") and not (k == "status" and has_status)
-    }
-    meta = {
-        k: v
-        for k, v in (obj.get("metadata") or {}).items()
-        if k in ("labels", "annotations", "finalizers", "ownerReferences")
-    }
-    tracked.pop("metadata", None)
-    if not tracked and not meta:
-        return []
-    dots = operation == "Update"
-    fields = _fields_v1(tracked, dots)
-    if meta:  # always there: not owned itself, only its fields
-        fields["f:metadata"] = _fields_v1(meta, dots)
-    return [
-        {
-            "manager": manager,
-            "operation": operation,
-            "apiVersion": obj.get("apiVersion"),
-            "time": now_rfc3339(),
-            "fieldsType": "FieldsV1",
-            "fieldsV1": dict(sorted(fields.items())),
-        }
-    ]
 
 
 def merged_lists(res: APIResource, schema: ObjDict | None) -> ObjDict | None:
@@ -268,13 +209,15 @@ def prepare_create(
         meta["generation"] = 1
     _kind_defaults(res, out)
     owned = out if operation == "Update" else dict(sent, metadata=meta)
-    lists = merged_lists(res, schema)
-    if lists is None:  # no list merged by key: the quick way
-        meta["managedFields"] = managed_fields(owned, manager, operation, has_status)
-    else:  # its lists as the server merges them
-        meta["managedFields"] = ownership.created(
-            owned, manager, operation, res.api_version, now_rfc3339(), has_status, lists
-        )
+    meta["managedFields"] = ownership.created(
+        owned,
+        manager,
+        operation,
+        res.api_version,
+        now_rfc3339(),
+        has_status,
+        merged_lists(res, schema),
+    )
     if not meta["managedFields"]:
         del meta["managedFields"]
     return order_object(out, custom)

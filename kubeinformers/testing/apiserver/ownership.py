@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubeinformers.testing.apiserver.errors import ObjDict, api_error
+from kubeinformers.testing.apiserver.schema import child_schema
 
 __all__ = ["apply", "created", "updated"]
 
@@ -88,16 +89,6 @@ def _scope(obj: ObjDict, subresource: str, has_status: bool) -> ObjDict:
 _MAP, _LIST, _ITEM, _LEAF = "map", "list", "item", "leaf"  # what a path's node is
 
 
-def _child(schema: ObjDict | None, key: str) -> ObjDict | None:
-    if not schema:
-        return None
-    props = schema.get("properties") or {}
-    if key in props:
-        return props[key]  # type: ignore[no-any-return]
-    extra = schema.get("additionalProperties")
-    return extra if isinstance(extra, dict) else None
-
-
 def _list_type(schema: ObjDict | None) -> tuple[str, list[str]]:
     """A list's merge (its schema's `x-kubernetes-list-type`: "map" with its keys, "set", or
     "atomic", also when there is no schema: a built-in kind's)."""
@@ -123,7 +114,7 @@ def _members(value: Any, schema: ObjDict | None, prefix: Path = ()) -> dict[Path
     if isinstance(value, dict):
         for key, child in value.items():
             path = (*prefix, f"f:{key}")
-            sub = _child(schema, key)
+            sub = child_schema(schema, key)
             if isinstance(child, dict):
                 out[path] = (_MAP, child)
                 out.update(_members(child, sub, path))
@@ -256,7 +247,7 @@ def created(
     dots = operation == "Update"
     fields = _owned(scope, schema, dots)
     if meta:  # always there: not owned itself, only its fields
-        fields["f:metadata"] = _owned(meta, _child(schema, "metadata"), dots)
+        fields["f:metadata"] = _owned(meta, child_schema(schema, "metadata"), dots)
     if not fields:
         return []
     entry = _Entry(manager, operation, api_version, now, "", set())
@@ -272,7 +263,7 @@ def _owned(value: ObjDict, schema: ObjDict | None, dots: bool) -> ObjDict:
     out: ObjDict = {}
     for key in sorted(value):
         child = value[key]
-        sub = _child(schema, key)
+        sub = child_schema(schema, key)
         if isinstance(child, dict):
             node = _owned(child, sub, dots)
             out[f"f:{key}"] = {".": {}, **node} if node and dots else node
@@ -421,7 +412,7 @@ def _merge(target: ObjDict, config: ObjDict, schema: ObjDict | None) -> None:
     """Merge an apply configuration into the object: maps key by key, the lists its schema
     merges item by item (map: by its keys; set: by value), anything else replaced."""
     for key, value in config.items():
-        sub = _child(schema, key)
+        sub = child_schema(schema, key)
         current = target.get(key)
         if isinstance(value, dict) and isinstance(current, dict):
             _merge(current, value, sub)

@@ -122,6 +122,17 @@ def _type_ok(value: Any, typ: str) -> bool:
     return py is None or isinstance(value, py)
 
 
+def child_schema(schema: ObjDict | None, key: str) -> ObjDict | None:
+    """The schema of the field `key` of an object whose schema is `schema`: its property,
+    else its `additionalProperties` (a map's values); None when it says nothing of it."""
+    if not schema:
+        return None
+    found = (schema.get("properties") or {}).get(key)
+    if found is None:
+        found = schema.get("additionalProperties")
+    return found if isinstance(found, dict) else None
+
+
 def validate_schema(obj: ObjDict, schema: ObjDict) -> list[tuple[str, str, str]]:
     """A subset of OpenAPI v3 validation as apiextensions words it (root metadata skipped)."""
     causes: list[tuple[str, str, str]] = []

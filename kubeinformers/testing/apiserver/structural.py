@@ -22,31 +22,30 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubeinformers.testing.apiserver.errors import ObjDict, api_error
+from kubeinformers.testing.apiserver.schema import child_schema
 
 __all__ = ["FieldValidation", "prune_and_default"]
 
 _MODES = ("Ignore", "Warn", "Strict")
 
 _RESOURCE_FIELDS = ("apiVersion", "kind", "metadata")  # kept at a resource's root
-# ObjectMeta's fields (JSON names): what a decode into it keeps of `metadata`.
-_OBJECT_META_FIELDS = frozenset(
-    {
-        "name",
-        "generateName",
-        "namespace",
-        "selfLink",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "labels",
-        "annotations",
-        "ownerReferences",
-        "finalizers",
-        "managedFields",
-    }
+# ObjectMeta's fields (JSON names), in Go's order: what a decode into it keeps of `metadata`.
+OBJECT_META_FIELDS = (
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
 )
 
 
@@ -130,12 +129,8 @@ def _default(x: Any, s: ObjDict | None) -> None:
             if isinstance(prop, dict) and _has_default(prop):
                 if key not in x or (x[key] is None and not prop.get("nullable")):
                     x[key] = copy.deepcopy(prop["default"])
-        extra = s.get("additionalProperties")
         for key, value in x.items():
-            if key in props:
-                _default(value, props[key])
-            elif isinstance(extra, dict):
-                _default(value, extra)
+            _default(value, child_schema(s, key))
     elif isinstance(x, list):
         items = s.get("items")
         if isinstance(items, dict):
@@ -149,12 +144,10 @@ def _prune_nulls(x: Any, s: ObjDict | None) -> None:
     if not s:
         return
     if isinstance(x, dict):
-        props = s.get("properties") or {}
-        extra = s.get("additionalProperties")
         for key in list(x):
             value = x[key]
-            sub = props.get(key) if key in props else extra if isinstance(extra, dict) else None
-            if not isinstance(sub, dict):
+            sub = child_schema(s, key)
+            if sub is None:
                 continue
             if value is None and not sub.get("nullable") and not _has_default(sub):
                 del x[key]
@@ -185,21 +178,19 @@ def _prune(
     preserve = keep or bool(s and s.get("x-kubernetes-preserve-unknown-fields"))
     if isinstance(x, dict):
         resource = root or bool(s and s.get("x-kubernetes-embedded-resource"))
-        props = (s or {}).get("properties") or {}
         extra = (s or {}).get("additionalProperties")
         for key in list(x):
             value = x[key]
             at = f"{path}.{key}" if path else key
             if resource and key in _RESOURCE_FIELDS:
                 if key == "metadata" and isinstance(value, dict):
-                    for name in [name for name in value if name not in _OBJECT_META_FIELDS]:
+                    for name in [name for name in value if name not in OBJECT_META_FIELDS]:
                         del value[name]
                         (pruned if root else embedded_meta).append(f"{at}.{name}")
                 continue
-            if key in props:
-                _prune(value, props[key], at, pruned, embedded_meta)
-            elif isinstance(extra, dict):
-                _prune(value, extra, at, pruned, embedded_meta)
+            sub = child_schema(s, key)
+            if sub is not None:
+                _prune(value, sub, at, pruned, embedded_meta)
             elif not (extra is True or preserve):
                 del x[key]
                 pruned.append(at)
