@@ -429,6 +429,29 @@ def test_identity_reads_only_the_five_fields_and_interns_shared_strings() -> Non
     assert read_identity(ld(1, b"")) == (None, None, None, None, None)
 
 
+def test_k5_identity_stops_after_the_labels_as_the_server_orders_fields() -> None:
+    # Go writes ObjectMeta by field number (K26): after labels (11) come annotations,
+    # owner references and managed fields, which identity never reads, nor checks.
+    meta = object_meta(name="a", namespace="ns", uid="u", resource_version="7", labels={"x": "1"})
+    malformed_after_labels = meta + b"\x62\x7f" + b"\x0a\x01k"  # annotations run past the end
+    assert read_identity(ld(1, malformed_after_labels)) == ("a", "ns", "u", "7", {"x": "1"})
+    with pytest.raises(ProtobufDecodeError, match="malformed object metadata"):
+        read_identity(ld(1, b"\x0a\x7fa"))  # a field it reads, cut short, still fails
+
+
+def test_k5_each_label_entry_is_decoded_once_and_every_object_gets_its_own_labels() -> None:
+    a = read_identity(_widget("a", app="web", tier="fe"))
+    b = read_identity(_widget("b", app="web", tier="be"))
+    assert a is not None and b is not None and a[4] is not None and b[4] is not None
+    assert a[4] == {"app": "web", "tier": "fe"} and b[4] == {"app": "web", "tier": "be"}
+    assert a[4] is not b[4]  # one dict per object: a change to one never shows in another
+    assert next(iter(a[4])) is next(iter(b[4])) and a[4]["app"] is b[4]["app"]
+    # More distinct labels than the table keeps: it starts again, every value still right.
+    for i in range(5_000):
+        found = read_identity(_widget(f"p{i}", **{f"k{i}": f"v{i}", "app": "web"}))
+        assert found is not None and found[4] == {f"k{i}": f"v{i}", "app": "web"}
+
+
 def test_watch_frames_split_into_type_and_object() -> None:
     obj = unknown("example.test/v1", "Widget", _widget("a"))
     assert split_watch_event(watch_frame("MODIFIED", obj)) == ("MODIFIED", obj)

@@ -24,6 +24,9 @@ Identity = tuple[str | None, str | None, str | None, str | None, dict[str, str] 
 
 _intern = sys.intern
 
+_LABELS_KEPT = 4096
+_labels_seen: dict[bytes, tuple[str, str]] = {}
+
 
 def read_identity(data: bytes) -> Identity | None:
     """The identity of the object message `data`, or None when it has no metadata.
@@ -55,12 +58,12 @@ def read_identity(data: bytes) -> Identity | None:
 def _object_meta(data: bytes, pos: int, end: int) -> Identity:
     name = namespace = uid = resource_version = None
     labels: dict[str, str] | None = None
+    labels_seen = _labels_seen
     while pos < end:
         key = data[pos]
-        if key < 0x80:
-            pos += 1
-        else:
-            key, pos = read_varint(data, pos, end)
+        if key >= 0x60:
+            break  # field 12 (annotations) or later: identity is read (K26's order)
+        pos += 1
         if key & 7 != 2:
             pos = skip_field(data, pos, key & 7, end)
             continue
@@ -74,7 +77,16 @@ def _object_meta(data: bytes, pos: int, end: int) -> Identity:
             start, pos = read_length(data, pos, end)
         if pos == start:
             continue  # an empty string: Go's JSON omits it
-        if key == 0x0A:  # 1: name
+        if key == 0x5A:  # 11: labels, one map entry {key=1, value=2}
+            entry = data[start:pos]
+            label = labels_seen.get(entry)
+            if label is None:
+                label = _label(entry)
+            if labels is None:
+                labels = {label[0]: label[1]}
+            else:
+                labels[label[0]] = label[1]
+        elif key == 0x0A:  # 1: name
             name = data[start:pos].decode()
         elif key == 0x1A:  # 3: namespace
             namespace = _intern(data[start:pos].decode())
@@ -82,12 +94,16 @@ def _object_meta(data: bytes, pos: int, end: int) -> Identity:
             uid = data[start:pos].decode()
         elif key == 0x32:  # 6: resourceVersion
             resource_version = data[start:pos].decode()
-        elif key == 0x5A:  # 11: labels, one map entry {key=1, value=2}
-            if labels is None:
-                labels = {}
-            label, value = _entry(data, start, pos)
-            labels[_intern(label)] = _intern(value)
     return name, namespace, uid, resource_version, labels
+
+
+def _label(entry: bytes) -> tuple[str, str]:
+    label, value = _entry(entry, 0, len(entry))
+    found = (_intern(label), _intern(value))
+    if len(_labels_seen) >= _LABELS_KEPT:
+        _labels_seen.clear()
+    _labels_seen[entry] = found
+    return found
 
 
 def _entry(data: bytes, pos: int, end: int) -> tuple[str, str]:
