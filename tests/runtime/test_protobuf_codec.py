@@ -458,8 +458,9 @@ def test_watch_frames_split_into_type_and_object() -> None:
 
 
 def test_an_object_event_read_in_one_pass_equals_the_field_by_field_read() -> None:
-    for event_type in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK"):
-        frame = watch_frame(event_type, unknown("example.test/v1", "Widget", _widget("a" * 300)))
+    # Lengths of one, two and three bytes (objects under 128 bytes, 16 KB and 2 MB).
+    for event_type, size in (("ADDED", 1), ("MODIFIED", 300), ("DELETED", 20_000), ("BOOKMARK", 1)):
+        frame = watch_frame(event_type, unknown("example.test/v1", "Widget", _widget("a" * size)))
         _, start, stop = watch_event_bounds(frame)
         assert watch_event_object(frame) == (event_type, *unwrap(frame, start, stop))
 

@@ -217,13 +217,30 @@ def watch_event_bounds(frame: bytes) -> tuple[str, int, int]:
 _EMPTY_UNKNOWN_TAILS = frozenset({b"", b"\x1a\x00", b"\x22\x00", b"\x1a\x00\x22\x00"})
 # (apiVersion, kind) by the TypeMeta message's bytes: every event of a watch carries the same.
 _TYPE_METAS: dict[bytes, tuple[str, str]] = {}
+_ENVELOPE_START = MAGIC + b"\x0a"  # an envelope's first field: its TypeMeta
+
+
+def _length_at(frame: bytes, pos: int) -> tuple[int, int]:
+    """Where the value of the length at `pos` starts and ends (a length of up to three bytes;
+    a longer one raises IndexError, so that the careful path reads it)."""
+    length = frame[pos]
+    if length < 0x80:
+        return pos + 1, pos + 1 + length
+    more = frame[pos + 1]
+    if more < 0x80:
+        return pos + 2, pos + 2 + ((length & 0x7F) | more << 7)
+    last = frame[pos + 2]
+    if last >= 0x80:
+        raise IndexError(pos)
+    return pos + 3, pos + 3 + ((length & 0x7F) | (more & 0x7F) << 7 | last << 14)
 
 
 def watch_event_object(frame: bytes) -> tuple[str, str, str, bytes] | None:
     """An object event as kube-apiserver lays it out, read in one pass: (type, apiVersion,
     kind, the object's message bytes). None for anything else (an ERROR, another field order,
-    a malformed frame): `watch_event_bounds` and `unwrap` then read it field by field and say
-    what is wrong. The hot path of every watch: one copy of the object, no parse of the names."""
+    a malformed frame, a length of more than three bytes: an object over 2 MB): then
+    `watch_event_bounds` and `unwrap` read it field by field and say what is wrong. The hot
+    path of every watch: one copy of the object, no parse of the names, lengths read inline."""
     end = len(frame)
     try:
         if frame[0] != 0x0A or frame[1] >= 0x80:
@@ -232,25 +249,29 @@ def watch_event_object(frame: bytes) -> tuple[str, str, str, bytes] | None:
         event_type = _EVENT_TYPES.get(frame[2:pos])
         if event_type is None or event_type == "ERROR" or frame[pos] != 0x12:
             return None
-        ext_start, ext_end = read_length(frame, pos + 1, end)  # RawExtension
-        if ext_end != end or frame[ext_start] != 0x0A:
+        # The RawExtension (field 2), then its raw (its field 1: the envelope), each running
+        # to the frame's end; lengths of one or two bytes (up to 16 KB) and of three (2 MB).
+        pos, stop = _length_at(frame, pos + 1)
+        if stop != end or frame[pos] != 0x0A:
             return None
-        obj_start, obj_end = read_length(frame, ext_start + 1, end)  # its raw: the envelope
-        if obj_end != end or frame[obj_start : obj_start + 4] != MAGIC:
+        pos, stop = _length_at(frame, pos + 1)
+        if stop != end:
             return None
-        pos = obj_start + 4
-        if frame[pos] != 0x0A:
+        if frame[pos : pos + 5] != _ENVELOPE_START:  # the magic, then TypeMeta (field 1)
             return None
-        tm_start, tm_end = read_length(frame, pos + 1, end)  # TypeMeta
+        tm_start = pos + 6
+        tm_end = tm_start + frame[pos + 5]
+        if frame[pos + 5] >= 0x80:
+            return None
         type_bytes = frame[tm_start:tm_end]
         names = _TYPE_METAS.get(type_bytes)
         if names is None:
             names = type_meta(frame, tm_start, tm_end)
             if len(_TYPE_METAS) < 1024:
                 _TYPE_METAS[type_bytes] = names
-        if frame[tm_end] != 0x12:
+        if frame[tm_end] != 0x12:  # the object (field 2)
             return None
-        raw_start, raw_end = read_length(frame, tm_end + 1, end)  # the object
+        raw_start, raw_end = read_length(frame, tm_end + 1, end)
         if frame[raw_end:end] not in _EMPTY_UNKNOWN_TAILS:
             return None
     except (IndexError, ProtobufDecodeError):
