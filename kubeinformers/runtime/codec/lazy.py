@@ -1298,8 +1298,14 @@ class LazyModelBuilder(typing.Generic[M]):
         meta = None
         if identity is not None:
             meta = object.__new__(meta_class)
-            for name, value in zip(self._identity_names, identity, strict=True):
-                set_slot(meta, name, value)  # a key-sharing instance dict, as in `assemble`
+            # Set one by one, in IDENTITY_ORDER: a key-sharing instance dict, as in `assemble`.
+            n0, n1, n2, n3, n4 = self._identity_names
+            v0, v1, v2, v3, v4 = identity
+            set_slot(meta, n0, v0)
+            set_slot(meta, n1, v1)
+            set_slot(meta, n2, v2)
+            set_slot(meta, n3, v3)
+            set_slot(meta, n4, v4)
             _set_raw_slot(meta, raw)
         obj = object.__new__(item_class)
         _set_raw_slot(obj, raw)
