@@ -435,6 +435,12 @@ def test_k5_identity_stops_after_the_labels_as_the_server_orders_fields() -> Non
     meta = object_meta(name="a", namespace="ns", uid="u", resource_version="7", labels={"x": "1"})
     malformed_after_labels = meta + b"\x62\x7f" + b"\x0a\x01k"  # annotations run past the end
     assert read_identity(ld(1, malformed_after_labels)) == ("a", "ns", "u", "7", {"x": "1"})
+    # ... and the first read of the metadata past its identity finds it, naming the object.
+    item = ld(1, malformed_after_labels)
+    widget = _decoder().decode_list(list_body("v1", "WidgetList", [item])).items[0]
+    assert widget.metadata is not None and widget.metadata.labels == {"x": "1"}
+    with pytest.raises(InvalidObjectError, match="'ns/a'"):
+        _ = widget.metadata.annotations
     with pytest.raises(ProtobufDecodeError, match="malformed object metadata"):
         read_identity(ld(1, b"\x0a\x7fa"))  # a field it reads, cut short, still fails
 
