@@ -2,7 +2,9 @@
 
 Why: an informer keys, indexes and selects by name, namespace, uid, resourceVersion and
 labels; those sit in ObjectMeta (field 1 of every top-level kind) as fields 1, 3, 5, 6 and 11.
-Reading just them, and stepping over the rest by length, is what makes a protobuf list cheap.
+Reading just them, stepping over the others by length and stopping after the labels (the
+server writes fields in number order, K26: annotations, owner references and managed fields
+follow), is what makes a protobuf list cheap.
 Values read as the JSON path reads them: an empty string or map (omitted by Go's JSON) is None.
 """
 
@@ -24,6 +26,8 @@ Identity = tuple[str | None, str | None, str | None, str | None, dict[str, str] 
 
 _intern = sys.intern
 
+# A label's map entry bytes -> its key and value, interned: the pods of one workload share
+# their labels, so each entry is decoded once (K5). Up to this many, then it starts again.
 _LABELS_KEPT = 4096
 _labels_seen: dict[bytes, tuple[str, str]] = {}
 
