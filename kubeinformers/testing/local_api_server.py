@@ -17,7 +17,9 @@ side by side with a running one (tests/e2e/test_fake_matches_real.py).
         server.fail_next(2, status=429, retry_after=1)
 
 Known differences from a real kube-apiserver (none of them visible to list/watch clients):
-no admission or defaulting beyond a namespace's and a pod's basics; a resource declared with
+the defaults of only the built-in kinds a controller writes most (pods, pod templates,
+workloads, Jobs, CronJobs, Services, Secrets: `testing.apiserver.defaults`), the admission a
+pod passes reduced to its priority and default tolerations; a resource declared with
 only list/watch (APIResource's default) accepts every verb; a strategic merge patch merges a
 built-in kind's keyed lists by key (a pod's containers by name) but applies none of the
 `$setElementOrder`, `$retainKeys` or `$deleteFromPrimitiveList` directives; a custom resource is pruned and defaulted by its version's schema as

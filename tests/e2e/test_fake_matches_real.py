@@ -44,6 +44,7 @@ differed, the fake was fixed (kubeinformers/testing/_server_*.py).
 | write_errors | 409 AlreadyExists; 409 Conflict on a stale-RV update; 422 Invalid with causes (bad name, pod without containers); 400 undecodable body; 400 namespace mismatch; 415 patch type; 409 delete precondition |
 | custom_resources | a CRD's resource: paging, RV 0 (empty continue in the unstructured list), watch-list, a watch from before the CRD existed (ERROR 410 Expired in the stream), text/plain 404 for an unknown version of the CRD's group, 422 schema causes (as a set), required field |
 | built_in_lists_merged_by_key | a Deployment's containers and their env merged by name in server-side apply (two managers side by side, a conflict on one container's image) and in strategic merge patches (a container named, an env var added: the patch's items first; a container deleted with `$patch: delete`) |
+| built_in_defaults | M20: the defaults of pods and pod templates (containers, probes, ports, volumes, env), workloads, Jobs (selector, labels), CronJobs, Services (type, ports, addresses), Secrets (`stringData` into `data`), a pod's admission (priority, tolerations) and QoS class; again on an update that leaves them out |
 | dry_run | `dryRun=All` on create, update, merge patch, apply, delete, delete of a collection, a pod's eviction and binding: what would be stored (no resourceVersion for a create), nothing stored, no version passed; AlreadyExists still; `dryRun=Yes` a 422 on CreateOptions |
 | server_side_apply | an apply creates (201) and owns its fields; another manager's field: 409 naming it (an update's manager "using v1"), one conflict or several, unless forced; an equal value is shared; what an apply drops is removed unless another manager owns it; an update takes what it changed; fieldManager required; an apply through `status` is that subresource's, and the main resource's ignores status |
 | custom_resources_pruned_and_defaulted | what is stored of a custom resource (create, status, update, merge patch): unknown fields pruned (kept under x-kubernetes-preserve-unknown-fields; an embedded resource's metadata keeps ObjectMeta's fields), nulls dropped or defaulted, defaults in defaulted objects, list items and map values; status dropped on create; the `unknown field` warnings (one Warning header each), `fieldValidation=Strict` (400, nothing written) and `Ignore`; an embedded resource without apiVersion (422); a Strict patch (422 on `patch`); an apply of an undeclared field (500, whatever fieldValidation) |
@@ -1416,6 +1417,121 @@ def built_in_lists_merged_by_key(t: Target) -> Any:
         ),
         "a applies app again": apply("a", [dict(app, env=[])]),
     }
+
+
+# The parts of a created object that are the server's own choice: taken out of the comparison.
+_CHOSEN = frozenset({"uid", "resourceVersion", "creationTimestamp", "managedFields", "time"})
+_ADDRESSES = frozenset({"clusterIP", "clusterIPs", "nodePort"})
+
+
+def _as_stored(obj: Any, uid: str = "") -> Any:
+    """An object as the server stored it, without what it chooses (uids, versions, times,
+    addresses; a Job's uid where its labels and selector carry it)."""
+    if isinstance(obj, dict):
+        uid = uid or (obj.get("metadata") or {}).get("uid", "")
+        return {
+            k: ("(chosen)" if k in _ADDRESSES else _as_stored(v, uid))
+            for k, v in obj.items()
+            if k not in _CHOSEN
+        }
+    if isinstance(obj, list):
+        return [_as_stored(x, uid) for x in obj]
+    return "(uid)" if uid and obj == uid else obj
+
+
+@case
+def built_in_defaults(t: Target) -> Any:
+    """M20: what the server fills into the built-in kinds a controller writes most: a pod's
+    and each pod template's defaults (containers, probes, ports, volumes), a workload's
+    (replicas, strategies, history), a Job's selector and labels, a CronJob's policies, a
+    Service's type, ports and addresses, a Secret's `stringData` written into `data`; the
+    admission a pod passes (priority, tolerations) and its QoS class; on create, and again on
+    an update that leaves them out."""
+    ns, _ = t.namespace("defaults", configmaps=0)
+    container = {
+        "name": "c",
+        "image": "registry.example.com/app:1.2",
+        "ports": [{"containerPort": 80}],
+        "readinessProbe": {"httpGet": {"port": 80}},
+        "lifecycle": {"preStop": {"httpGet": {"port": 80}}},
+        "env": [{"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+        "resources": {"limits": {"cpu": "1", "memory": "64Mi"}},
+    }
+    pod_spec = {
+        "containers": [container, {"name": "latest", "image": "busybox"}],
+        "volumes": [{"name": "s", "secret": {"secretName": "s"}}],
+    }
+    template = {"metadata": {"labels": {"app": "x"}}, "spec": pod_spec}
+    selector = {"matchLabels": {"app": "x"}}
+    apps = f"/apis/apps/v1/namespaces/{ns}"
+    batch = f"/apis/batch/v1/namespaces/{ns}"
+    core = f"/api/v1/namespaces/{ns}"
+    sent = {
+        f"{core}/pods": {"metadata": {"name": "p"}, "spec": pod_spec},
+        f"{core}/services": {
+            "metadata": {"name": "s"},
+            "spec": {"selector": {"app": "x"}, "ports": [{"port": 80}]},
+        },
+        f"{core}/services#np": {
+            "metadata": {"name": "np"},
+            "spec": {"type": "NodePort", "ports": [{"port": 80, "targetPort": "http"}]},
+        },
+        f"{core}/secrets": {
+            "metadata": {"name": "sec"},
+            "data": {"a": "YQ=="},
+            "stringData": {"b": "b"},
+        },
+        f"{apps}/deployments": {
+            "metadata": {"name": "d"},
+            "spec": {"selector": selector, "template": template},
+        },
+        f"{apps}/replicasets": {
+            "metadata": {"name": "rs"},
+            "spec": {"selector": selector, "template": template},
+        },
+        f"{apps}/statefulsets": {
+            "metadata": {"name": "ss"},
+            "spec": {"selector": selector, "serviceName": "s", "template": template},
+        },
+        f"{apps}/daemonsets": {
+            "metadata": {"name": "ds"},
+            "spec": {"selector": selector, "template": template},
+        },
+        f"{batch}/jobs": {
+            "metadata": {"name": "j"},
+            "spec": {"template": {"spec": dict(pod_spec, restartPolicy="Never")}},
+        },
+        f"{batch}/cronjobs": {
+            "metadata": {"name": "cj"},
+            "spec": {
+                "schedule": "* * * * *",
+                "jobTemplate": {
+                    "spec": {"template": {"spec": dict(pod_spec, restartPolicy="Never")}}
+                },
+            },
+        },
+    }
+    out: dict[str, Any] = {}
+    for path, body in sent.items():
+        reply = t.request("POST", path.split("#")[0], body)
+        out[path.replace(ns, "NS")] = (reply.status, _as_stored(reply.body))
+    # An update that leaves the defaults out gets them again: no change, no new version.
+    deployment = t.request("GET", f"{apps}/deployments/d").body
+    resent = {
+        "metadata": {"name": "d", "resourceVersion": deployment["metadata"]["resourceVersion"]},
+        "spec": {"selector": selector, "template": template},
+    }
+    updated = t.request("PUT", f"{apps}/deployments/d", resent).body
+    out["update leaving the defaults out"] = (
+        _as_stored(updated) == _as_stored(deployment),
+        updated["metadata"]["resourceVersion"] == deployment["metadata"]["resourceVersion"],
+    )
+    secret = t.request("GET", f"{core}/secrets/sec").body
+    secret["stringData"] = {"c": "c"}
+    out["secret updated with stringData"] = _as_stored(
+        t.request("PUT", f"{core}/secrets/sec", secret).body
+    )
+    return out
 
 
 @case

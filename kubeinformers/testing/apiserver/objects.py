@@ -2,7 +2,7 @@
 
 Only as much of each registry's behaviour as clients can observe in list/watch/CRUD: server
 metadata (uid, creationTimestamp, generation, managedFields), a namespace's and a pod's
-defaults, name validation, a CRD's structural-schema checks (type, required, enum, bounds),
+basics and the built-in kinds' defaults (`defaults`), name validation, a CRD's structural-schema checks (type, required, enum, bounds),
 and the Status bodies of its errors; patches and CRD schema checks live in `schema`.
 """
 
@@ -16,7 +16,7 @@ import uuid
 from typing import Any
 
 from kubeinformers.runtime.api.resource import APIResource
-from kubeinformers.testing.apiserver import ownership
+from kubeinformers.testing.apiserver import defaults, ownership
 from kubeinformers.testing.apiserver.errors import api_error, conflict, invalid
 from kubeinformers.testing.apiserver.merging import builtin_schema
 from kubeinformers.testing.apiserver.schema import validate_schema
@@ -156,6 +156,9 @@ def prepare_create(
         obj = prune_and_default(obj, schema, validation)
         if validation is not None:
             validation.check(res.kind, res.version)
+    elif not custom:  # a built-in kind: the defaults its decoding fills in
+        obj = copy.deepcopy(obj)
+        defaults.written_defaults(res.group, res.resource, obj)
     if custom and has_status and "status" in obj:  # written only through `status`
         obj = {k: v for k, v in obj.items() if k != "status"}
     meta = dict(obj.get("metadata") or {})
@@ -208,6 +211,8 @@ def prepare_create(
     if custom or ((res.group, res.resource) not in _NO_GENERATION and "spec" in out):
         meta["generation"] = 1
     _kind_defaults(res, out)
+    if not custom:  # what its admission and create strategy add
+        defaults.created_defaults(res.group, res.resource, out)
     owned = out if operation == "Update" else dict(sent, metadata=meta)
     meta["managedFields"] = ownership.created(
         owned,
@@ -335,6 +340,9 @@ def prepare_update(
         new = prune_and_default(new, schema, validation)
         if validation is not None:
             validation.check(res.kind, res.version, patched if validation.patch else None)
+    elif not custom:  # a built-in kind: the defaults its decoding fills in
+        new = copy.deepcopy(new)
+        defaults.written_defaults(res.group, res.resource, new)
     meta_new = dict(new.get("metadata") or {})
     old_meta = old["metadata"]
     name = old_meta["name"]
