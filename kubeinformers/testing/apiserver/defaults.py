@@ -15,14 +15,17 @@ tests/e2e/test_fake_matches_real.py (`built_in_defaults`). Other kinds are store
 from __future__ import annotations
 
 import base64
+import copy
 import ipaddress
 import random
 import threading
 from typing import Any
 
+import msgspec
+
 ObjDict = dict[str, Any]
 
-__all__ = ["created_defaults", "written_defaults"]
+__all__ = ["created_defaults", "with_written_defaults", "written_defaults"]
 
 _TERMINATION_MESSAGE_PATH = "/dev/termination-log"
 _DEFAULT_MODE = 420  # 0644, a volume's files
@@ -35,6 +38,22 @@ _WORKLOADS = frozenset(
         ("batch", "jobs"),
     }
 )
+
+
+_DEFAULTED = _WORKLOADS | {("", "pods"), ("", "services"), ("", "secrets"), ("batch", "cronjobs")}
+
+
+def with_written_defaults(group: str, resource: str, obj: ObjDict) -> ObjDict:
+    """`obj` with `written_defaults` filled in: a copy when its kind has defaults (through
+    JSON: a fifth of `copy.deepcopy`'s time for a pod), `obj` itself when it has none."""
+    if (group, resource) not in _DEFAULTED:
+        return obj
+    try:
+        copied = msgspec.json.decode(msgspec.json.encode(obj))
+    except (TypeError, msgspec.MsgspecError):  # a value JSON cannot hold: as it is
+        copied = copy.deepcopy(obj)
+    written_defaults(group, resource, copied)
+    return copied  # type: ignore[no-any-return]
 
 
 def written_defaults(group: str, resource: str, obj: ObjDict) -> None:

@@ -157,8 +157,7 @@ def prepare_create(
         if validation is not None:
             validation.check(res.kind, res.version)
     elif not custom:  # a built-in kind: the defaults its decoding fills in
-        obj = copy.deepcopy(obj)
-        defaults.written_defaults(res.group, res.resource, obj)
+        obj = defaults.with_written_defaults(res.group, res.resource, obj)
     if custom and has_status and "status" in obj:  # written only through `status`
         obj = {k: v for k, v in obj.items() if k != "status"}
     meta = dict(obj.get("metadata") or {})
@@ -341,8 +340,7 @@ def prepare_update(
         if validation is not None:
             validation.check(res.kind, res.version, patched if validation.patch else None)
     elif not custom:  # a built-in kind: the defaults its decoding fills in
-        new = copy.deepcopy(new)
-        defaults.written_defaults(res.group, res.resource, new)
+        new = defaults.with_written_defaults(res.group, res.resource, new)
     meta_new = dict(new.get("metadata") or {})
     old_meta = old["metadata"]
     name = old_meta["name"]
