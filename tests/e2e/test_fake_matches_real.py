@@ -1526,6 +1526,17 @@ def built_in_defaults(t: Target) -> Any:
         _as_stored(updated) == _as_stored(deployment),
         updated["metadata"]["resourceVersion"] == deployment["metadata"]["resourceVersion"],
     )
+    merge = {"Content-Type": "application/merge-patch+json"}
+    unset = {
+        "spec": {"replicas": None, "strategy": None, "template": {"spec": {"dnsPolicy": None}}}
+    }
+    patched = t.request("PATCH", f"{apps}/deployments/d", unset, headers=merge).body
+    out["a merge patch unsetting defaulted fields"] = (
+        patched["spec"]["replicas"],
+        patched["spec"]["strategy"],
+        patched["spec"]["template"]["spec"]["dnsPolicy"],
+        patched["metadata"]["resourceVersion"] == deployment["metadata"]["resourceVersion"],
+    )
     secret = t.request("GET", f"{core}/secrets/sec").body
     secret["stringData"] = {"c": "c"}
     out["secret updated with stringData"] = _as_stored(
