@@ -50,7 +50,7 @@ def with_written_defaults(group: str, resource: str, obj: ObjDict) -> ObjDict:
         return obj
     try:
         copied = msgspec.json.decode(msgspec.json.encode(obj))
-    except (TypeError, msgspec.MsgspecError):  # a value JSON cannot hold: as it is
+    except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):  # not JSON: as it is
         copied = copy.deepcopy(obj)
     written_defaults(group, resource, copied)
     return copied  # type: ignore[no-any-return]
