@@ -2,8 +2,9 @@
 
 Only as much of each registry's behaviour as clients can observe in list/watch/CRUD: server
 metadata (uid, creationTimestamp, generation, managedFields), a namespace's and a pod's
-basics and the built-in kinds' defaults (`defaults`), name validation, a CRD's structural-schema checks (type, required, enum, bounds),
-and the Status bodies of its errors; patches and CRD schema checks live in `schema`.
+basics and the built-in kinds' defaults (`defaults`), name validation, a CRD's
+structural-schema checks (type, required, enum, bounds), and the Status bodies of its
+errors; patches and CRD schema checks live in `schema`.
 """
 
 from __future__ import annotations
