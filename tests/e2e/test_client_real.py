@@ -52,10 +52,11 @@ from kubeinformers.runtime.api.model import ScaleSpec, Status
 from kubeinformers.runtime.cache.freshness import ReadYourWritesTimeout
 from kubeinformers.runtime.client import server_warnings
 from kubeinformers.runtime.client.retry import retry_on_conflict
-from kubeinformers.runtime.client.typed import AsyncClient, Client, FieldValidation
+from kubeinformers.runtime.client.typed import AsyncClient, Client
 from kubeinformers.testing.real_apiserver import RealApiServer
 from tests.support.cluster import RealCluster
 from tests.support.csr import approve_and_deny
+from tests.support.field_validation import patch_under_each_mode, said
 
 pytestmark = pytest.mark.real_apiserver
 
@@ -1137,39 +1138,8 @@ def test_m16_field_validation_on_the_real_server(
     created = client.create(_widget("fv", ns), field_validation="Strict")
     assert created.metadata is not None
 
-    def said(field: str) -> list[logging.LogRecord]:
-        return [
-            r
-            for r in caplog.records
-            if r.name == "kubeinformers.client" and f'unknown field "{field}"' in r.getMessage()
-        ]
-
-    def patch(field: str, mode: FieldValidation | None) -> Widget:
-        return client.patch(Widget, "fv", {"spec": {field: 3}}, namespace=ns, field_validation=mode)
-
     with caplog.at_level(logging.DEBUG, logger="kubeinformers.client"):
-        with pytest.raises(Invalid) as strict:
-            patch("sizee", "Strict")
-        assert 'strict decoding error: unknown field "spec.sizee"' in str(strict.value)
-        assert [c.field for c in strict.value.causes] == ["patch"]
-        unchanged = client.get(Widget, "fv", namespace=ns)
-        assert unchanged.metadata is not None and unchanged.spec is not None
-        assert unchanged.metadata.resource_version == created.metadata.resource_version
-        assert not said("spec.sizee")
-
-        warned: list[tuple[str, FieldValidation | None]] = [("sizee", "Warn"), ("colr", None)]
-        for field, mode in warned:
-            written = patch(field, mode)
-            assert written.spec is not None and field not in (written.spec.model_extra or {})
-            (record,) = said(f"spec.{field}")
-            assert record.levelno == logging.WARNING
-            assert record.getMessage().startswith(
-                f'patch widgets.demo.kubeinformers.io "fv" in namespace "{ns}" at '
-            )
-
-        ignored = patch("sise", "Ignore")
-        assert ignored.spec is not None and "sise" not in (ignored.spec.model_extra or {})
-        assert not said("spec.sise")
+        ignored = patch_under_each_mode(client, created, caplog)
 
         bogus = Widget.model_validate(
             {"metadata": {"name": "bogus", "namespace": ns}, "spec": {"size": "small", "bogus": 1}}
@@ -1199,7 +1169,7 @@ def test_m16_field_validation_on_the_real_server(
 
         made = asyncio.run(on_the_async_face())
         assert made.spec is not None and "bogus" not in (made.spec.model_extra or {})
-        assert not said("spec.bogus")
+        assert not said(caplog, "spec.bogus")
     last = client.get(Widget, "fv", namespace=ns)  # the refused update wrote nothing
     assert last.metadata is not None and ignored.metadata is not None
     assert last.metadata.resource_version == ignored.metadata.resource_version

@@ -21,6 +21,7 @@ from kubernetes.client.exceptions import ApiException
 
 from kubeinformers.testing.local_api_server import LocalApiServer
 from tests.support.crds import structural_crd, widget_crd
+from tests.support.field_validation import patch_under_each_mode, said
 from tests.testing.conftest import BASIC, configmap, pod, request, watch
 
 WIDGET_CRD: dict[str, Any] = widget_crd(with_v1beta1=True)
@@ -422,7 +423,7 @@ def test_m16_field_validation_strict_refuses_unknown_fields_warn_logs_them_ignor
     same on kube-apiserver."""
     from examples.informers.demo.v1.widget import Widget, WidgetSpec
     from kubeinformers.generated.meta.v1 import ObjectMeta
-    from kubeinformers.runtime.api.errors import BadRequest, Invalid, NotFound
+    from kubeinformers.runtime.api.errors import BadRequest, NotFound
     from kubeinformers.runtime.client import server_warnings
     from kubeinformers.runtime.client.typed import AsyncClient, Client, FieldValidation
 
@@ -434,42 +435,12 @@ def test_m16_field_validation_strict_refuses_unknown_fields_warn_logs_them_ignor
     created = typed.create(Widget(metadata=meta, spec=WidgetSpec(size="small")))
     assert created.metadata is not None and created.metadata.resource_version
 
-    def said(field: str) -> list[logging.LogRecord]:
-        return [
-            r
-            for r in caplog.records
-            if r.name == "kubeinformers.client" and f'unknown field "{field}"' in r.getMessage()
-        ]
-
     def patch(field: str, mode: FieldValidation | None) -> Widget:
         spec = {"spec": {field: 3}}
         return typed.patch(Widget, "w", spec, namespace="default", field_validation=mode)
 
     with caplog.at_level(logging.DEBUG, logger="kubeinformers.client"):
-        # A patch is refused as kube-apiserver refuses it: Invalid (422), its cause on `patch`.
-        with pytest.raises(Invalid) as strict:
-            patch("sizee", "Strict")
-        assert 'strict decoding error: unknown field "spec.sizee"' in str(strict.value)
-        assert [cause.field for cause in strict.value.causes] == ["patch"]
-        unchanged = typed.get(Widget, "w", namespace="default")
-        assert unchanged.metadata is not None and unchanged.spec is not None
-        assert unchanged.metadata.resource_version == created.metadata.resource_version
-        assert "sizee" not in (unchanged.spec.model_extra or {})
-        assert not said("spec.sizee")
-
-        warned: list[tuple[str, FieldValidation | None]] = [("sizee", "Warn"), ("colr", None)]
-        for field, mode in warned:
-            written = patch(field, mode)
-            assert written.spec is not None and field not in (written.spec.model_extra or {})
-            (record,) = said(f"spec.{field}")
-            assert record.levelno == logging.WARNING
-            assert record.getMessage().startswith(
-                'patch widgets.demo.kubeinformers.io "w" in namespace "default" at '
-            )
-
-        ignored = patch("sise", "Ignore")
-        assert ignored.spec is not None and "sise" not in (ignored.spec.model_extra or {})
-        assert not said("spec.sise")
+        patch_under_each_mode(typed, created, caplog)
 
         with pytest.raises(ValueError, match='"Ignore", "Warn", "Strict" or None, not \'Bogus\''):
             patch("sizee", cast(Any, "Bogus"))
@@ -494,11 +465,11 @@ def test_m16_field_validation_strict_refuses_unknown_fields_warn_logs_them_ignor
             )
 
         assert asyncio.run(on_the_async_face()).spec is not None
-        (record,) = said("spec.colour")
+        (record,) = said(caplog, "spec.colour")
         assert record.levelno == logging.WARNING
     with pytest.raises(NotFound):
         typed.get(Widget, "v", namespace="default")
-    assert typed.get(Widget, "w", namespace="default").spec == unchanged.spec
+    assert typed.get(Widget, "w", namespace="default").spec == created.spec  # as Strict left it
 
 
 def test_m18_server_side_apply_owns_fields_conflicts_unless_forced_and_removes_what_it_drops(
