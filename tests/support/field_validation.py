@@ -42,7 +42,7 @@ def patch_under_each_mode(
     assert [cause.field for cause in strict.value.causes] == ["patch"]
     unchanged = client.get(Widget, name, namespace=ns)
     assert unchanged.metadata is not None and unchanged.spec is not None
-    assert unchanged.metadata.resource_version == created.metadata.resource_version
+    assert unchanged.metadata.resource_version == meta.resource_version
     assert "sizee" not in (unchanged.spec.model_extra or {})
     assert not said(caplog, "spec.sizee")
 
