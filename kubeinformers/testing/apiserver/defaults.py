@@ -138,27 +138,14 @@ def _workload_spec(key: tuple[str, str], spec: ObjDict) -> None:
     _pod_template(spec)
     if resource == "deployments":
         spec.setdefault("replicas", 1)
-        strategy = spec.setdefault("strategy", {})
-        if isinstance(strategy, dict):
-            strategy.setdefault("type", "RollingUpdate")
-            if strategy["type"] == "RollingUpdate":
-                rolling = strategy.setdefault("rollingUpdate", {})
-                if isinstance(rolling, dict):
-                    rolling.setdefault("maxUnavailable", "25%")
-                    rolling.setdefault("maxSurge", "25%")
+        _rolling_update(spec, "strategy", maxUnavailable="25%", maxSurge="25%")
         spec.setdefault("revisionHistoryLimit", 10)
         spec.setdefault("progressDeadlineSeconds", 600)
     elif resource == "replicasets":
         spec.setdefault("replicas", 1)
     elif resource == "statefulsets":
         spec.setdefault("podManagementPolicy", "OrderedReady")
-        strategy = spec.setdefault("updateStrategy", {})
-        if isinstance(strategy, dict):
-            strategy.setdefault("type", "RollingUpdate")
-            if strategy["type"] == "RollingUpdate":
-                rolling = strategy.setdefault("rollingUpdate", {})
-                if isinstance(rolling, dict):
-                    rolling.setdefault("partition", 0)
+        _rolling_update(spec, "updateStrategy", partition=0)
         spec.setdefault("replicas", 1)
         spec.setdefault("revisionHistoryLimit", 10)
         policy = spec.setdefault("persistentVolumeClaimRetentionPolicy", {})
@@ -166,14 +153,7 @@ def _workload_spec(key: tuple[str, str], spec: ObjDict) -> None:
             policy.setdefault("whenDeleted", "Retain")
             policy.setdefault("whenScaled", "Retain")
     elif resource == "daemonsets":
-        strategy = spec.setdefault("updateStrategy", {})
-        if isinstance(strategy, dict):
-            strategy.setdefault("type", "RollingUpdate")
-            if strategy["type"] == "RollingUpdate":
-                rolling = strategy.setdefault("rollingUpdate", {})
-                if isinstance(rolling, dict):
-                    rolling.setdefault("maxUnavailable", 1)
-                    rolling.setdefault("maxSurge", 0)
+        _rolling_update(spec, "updateStrategy", maxUnavailable=1, maxSurge=0)
         spec.setdefault("revisionHistoryLimit", 10)
     elif (group, resource) == ("batch", "jobs"):
         if spec.get("completions") is None and spec.get("parallelism") is None:
@@ -187,6 +167,20 @@ def _workload_spec(key: tuple[str, str], spec: ObjDict) -> None:
             "podReplacementPolicy",
             "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed",
         )
+
+
+def _rolling_update(spec: ObjDict, field: str, **rolling_defaults: Any) -> None:
+    """A workload's strategy `field`: RollingUpdate unless set, and then its parameters'
+    defaults (which differ by kind)."""
+    strategy = spec.setdefault(field, {})
+    if not isinstance(strategy, dict):
+        return
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        rolling = strategy.setdefault("rollingUpdate", {})
+        if isinstance(rolling, dict):
+            for name, value in rolling_defaults.items():
+                rolling.setdefault(name, value)
 
 
 def _pod_template(spec: ObjDict) -> None:
