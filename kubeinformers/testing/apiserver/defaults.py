@@ -89,21 +89,40 @@ def written_defaults(group: str, resource: str, obj: ObjDict) -> None:
 
 def created_defaults(group: str, resource: str, obj: ObjDict) -> None:
     """What the server adds to a new object beyond `written_defaults` (its admission and its
-    registry's create strategy), in place; `obj` has its metadata (uid, name) already."""
+    registry's create strategy: a namespace's label, finalizer and phase, a CRD's first
+    status, a pod's phase too), in place; `obj` has its metadata (uid, name) already."""
     key = (group, resource)
-    spec = obj.get("spec")
-    if not isinstance(spec, dict):
-        return
     meta = obj.setdefault("metadata", {})
+    if key == ("", "namespaces"):
+        meta["labels"] = dict(
+            meta.get("labels") or {}, **{"kubernetes.io/metadata.name": meta["name"]}
+        )
+        obj["spec"] = dict(obj.get("spec") or {}, finalizers=["kubernetes"])
+        obj["status"] = {"phase": "Active"}
+        return
+    if key == ("apiextensions.k8s.io", "customresourcedefinitions"):
+        versions = (obj.get("spec") or {}).get("versions", [])
+        obj["status"] = {
+            "conditions": None,
+            "acceptedNames": {"plural": "", "kind": ""},
+            "storedVersions": [v["name"] for v in versions if v.get("storage")],
+        }
+        return
+    spec = obj.get("spec")
     if key == ("", "pods"):
-        spec.setdefault("priority", 0)  # Priority admission, no default PriorityClass
-        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
-        _default_tolerations(spec)  # DefaultTolerationSeconds admission
         status = obj.get("status")
         status = dict(status) if isinstance(status, dict) else {}
-        status["qosClass"] = _qos_class(spec)
+        status.setdefault("phase", "Pending")
         obj["status"] = status
-    elif key == ("", "services"):
+        if isinstance(spec, dict):
+            spec.setdefault("priority", 0)  # Priority admission, no default PriorityClass
+            spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+            _default_tolerations(spec)  # DefaultTolerationSeconds admission
+            status["qosClass"] = _qos_class(spec)
+        return
+    if not isinstance(spec, dict):
+        return
+    if key == ("", "services"):
         _SERVICE_ADDRESSES.allocate(spec)
         obj.setdefault("status", {"loadBalancer": {}})
     elif key == ("apps", "deployments") or key == ("batch", "cronjobs"):

@@ -210,7 +210,6 @@ def prepare_create(
     out = dict(obj, apiVersion=res.api_version, kind=res.kind, metadata=meta)
     if custom or ((res.group, res.resource) not in _NO_GENERATION and "spec" in out):
         meta["generation"] = 1
-    _kind_defaults(res, out)
     if not custom:  # what its admission and create strategy add
         defaults.created_defaults(res.group, res.resource, out)
     owned = out if operation == "Update" else dict(sent, metadata=meta)
@@ -226,27 +225,6 @@ def prepare_create(
     if not meta["managedFields"]:
         del meta["managedFields"]
     return order_object(out, custom)
-
-
-def _kind_defaults(res: APIResource, obj: ObjDict) -> None:
-    meta = obj["metadata"]
-    if (res.group, res.resource) == ("", "namespaces"):
-        meta["labels"] = dict(
-            meta.get("labels") or {}, **{"kubernetes.io/metadata.name": meta["name"]}
-        )
-        obj["spec"] = dict(obj.get("spec") or {}, finalizers=["kubernetes"])
-        obj["status"] = {"phase": "Active"}
-    elif (res.group, res.resource) == ("", "pods"):
-        obj["status"] = dict(
-            obj.get("status") or {}, phase=(obj.get("status") or {}).get("phase", "Pending")
-        )
-    elif (res.group, res.resource) == ("apiextensions.k8s.io", "customresourcedefinitions"):
-        spec = obj.get("spec") or {}
-        obj["status"] = {
-            "conditions": None,
-            "acceptedNames": {"plural": "", "kind": ""},
-            "storedVersions": [v["name"] for v in spec.get("versions", []) if v.get("storage")],
-        }
 
 
 # Subresources written as the kind itself, of which the server takes only a part:
@@ -340,7 +318,7 @@ def prepare_update(
         new = prune_and_default(new, schema, validation)
         if validation is not None:
             validation.check(res.kind, res.version, patched if validation.patch else None)
-    elif not custom:  # a built-in kind: the defaults its decoding fills in
+    elif not custom and not status_only:  # a built-in kind: the defaults its decoding fills in
         new = defaults.with_written_defaults(res.group, res.resource, new)
     meta_new = dict(new.get("metadata") or {})
     old_meta = old["metadata"]
